@@ -1,0 +1,13 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  preset: 'ts-jest',
+  testEnvironment: 'node',
+  roots: ['<rootDir>/spec'],
+  testMatch: ['**/*.spec.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
+  },
+  // Integration specs start real executors: two workers on a 2-core machine.
+  maxWorkers: 2,
+  testTimeout: 60000,
+};
