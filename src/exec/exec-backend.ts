@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { firstValueFrom } from 'rxjs';
+import { mergeMap } from 'rxjs/operators';
+import { TransportClosedError } from '../errors';
+import type { ExecClient } from '../session/exec-client';
+import type { ExecParams, ExecResponse } from '../wire/process';
+import type { ProcessStreamOptions } from './exec-process';
+import { ExecProcess } from './exec-process';
+
+/**
+ * What `start` takes: the wire's ExecParams, with conveniences. `processId` is generated when absent (an
+ * id stays reserved on the executor for 80 s after its process closes); `cwd` may be a native absolute
+ * path or a `file://` URI; `env` defaults to `{}` (an empty environment), `tty` to false.
+ */
+export type StartParams = Omit<ExecParams, 'processId' | 'cwd' | 'env' | 'tty'> & {
+  readonly processId?: string;
+  readonly cwd: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly tty?: boolean;
+};
+
+/** What `start` resolves with. */
+export interface StartedProcess {
+  readonly process: ExecProcess;
+  readonly sandboxType: ExecResponse['sandboxType'];
+}
+
+/** Starts processes on one environment (codex `ExecBackend`). */
+export class ExecBackend {
+  constructor(
+    private readonly client: ExecClient,
+    private readonly streamOptions: () => ProcessStreamOptions,
+  ) {}
+
+  /**
+   * Starts a process. Its notification route is registered before `process/start` is sent, so no output
+   * is missed. Resolves once the executor spawned it; rejects with SpawnError (missing program ...),
+   * RpcError, or TransportClosedError when the socket died before the reply: a start is never sent
+   * twice, and the host then terminates that processId on the executor as soon as it can.
+   */
+  async start(params: StartParams): Promise<StartedProcess> {
+    const processId = params.processId ?? randomUUID();
+    const wire: ExecParams = { ...params, processId, cwd: toFileUri(params.cwd), env: { ...params.env }, tty: params.tty ?? false };
+    const process = new ExecProcess(processId, this.client, this.streamOptions());
+    let route: { unsubscribe(): void } | undefined;
+    try {
+      const response = await firstValueFrom(
+        this.client.connection().pipe(
+          mergeMap((rpc) => {
+            route = process.bind(rpc);
+            return rpc.request('process/start', wire);
+          }),
+        ),
+      );
+      this.client.addProcess(process, route);
+      return { process, sandboxType: response.sandboxType };
+    } catch (error: unknown) {
+      route?.unsubscribe();
+      if (error instanceof TransportClosedError) this.cleanUpAmbiguousStart(processId);
+      throw error;
+    }
+  }
+
+  /** The start may have happened: terminate that id once connected again (terminate is safe to repeat). */
+  private cleanUpAmbiguousStart(processId: string): void {
+    this.client.call('process/terminate', { processId }).subscribe({ error: () => undefined });
+  }
+}
+
+/** A native absolute path becomes a `file://` URI; a URI is kept. */
+export const toFileUri = (pathOrUri: string): string => (pathOrUri.startsWith('file:') ? pathOrUri : pathToFileURL(pathOrUri).href);

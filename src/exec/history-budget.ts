@@ -1,0 +1,190 @@
+import { RingDeque } from './ring-deque';
+
+/** What a history lets the budget do to it. */
+export interface BudgetMember {
+  /** Absolute index of its oldest retained event (= events it ever evicted). */
+  firstIndex(): number;
+  /** Drops its oldest retained event; it reports the drop through its lease's `evicted`. */
+  evictOldest(): void;
+}
+
+/** A history's registration with a {@link HistoryBudget}. Each method is O(1) amortised. */
+export interface BudgetLease {
+  /** Records the event appended at absolute `index` with `bytes` payload bytes. Does not evict yet. */
+  appended(index: number, bytes: number): void;
+  /** Records that the member dropped its oldest event (for any reason). */
+  evicted(bytes: number): void;
+  /** Evicts until the shared total is within budget again (call after the member applied its own bounds). */
+  enforce(): void;
+  /** The process closed or failed: its history is now evicted first. */
+  terminated(): void;
+  /** Unregisters; the member's retained bytes no longer count. Idempotent. */
+  release(): void;
+}
+
+const LIVE = 0;
+const TERMINATED = 1;
+const RELEASED = 2;
+
+class Lease implements BudgetLease {
+  state = LIVE;
+  events = 0;
+  bytes = 0;
+
+  constructor(
+    readonly member: BudgetMember,
+    private readonly budget: HistoryBudget,
+  ) {}
+
+  appended(index: number, bytes: number): void {
+    if (this.state === RELEASED) return;
+    this.events += 1;
+    this.bytes += bytes;
+    this.budget.recordAppend(this, index, bytes);
+  }
+
+  evicted(bytes: number): void {
+    if (this.state === RELEASED) return;
+    this.events -= 1;
+    this.bytes -= bytes;
+    this.budget.recordEvict(this, bytes);
+  }
+
+  enforce(): void {
+    this.budget.enforce();
+  }
+
+  terminated(): void {
+    if (this.state !== LIVE) return;
+    this.budget.recordTerminate(this);
+    this.state = TERMINATED;
+  }
+
+  release(): void {
+    if (this.state === RELEASED) return;
+    this.budget.recordRelease(this);
+    this.state = RELEASED;
+  }
+}
+
+/**
+ * A byte budget shared by the replay histories of many processes (one per environment manager).
+ * When the total retained bytes exceed `maxBytes` it evicts, oldest first:
+ * 1. from the histories of processes that already closed or failed, in the order they ended
+ *    (the first to end is emptied first);
+ * 2. then the globally oldest events of running processes (a FIFO of append positions, checked lazily).
+ *
+ * Every operation is O(1) amortised: stale FIFO entries are skipped when met and compacted away once
+ * they outnumber the live ones. The budget holds no timers and no subscriptions; a history registers
+ * itself on construction and unregisters in `release()`.
+ */
+export class HistoryBudget {
+  private total = 0;
+  private liveEvents = 0;
+  private members = 0;
+  /** Ended histories that may still hold events, in the order they ended. */
+  private readonly ended = new RingDeque<Lease>();
+  /** Append order of live histories' events: `owners[i]` appended its event number `indexes[i]`. */
+  private readonly owners = new RingDeque<Lease>();
+  private readonly indexes = new RingDeque<number>();
+
+  /** @param maxBytes total payload bytes all registered histories may retain together. */
+  constructor(readonly maxBytes: number) {}
+
+  /** Payload bytes retained by all registered histories. */
+  get totalBytes(): number {
+    return this.total;
+  }
+
+  /** Entries in the append-order FIFO, stale ones included (bookkeeping: stays O(live events)). */
+  get trackedEntries(): number {
+    return this.owners.length;
+  }
+
+  /** Registered histories. */
+  get memberCount(): number {
+    return this.members;
+  }
+
+  /** Registers a history; keep the lease and report through it. */
+  register(member: BudgetMember): BudgetLease {
+    this.members += 1;
+    return new Lease(member, this);
+  }
+
+  /** @internal */
+  recordAppend(lease: Lease, index: number, bytes: number): void {
+    this.total += bytes;
+    if (lease.state !== LIVE) return;
+    this.liveEvents += 1;
+    this.owners.push(lease);
+    this.indexes.push(index);
+  }
+
+  /** @internal */
+  recordEvict(lease: Lease, bytes: number): void {
+    this.total -= bytes;
+    if (lease.state === LIVE) this.liveEvents -= 1;
+  }
+
+  /** @internal */
+  recordTerminate(lease: Lease): void {
+    this.liveEvents -= lease.events;
+    this.ended.push(lease);
+  }
+
+  /** @internal */
+  recordRelease(lease: Lease): void {
+    this.total -= lease.bytes;
+    if (lease.state === LIVE) this.liveEvents -= lease.events;
+    this.members -= 1;
+  }
+
+  /** @internal Evicts until within budget (or nothing is left to evict). */
+  enforce(): void {
+    while (this.total > this.maxBytes) {
+      const victim = this.nextEndedVictim() ?? this.nextLiveVictim();
+      if (victim === undefined) return;
+      const before = victim.events;
+      victim.member.evictOldest();
+      if (victim.events === before) return; // a member that cannot evict must not spin this loop
+    }
+    this.compactIfStale();
+  }
+
+  private nextEndedVictim(): Lease | undefined {
+    for (let lease = this.ended.peek(); lease !== undefined; lease = this.ended.peek()) {
+      if (lease.state === TERMINATED && lease.events > 0) return lease;
+      this.ended.shift();
+    }
+    return undefined;
+  }
+
+  private nextLiveVictim(): Lease | undefined {
+    for (let lease = this.owners.shift(); lease !== undefined; lease = this.owners.shift()) {
+      const index = this.indexes.shift() ?? -1;
+      if (isAlive(lease, index)) return lease;
+    }
+    return undefined;
+  }
+
+  /** Entries of evicted events stay in the FIFO until met; drop them once they are the majority. */
+  private compactIfStale(): void {
+    if (this.owners.length <= 2 * this.liveEvents + 64) return;
+    const owners = this.owners;
+    const indexes = this.indexes;
+    const count = owners.length;
+    for (let i = 0; i < count; i += 1) {
+      const lease = owners.shift();
+      const index = indexes.shift() ?? -1;
+      if (lease !== undefined && isAlive(lease, index)) {
+        owners.push(lease);
+        indexes.push(index);
+      }
+    }
+  }
+}
+
+function isAlive(lease: Lease, index: number): boolean {
+  return lease.state === LIVE && index >= lease.member.firstIndex();
+}

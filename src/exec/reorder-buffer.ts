@@ -1,0 +1,210 @@
+import { ReorderOverflowError } from '../errors';
+import type { ExitedEvent, SequencedEvent } from './process-event';
+
+/** Bounds on what a {@link ReorderBuffer} holds while it waits for a missing seq (PROTOCOL.md 8.5). */
+export interface ReorderLimits {
+  /**
+   * Events that may wait for a lower seq. The event that fills the next gap is always accepted.
+   * @default 256
+   */
+  readonly maxPendingEvents: number;
+  /**
+   * Output bytes that may wait for a lower seq; also the largest single event accepted at all.
+   * @default 1048576
+   */
+  readonly maxPendingBytes: number;
+}
+
+/** codex's limits: 256 pending events and 1 MiB pending bytes. */
+export const DEFAULT_REORDER_LIMITS: ReorderLimits = { maxPendingEvents: 256, maxPendingBytes: 1_048_576 };
+
+/** A hole in the seq run: every seq in `from..to` (inclusive) is missing while later ones wait. */
+export interface SeqRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** Shared empty result: no allocation when nothing becomes publishable. */
+export const NOTHING_PUBLISHED: readonly SequencedEvent[] = Object.freeze([]);
+
+/**
+ * The per-process reorder buffer (PROTOCOL.md 5.2, 8.5): events from notifications and recovery reads
+ * go in in any order; they come out with strictly increasing, contiguous seqs, each exactly once.
+ *
+ * - Duplicates (`seq <= lastPublishedSeq`, or a seq already pending) are dropped.
+ * - Limits as codex: the event that fills the next gap is always accepted; any other event that would
+ *   make more than `maxPendingEvents` or `maxPendingBytes` wait throws {@link ReorderOverflowError}
+ *   (`… exceeds 256 entries` / `… exceeds 1048576 bytes`); a single event over `maxPendingBytes`
+ *   throws whatever its seq.
+ * - Once `closed` is published, or after {@link ReorderBuffer.fail}, every push is ignored. An event
+ *   numbered above a known `closed` is dropped (closed always has the highest seq).
+ * - Every error it throws first fails the buffer (pending events are discarded); the owner then fails
+ *   the process.
+ *
+ * Not thread-safe and not reentrant; owned by one ExecProcess, which tears it down by dropping it.
+ */
+export class ReorderBuffer {
+  private last = 0;
+  private readonly pending = new Map<number, SequencedEvent>();
+  private bytes = 0;
+  private exitPublished = false;
+  private pendingExitSeq = 0;
+  private closedIsPublished = false;
+  private closedSeq = 0;
+  private isFailed = false;
+  /** closed published or failed: nothing more goes in. */
+  private stopped = false;
+
+  constructor(
+    readonly processId: string,
+    readonly limits: ReorderLimits = DEFAULT_REORDER_LIMITS,
+  ) {}
+
+  /** The highest seq handed out so far (0 before the first event): recovery reads start after it. */
+  get lastPublishedSeq(): number {
+    return this.last;
+  }
+
+  /** Events waiting for a lower seq. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Output bytes waiting for a lower seq. */
+  get pendingBytes(): number {
+    return this.bytes;
+  }
+
+  /** An `exited` event was published or is pending. */
+  get exitSeen(): boolean {
+    return this.exitPublished || this.pendingExitSeq !== 0;
+  }
+
+  /** The `closed` event was published: the process's event run is complete. */
+  get closedPublished(): boolean {
+    return this.closedIsPublished;
+  }
+
+  /** The buffer was failed (by an overflow, a recovery error or {@link ReorderBuffer.fail}). */
+  get failed(): boolean {
+    return this.isFailed;
+  }
+
+  /**
+   * Offers one event. Returns the events that became publishable, in seq order: usually `[event]`,
+   * nothing for a duplicate or an early event, or a whole run when `event` fills a gap. The returned
+   * array belongs to the caller (the shared empty result is frozen).
+   *
+   * @throws ReorderOverflowError when the event cannot wait within the limits (the buffer is failed).
+   */
+  push(event: SequencedEvent): readonly SequencedEvent[] {
+    const seq = event.seq;
+    if (this.stopped || seq <= this.last) return NOTHING_PUBLISHED;
+    const bytes = event.type === 'output' ? event.chunk.byteLength : 0;
+    if (seq === this.last + 1) {
+      // Hot path: in order. One small array, no Map traffic unless something was waiting.
+      this.checkSingleEvent(bytes);
+      this.publish(event);
+      return this.pending.size === 0 ? [event] : this.drain([event]);
+    }
+    return this.hold(event, seq, bytes);
+  }
+
+  /**
+   * The first hole when events are waiting (`from` = lastPublishedSeq + 1, `to` = lowest pending seq − 1),
+   * for a gap-filling `process/read`; `undefined` when nothing waits. O(pending) (at most 256), on demand.
+   */
+  missingRange(): SeqRange | undefined {
+    if (this.pending.size === 0) return undefined;
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const seq of this.pending.keys()) if (seq < lowest) lowest = seq;
+    return { from: this.last + 1, to: lowest - 1 };
+  }
+
+  /** The pending event at `seq`, if any (used by recovery merging). */
+  pendingAt(seq: number): SequencedEvent | undefined {
+    return this.pending.get(seq);
+  }
+
+  /** The seqs of the pending events, in no particular order (used by recovery merging). */
+  pendingSeqs(): IterableIterator<number> {
+    return this.pending.keys();
+  }
+
+  /** Marks a pending `exited` event as sandbox-denied (a recovery read knows better; codex ORs the flags). */
+  markPendingExitSandboxDenied(): void {
+    const exit = this.pending.get(this.pendingExitSeq);
+    if (exit === undefined || exit.type !== 'exited' || exit.sandboxDenied) return;
+    const denied: ExitedEvent = { ...exit, sandboxDenied: true };
+    this.pending.set(exit.seq, denied);
+  }
+
+  /** Makes the buffer terminal: pending events are discarded and every later push is ignored. Idempotent. */
+  fail(): void {
+    if (this.stopped) return;
+    this.isFailed = true;
+    this.stop();
+  }
+
+  private hold(event: SequencedEvent, seq: number, bytes: number): readonly SequencedEvent[] {
+    if (this.pending.has(seq) || (this.closedSeq !== 0 && seq > this.closedSeq)) return NOTHING_PUBLISHED;
+    const { maxPendingEvents, maxPendingBytes } = this.limits;
+    if (this.pending.size >= maxPendingEvents) throw this.overflow(`exceeds ${maxPendingEvents} entries`);
+    this.checkSingleEvent(bytes);
+    if (this.bytes + bytes > maxPendingBytes) throw this.overflow(`exceeds ${maxPendingBytes} bytes`);
+    this.pending.set(seq, event);
+    this.bytes += bytes;
+    if (event.type === 'exited' && this.pendingExitSeq === 0) this.pendingExitSeq = seq;
+    if (event.type === 'closed' && (this.closedSeq === 0 || seq < this.closedSeq)) this.closedSeq = seq;
+    return NOTHING_PUBLISHED;
+  }
+
+  private drain(out: SequencedEvent[]): SequencedEvent[] {
+    let next = this.pending.get(this.last + 1);
+    while (next !== undefined && !this.stopped) {
+      this.pending.delete(next.seq);
+      if (next.type === 'output') this.bytes -= next.chunk.byteLength;
+      this.publish(next);
+      out.push(next);
+      next = this.pending.get(this.last + 1);
+    }
+    return out;
+  }
+
+  private publish(event: SequencedEvent): void {
+    this.last = event.seq;
+    if (event.type === 'exited') {
+      this.exitPublished = true;
+      if (this.pendingExitSeq === event.seq) this.pendingExitSeq = 0;
+    } else if (event.type === 'closed') {
+      this.closedIsPublished = true;
+      this.closedSeq = event.seq;
+      this.stop();
+    }
+  }
+
+  private checkSingleEvent(bytes: number): void {
+    const max = this.limits.maxPendingBytes;
+    if (bytes > max) {
+      this.fail();
+      throw oversizedEventError(this.processId, bytes, max);
+    }
+  }
+
+  private overflow(detail: string): ReorderOverflowError {
+    this.fail();
+    return new ReorderOverflowError(this.processId, detail);
+  }
+
+  private stop(): void {
+    this.stopped = true;
+    this.pending.clear();
+    this.bytes = 0;
+    this.pendingExitSeq = 0;
+  }
+}
+
+/** The error for one event larger than the whole pending-bytes budget (codex: "process event exceeds …"). */
+export function oversizedEventError(processId: string, bytes: number, maxBytes: number): ReorderOverflowError {
+  return new ReorderOverflowError(processId, `cannot take an event of ${bytes} bytes: it exceeds ${maxBytes} bytes`);
+}

@@ -1,0 +1,154 @@
+import type * as t from 'io-ts';
+import * as E from 'fp-ts/lib/Either';
+import type { DecodeError } from '../errors';
+import {
+  CapabilitiesDiscoverV2Params,
+  CapabilitiesDiscoverV2Response,
+  CapabilityRootsDiscoverV1Params,
+  CapabilityRootsDiscoverV1Response,
+} from './capabilities';
+import { decodeWith } from './decode';
+import {
+  EnvironmentConfigReadParams,
+  EnvironmentConfigReadResponse,
+  EnvironmentInfoResponse,
+  EnvironmentStatusResponse,
+} from './environment';
+import * as fs from './fs';
+import { HttpBodyDeltaNotification, HttpRequestParams, HttpRequestResponse } from './http';
+import { InitializedParams, InitializeParams, InitializeResponse } from './initialize';
+import { NetworkPolicyDecisionNotification, NetworkPolicyRequestParams, NetworkPolicyRequestResponse } from './network';
+import { NoParams } from './no-params';
+import * as p from './process';
+
+/** One row of {@link METHODS}: the params and result codecs, and whether a call may be sent twice. */
+export interface MethodSpec {
+  readonly params: t.Mixed;
+  readonly result: t.Mixed;
+  /**
+   * Safe to send again after an ambiguous disconnect (the reply may or may not have been lost): the
+   * cursor read, a write with its same `writeId` (the executor dedupes), and terminate. Nothing else.
+   */
+  readonly replayable: boolean;
+}
+
+/** Every request method the 0.171.0 executor implements (PROTOCOL.md 4), keyed by its wire name. */
+export const METHODS = {
+  initialize: { params: InitializeParams, result: InitializeResponse, replayable: false },
+  'environment/status': { params: NoParams, result: EnvironmentStatusResponse, replayable: false },
+  'environment/info': { params: NoParams, result: EnvironmentInfoResponse, replayable: false },
+  'environmentConfig/read': { params: EnvironmentConfigReadParams, result: EnvironmentConfigReadResponse, replayable: false },
+  'process/start': { params: p.ExecParams, result: p.ExecResponse, replayable: false },
+  'process/read': { params: p.ReadParams, result: p.ReadResponse, replayable: true },
+  'process/write': { params: p.WriteParams, result: p.WriteResponse, replayable: true },
+  'process/signal': { params: p.SignalParams, result: p.SignalResponse, replayable: false },
+  'process/terminate': { params: p.TerminateParams, result: p.TerminateResponse, replayable: true },
+  'fs/readFile': { params: fs.FsReadFileParams, result: fs.FsReadFileResponse, replayable: false },
+  'fs/writeFile': { params: fs.FsWriteFileParams, result: fs.FsEmptyResponse, replayable: false },
+  'fs/createDirectory': { params: fs.FsCreateDirectoryParams, result: fs.FsEmptyResponse, replayable: false },
+  'fs/getMetadata': { params: fs.FsGetMetadataParams, result: fs.FsGetMetadataResponse, replayable: false },
+  'fs/canonicalize': { params: fs.FsCanonicalizeParams, result: fs.FsCanonicalizeResponse, replayable: false },
+  'fs/readDirectory': { params: fs.FsReadDirectoryParams, result: fs.FsReadDirectoryResponse, replayable: false },
+  'fs/walk': { params: fs.FsWalkParams, result: fs.FsWalkResponse, replayable: false },
+  'fs/remove': { params: fs.FsRemoveParams, result: fs.FsEmptyResponse, replayable: false },
+  'fs/copy': { params: fs.FsCopyParams, result: fs.FsEmptyResponse, replayable: false },
+  'fs/open': { params: fs.FsOpenParams, result: fs.FsOpenResponse, replayable: false },
+  'fs/readBlock': { params: fs.FsReadBlockParams, result: fs.FsReadBlockResponse, replayable: false },
+  'fs/writeBlock': { params: fs.FsWriteBlockParams, result: fs.FsEmptyResponse, replayable: false },
+  'fs/close': { params: fs.FsCloseParams, result: fs.FsEmptyResponse, replayable: false },
+  'fs/watchMissing': { params: fs.FsWatchMissingParams, result: fs.FsWatchMissingResponse, replayable: false },
+  'http/request': { params: HttpRequestParams, result: HttpRequestResponse, replayable: false },
+  'capabilityRoots/discoverV1': { params: CapabilityRootsDiscoverV1Params, result: CapabilityRootsDiscoverV1Response, replayable: false },
+  'capabilities/discoverV2': { params: CapabilitiesDiscoverV2Params, result: CapabilitiesDiscoverV2Response, replayable: false },
+} as const satisfies Record<string, MethodSpec>;
+
+/** A request method's wire name. */
+export type MethodName = keyof typeof METHODS;
+/** A method's params on our side (bytes as `Uint8Array`; `undefined` for {@link NoParams}). */
+export type ParamsOf<M extends MethodName> = t.TypeOf<(typeof METHODS)[M]['params']>;
+/** A method's decoded result (bytes as `Uint8Array`). */
+export type ResultOf<M extends MethodName> = t.TypeOf<(typeof METHODS)[M]['result']>;
+
+/** Whether `name` is a request method of {@link METHODS}. */
+export const isMethodName = (name: string): name is MethodName => Object.prototype.hasOwnProperty.call(METHODS, name);
+
+/** The wire form of `params` (bytes become base64; unknown keys are dropped); `undefined` for methods without params. */
+export function encodeParams<M extends MethodName>(method: M, params: ParamsOf<M>): unknown {
+  const spec: MethodSpec = METHODS[method];
+  return spec.params.encode(params);
+}
+
+/** Decodes a method's `result`; the {@link DecodeError} names the failing paths. */
+export function decodeResult<M extends MethodName>(method: M, result: unknown): E.Either<DecodeError, ResultOf<M>> {
+  const spec: MethodSpec = METHODS[method];
+  return decodeWith<ResultOf<M>, unknown>(spec.result)(result);
+}
+
+/** Whether a call of `method` may be sent again after an ambiguous disconnect ({@link MethodSpec.replayable}). */
+export const isReplayable = (method: MethodName): boolean => METHODS[method].replayable;
+
+/** The notifications the executor sends (PROTOCOL.md 5), keyed by method, with their params codecs. */
+export const NOTIFICATIONS = {
+  'process/output': p.ProcessOutputNotification,
+  'process/exited': p.ProcessExitedNotification,
+  'process/closed': p.ProcessClosedNotification,
+  'fs/missingChanged': fs.FsMissingChangedNotification,
+  'http/request/bodyDelta': HttpBodyDeltaNotification,
+  'network/policyDecision': NetworkPolicyDecisionNotification,
+} as const satisfies Record<string, t.Mixed>;
+
+/** A notification method the executor sends. Anything else is to be logged and ignored. */
+export type NotificationMethod = keyof typeof NOTIFICATIONS;
+/** A notification's decoded params. */
+export type NotificationParamsOf<N extends NotificationMethod> = t.TypeOf<(typeof NOTIFICATIONS)[N]>;
+/** A decoded notification, tagged by `method` (a union when `N` is): switch on `method` exhaustively. */
+export type NotificationOf<N extends NotificationMethod = NotificationMethod> = {
+  readonly [K in N]: { readonly method: K; readonly params: NotificationParamsOf<K> };
+}[N];
+
+/** Whether `method` is one of {@link NOTIFICATIONS}. */
+export const isNotificationMethod = (method: string): method is NotificationMethod =>
+  Object.prototype.hasOwnProperty.call(NOTIFICATIONS, method);
+
+/** Decodes a known notification's params (`process/output` takes the hand-written hot path). */
+export function decodeNotification<N extends NotificationMethod>(method: N, params: unknown): E.Either<DecodeError, NotificationOf<N>> {
+  const codec: t.Mixed = NOTIFICATIONS[method];
+  const decoded = method === 'process/output' ? p.decodeProcessOutput(params) : decodeWith<NotificationParamsOf<N>, unknown>(codec)(params);
+  return E.map((decodedParams: NotificationParamsOf<N>) => ({ method, params: decodedParams }) as NotificationOf<N>)(decoded);
+}
+
+/** The requests the executor sends us (PROTOCOL.md 5.4). Answer any other method with -32601. */
+export const SERVER_REQUESTS = {
+  'network/policyRequest': { params: NetworkPolicyRequestParams, result: NetworkPolicyRequestResponse },
+} as const satisfies Record<string, { readonly params: t.Mixed; readonly result: t.Mixed }>;
+
+/** A server→client request method. */
+export type ServerRequestMethod = keyof typeof SERVER_REQUESTS;
+/** A server request's decoded params. */
+export type ServerRequestParamsOf<S extends ServerRequestMethod> = t.TypeOf<(typeof SERVER_REQUESTS)[S]['params']>;
+/** The result we answer a server request with. */
+export type ServerRequestResultOf<S extends ServerRequestMethod> = t.TypeOf<(typeof SERVER_REQUESTS)[S]['result']>;
+
+/** Whether `method` is one of {@link SERVER_REQUESTS}. */
+export const isServerRequestMethod = (method: string): method is ServerRequestMethod =>
+  Object.prototype.hasOwnProperty.call(SERVER_REQUESTS, method);
+
+/** Decodes a server request's params. */
+export function decodeServerRequestParams<S extends ServerRequestMethod>(method: S, params: unknown): E.Either<DecodeError, ServerRequestParamsOf<S>> {
+  const codec: t.Mixed = SERVER_REQUESTS[method].params;
+  return decodeWith<ServerRequestParamsOf<S>, unknown>(codec)(params);
+}
+
+/** The wire form of our answer to a server request. */
+export function encodeServerRequestResult<S extends ServerRequestMethod>(method: S, result: ServerRequestResultOf<S>): unknown {
+  const codec: t.Mixed = SERVER_REQUESTS[method].result;
+  return codec.encode(result);
+}
+
+/** The notifications we send (only `initialized`; any other closes the connection), with their params codecs. */
+export const CLIENT_NOTIFICATIONS = {
+  initialized: InitializedParams,
+} as const satisfies Record<string, t.Mixed>;
+
+/** A notification method we send. */
+export type ClientNotificationMethod = keyof typeof CLIENT_NOTIFICATIONS;
