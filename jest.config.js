@@ -4,9 +4,6 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.spec.ts'],
-  transform: {
-    '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
-  },
   // Integration specs start real executors: two workers on a 2-core machine.
   maxWorkers: 2,
   testTimeout: 60000,

@@ -1,1 +1,56 @@
-export const VERSION = "0.1.0";
+/**
+ * exec-rx: an RxJS client for the codex exec-server JSON-RPC protocol.
+ * Only what is exported here is public; the rest may change.
+ */
+
+/* Client */
+export { EnvironmentManager } from './environment/environment-manager';
+export type { AcceptedSocket, CloseOptions, ConnectOptions, EnvironmentManagerOptions } from './environment/environment-manager';
+export { Environment } from './environment/environment';
+export type { ConnectionState, EnvironmentObservedStatus } from './environment/connection-state';
+export type { NetworkPolicyDecider, NetworkPolicyRequest } from './environment/network-policy';
+
+/* Processes */
+export { ExecBackend, toFileUri } from './exec/exec-backend';
+export type { StartParams, StartedProcess } from './exec/exec-backend';
+export { ExecProcess } from './exec/exec-process';
+export type { ProcessState, ProcessStreamOptions } from './exec/exec-process';
+export type { ClosedEvent, ExitedEvent, FailedEvent, OutputEvent, OutputStream, ProcessEvent, SequencedEvent, TruncatedEvent } from './exec/process-event';
+
+/* Transport (for embedding: wrap your own sockets) */
+export { wsSocketPort } from './transport/ws-socket-port';
+export type { WsSocketPortOptions } from './transport/ws-socket-port';
+export { stdioSocketPort } from './transport/stdio-socket-port';
+export { dial } from './transport/dial';
+export type { DialOptions } from './transport/dial';
+export type { SocketHandlers, SocketPort } from './transport/socket-port';
+export { RpcConnection } from './rpc/rpc-connection';
+export type { CallOptions, KeepaliveOptions, RpcConnectionOptions, ServerRequestHandler, ServerRequestOutcome } from './rpc/rpc-connection';
+export type { Diagnostic } from './rpc/diagnostics';
+
+/* Errors */
+export {
+  AbortedError,
+  AuthenticationError,
+  ClosedError,
+  ConnectError,
+  ConsumerOverflowError,
+  DecodeError,
+  EnvironmentFailedError,
+  EnvironmentRecoveringError,
+  ExecClientError,
+  FrameTooLargeError,
+  HandleLostError,
+  NotFoundError,
+  ProcessFailedError,
+  ProcessGapError,
+  ProtocolError,
+  ReorderOverflowError,
+  ReplacementRejectedError,
+  RequestTimeoutError,
+  ResumeFailedError,
+  RpcError,
+  SpawnError,
+  TransportClosedError,
+} from './errors';
+export type { CloseInitiator, ExecClientErrorCode, ResumeFailure } from './errors';

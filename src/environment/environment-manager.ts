@@ -1,0 +1,181 @@
+import type { ChildProcess } from 'node:child_process';
+import type { SchedulerLike } from 'rxjs';
+import { of } from 'rxjs';
+import type WebSocket from 'ws';
+import { ClosedError, ReplacementRejectedError } from '../errors';
+import type { ProcessStreamOptions } from '../exec/exec-process';
+import { HistoryBudget } from '../exec/history-budget';
+import type { KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
+import { AcceptedSockets } from '../session/accepted-sockets';
+import { DialledSockets } from '../session/dialled-sockets';
+import { ExecClient } from '../session/exec-client';
+import type { DialOptions } from '../transport/dial';
+import type { SocketPort } from '../transport/socket-port';
+import { stdioSocketPort } from '../transport/stdio-socket-port';
+import { wsSocketPort } from '../transport/ws-socket-port';
+import type { EnvironmentObservedStatus } from './connection-state';
+import { Environment } from './environment';
+import type { NetworkPolicyDecider } from './network-policy';
+import { networkPolicyHandler } from './network-policy';
+
+/** A socket the manager takes: a `ws` WebSocket (accepted with `handleUpgrade`, already open) or a SocketPort. */
+export type AcceptedSocket = WebSocket | SocketPort;
+
+/** Options shared by every way of building a manager (codex `ExecServerClientConnectOptions`, camelCase). */
+export interface EnvironmentManagerOptions {
+  /** Sent in `initialize`. */
+  readonly clientName: string;
+  /** The initialize request, its reply and `initialized`. @default 10000 */
+  readonly initializeTimeoutMs?: number;
+  /** Resume this session on the first socket (dialled mode only; refused for an accepted socket). */
+  readonly resumeSessionId?: string;
+  /** How long a lost connection may take to be replaced and resumed before the environment fails. @default 25000 */
+  readonly recoveryDeadlineMs?: number;
+  /** Drives every timer (timeouts, keepalive, deadlines); tests pass a TestScheduler. @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
+  /** WebSocket pings and the pong deadline; `false` disables them. @default { intervalMs: 30000, timeoutMs: 10000 } */
+  readonly keepalive?: KeepaliveOptions | false;
+  /** Default timeout of each call. @default 30000 */
+  readonly requestTimeoutMs?: number;
+  /** Decides `network/policyRequest`s from the executor. @default deny every request */
+  readonly networkPolicy?: NetworkPolicyDecider;
+  /** Per-process history limits. @default { historyEvents: 256, historyBytes: 1048576 } */
+  readonly processHistory?: Pick<ProcessStreamOptions, 'historyEvents' | 'historyBytes' | 'holeFillDelayMs'>;
+  /** All processes' history together. @default 67108864 (64 MiB) */
+  readonly totalHistoryBytes?: number;
+}
+
+/** Options of {@link EnvironmentManager.connect}. */
+export type ConnectOptions = EnvironmentManagerOptions & DialOptions;
+
+/** Options of {@link EnvironmentManager.close}. */
+export interface CloseOptions {
+  /** Terminate every live process first (else the executor keeps them for its 80 s retention). @default false */
+  readonly terminateProcesses?: boolean;
+}
+
+const DEFAULT_TOTAL_HISTORY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Holds environments (executors) and the logical client of each (codex `EnvironmentManager`). Build it
+ * from an accepted socket, a dialled url or a stdio child; call `close()` when done.
+ */
+export class EnvironmentManager {
+  private readonly environments = new Map<string, { readonly environment: Environment; readonly accepted: AcceptedSockets | undefined }>();
+  private closed = false;
+
+  private constructor(private readonly defaultId: string) {}
+
+  /**
+   * Adopts an executor's accepted WebSocket: sends `initialize {clientName}`, then `initialized`.
+   * Resolves with the manager once the session is installed; rejects (and closes the socket) when the
+   * options carry a `resumeSessionId` ("initial connection cannot resume a session") or the handshake fails.
+   */
+  static async fromAcceptedWebsocket(environmentId: string, socket: AcceptedSocket, options: EnvironmentManagerOptions): Promise<EnvironmentManager> {
+    const port = toPort(socket, 'accepted');
+    if (options.resumeSessionId !== undefined) {
+      port.close('resume refused');
+      throw new ReplacementRejectedError('accepted exec-server initial connection cannot resume a session');
+    }
+    const accepted = new AcceptedSockets(port);
+    const client = new ExecClient(accepted.sockets$, clientOptions(options, true));
+    accepted.watch(client);
+    return EnvironmentManager.started(environmentId, client, accepted, options);
+  }
+
+  /**
+   * Dials a listening executor (`codex exec-server --listen ws://...`), with headers such as a bearer
+   * token. When the socket drops it re-dials the same url and resumes the session by itself within the
+   * recovery deadline. Rejects with AuthenticationError (401), ConnectError, or the handshake's error.
+   */
+  static async connect(environmentId: string, url: string, options: ConnectOptions): Promise<EnvironmentManager> {
+    const dialled = new DialledSockets(url, options, options.scheduler);
+    const client = new ExecClient(dialled.sockets$, clientOptions(options, true));
+    dialled.watch(client);
+    return EnvironmentManager.started(environmentId, client, undefined, options);
+  }
+
+  /**
+   * Drives an executor spawned with `--listen stdio` (the caller owns the child). A drop is final: the
+   * environment fails with a typed error and every pending call settles.
+   */
+  static async fromStdio(environmentId: string, child: Pick<ChildProcess, 'stdin' | 'stdout'>, options: EnvironmentManagerOptions): Promise<EnvironmentManager> {
+    if (child.stdin === null || child.stdout === null) throw new ClosedError('the executor child has no stdio pipes');
+    const port = stdioSocketPort(child.stdout, child.stdin);
+    const client = new ExecClient(of(port), clientOptions({ ...options, keepalive: false }, false));
+    return EnvironmentManager.started(environmentId, client, undefined, options);
+  }
+
+  private static async started(environmentId: string, client: ExecClient, accepted: AcceptedSockets | undefined, options: EnvironmentManagerOptions): Promise<EnvironmentManager> {
+    const manager = new EnvironmentManager(environmentId);
+    const budget = new HistoryBudget(options.totalHistoryBytes ?? DEFAULT_TOTAL_HISTORY_BYTES);
+    const streamOptions = (): ProcessStreamOptions => ({ ...options.processHistory, budget, scheduler: options.scheduler });
+    manager.environments.set(environmentId, { environment: new Environment(environmentId, client, streamOptions), accepted });
+    await client.start();
+    return manager;
+  }
+
+  /**
+   * Hands in the executor's new socket after it dialled in again. Resolves once the hand-off is
+   * accepted: the old socket (if still open) is closed first, then the new one is queued and the session
+   * resumed in the background. Rejects, closing `socket`, when another replacement is still being
+   * processed, the environment failed, or it is not an accepted-socket environment.
+   */
+  async replaceAcceptedWebsocket(environmentId: string, socket: AcceptedSocket): Promise<void> {
+    const port = toPort(socket, 'accepted');
+    const entry = this.environments.get(environmentId);
+    if (entry === undefined || entry.accepted === undefined) {
+      port.close('not replaceable');
+      throw new ReplacementRejectedError(entry === undefined ? `unknown environment ${environmentId}` : 'only an accepted exec-server connection can be replaced directly');
+    }
+    entry.accepted.replace(entry.environment.client, port);
+  }
+
+  /** The environment's observed status; `undefined` for an unknown id. Never rejects. */
+  async getEnvironmentStatus(environmentId: string): Promise<EnvironmentObservedStatus | undefined> {
+    return this.environments.get(environmentId)?.environment.status();
+  }
+
+  /** The environment the manager was built with. */
+  defaultEnvironment(): Environment | undefined {
+    return this.getEnvironment(this.defaultId);
+  }
+
+  /** An environment by id; the same object across replacements. */
+  getEnvironment(environmentId: string): Environment | undefined {
+    return this.environments.get(environmentId)?.environment;
+  }
+
+  /**
+   * Detaches from every executor and settles everything: processes fail with ClosedError, waiting calls
+   * reject, sockets close. The executor keeps the session for its retention time unless
+   * `terminateProcesses` asks to terminate the live processes first.
+   */
+  async close(options: CloseOptions = {}): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const { environment } of this.environments.values()) {
+      if (options.terminateProcesses === true) await environment.terminateAll();
+      environment.client.close('exec-server environment manager closed');
+    }
+  }
+}
+
+function clientOptions(options: EnvironmentManagerOptions, reconnectable: boolean): ConstructorParameters<typeof ExecClient>[1] {
+  const rpc: RpcConnectionOptions = {
+    keepalive: options.keepalive ?? {},
+    serverRequests: networkPolicyHandler(options.networkPolicy),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+  };
+  return {
+    clientName: options.clientName,
+    initializeTimeoutMs: options.initializeTimeoutMs,
+    resumeSessionId: options.resumeSessionId,
+    recoveryDeadlineMs: options.recoveryDeadlineMs,
+    scheduler: options.scheduler,
+    rpc,
+    reconnectable,
+  };
+}
+
+const toPort = (socket: AcceptedSocket, label: string): SocketPort => ('listen' in socket ? socket : wsSocketPort(socket, { label }));

@@ -1,0 +1,380 @@
+/**
+ * Start the real `codex exec-server` binary as a child process: listening on a loopback WebSocket, on
+ * stdio, or dialling a host through the direct remote transport. Used by `exec-rx run` and by every
+ * integration spec.
+ *
+ * Facts this relies on (codex 0.171.0, measured):
+ * - SIGTERM makes the executor kill the process group of every process it started and exit with status 0
+ *   within a few ms. SIGKILL does not: the processes live in their own sessions and are orphaned.
+ * - The `codex` npm wrapper is never spawned: on Node 20 it stays alive as a parent, and killing it
+ *   orphans the executor.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+
+/** Options shared by every mode. */
+export interface SpawnCommonOptions {
+  /** Arguments appended after the mode's own `exec-server` arguments. @default [] */
+  readonly extraArgs?: readonly string[];
+  /** Extra environment variables for the executor (applied over the sanitised inherited environment). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Path of the native binary. @default resolveCodexBinary() */
+  readonly binary?: string;
+  /** How long to wait for the executor to start (listen mode: for its URL line). @default 15000 */
+  readonly startTimeoutMs?: number;
+  /** How many recent stderr lines {@link SpawnedExecutor.stderrLines} keeps. @default 200 */
+  readonly stderrLineLimit?: number;
+}
+
+/** `codex exec-server --listen ws://127.0.0.1:0`: a WebSocket server on a free loopback port. */
+export interface ListenSpawnOptions extends SpawnCommonOptions {
+  readonly mode: 'listen';
+  /** Require `Authorization: Bearer <token>` on upgrades (`--ws-auth capability-token`). Written to a 0600 file. */
+  readonly wsAuthToken?: string;
+}
+
+/** `codex exec-server --listen stdio`: newline-delimited JSON-RPC on the child's stdin/stdout. */
+export interface StdioSpawnOptions extends SpawnCommonOptions {
+  readonly mode: 'stdio';
+}
+
+/** Static AWS credentials for SigV4 signing, passed to the executor as `AWS_*` variables. */
+export interface AwsCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+}
+
+/** `codex exec-server --remote URL --remote-transport direct --aws-sigv4`: registers, then dials the host. */
+export interface DirectSpawnOptions extends SpawnCommonOptions {
+  readonly mode: 'direct';
+  /** Base URL of the environment registry (`http` only on loopback). */
+  readonly remoteUrl: string;
+  readonly environmentId: string;
+  readonly credentials: AwsCredentials;
+  /** SigV4 signing region. @default 'us-east-1' */
+  readonly region?: string;
+}
+
+/** What {@link spawnExecutor} can start. */
+export type SpawnExecutorOptions = ListenSpawnOptions | StdioSpawnOptions | DirectSpawnOptions;
+
+/** How the executor process ended. SIGTERM ends it with `{ code: 0, signal: null }`. */
+export interface ExecutorExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** A running executor. Call {@link SpawnedExecutor.stop} exactly when you are done; it is idempotent. */
+export interface SpawnedExecutor {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Listen mode: the WebSocket URL the executor printed (`ws://127.0.0.1:PORT`). */
+  readonly url?: string;
+  /** Stdio mode: write JSON-RPC lines here. */
+  readonly stdin?: Writable;
+  /** Stdio mode: JSON-RPC lines from the executor. */
+  readonly stdout?: Readable;
+  /** The most recent stderr lines (bounded), for diagnostics. */
+  stderrLines(): string[];
+  /** Resolves when the process has exited, whoever ended it. Never rejects. */
+  readonly exited: Promise<ExecutorExit>;
+  /**
+   * SIGTERM (the executor kills the processes it started), then SIGKILL after `graceMs`. Resolves once the
+   * child has exited, its pipes are closed, every listener and timer is removed and the temp dir is gone.
+   */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const TARGET_TRIPLES: Readonly<Record<string, string>> = {
+  'linux-x64': 'x86_64-unknown-linux-musl',
+  'linux-arm64': 'aarch64-unknown-linux-musl',
+  'darwin-x64': 'x86_64-apple-darwin',
+  'darwin-arm64': 'aarch64-apple-darwin',
+  'win32-x64': 'x86_64-pc-windows-msvc',
+  'win32-arm64': 'aarch64-pc-windows-msvc',
+};
+const DEFAULT_START_TIMEOUT_MS = 15_000;
+const DEFAULT_STOP_GRACE_MS = 3_000;
+const PIPE_CLOSE_GRACE_MS = 500;
+const MAX_STDERR_LINE_CHARS = 2_000;
+
+function tryResolve(id: string, paths?: string[]): string | undefined {
+  try {
+    return paths === undefined ? require.resolve(id) : require.resolve(id, { paths });
+  } catch {
+    return undefined;
+  }
+}
+
+function findInVendor(vendorDir: string, triple: string | undefined, exe: string): string | undefined {
+  const preferred = triple === undefined ? undefined : join(vendorDir, triple, 'bin', exe);
+  if (preferred !== undefined && existsSync(preferred)) return preferred;
+  if (!existsSync(vendorDir)) return undefined;
+  for (const entry of readdirSync(vendorDir)) {
+    const candidate = join(vendorDir, entry, 'bin', exe);
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * The path of the native `codex` binary from the installed platform package (`@openai/codex-<os>-<arch>`,
+ * top-level or nested under `@openai/codex`). Throws an Error explaining how to get an executor.
+ */
+export function resolveCodexBinary(): string {
+  const os = process.platform === 'android' ? 'linux' : process.platform;
+  const key = `${os}-${process.arch}`;
+  const platformPackage = `@openai/codex-${key}`;
+  const exe = process.platform === 'win32' ? 'codex.exe' : 'codex';
+  const vendorDirs: string[] = [];
+  const platformJson = tryResolve(`${platformPackage}/package.json`);
+  if (platformJson !== undefined) vendorDirs.push(join(dirname(platformJson), 'vendor'));
+  const wrapperJson = tryResolve('@openai/codex/package.json');
+  if (wrapperJson !== undefined) {
+    const nested = tryResolve(`${platformPackage}/package.json`, [dirname(wrapperJson)]);
+    if (nested !== undefined) vendorDirs.push(join(dirname(nested), 'vendor'));
+    vendorDirs.push(join(dirname(wrapperJson), 'vendor'));
+  }
+  for (const vendorDir of vendorDirs) {
+    const found = findInVendor(vendorDir, TARGET_TRIPLES[key], exe);
+    if (found !== undefined) return found;
+  }
+  throw new Error(
+    `no codex executor binary found for ${key} (package ${platformPackage}). ` +
+      'Install one with `npm install @openai/codex@0.171.0`, ' +
+      'or use --connect ws://HOST:PORT to reach an executor that is already listening.',
+  );
+}
+
+/** The parent's environment minus anything that could carry credentials or change logging. */
+function inheritedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value === undefined || /^(AWS_|CODEX_)/i.test(name) || name === 'RUST_LOG') continue;
+    env[name] = value;
+  }
+  return env;
+}
+
+interface Plan {
+  readonly args: string[];
+  readonly env: Record<string, string>;
+  readonly stdin: 'pipe' | 'ignore';
+}
+
+async function plan(options: SpawnExecutorOptions, tempDir: string): Promise<Plan> {
+  switch (options.mode) {
+    case 'listen': {
+      const args = ['exec-server', '--listen', 'ws://127.0.0.1:0'];
+      if (options.wsAuthToken !== undefined) {
+        const tokenFile = join(tempDir, 'ws-token');
+        await writeFile(tokenFile, options.wsAuthToken, { mode: 0o600, flag: 'wx' });
+        args.push('--ws-auth', 'capability-token', '--ws-token-file', tokenFile);
+      }
+      return { args, env: {}, stdin: 'ignore' };
+    }
+    case 'stdio':
+      return { args: ['exec-server', '--listen', 'stdio'], env: {}, stdin: 'pipe' };
+    case 'direct': {
+      const region = options.region ?? 'us-east-1';
+      const env: Record<string, string> = {
+        AWS_ACCESS_KEY_ID: options.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: options.credentials.secretAccessKey,
+        AWS_REGION: region,
+      };
+      if (options.credentials.sessionToken !== undefined) env['AWS_SESSION_TOKEN'] = options.credentials.sessionToken;
+      // --exit-on-stdin-close: if this process dies, the pipe closes and the executor exits with its processes.
+      const args = ['exec-server', '--remote', options.remoteUrl, '--remote-transport', 'direct', '--aws-sigv4'];
+      args.push('--aws-region', region, '--environment-id', options.environmentId, '--exit-on-stdin-close');
+      return { args, env, stdin: 'pipe' };
+    }
+  }
+}
+
+/** Keeps the last `limit` complete lines of a text stream (plus the unterminated tail). */
+class LineRing {
+  private readonly lines: string[] = [];
+  private partial = '';
+  constructor(private readonly limit: number) {}
+  readonly push = (text: string): void => {
+    const parts = (this.partial + text).split('\n');
+    this.partial = parts.pop() ?? '';
+    for (const line of parts) this.add(line);
+    if (this.partial.length > MAX_STDERR_LINE_CHARS) {
+      this.add(this.partial);
+      this.partial = '';
+    }
+  };
+  snapshot(): string[] {
+    return this.partial === '' ? [...this.lines] : [...this.lines, this.partial];
+  }
+  private add(line: string): void {
+    this.lines.push(line.replace(/\r$/, '').slice(0, MAX_STDERR_LINE_CHARS));
+    if (this.lines.length > this.limit) this.lines.shift();
+  }
+}
+
+/** Resolves when `child` has spawned (listen mode: printed its URL line); rejects on exit, error or timeout. */
+function awaitStart(child: ChildProcess, listen: boolean, timeoutMs: number): Promise<string | undefined> {
+  return new Promise<string | undefined>((resolve, reject) => {
+    let stdoutText = '';
+    const settle = (outcome: () => void): void => {
+      clearTimeout(timer);
+      child.off('spawn', onSpawn).off('error', onError).off('exit', onExit);
+      child.stdout?.off('data', onData);
+      outcome();
+    };
+    const onSpawn = (): void => {
+      if (!listen) settle(() => resolve(undefined));
+    };
+    const onData = (chunk: string): void => {
+      stdoutText += chunk;
+      const newline = stdoutText.indexOf('\n');
+      if (newline < 0) return;
+      const url = stdoutText.slice(0, newline).trim();
+      const bad = new Error(`executor printed ${JSON.stringify(url.slice(0, 200))} instead of its listen URL`);
+      settle(() => (url.startsWith('ws://') ? resolve(url) : reject(bad)));
+    };
+    const onError = (error: Error): void => settle(() => reject(error));
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
+      settle(() => reject(new Error(`executor exited during startup (code ${String(code)}, signal ${String(signal)})`)));
+    const timer = setTimeout(
+      () => settle(() => reject(new Error(`executor did not start within ${timeoutMs} ms`))),
+      timeoutMs,
+    );
+    child.on('spawn', onSpawn).on('error', onError).on('exit', onExit);
+    if (listen) child.stdout?.on('data', onData);
+  });
+}
+
+/** Owns one executor child: its listeners, its temp dir and its shutdown. */
+class ExecutorProcess {
+  readonly exited: Promise<ExecutorExit>;
+  private readonly stderr: LineRing;
+  private stopping: Promise<void> | undefined;
+  private readonly ignore = (): void => undefined;
+
+  constructor(
+    readonly child: ChildProcess,
+    private readonly tempDir: string,
+    stderrLineLimit: number,
+    stdioMode: boolean,
+  ) {
+    this.stderr = new LineRing(stderrLineLimit);
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', this.stderr.push);
+    if (!stdioMode) child.stdout?.setEncoding('utf8');
+    // EPIPE on a write after the executor died, or a failed kill(), must not become an uncaught exception.
+    child.stdin?.on('error', this.ignore);
+    child.on('error', this.ignore);
+    this.exited = new Promise<ExecutorExit>((resolve) => {
+      if (child.pid === undefined) child.once('error', () => resolve({ code: null, signal: null }));
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+  }
+
+  stderrLines(): string[] {
+    return this.stderr.snapshot();
+  }
+
+  /** Listen/direct mode: nobody reads stdout after startup, so drain it to keep the pipe from filling. */
+  drainStdout(): void {
+    this.child.stdout?.on('data', this.ignore);
+  }
+
+  stop(graceMs: number): Promise<void> {
+    this.stopping ??= this.shutdown(graceMs);
+    return this.stopping;
+  }
+
+  private async shutdown(graceMs: number): Promise<void> {
+    const { child } = this;
+    let killTimer: NodeJS.Timeout | undefined;
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    }
+    await this.exited;
+    clearTimeout(killTimer);
+    await awaitPipesClosed(child);
+    child.stderr?.off('data', this.stderr.push);
+    child.stdout?.off('data', this.ignore);
+    child.stdin?.off('error', this.ignore);
+    child.off('error', this.ignore);
+    await rm(this.tempDir, { recursive: true, force: true });
+  }
+}
+
+/** After exit: waits for 'close' (every pipe done), destroying pipes that linger (a grandchild may hold one). */
+function awaitPipesClosed(child: ChildProcess): Promise<void> {
+  child.stdin?.destroy();
+  const open = [child.stdout, child.stderr].some((pipe) => pipe !== null && !pipe.closed);
+  if (!open || child.pid === undefined) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      child.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }, PIPE_CLOSE_GRACE_MS);
+    child.on('close', done);
+  });
+}
+
+/**
+ * Starts `codex exec-server` with a fresh temporary CODEX_HOME (removed by `stop()`). Listen mode resolves
+ * with the printed `url`; stdio mode with the child's `stdin`/`stdout`; direct mode once the process has
+ * spawned (registration and dialling follow asynchronously; watch `exited` for a failed registration).
+ * Rejects, after cleaning up, if the binary is missing or the executor dies or stalls during startup.
+ */
+export async function spawnExecutor(options: SpawnExecutorOptions): Promise<SpawnedExecutor> {
+  const binary = options.binary ?? resolveCodexBinary();
+  const tempDir = await mkdtemp(join(tmpdir(), 'exec-rx-executor-'));
+  const codexHome = join(tempDir, 'codex-home');
+  let executor: ExecutorProcess | undefined;
+  try {
+    await mkdir(codexHome);
+    const { args, env, stdin } = await plan(options, tempDir);
+    const child = spawn(binary, [...args, ...(options.extraArgs ?? [])], {
+      env: { ...inheritedEnv(), ...options.env, ...env, CODEX_HOME: codexHome },
+      stdio: [stdin, 'pipe', 'pipe'],
+    });
+    executor = new ExecutorProcess(child, tempDir, options.stderrLineLimit ?? 200, options.mode === 'stdio');
+    const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+    const url = await awaitStart(child, options.mode === 'listen', timeoutMs);
+    return expose(executor, options.mode, url);
+  } catch (error) {
+    const tail = executor?.stderrLines().slice(-5).join('\n') ?? '';
+    await (executor?.stop(DEFAULT_STOP_GRACE_MS) ?? rm(tempDir, { recursive: true, force: true }));
+    const detail = error instanceof Error ? error.message : String(error);
+    const message = `failed to start codex exec-server (${binary}): ${detail}${tail === '' ? '' : `\n${tail}`}`;
+    throw new Error(message, { cause: error });
+  }
+}
+
+function expose(executor: ExecutorProcess, mode: SpawnExecutorOptions['mode'], url: string | undefined): SpawnedExecutor {
+  const { child } = executor;
+  if (child.pid === undefined) throw new Error('executor has no pid');
+  const base = {
+    child,
+    pid: child.pid,
+    exited: executor.exited,
+    stderrLines: () => executor.stderrLines(),
+    stop: (graceMs = DEFAULT_STOP_GRACE_MS) => executor.stop(graceMs),
+  };
+  if (mode !== 'stdio') executor.drainStdout();
+  if (mode === 'listen' && url !== undefined) return { ...base, url };
+  if (mode === 'stdio' && child.stdin !== null && child.stdout !== null) {
+    return { ...base, stdin: child.stdin, stdout: child.stdout };
+  }
+  return base;
+}

@@ -1,0 +1,63 @@
+import type { Observable, SchedulerLike } from 'rxjs';
+import { asyncScheduler, BehaviorSubject, EMPTY, timer } from 'rxjs';
+import { catchError, switchMap } from 'rxjs/operators';
+import type { DialOptions } from '../transport/dial';
+import { dial } from '../transport/dial';
+import type { SocketPort } from '../transport/socket-port';
+import type { ExecClient } from './exec-client';
+
+/** The first re-dial after a drop is immediate; then 100 ms, doubling, at most this. */
+export const MAX_REDIAL_DELAY_MS = 1_000;
+
+/**
+ * The sockets of a listening executor: the first dial, then a re-dial of the same url (same headers)
+ * each time the client loses its connection or a resume attempt fails retryably. A failed first dial
+ * errors the stream (the client then fails and `connect` rejects); a failed re-dial is tried again with
+ * backoff until the client's recovery deadline ends it.
+ */
+export class DialledSockets {
+  private readonly requests = new BehaviorSubject<number>(0);
+  private attempt = 0;
+  private everConnected = false;
+
+  /** The dialled sockets; completes when the client fails or closes. */
+  readonly sockets$: Observable<SocketPort>;
+
+  constructor(
+    url: string,
+    options: DialOptions,
+    private readonly scheduler: SchedulerLike = asyncScheduler,
+  ) {
+    this.sockets$ = this.requests.pipe(
+      switchMap((delayMs) =>
+        timer(delayMs, this.scheduler).pipe(
+          switchMap(() => dial(url, options)),
+          catchError((error: unknown) => {
+            if (!this.everConnected) throw error;
+            this.redial();
+            return EMPTY;
+          }),
+        ),
+      ),
+    );
+  }
+
+  /** Re-dials as the client reports each attempt's outcome. */
+  watch(client: ExecClient): void {
+    client.attempts$.subscribe({
+      next: (outcome) => {
+        if (outcome === 'attached') {
+          this.everConnected = true;
+          this.attempt = 0;
+        } else if (outcome === 'lost' || outcome === 'retry') this.redial();
+      },
+      complete: () => this.requests.complete(),
+    });
+  }
+
+  private redial(): void {
+    const delayMs = this.attempt === 0 ? 0 : Math.min(100 * 2 ** (this.attempt - 1), MAX_REDIAL_DELAY_MS);
+    this.attempt += 1;
+    this.requests.next(delayMs);
+  }
+}

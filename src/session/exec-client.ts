@@ -1,0 +1,283 @@
+import type { Observable, SchedulerLike, Subscription } from 'rxjs';
+import { asyncScheduler, BehaviorSubject, defer, EMPTY, firstValueFrom, merge, of, Subject, throwError, timer } from 'rxjs';
+import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, retry, switchMap, take, toArray } from 'rxjs/operators';
+import { ClosedError, ExecClientError, ProtocolError, RequestTimeoutError, ResumeFailedError, RpcError, TransportClosedError } from '../errors';
+import type { CallOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
+import { RpcConnection } from '../rpc/rpc-connection';
+import type { SocketPort } from '../transport/socket-port';
+import type { EnvironmentInfo } from '../wire/environment';
+import { ErrorCodes } from '../wire/jsonrpc';
+import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
+import { isReplayable } from '../wire/methods';
+import { handshake } from './handshake';
+import type { Session } from './handshake';
+import type { ProcessSink } from './process-sink';
+
+/** codex's recovery deadline: well inside the executor's 80 s detached-session retention. */
+export const DEFAULT_RECOVERY_DEADLINE_MS = 25_000;
+
+/** The logical client's state across sockets (codex `Connected` / `Recovering` / `Failed`). */
+export type ClientState =
+  | { readonly type: 'connecting' }
+  | { readonly type: 'connected'; readonly rpc: RpcConnection; readonly sessionId: string }
+  | { readonly type: 'recovering'; readonly error: ExecClientError }
+  | { readonly type: 'failed'; readonly error: ExecClientError };
+
+/** What happened to one socket's attempt; socket sources react to it (redial, free the replacement slot). */
+export type AttemptOutcome = 'attached' | 'retry' | 'lost' | 'fatal';
+
+/** Options of {@link ExecClient}. */
+export interface ExecClientOptions {
+  readonly clientName: string;
+  /** @default 10000 */
+  readonly initializeTimeoutMs?: number | undefined;
+  /** A session to resume on the first socket (dialled mode only). */
+  readonly resumeSessionId?: string | undefined;
+  /** @default 25000 */
+  readonly recoveryDeadlineMs?: number | undefined;
+  readonly scheduler?: SchedulerLike | undefined;
+  /** Options for each socket's RpcConnection (keepalive, timeouts, server requests). */
+  readonly rpc?: RpcConnectionOptions | undefined;
+  /** Whether a lost connection can be replaced (false for stdio: a drop is final). */
+  readonly reconnectable: boolean;
+}
+
+type AttachEvent =
+  | { readonly type: 'attached'; readonly rpc: RpcConnection; readonly session: Session }
+  | { readonly type: 'lost'; readonly error: TransportClosedError }
+  | { readonly type: 'failedAttempt'; readonly error: ExecClientError; readonly retryable: boolean };
+
+/**
+ * One logical exec-server client across sockets: a `switchMap` over the admitted sockets, so the old
+ * socket is retired (closed) before the new one's handshake starts; each new socket resumes the saved
+ * session and reads every live process from its last published seq before calls run on it.
+ * The owner calls `start()` once and `close()` when done.
+ */
+export class ExecClient {
+  private readonly stateSubject = new BehaviorSubject<ClientState>({ type: 'connecting' });
+  private readonly attemptsSubject = new Subject<AttemptOutcome>();
+  private readonly processes = new Map<string, ProcessSink>();
+  private readonly scheduler: SchedulerLike;
+  private readonly deadlineMs: number;
+  private running: Subscription | undefined;
+  private sessionIdValue: string | undefined;
+  private infoValue: EnvironmentInfo | undefined;
+
+  /** The current state; replays it to each subscriber; completes after `failed`. */
+  readonly state$: Observable<ClientState> = this.stateSubject.asObservable();
+  /** Each socket attempt's outcome, for socket sources. Completes when the client fails or closes. */
+  readonly attempts$: Observable<AttemptOutcome> = this.attemptsSubject.asObservable();
+
+  constructor(
+    private readonly sockets$: Observable<SocketPort>,
+    private readonly options: ExecClientOptions,
+  ) {
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.deadlineMs = options.recoveryDeadlineMs ?? DEFAULT_RECOVERY_DEADLINE_MS;
+  }
+
+  get state(): ClientState {
+    return this.stateSubject.value;
+  }
+  get sessionId(): string | undefined {
+    return this.sessionIdValue;
+  }
+  /** Environment info from the last initialize reply that carried one. */
+  get cachedInfo(): EnvironmentInfo | undefined {
+    return this.infoValue;
+  }
+  /** Live processes carried across replacements (bookkeeping). */
+  get processCount(): number {
+    return this.processes.size;
+  }
+
+  /** The ids of the live processes. */
+  liveProcessIds(): string[] {
+    return [...this.processes.keys()];
+  }
+
+  /** Starts attaching sockets. Resolves once the first session is installed; rejects if the first attempt fails. */
+  start(): Promise<void> {
+    if (this.running !== undefined) throw new ProtocolError('ExecClient.start() called twice');
+    const running = this.sockets$.pipe(switchMap((port) => this.attach(port))).subscribe({
+      next: (event) => this.onAttachEvent(event),
+      error: (error: unknown) => this.fail(asClientError(error)),
+    });
+    running.add(this.watchRecoveryDeadline());
+    this.running = running;
+    if (this.state.type === 'failed') running.unsubscribe();
+    return firstValueFrom(this.state$.pipe(filter((s) => s.type === 'connected' || s.type === 'failed'))).then((s) => {
+      if (s.type === 'failed') throw s.error;
+    });
+  }
+
+  /** Marks the connection as recovering before the host hands in a replacement (the old socket is retired next). */
+  markRecovering(reason: string): void {
+    const state = this.state;
+    if (state.type === 'connected') this.setState({ type: 'recovering', error: new TransportClosedError('local', 1006, reason) });
+  }
+
+  /**
+   * Registers a started process: it is read on every recovery and bound to every later connection until
+   * removed. `route` is its binding to the connection it started on; it is dropped with that connection.
+   */
+  addProcess(process: ProcessSink, route?: Subscription | { unsubscribe(): void }): void {
+    if (this.state.type === 'failed') {
+      route?.unsubscribe();
+      process.fail(this.state.error);
+      return;
+    }
+    this.processes.set(process.processId, process);
+  }
+
+  /** Forgets a process (closed, failed or released). */
+  removeProcess(processId: string): void {
+    this.processes.delete(processId);
+  }
+
+  /**
+   * Emits the connected RpcConnection once, waiting while connecting or recovering; errors with the
+   * failure once failed. With `failFast`, a recovering client errors at once (environment/status).
+   */
+  connection(failFast = false): Observable<RpcConnection> {
+    return this.state$.pipe(
+      filter((s) => s.type === 'failed' || (s.type === 'connected' && s.rpc.closeError === undefined) || (failFast && s.type === 'recovering')),
+      take(1),
+      mergeMap((s) => (s.type === 'connected' ? of(s.rpc) : throwError(() => (s.type === 'failed' || s.type === 'recovering' ? s.error : new ClosedError('not connected'))))),
+    );
+  }
+
+  /**
+   * Calls `method` on the current connection, waiting for recovery first. A call whose socket dies
+   * before the reply fails with TransportClosedError, unless the method table marks it safe to send
+   * again (process/read, process/write with its writeId, process/terminate): then it waits for the next
+   * connection and is sent again. Emits the result once; errors as RpcConnection.request does.
+   */
+  call<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Observable<ResultOf<M>> {
+    return defer(() => this.connection().pipe(mergeMap((rpc) => rpc.request(method, params, options)))).pipe(
+      retry({ delay: (error: unknown) => (error instanceof TransportClosedError && isReplayable(method) && this.state.type !== 'failed' ? of(0) : throwError(() => error)) }),
+    );
+  }
+
+  /** Fails the client (terminal): every process fails, the socket closes, waiting calls error with `error`. */
+  fail(error: ExecClientError): void {
+    if (this.state.type === 'failed') return;
+    this.setState({ type: 'failed', error });
+    for (const process of [...this.processes.values()]) process.fail(error);
+    this.processes.clear();
+    this.attemptsSubject.complete();
+    this.running?.unsubscribe();
+    this.stateSubject.complete();
+  }
+
+  /** Closes the client: the socket closes (the executor keeps the session for its retention time). */
+  close(reason = 'exec-server client closed'): void {
+    this.fail(new ClosedError(reason));
+  }
+
+  private attach(port: SocketPort): Observable<AttachEvent> {
+    return defer(() => {
+      const rpc = new RpcConnection(port, { ...this.options.rpc, ...(this.options.scheduler === undefined ? {} : { scheduler: this.options.scheduler }) });
+      const resumeSessionId = this.sessionIdValue ?? this.options.resumeSessionId;
+      // Routes first: a resume redirects process notifications during initialize (PROTOCOL.md 3.3).
+      const routes = [...this.processes.values()].map((process) => process.bind(rpc));
+      const reading = rpc.open();
+      const attempt$ = handshake(rpc, {
+        clientName: this.options.clientName,
+        resumeSessionId,
+        ...(this.options.initializeTimeoutMs === undefined ? {} : { timeoutMs: this.options.initializeTimeoutMs }),
+        scheduler: this.scheduler,
+      }).pipe(
+        mergeMap((session) => this.recoverProcesses(rpc).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
+        mergeMap((attached) => merge(of(attached), rpc.closed$.pipe(map((error): AttachEvent => ({ type: 'lost', error }))))),
+        catchError((error: unknown) => of<AttachEvent>({ type: 'failedAttempt', error: asClientError(error), retryable: isRetryable(error) })),
+      );
+      // Runs when switchMap moves to the next socket, before that socket's handshake: the old one is retired first.
+      return attempt$.pipe(
+        finalize(() => {
+          for (const route of routes) route.unsubscribe();
+          reading.unsubscribe();
+        }),
+      );
+    });
+  }
+
+  /** One `waitMs: 0` read per live process from its last published seq, merged; a failing process fails alone. */
+  private recoverProcesses(rpc: RpcConnection): Observable<unknown> {
+    const reads = [...this.processes.values()].map((process) =>
+      rpc.request('process/read', { processId: process.processId, afterSeq: process.lastPublishedSeq, maxBytes: null, waitMs: 0 }).pipe(
+        map((read) => process.recover(read)),
+        catchError((error: unknown) => {
+          if (error instanceof TransportClosedError) return throwError(() => error);
+          this.failProcess(rpc, process, asClientError(error));
+          return EMPTY;
+        }),
+      ),
+    );
+    return reads.length === 0 ? of([]) : merge(...reads).pipe(toArray());
+  }
+
+  private failProcess(rpc: RpcConnection, process: ProcessSink, error: ExecClientError): void {
+    this.processes.delete(process.processId);
+    process.fail(error);
+    // Best effort: do not leave a process running that nobody can follow any more.
+    rpc.request('process/terminate', { processId: process.processId }).subscribe({ error: () => undefined });
+  }
+
+  private onAttachEvent(event: AttachEvent): void {
+    switch (event.type) {
+      case 'attached':
+        this.sessionIdValue = event.session.sessionId;
+        if (event.session.environmentInfo !== undefined) this.infoValue = event.session.environmentInfo;
+        this.setState({ type: 'connected', rpc: event.rpc, sessionId: event.session.sessionId });
+        return this.attemptsSubject.next('attached');
+      case 'lost':
+        if (this.state.type === 'connected') this.setState({ type: 'recovering', error: event.error });
+        if (!this.options.reconnectable) {
+          return this.fail(new ResumeFailedError('noReconnect', event.error.message, 'the transport cannot reconnect', { cause: event.error }));
+        }
+        return this.attemptsSubject.next('lost');
+      case 'failedAttempt':
+        return this.onFailedAttempt(event.error, event.retryable);
+    }
+  }
+
+  private onFailedAttempt(error: ExecClientError, retryable: boolean): void {
+    const state = this.state;
+    if (state.type === 'connecting') return this.fail(error);
+    const disconnect = state.type === 'recovering' ? state.error.message : 'exec-server transport disconnected';
+    if (retryable && this.options.reconnectable) return this.attemptsSubject.next('retry');
+    const reason = error instanceof RpcError && error.rpcMessage.startsWith('unknown session id') ? 'unknownSession' : 'rejected';
+    this.attemptsSubject.next('fatal');
+    this.fail(new ResumeFailedError(reason, disconnect, error.message, { cause: error }));
+  }
+
+  private watchRecoveryDeadline(): Subscription {
+    return this.state$
+      .pipe(
+        map((s) => s.type === 'recovering'),
+        distinctUntilChanged(),
+        switchMap((recovering) => (recovering ? timer(this.deadlineMs, this.scheduler) : EMPTY)),
+      )
+      .subscribe(() => {
+        const state = this.state;
+        const disconnect = state.type === 'recovering' ? state.error.message : 'exec-server transport disconnected';
+        this.fail(new ResumeFailedError('timeout', disconnect, `recovery timed out after ${formatSeconds(this.deadlineMs)}`));
+      });
+  }
+
+  private setState(state: ClientState): void {
+    if (this.state.type !== 'failed') this.stateSubject.next(state);
+  }
+}
+
+/** Retryable attempt failures (codex): transport closed, initialize timeout, -32010 session still attached. */
+const isRetryable = (error: unknown): boolean =>
+  error instanceof TransportClosedError ||
+  (error instanceof RequestTimeoutError && error.method === 'initialize') ||
+  (error instanceof RpcError && error.rpcCode === ErrorCodes.SessionAlreadyAttached);
+
+const asClientError = (error: unknown): ExecClientError =>
+  error instanceof ExecClientError ? error : new ProtocolError(`unexpected failure: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+
+const formatSeconds = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);

@@ -1,0 +1,20 @@
+import type { Subscription } from 'rxjs';
+import type { ExecClientError } from '../errors';
+import type { RpcConnection } from '../rpc/rpc-connection';
+import type { ReadResponse } from '../wire/process';
+
+/**
+ * What the connection layer needs of a live process to carry it across a socket replacement
+ * (implemented by ExecProcess).
+ */
+export interface ProcessSink {
+  readonly processId: string;
+  /** The last seq published to the process's consumers (0 when none). Recovery reads start after it. */
+  readonly lastPublishedSeq: number;
+  /** Routes this process's notifications from `rpc` (called before the connection's handshake). */
+  bind(rpc: RpcConnection): Subscription;
+  /** Merges a recovery read (PROTOCOL.md 8.4). Throws a typed error when it cannot; the caller then fails the process. */
+  recover(read: ReadResponse): void;
+  /** Fails the process (terminal). */
+  fail(error: ExecClientError): void;
+}
