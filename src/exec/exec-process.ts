@@ -1,5 +1,5 @@
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
-import { asyncScheduler, firstValueFrom, lastValueFrom, race, timer } from 'rxjs';
+import { asyncScheduler, defer, firstValueFrom, lastValueFrom, of, race, timer } from 'rxjs';
 import { filter, map, take, toArray } from 'rxjs/operators';
 import type { ExecClientError } from '../errors';
 import { ExecClientError as BaseError, ProcessFailedError, ProtocolError } from '../errors';
@@ -51,6 +51,8 @@ export class ExecProcess implements ProcessSink {
   private holeTimer: Subscription | undefined;
   private fillingHole = false;
   private highestSeenSeq = 0;
+  private exitCodeValue: number | undefined;
+  private readonly routes = new Set<Subscription>();
 
   /**
    * Every event of the process: a replay of the retained history (after a `truncated` marker when some
@@ -98,9 +100,17 @@ export class ExecProcess implements ProcessSink {
   lines$(stream?: OutputStream | OutputStream[]): Observable<string> {
     return this.events$.pipe(linesOf(stream));
   }
-  /** The exit code, once; errors if the process fails before exiting. */
+  /**
+   * The exit code, once, then completes; errors if the process fails before exiting. Kept on the process,
+   * so a late subscriber gets it even when the `exited` event has left the bounded history.
+   */
   get exitCode$(): Observable<number> {
-    return this.events$.pipe(exitCodeOf());
+    return defer(() => (this.exitCodeValue === undefined ? this.events$.pipe(exitCodeOf()) : of(this.exitCodeValue)));
+  }
+
+  /** The exit code once the process exited. */
+  get exitCode(): number | undefined {
+    return this.exitCodeValue;
   }
   /** All output as one Buffer per stream, once closed (for small outputs and tests). */
   collect(): Promise<{ readonly stdout: string; readonly stderr: string; readonly pty: string; readonly exitCode: number }> {
@@ -168,9 +178,13 @@ export class ExecProcess implements ProcessSink {
     this.history.release();
   }
 
-  /** @internal ProcessSink: routes this process's notifications from `rpc`. */
+  /** @internal ProcessSink: routes this process's notifications from `rpc`, until the process ends. */
   bind(rpc: RpcConnection): Subscription {
-    return rpc.processEvents(this.processId).subscribe((event) => this.onWire(event));
+    const route = rpc.processEvents(this.processId).subscribe((event) => this.onWire(event));
+    if (this.isDone()) route.unsubscribe();
+    else this.routes.add(route);
+    route.add(() => this.routes.delete(route));
+    return route;
   }
 
   /** @internal ProcessSink: merges a recovery read through the reorder buffer. Throws typed errors. */
@@ -187,7 +201,7 @@ export class ExecProcess implements ProcessSink {
     this.holeTimer?.unsubscribe();
     const failure = error instanceof ProcessFailedError || error.code === 'PROCESS_GAP' ? error : new ProcessFailedError(this.processId, `process ${this.processId} failed: ${error.message}`, { cause: error });
     this.history.append({ type: 'failed', error: failure });
-    this.client.removeProcess(this.processId);
+    this.ended();
   }
 
   private onWire(event: ProcessWireEvent): void {
@@ -203,16 +217,22 @@ export class ExecProcess implements ProcessSink {
 
   private publish(events: readonly SequencedEvent[]): void {
     for (const event of events) {
-      if (event.type === 'exited' && this.stateValue === 'running') this.stateValue = 'exited';
+      if (event.type === 'exited') {
+        this.exitCodeValue = event.exitCode;
+        if (this.stateValue === 'running') this.stateValue = 'exited';
+      }
       if (event.type === 'closed') this.stateValue = 'closed';
       this.history.append(event);
     }
-    if (this.stateValue === 'closed') {
-      this.holeTimer?.unsubscribe();
-      this.client.removeProcess(this.processId);
-      return;
-    }
+    if (this.stateValue === 'closed') return this.ended();
     if (this.buffer.missingRange() !== undefined) this.scheduleHoleFill();
+  }
+
+  /** Closed or failed: drop the routes, the hole timer and the client's registration. */
+  private ended(): void {
+    this.holeTimer?.unsubscribe();
+    for (const route of [...this.routes]) route.unsubscribe();
+    this.client.removeProcess(this.processId);
   }
 
   private scheduleHoleFill(): void {

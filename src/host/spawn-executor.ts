@@ -6,16 +6,18 @@
  * Facts this relies on (codex 0.171.0, measured):
  * - SIGTERM makes the executor kill the process group of every process it started and exit with status 0
  *   within a few ms. SIGKILL does not: the processes live in their own sessions and are orphaned.
- * - The `codex` npm wrapper is never spawned: on Node 20 it stays alive as a parent, and killing it
- *   orphans the executor.
+ * - The native binary is spawned directly, never the `codex` npm wrapper (see `./codex-binary`).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { resolveCodexBinary } from './codex-binary';
+import { LineRing } from './line-ring';
+
+export { resolveCodexBinary };
 
 /** Options shared by every mode. */
 export interface SpawnCommonOptions {
@@ -91,66 +93,9 @@ export interface SpawnedExecutor {
   stop(graceMs?: number): Promise<void>;
 }
 
-const TARGET_TRIPLES: Readonly<Record<string, string>> = {
-  'linux-x64': 'x86_64-unknown-linux-musl',
-  'linux-arm64': 'aarch64-unknown-linux-musl',
-  'darwin-x64': 'x86_64-apple-darwin',
-  'darwin-arm64': 'aarch64-apple-darwin',
-  'win32-x64': 'x86_64-pc-windows-msvc',
-  'win32-arm64': 'aarch64-pc-windows-msvc',
-};
 const DEFAULT_START_TIMEOUT_MS = 15_000;
 const DEFAULT_STOP_GRACE_MS = 3_000;
 const PIPE_CLOSE_GRACE_MS = 500;
-const MAX_STDERR_LINE_CHARS = 2_000;
-
-function tryResolve(id: string, paths?: string[]): string | undefined {
-  try {
-    return paths === undefined ? require.resolve(id) : require.resolve(id, { paths });
-  } catch {
-    return undefined;
-  }
-}
-
-function findInVendor(vendorDir: string, triple: string | undefined, exe: string): string | undefined {
-  const preferred = triple === undefined ? undefined : join(vendorDir, triple, 'bin', exe);
-  if (preferred !== undefined && existsSync(preferred)) return preferred;
-  if (!existsSync(vendorDir)) return undefined;
-  for (const entry of readdirSync(vendorDir)) {
-    const candidate = join(vendorDir, entry, 'bin', exe);
-    if (existsSync(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-/**
- * The path of the native `codex` binary from the installed platform package (`@openai/codex-<os>-<arch>`,
- * top-level or nested under `@openai/codex`). Throws an Error explaining how to get an executor.
- */
-export function resolveCodexBinary(): string {
-  const os = process.platform === 'android' ? 'linux' : process.platform;
-  const key = `${os}-${process.arch}`;
-  const platformPackage = `@openai/codex-${key}`;
-  const exe = process.platform === 'win32' ? 'codex.exe' : 'codex';
-  const vendorDirs: string[] = [];
-  const platformJson = tryResolve(`${platformPackage}/package.json`);
-  if (platformJson !== undefined) vendorDirs.push(join(dirname(platformJson), 'vendor'));
-  const wrapperJson = tryResolve('@openai/codex/package.json');
-  if (wrapperJson !== undefined) {
-    const nested = tryResolve(`${platformPackage}/package.json`, [dirname(wrapperJson)]);
-    if (nested !== undefined) vendorDirs.push(join(dirname(nested), 'vendor'));
-    vendorDirs.push(join(dirname(wrapperJson), 'vendor'));
-  }
-  for (const vendorDir of vendorDirs) {
-    const found = findInVendor(vendorDir, TARGET_TRIPLES[key], exe);
-    if (found !== undefined) return found;
-  }
-  throw new Error(
-    `no codex executor binary found for ${key} (package ${platformPackage}). ` +
-      'Install one with `npm install @openai/codex@0.171.0`, ' +
-      'or use --connect ws://HOST:PORT to reach an executor that is already listening.',
-  );
-}
 
 /** The parent's environment minus anything that could carry credentials or change logging. */
 function inheritedEnv(): Record<string, string> {
@@ -162,11 +107,8 @@ function inheritedEnv(): Record<string, string> {
   return env;
 }
 
-interface Plan {
-  readonly args: string[];
-  readonly env: Record<string, string>;
-  readonly stdin: 'pipe' | 'ignore';
-}
+/** Mode-specific arguments, environment and stdin disposition. */
+interface Plan { readonly args: string[]; readonly env: Record<string, string>; readonly stdin: 'pipe' | 'ignore' }
 
 async function plan(options: SpawnExecutorOptions, tempDir: string): Promise<Plan> {
   switch (options.mode) {
@@ -197,29 +139,6 @@ async function plan(options: SpawnExecutorOptions, tempDir: string): Promise<Pla
   }
 }
 
-/** Keeps the last `limit` complete lines of a text stream (plus the unterminated tail). */
-class LineRing {
-  private readonly lines: string[] = [];
-  private partial = '';
-  constructor(private readonly limit: number) {}
-  readonly push = (text: string): void => {
-    const parts = (this.partial + text).split('\n');
-    this.partial = parts.pop() ?? '';
-    for (const line of parts) this.add(line);
-    if (this.partial.length > MAX_STDERR_LINE_CHARS) {
-      this.add(this.partial);
-      this.partial = '';
-    }
-  };
-  snapshot(): string[] {
-    return this.partial === '' ? [...this.lines] : [...this.lines, this.partial];
-  }
-  private add(line: string): void {
-    this.lines.push(line.replace(/\r$/, '').slice(0, MAX_STDERR_LINE_CHARS));
-    if (this.lines.length > this.limit) this.lines.shift();
-  }
-}
-
 /** Resolves when `child` has spawned (listen mode: printed its URL line); rejects on exit, error or timeout. */
 function awaitStart(child: ChildProcess, listen: boolean, timeoutMs: number): Promise<string | undefined> {
   return new Promise<string | undefined>((resolve, reject) => {
@@ -244,10 +163,8 @@ function awaitStart(child: ChildProcess, listen: boolean, timeoutMs: number): Pr
     const onError = (error: Error): void => settle(() => reject(error));
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
       settle(() => reject(new Error(`executor exited during startup (code ${String(code)}, signal ${String(signal)})`)));
-    const timer = setTimeout(
-      () => settle(() => reject(new Error(`executor did not start within ${timeoutMs} ms`))),
-      timeoutMs,
-    );
+    const late = (): void => settle(() => reject(new Error(`executor did not start within ${timeoutMs} ms`)));
+    const timer = setTimeout(late, timeoutMs);
     child.on('spawn', onSpawn).on('error', onError).on('exit', onExit);
     if (listen) child.stdout?.on('data', onData);
   });
@@ -279,6 +196,7 @@ class ExecutorProcess {
     });
   }
 
+  /** Recent stderr lines. */
   stderrLines(): string[] {
     return this.stderr.snapshot();
   }
@@ -288,6 +206,7 @@ class ExecutorProcess {
     this.child.stdout?.on('data', this.ignore);
   }
 
+  /** Idempotent: every call returns the same shutdown. */
   stop(graceMs: number): Promise<void> {
     this.stopping ??= this.shutdown(graceMs);
     return this.stopping;
