@@ -46,7 +46,7 @@ async function started(first: FakeSocketPort): Promise<{ client: ExecClient; soc
   return { client, sockets, backend: new ExecBackend(client, () => ({})) };
 }
 
-const texts = (events: ProcessEvent[]): string[] => events.flatMap((e) => (e.type === 'output' ? [`${e.seq}:${Buffer.from(e.chunk).toString()}`] : [`${e.seq ?? ''}:${e.type}`]));
+const texts = (events: ProcessEvent[]): string[] => events.flatMap((e) => (e.type === 'output' ? [`${e.seq}:${Buffer.from(e.chunk).toString()}`] : ['seq' in e ? `${e.seq}:${e.type}` : e.type]));
 
 describe('ExecProcess over a scripted executor', () => {
   it('delivers every chunk exactly once, in order, across a replacement in the middle of the stream', async () => {
