@@ -1,11 +1,10 @@
 /**
  * Start the real `codex exec-server` binary as a child process: listening on a loopback WebSocket, on
- * stdio, or dialling a host through the direct remote transport. Used by `exec-rx run` and by every
- * integration spec.
- *
+ * stdio, or dialling a host through the direct remote transport. Used by `exec-rx run` and the int specs.
  * Facts this relies on (codex 0.171.0, measured):
- * - SIGTERM makes the executor kill the process group of every process it started and exit with status 0
- *   within a few ms. SIGKILL does not: the processes live in their own sessions and are orphaned.
+ * - SIGTERM (listen, direct) or stdin EOF (stdio, direct) makes the executor kill the process group of every
+ *   process it started and exit with status 0 within a few ms. In stdio mode SIGTERM alone is ignored.
+ *   SIGKILL orphans those processes: they live in their own sessions.
  * - The native binary is spawned directly, never the `codex` npm wrapper (see `./codex-binary`).
  */
 import { spawn } from 'node:child_process';
@@ -16,8 +15,7 @@ import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { resolveCodexBinary } from './codex-binary';
 import { LineRing } from './line-ring';
-
-export { resolveCodexBinary };
+export { resolveCodexBinary } from './codex-binary';
 
 /** Options shared by every mode. */
 export interface SpawnCommonOptions {
@@ -62,7 +60,6 @@ export interface DirectSpawnOptions extends SpawnCommonOptions {
   /** SigV4 signing region. @default 'us-east-1' */
   readonly region?: string;
 }
-
 /** What {@link spawnExecutor} can start. */
 export type SpawnExecutorOptions = ListenSpawnOptions | StdioSpawnOptions | DirectSpawnOptions;
 
@@ -87,8 +84,9 @@ export interface SpawnedExecutor {
   /** Resolves when the process has exited, whoever ended it. Never rejects. */
   readonly exited: Promise<ExecutorExit>;
   /**
-   * SIGTERM (the executor kills the processes it started), then SIGKILL after `graceMs`. Resolves once the
-   * child has exited, its pipes are closed, every listener and timer is removed and the temp dir is gone.
+   * Ends stdin and sends SIGTERM (the executor kills the processes it started), then SIGKILL after `graceMs`
+   * (which orphans them). Resolves once the child has exited, its pipes are closed, every listener and timer
+   * is removed and the temp dir is gone.
    */
   stop(graceMs?: number): Promise<void>;
 }
@@ -107,7 +105,7 @@ function inheritedEnv(): Record<string, string> {
   return env;
 }
 
-/** Mode-specific arguments, environment and stdin disposition. */
+/** Mode-specific arguments, environment and stdin. */
 interface Plan { readonly args: string[]; readonly env: Record<string, string>; readonly stdin: 'pipe' | 'ignore' }
 
 async function plan(options: SpawnExecutorOptions, tempDir: string): Promise<Plan> {
@@ -216,6 +214,8 @@ class ExecutorProcess {
     const { child } = this;
     let killTimer: NodeJS.Timeout | undefined;
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      // Stdio mode ignores SIGTERM and exits on stdin EOF; direct mode (--exit-on-stdin-close) honours both.
+      child.stdin?.end();
       child.kill('SIGTERM');
       killTimer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     }

@@ -1,0 +1,77 @@
+import type { CallOptions } from '../rpc/rpc-connection';
+import type {
+  FsCanonicalizeParams,
+  FsCopyParams,
+  FsCreateDirectoryParams,
+  FsGetMetadataParams,
+  FsOpenParams,
+  FsReadDirectoryParams,
+  FsReadFileParams,
+  FsRemoveParams,
+  FsWalkParams,
+  FsWriteFileParams,
+} from '../wire/fs';
+
+/** Options of {@link RemoteFileSystem}. */
+export interface RemoteFileSystemOptions {
+  /**
+   * Makes the `handleId` of each `fs/open`; ids must be unique on a connection.
+   * @default `fs-handle-1`, `fs-handle-2`, … (one counter per Node process)
+   */
+  readonly newHandleId?: () => string;
+  /**
+   * Makes the `watchId` of each `watchMissing` (an unsigned integer, unique on a connection).
+   * @default 1, 2, … (one counter per Node process)
+   */
+  readonly newWatchId?: () => number;
+  /**
+   * `writeFile` sends data larger than this through `fs/open` + `fs/writeBlock` + `fs/close` instead of
+   * one `fs/writeFile` frame.
+   * @default 4194304 (SAFE_CHUNK_BYTES: about 5.6 MiB of frame, well below the executor's 16 MiB)
+   */
+  readonly writeFileMaxBytes?: number;
+  /** Bytes per `fs/writeBlock`, from 1 to WRITE_BLOCK_MAX_BYTES. @default 1048576 */
+  readonly writeBlockBytes?: number;
+}
+
+/** `readFile` options: the wire's optional fields plus the per-call timeout and abort signal. */
+export type ReadFileOptions = Omit<FsReadFileParams, 'path'> & CallOptions;
+/** `writeFile` options (`followSymlinks` is not sent on the block path: `fs/open` has no such field). */
+export type WriteFileOptions = Omit<FsWriteFileParams, 'path' | 'dataBase64'> & CallOptions;
+/** `createDirectory` options (`recursive` omitted behaves as `true` on the executor). */
+export type CreateDirectoryOptions = Omit<FsCreateDirectoryParams, 'path'> & CallOptions;
+/** `getMetadata` options. */
+export type GetMetadataOptions = Omit<FsGetMetadataParams, 'path'> & CallOptions;
+/** `canonicalize` options. */
+export type CanonicalizeOptions = Omit<FsCanonicalizeParams, 'path'> & CallOptions;
+/** `readDirectory` options. */
+export type ReadDirectoryOptions = Omit<FsReadDirectoryParams, 'path'> & CallOptions;
+/** `walk` options: the limits are all required on the wire. */
+export type WalkOptions = Omit<FsWalkParams, 'path'> & CallOptions;
+/** `remove` options (omitted flags behave as recursive + force on the executor). */
+export type RemoveOptions = Omit<FsRemoveParams, 'path'> & CallOptions;
+/** `copy` options; `recursive` defaults to `false` (a directory needs `true`). */
+export type CopyOptions = Partial<Omit<FsCopyParams, 'sourcePath' | 'destinationPath'>> & CallOptions;
+/** `open` options (`sandbox`). The mode is `open`'s second argument. */
+export type OpenOptions = Omit<FsOpenParams, 'handleId' | 'path' | 'mode'> & CallOptions;
+
+/** Splits caller options into the wire's fields and the per-call {@link CallOptions}. */
+export function splitCallOptions<T extends CallOptions>(options: T): readonly [Omit<T, keyof CallOptions>, CallOptions] {
+  const { timeoutMs, signal, ...wire } = options;
+  return [wire, { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(signal === undefined ? {} : { signal }) }];
+}
+
+let handleCounter = 0;
+let watchCounter = 0;
+
+/** The default handle id maker: unique in this Node process, so unique on every connection. */
+export const defaultHandleId = (): string => {
+  handleCounter += 1;
+  return `fs-handle-${handleCounter}`;
+};
+
+/** The default watch id maker: unique in this Node process. */
+export const defaultWatchId = (): number => {
+  watchCounter += 1;
+  return watchCounter;
+};
