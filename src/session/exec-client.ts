@@ -1,5 +1,5 @@
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
-import { asyncScheduler, BehaviorSubject, defer, EMPTY, firstValueFrom, merge, of, Subject, throwError, timer } from 'rxjs';
+import { asyncScheduler, defer, ReplaySubject, EMPTY, firstValueFrom, merge, of, Subject, throwError, timer } from 'rxjs';
 import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, retry, switchMap, take, toArray } from 'rxjs/operators';
 import { ClosedError, ExecClientError, ProtocolError, RequestTimeoutError, ResumeFailedError, RpcError, TransportClosedError } from '../errors';
 import type { CallOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
@@ -54,7 +54,9 @@ type AttachEvent =
  * The owner calls `start()` once and `close()` when done.
  */
 export class ExecClient {
-  private readonly stateSubject = new BehaviorSubject<ClientState>({ type: 'connecting' });
+  // A ReplaySubject, not a BehaviorSubject: once completed after `failed`, it still replays that state.
+  private readonly stateSubject = new ReplaySubject<ClientState>(1);
+  private current: ClientState = { type: 'connecting' };
   private readonly attemptsSubject = new Subject<AttemptOutcome>();
   private readonly processes = new Map<string, ProcessSink>();
   private readonly scheduler: SchedulerLike;
@@ -74,10 +76,11 @@ export class ExecClient {
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.deadlineMs = options.recoveryDeadlineMs ?? DEFAULT_RECOVERY_DEADLINE_MS;
+    this.stateSubject.next(this.current);
   }
 
   get state(): ClientState {
-    return this.stateSubject.value;
+    return this.current;
   }
   get sessionId(): string | undefined {
     return this.sessionIdValue;
@@ -232,10 +235,11 @@ export class ExecClient {
         this.setState({ type: 'connected', rpc: event.rpc, sessionId: event.session.sessionId });
         return this.attemptsSubject.next('attached');
       case 'lost':
-        if (this.state.type === 'connected') this.setState({ type: 'recovering', error: event.error });
+        // A transport that cannot reconnect (stdio) fails at once: no `disconnected` flicker before `failed`.
         if (!this.options.reconnectable) {
           return this.fail(new ResumeFailedError('noReconnect', event.error.message, 'the transport cannot reconnect', { cause: event.error }));
         }
+        if (this.state.type === 'connected') this.setState({ type: 'recovering', error: event.error });
         return this.attemptsSubject.next('lost');
       case 'failedAttempt':
         return this.onFailedAttempt(event.error, event.retryable);
@@ -267,7 +271,9 @@ export class ExecClient {
   }
 
   private setState(state: ClientState): void {
-    if (this.state.type !== 'failed') this.stateSubject.next(state);
+    if (this.current.type === 'failed') return;
+    this.current = state;
+    this.stateSubject.next(state);
   }
 }
 
