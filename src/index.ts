@@ -17,6 +17,16 @@ export { ExecProcess } from './exec/exec-process';
 export type { ProcessState, ProcessStreamOptions } from './exec/exec-process';
 export type { ClosedEvent, ExitedEvent, FailedEvent, OutputEvent, OutputStream, ProcessEvent, SequencedEvent, TruncatedEvent } from './exec/process-event';
 
+/* Filesystem and HTTP on the executor */
+export { RemoteFileSystem } from './fs/remote-file-system';
+export type { RemoteFileSystemOptions } from './fs/fs-options';
+export { RemoteFileHandle } from './fs/remote-file-handle';
+export type { ReadBlockResult } from './fs/remote-file-handle';
+export { ExecHttpClient } from './http/http-client';
+export type { ExecHttpClientOptions } from './http/http-client';
+export { HttpBodyError } from './http/http-types';
+export type { HttpEvent, HttpRequest, HttpResponse } from './http/http-types';
+
 /* Transport (for embedding: wrap your own sockets) */
 export { wsSocketPort } from './transport/ws-socket-port';
 export type { WsSocketPortOptions } from './transport/ws-socket-port';
@@ -53,4 +63,5 @@ export {
   SpawnError,
   TransportClosedError,
 } from './errors';
+export { ReplayTruncatedError } from './exec/replay-truncated-error';
 export type { CloseInitiator, ExecClientErrorCode, ResumeFailure } from './errors';

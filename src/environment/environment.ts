@@ -3,6 +3,8 @@ import { firstValueFrom } from 'rxjs';
 import { mergeMap } from 'rxjs/operators';
 import { EnvironmentRecoveringError, ExecClientError, ProtocolError } from '../errors';
 import { ExecBackend } from '../exec/exec-backend';
+import { RemoteFileSystem } from '../fs/remote-file-system';
+import { ExecHttpClient } from '../http/http-client';
 import type { ProcessStreamOptions } from '../exec/exec-process';
 import type { ExecClient } from '../session/exec-client';
 import type { EnvironmentInfo } from '../wire/environment';
@@ -20,6 +22,8 @@ export const INFO_TIMEOUT_MS = 30_000;
 export class Environment {
   private infoPromise: Promise<EnvironmentInfo> | undefined;
   private readonly backend: ExecBackend;
+  private readonly filesystem: RemoteFileSystem;
+  private readonly http: ExecHttpClient;
 
   /**
    * The connection state: replays the current value to each subscriber, then emits each change
@@ -34,6 +38,18 @@ export class Environment {
   ) {
     this.connectionState$ = toConnectionState(client.state$);
     this.backend = new ExecBackend(client, streamOptions);
+    this.filesystem = new RemoteFileSystem(client);
+    this.http = new ExecHttpClient(client);
+  }
+
+  /** The executor's filesystem (`fs/*`): paths as native absolute paths or `file://` URIs, bytes in and out. */
+  getFilesystem(): RemoteFileSystem {
+    return this.filesystem;
+  }
+
+  /** HTTP requests made by the executor (`http/request`), buffered or streamed. */
+  getHttpClient(): ExecHttpClient {
+    return this.http;
   }
 
   /** Starts processes on this environment. */

@@ -274,7 +274,8 @@ export async function spawnExecutor(options: SpawnExecutorOptions): Promise<Spaw
   } catch (error) {
     const tail = executor?.stderrLines().slice(-5).join('\n') ?? '';
     await (executor?.stop(DEFAULT_STOP_GRACE_MS) ?? rm(tempDir, { recursive: true, force: true }));
-    const detail = error instanceof Error ? error.message : String(error);
+    // Not `instanceof Error`: errors from node internals may come from another realm (jest sandboxes).
+    const detail = typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
     const message = `failed to start codex exec-server (${binary}): ${detail}${tail === '' ? '' : `\n${tail}`}`;
     throw new Error(message, { cause: error });
   }

@@ -1,0 +1,184 @@
+/**
+ * The environments a host serves, one slot per environment id. The first socket of an id (or the first
+ * after its environment failed) starts a new generation with `EnvironmentManager.fromAcceptedWebsocket`;
+ * later sockets of a live generation go to `replaceAcceptedWebsocket`.
+ */
+import type { Subscription } from 'rxjs';
+import { BehaviorSubject } from 'rxjs';
+import type WebSocket from 'ws';
+import type { ConnectionState, Environment, EnvironmentManagerOptions } from '../index';
+import { EnvironmentManager } from '../index';
+
+/** What `Environment.info()` resolves with. */
+export type HostedEnvironmentInfo = Awaited<ReturnType<Environment['info']>>;
+
+/** `starting` until the first handshake finished; then the environment's connection state. */
+export type HostedState = 'starting' | 'connected' | 'disconnected' | 'failed';
+
+/** One environment as the host sees it. A new object on every change. */
+export interface HostedEnvironment {
+  readonly id: string;
+  /** 1 for the first executor session under this id; +1 each time a failed one is started afresh. */
+  readonly generation: number;
+  readonly state: HostedState;
+  /** The executor's environment info, once connected. */
+  readonly info: HostedEnvironmentInfo | undefined;
+  /** The environment to start processes on; `undefined` while starting or when the start failed. */
+  readonly environment: Environment | undefined;
+  /** Why it is disconnected or failed (a library error message; never carries secrets). */
+  readonly error: string | undefined;
+}
+
+interface Slot {
+  view: HostedEnvironment;
+  manager: EnvironmentManager | undefined;
+  socket: WebSocket | undefined;
+  watching: Subscription | undefined;
+}
+
+const OPEN = 1;
+
+/** Owns every manager and socket it adopts; `close()` releases them all. */
+export class HostedEnvironments {
+  private readonly slots = new Map<string, Slot>();
+  private readonly subject = new BehaviorSubject<readonly HostedEnvironment[]>([]);
+  private closed = false;
+
+  /** Every environment, current generation only, in first-seen order. Replays the current list; completes on close. */
+  readonly environments$ = this.subject.asObservable();
+
+  constructor(
+    private readonly managerOptions: EnvironmentManagerOptions,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** The current generation of `id`. */
+  get(id: string): HostedEnvironment | undefined {
+    return this.slots.get(id)?.view;
+  }
+
+  /** Ids whose current generation is not failed. */
+  liveIds(): string[] {
+    return [...this.slots].filter(([, slot]) => slot.view.state !== 'failed').map(([id]) => id);
+  }
+
+  /** Ids whose current generation failed, oldest first. */
+  failedIds(): string[] {
+    return [...this.slots].filter(([, slot]) => slot.view.state === 'failed').map(([id]) => id);
+  }
+
+  /** Forgets a failed environment (to make room). */
+  remove(id: string): void {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return;
+    void this.release(slot);
+    this.slots.delete(id);
+    this.publish();
+  }
+
+  /** Takes an authenticated executor socket for `id` (see the file comment). Never throws. */
+  adopt(id: string, socket: WebSocket): void {
+    const slot = this.slots.get(id);
+    if (this.closed || slot?.view.state === 'starting') {
+      // A second socket during the first handshake: the executor re-dials after its backoff.
+      socket.terminate();
+      return;
+    }
+    if (slot !== undefined && slot.view.state !== 'failed' && slot.manager !== undefined) {
+      slot.socket = socket;
+      slot.manager.replaceAcceptedWebsocket(id, socket).catch((error: unknown) => this.log(`environment ${id}: replacement refused: ${messageOf(error)}`));
+      return;
+    }
+    this.startGeneration(id, socket, (slot?.view.generation ?? 0) + 1);
+  }
+
+  /** Terminates the current socket of `id` (the executor re-dials); `false` when there is none open. */
+  dropSocket(id: string): boolean {
+    const socket = this.slots.get(id)?.socket;
+    if (socket === undefined || socket.readyState !== OPEN) return false;
+    socket.terminate();
+    return true;
+  }
+
+  /** Closes every manager (processes stay with their executors) and socket; completes `environments$`. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const slots = [...this.slots.values()];
+    await Promise.all(slots.map((slot) => this.release(slot)));
+    for (const slot of slots) slot.socket?.terminate();
+    this.subject.complete();
+  }
+
+  private startGeneration(id: string, socket: WebSocket, generation: number): void {
+    const previous = this.slots.get(id);
+    if (previous !== undefined) void this.release(previous);
+    const slot: Slot = { view: { id, generation, state: 'starting', info: undefined, environment: undefined, error: undefined }, manager: undefined, socket, watching: undefined };
+    this.slots.set(id, slot);
+    this.log(`environment ${id} generation ${generation}: starting`);
+    this.publish();
+    EnvironmentManager.fromAcceptedWebsocket(id, socket, this.managerOptions).then(
+      (manager) => this.started(slot, manager),
+      (error: unknown) => {
+        socket.terminate();
+        this.update(slot, { state: 'failed', error: messageOf(error) });
+      },
+    );
+  }
+
+  private started(slot: Slot, manager: EnvironmentManager): void {
+    const environment = manager.defaultEnvironment();
+    if (this.closed || this.slots.get(slot.view.id) !== slot || environment === undefined) {
+      void manager.close();
+      return;
+    }
+    slot.manager = manager;
+    this.update(slot, { environment });
+    slot.watching = environment.connectionState$.subscribe((state) => this.onState(slot, environment, state));
+  }
+
+  private onState(slot: Slot, environment: Environment, state: ConnectionState): void {
+    if (state.state === 'connected') {
+      this.update(slot, { state: 'connected', error: undefined });
+      if (slot.view.info === undefined) {
+        environment.info().then(
+          (info) => this.update(slot, { info }),
+          () => undefined,
+        );
+      }
+      return;
+    }
+    this.update(slot, { state: state.state, error: state.error?.message });
+    if (state.state === 'failed') {
+      // The executor must re-dial to start the next generation: close whatever socket it still holds.
+      slot.socket?.terminate();
+      void this.release(slot);
+    }
+  }
+
+  private update(slot: Slot, change: Partial<HostedEnvironment>): void {
+    if (this.slots.get(slot.view.id) !== slot || this.closed) return;
+    const before = slot.view;
+    slot.view = { ...before, ...change };
+    if (slot.view.state !== before.state) {
+      const error = slot.view.error === undefined ? '' : `: ${slot.view.error}`;
+      this.log(`environment ${slot.view.id} generation ${slot.view.generation}: ${slot.view.state}${error}`);
+    }
+    this.publish();
+  }
+
+  private publish(): void {
+    if (!this.closed) this.subject.next([...this.slots.values()].map((slot) => slot.view));
+  }
+
+  private async release(slot: Slot): Promise<void> {
+    slot.watching?.unsubscribe();
+    slot.watching = undefined;
+    const manager = slot.manager;
+    slot.manager = undefined;
+    if (slot.socket !== undefined && slot.socket.readyState === OPEN && slot.view.state === 'failed') slot.socket.terminate();
+    await manager?.close().catch(() => undefined);
+  }
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -1,0 +1,92 @@
+/**
+ * Direct-transport registrations (PROTOCOL.md 7.1): each successful `register` gets a registration id and
+ * a random capability token bound to that environment, that registration and the access key that signed
+ * it. Only a digest of the token is kept; tokens are compared in constant time and never logged.
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+
+/** The outcome of checking an upgrade's registration id and token. */
+export type TokenCheck =
+  /** The latest registration of that environment, presented with its token by the key that registered it. */
+  | 'ok'
+  /** A genuine but superseded registration of that environment: answer 409 so the executor re-registers. */
+  | 'stale'
+  /** Anything else: unknown registration, wrong token, another environment's token, another key. */
+  | 'unauthorized';
+
+/** A fresh registration, as handed back to the executor. */
+export interface IssuedRegistration {
+  readonly registrationId: string;
+  /** The capability token; goes into the url handed back and nowhere else. */
+  readonly token: string;
+}
+
+interface Record {
+  readonly environmentId: string;
+  readonly accessKeyId: string;
+  readonly tokenDigest: Buffer;
+}
+
+const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+
+/** Superseded registrations remembered per environment (to answer 409 rather than 401). */
+const SUPERSEDED_PER_ENVIRONMENT = 4;
+
+/** The registration table. Bounded: the oldest records are forgotten first. Holds no timers or handles. */
+export class Registrations {
+  private readonly records = new Map<string, Record>();
+  private readonly latest = new Map<string, { readonly registrationId: string; readonly issuedAt: number }>();
+
+  /** @param maxRecords how many registrations (all environments) are remembered. */
+  constructor(
+    private readonly maxRecords: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Records a registration for `environmentId` signed by `accessKeyId`; it supersedes the previous one. */
+  issue(environmentId: string, accessKeyId: string): IssuedRegistration {
+    const registrationId = `reg-${randomUUID()}`;
+    const token = randomBytes(32).toString('base64url');
+    this.records.set(registrationId, { environmentId, accessKeyId, tokenDigest: digest(token) });
+    this.latest.set(environmentId, { registrationId, issuedAt: this.now() });
+    this.prune(environmentId);
+    return { registrationId, token };
+  }
+
+  /** Checks an upgrade (see {@link TokenCheck}). The token comparison is constant-time. */
+  check(environmentId: string, registrationId: string, token: string, accessKeyId: string): TokenCheck {
+    const record = this.records.get(registrationId);
+    const presented = digest(token);
+    const tokenMatches = timingSafeEqual(presented, record?.tokenDigest ?? digest(`not ${token}`));
+    if (record === undefined || !tokenMatches) return 'unauthorized';
+    if (record.environmentId !== environmentId || record.accessKeyId !== accessKeyId) return 'unauthorized';
+    return this.latest.get(environmentId)?.registrationId === registrationId ? 'ok' : 'stale';
+  }
+
+  /** The environments that have a registration, with when the latest was issued (epoch ms), oldest first. */
+  environments(): ReadonlyArray<readonly [environmentId: string, issuedAt: number]> {
+    return [...this.latest].map(([id, { issuedAt }]) => [id, issuedAt] as const).sort((a, b) => a[1] - b[1]);
+  }
+
+  /** Forgets every registration of `environmentId` (its executor's next upgrade gets 401). */
+  forget(environmentId: string): void {
+    this.latest.delete(environmentId);
+    for (const [id, record] of this.records) if (record.environmentId === environmentId) this.records.delete(id);
+  }
+
+  /** Forgets everything. */
+  clear(): void {
+    this.records.clear();
+    this.latest.clear();
+  }
+
+  private prune(environmentId: string): void {
+    const ofEnvironment = [...this.records].filter(([, r]) => r.environmentId === environmentId);
+    for (const [id] of ofEnvironment.slice(0, Math.max(0, ofEnvironment.length - 1 - SUPERSEDED_PER_ENVIRONMENT))) this.records.delete(id);
+    for (const [id, record] of this.records) {
+      if (this.records.size <= this.maxRecords) break;
+      this.records.delete(id);
+      if (this.latest.get(record.environmentId)?.registrationId === id) this.latest.delete(record.environmentId);
+    }
+  }
+}
