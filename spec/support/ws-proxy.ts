@@ -17,6 +17,7 @@ export type ConnectionListener = (connectionNo: number) => void;
 export interface DisconnectableProxy {
   /** `ws://127.0.0.1:PORT` plus the target's path and query: the URL clients should dial. */
   readonly url: string;
+  /** The proxy's own port on 127.0.0.1. */
   readonly port: number;
   /** Connections let through so far (not counting ones refused while paused). */
   readonly connectionCount: number;
@@ -24,6 +25,7 @@ export interface DisconnectableProxy {
   readonly acceptedWhilePaused: number;
   /** Connections currently open through the proxy. */
   readonly liveConnections: number;
+  /** Whether new connections are currently refused. */
   readonly paused: boolean;
   /** Destroys every live connection (both sides); from now on new connections are accepted then destroyed. */
   pause(): void;

@@ -71,6 +71,7 @@ export interface ExecutorExit {
 
 /** A running executor. Call {@link SpawnedExecutor.stop} exactly when you are done; it is idempotent. */
 export interface SpawnedExecutor {
+  /** The executor's child process (the native binary itself). */
   readonly child: ChildProcess;
   readonly pid: number;
   /** Listen mode: the WebSocket URL the executor printed (`ws://127.0.0.1:PORT`). */
@@ -123,12 +124,9 @@ async function plan(options: SpawnExecutorOptions, tempDir: string): Promise<Pla
       return { args: ['exec-server', '--listen', 'stdio'], env: {}, stdin: 'pipe' };
     case 'direct': {
       const region = options.region ?? 'us-east-1';
-      const env: Record<string, string> = {
-        AWS_ACCESS_KEY_ID: options.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: options.credentials.secretAccessKey,
-        AWS_REGION: region,
-      };
-      if (options.credentials.sessionToken !== undefined) env['AWS_SESSION_TOKEN'] = options.credentials.sessionToken;
+      const { accessKeyId, secretAccessKey, sessionToken } = options.credentials;
+      const env: Record<string, string> = { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_REGION: region };
+      if (sessionToken !== undefined) env['AWS_SESSION_TOKEN'] = sessionToken;
       // --exit-on-stdin-close: if this process dies, the pipe closes and the executor exits with its processes.
       const args = ['exec-server', '--remote', options.remoteUrl, '--remote-transport', 'direct', '--aws-sigv4'];
       args.push('--aws-region', region, '--environment-id', options.environmentId, '--exit-on-stdin-close');
