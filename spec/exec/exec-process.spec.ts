@@ -1,6 +1,6 @@
 import { firstValueFrom, lastValueFrom, Subject } from 'rxjs';
 import { toArray } from 'rxjs/operators';
-import { ProcessGapError } from '../../src/errors';
+import { ProcessGapError, TransportClosedError } from '../../src/errors';
 import { ExecBackend } from '../../src/exec/exec-backend';
 import type { ProcessEvent } from '../../src/exec/process-event';
 import { ExecClient } from '../../src/session/exec-client';
@@ -172,6 +172,28 @@ describe('ExecProcess over a scripted executor', () => {
     port.deliver(output(1, 'a'));
     await expect(reading).resolves.toMatchObject({ nextSeq: 2 });
     expect(port.sent.filter((m) => m['method'] === 'process/read').map((m) => m['params'])).toEqual([{ processId: 'p', afterSeq: 0, maxBytes: null, waitMs: 0 }]);
+    client.close();
+  });
+
+  it('does not send a start again when its socket died before the reply, and terminates that id once reconnected', async () => {
+    const first = new FakeSocketPort((frame, peer) => {
+      if (frame['method'] === 'initialize') peer.deliver({ id: frame['id'], result: { sessionId: 'session-1' } });
+    });
+    const { client, sockets, backend } = await started(first);
+    const starting = backend.start({ processId: 'maybe', argv: ['x'], cwd: '/tmp' }).then(() => undefined, (e: unknown) => e);
+    first.drop('gone');
+    expect(await starting).toBeInstanceOf(TransportClosedError);
+    const terminated: unknown[] = [];
+    const second = executor({
+      'process/terminate': (params, peer, id) => {
+        terminated.push(params);
+        peer.deliver({ id, result: { running: true } });
+      },
+    });
+    sockets.next(second);
+    await Promise.resolve();
+    expect(second.sent.filter((m) => m['method'] === 'process/start')).toEqual([]);
+    expect(terminated).toEqual([{ processId: 'maybe' }]);
     client.close();
   });
 

@@ -1,0 +1,31 @@
+import type { MethodName, ParamsOf } from '../../src/wire/methods';
+
+/** Valid params for every method of the table; a method added to METHODS without a sample fails to compile. */
+export const SAMPLE_PARAMS: { readonly [M in MethodName]: ParamsOf<M> } = {
+  initialize: { clientName: 'spec' },
+  'environment/status': undefined,
+  'environment/info': undefined,
+  'environmentConfig/read': { cwd: 'file:///tmp', configPaths: [['model']], requirementsPaths: [] },
+  'process/start': { processId: 'p1', argv: ['true'], cwd: 'file:///tmp', env: {}, tty: false },
+  'process/read': { processId: 'p1', afterSeq: 0, maxBytes: null, waitMs: 0 },
+  'process/write': { processId: 'p1', chunk: Buffer.from('hi'), writeId: '1' },
+  'process/signal': { processId: 'p1', signal: 'interrupt' },
+  'process/terminate': { processId: 'p1' },
+  'fs/readFile': { path: 'file:///tmp/a' },
+  'fs/writeFile': { path: 'file:///tmp/a', dataBase64: Buffer.from('x') },
+  'fs/createDirectory': { path: 'file:///tmp/d' },
+  'fs/getMetadata': { path: 'file:///tmp/a' },
+  'fs/canonicalize': { path: 'file:///tmp/a' },
+  'fs/readDirectory': { path: 'file:///tmp' },
+  'fs/walk': { path: 'file:///tmp', options: { maxDepth: 1, maxDirectories: 10, maxEntries: 10, followDirectorySymlinks: false, pruneHiddenDirectories: true } },
+  'fs/remove': { path: 'file:///tmp/a' },
+  'fs/copy': { sourcePath: 'file:///tmp/a', destinationPath: 'file:///tmp/b', recursive: false },
+  'fs/open': { handleId: 'h1', path: 'file:///tmp/a' },
+  'fs/readBlock': { handleId: 'h1', offset: 0, len: 10 },
+  'fs/writeBlock': { handleId: 'h1', offset: 0, chunk: Buffer.from('x') },
+  'fs/close': { handleId: 'h1' },
+  'fs/watchMissing': { watchId: 1, missing: ['file:///tmp/x'] },
+  'http/request': { method: 'GET', url: 'http://127.0.0.1:9/', requestId: 'r1' },
+  'capabilityRoots/discoverV1': { roots: [{ id: 'x', path: 'file:///tmp' }] },
+  'capabilities/discoverV2': { cwd: 'file:///tmp' },
+};
