@@ -1,6 +1,6 @@
 import type { SchedulerLike, Subscriber, Subscription } from 'rxjs';
-import { asyncScheduler, defer, EMPTY, firstValueFrom, interval, merge, Observable, race, Subject, throwError, timer } from 'rxjs';
-import { filter, map, mergeMap, take, timeout } from 'rxjs/operators';
+import { asyncScheduler, defer, EMPTY, firstValueFrom, merge, Observable, Subject, throwError } from 'rxjs';
+import { mergeMap, take, timeout } from 'rxjs/operators';
 import * as E from 'fp-ts/lib/Either';
 import { AbortedError, FrameTooLargeError, ProtocolError, RequestTimeoutError, TransportClosedError } from '../errors';
 import type { ExecClientError } from '../errors';
@@ -10,26 +10,18 @@ import type { Inbound, RequestId } from '../wire/jsonrpc';
 import { encodeErrorResponse, encodeNotification, encodeRequest, encodeResponse, ErrorCodes, parseInbound, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
 import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
-import { decodeResult, encodeParams } from '../wire/methods';
+import { encodeParams } from '../wire/methods';
+import { abortable, decoded } from './call-operators';
 import type { Diagnostic } from './diagnostics';
+import type { KeepaliveOptions } from './keepalive';
+import { silentPeer } from './keepalive';
 import { NotificationRouter } from './notification-router';
 import type { ProcessWireEvent } from './notification-router';
 import { toRpcError } from './rpc-error';
 
 /** The default per-call timeout. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** codex's hosts ping every 30 s. */
-export const DEFAULT_KEEPALIVE_INTERVAL_MS = 30_000;
-/** How long a ping may wait for its pong before the peer counts as gone. */
-export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;
-
-/** Keepalive settings: a WebSocket ping every `intervalMs`; no pong within `timeoutMs` is a disconnect. */
-export interface KeepaliveOptions {
-  /** @default 30000 */
-  readonly intervalMs?: number;
-  /** @default 10000 */
-  readonly timeoutMs?: number;
-}
+export type { KeepaliveOptions } from './keepalive';
 
 /** What a server-to-client request handler answers: a result, or a JSON-RPC error. */
 export type ServerRequestOutcome = { readonly result: unknown } | { readonly error: { readonly code: number; readonly message: string } };
@@ -291,22 +283,10 @@ export class RpcConnection {
   }
 
   private startKeepalive(settings: KeepaliveOptions): Subscription {
-    const intervalMs = settings.intervalMs ?? DEFAULT_KEEPALIVE_INTERVAL_MS;
-    const timeoutMs = settings.timeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS;
-    const pongs = this.pongs;
-    const loop = interval(intervalMs, this.scheduler)
-      .pipe(
-        mergeMap(() => {
-          this.port.ping?.();
-          return race(pongs.pipe(take(1), map(() => false)), timer(timeoutMs, this.scheduler).pipe(map(() => true)));
-        }, 1),
-        filter((silent) => silent),
-      )
-      .subscribe(() => {
-        this.keepaliveFailure = `no pong from ${this.port.label} within ${timeoutMs}ms`;
-        this.close(this.keepaliveFailure);
-      });
-    return loop;
+    return silentPeer(this.port, this.pongs, settings, this.scheduler).subscribe((failure) => {
+      this.keepaliveFailure = failure;
+      this.close(failure);
+    });
   }
 
   private onClosed(error: TransportClosedError): void {
@@ -322,19 +302,3 @@ export class RpcConnection {
     this.diagnosticsSubject.complete();
   }
 }
-
-const decoded = <M extends MethodName>(method: M, result: unknown): Observable<ResultOf<M>> => {
-  const outcome = decodeResult(method, result);
-  return E.isLeft(outcome) ? throwError(() => outcome.left) : new Observable<ResultOf<M>>((s) => { s.next(outcome.right); s.complete(); });
-};
-
-const abortable = <T>(source: Observable<T>, signal: AbortSignal, method: string): Observable<T> =>
-  new Observable<T>((subscriber) => {
-    const onAbort = (): void => subscriber.error(new AbortedError(method));
-    signal.addEventListener('abort', onAbort, { once: true });
-    const inner = source.subscribe(subscriber);
-    return () => {
-      signal.removeEventListener('abort', onAbort);
-      inner.unsubscribe();
-    };
-  });
