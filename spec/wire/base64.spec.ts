@@ -24,6 +24,11 @@ describe('isBase64', () => {
     ['a character outside ASCII that Node would read as "A"', 'ŁŁŁŁ'],
     ['non-zero unused bits', 'Zh=='],
     ['an exclamation mark', '!!!!'],
+    ['padding before the last symbol', 'Zm=v'],
+    ['a Latin-1 character', 'Zm\u00e9v'],
+    ['a URL-safe character in a padded group', 'Zm-='],
+    ['four padding characters', '===='],
+    ['non-zero unused bits with one padding character', 'Zm9=']
   ])('rejects %s', (_what, s) => {
     expect(isBase64(s)).toBe(false);
   });

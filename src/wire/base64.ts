@@ -7,9 +7,11 @@ import * as t from 'io-ts';
  *
  * Node's decoder never throws: it skips characters outside the alphabet, accepts the URL-safe `-` `_`,
  * stops at the first `=`, and even maps a non-ASCII character onto the ASCII one with the same low
- * byte (`'Ł'` decodes as `'A'`). So the check is a round trip: decode, re-encode, compare. That costs
- * about 5 µs for an 11 KB `process/output` frame; an anchored regex over the whole string measured
- * about 52 µs on Node 20.
+ * byte (`'Ł'` decodes as `'A'`). So the check decodes, then rules out each of those: a skipped character
+ * or an early `=` makes the output shorter than the length implies; `-`, `_` and non-ASCII are searched
+ * for with native scans; the unused bits of the last symbol must be zero. That is cheaper than
+ * re-encoding and comparing (which doubled the cost of a hot 11 KB `process/output` frame) and far
+ * cheaper than an anchored regex (about 52 µs per frame on Node 20).
  */
 export function isBase64(s: string): boolean {
   return decodeCanonical(s) !== undefined;
@@ -17,9 +19,26 @@ export function isBase64(s: string): boolean {
 
 /** The bytes `s` encodes, or `undefined` when `s` is not canonical base64 (see {@link isBase64}). */
 export function decodeCanonical(s: string): Buffer | undefined {
+  const length = s.length;
+  if ((length & 3) !== 0) return undefined;
+  const padding = length === 0 || s.charCodeAt(length - 1) !== EQUALS ? 0 : s.charCodeAt(length - 2) === EQUALS ? 2 : 1;
   const bytes = Buffer.from(s, 'base64');
-  return bytes.toString('base64') === s ? bytes : undefined;
+  if (bytes.length !== (length >> 2) * 3 - padding) return undefined;
+  if (s.indexOf('-') !== -1 || s.indexOf('_') !== -1 || Buffer.byteLength(s, 'utf8') !== length) return undefined;
+  return padding === 0 || unusedBitsAreZero(s.charCodeAt(length - 1 - padding), padding) ? bytes : undefined;
 }
+
+const EQUALS = 61;
+
+/** The last symbol before `padding` `=` carries 2 (one `=`) or 4 (two) unused bits, which must be zero. */
+const unusedBitsAreZero = (code: number, padding: 1 | 2): boolean => (symbolValue(code) & (padding === 1 ? 0b11 : 0b1111)) === 0;
+
+const symbolValue = (code: number): number => {
+  if (code >= 65 && code <= 90) return code - 65;
+  if (code >= 97 && code <= 122) return code - 71;
+  if (code >= 48 && code <= 57) return code + 4;
+  return code === 43 ? 62 : 63;
+};
 
 /** Standard base64 (with padding) of `bytes`. */
 export function encodeBase64(bytes: Uint8Array): string {
