@@ -22,4 +22,10 @@ describe('public API', () => {
     const out = execFileSync(process.execPath, ['-e', script], { cwd: root, encoding: 'utf8' });
     expect(JSON.parse(out)).toEqual({ code: 'TRANSPORT_CLOSED', name: 'TransportClosedError', keys: Object.keys(api).length });
   });
+
+  it('imports from ESM through Node\'s CommonJS interop, with named exports', () => {
+    const root = join(__dirname, '..', '..');
+    const script = "import { EnvironmentManager, RpcConnection } from 'exec-rx'; process.stdout.write(typeof EnvironmentManager.connect + ' ' + typeof RpcConnection);";
+    expect(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' })).toBe('function function');
+  });
 });
