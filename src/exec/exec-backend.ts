@@ -53,7 +53,9 @@ export class ExecBackend {
           }),
         ),
       );
-      this.client.addProcess(process, route);
+      // A short process may have closed before its start reply arrived (the executor sends its
+      // notifications first): then there is nothing left to carry across reconnects.
+      if (process.state !== 'closed' && process.state !== 'failed') this.client.addProcess(process, route);
       return { process, sandboxType: response.sandboxType };
     } catch (error: unknown) {
       route?.unsubscribe();
