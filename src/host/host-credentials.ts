@@ -7,8 +7,9 @@ import type { AccessKeyStore } from './sigv4';
 
 /** Environment variable naming a credentials file. */
 export const CREDENTIALS_FILE_ENV = 'EXEC_RX_CREDENTIALS_FILE';
-/** Environment variables carrying one accepted key pair. */
+/** Environment variable carrying the access key id of one accepted pair. */
 export const ACCESS_KEY_ID_ENV = 'EXEC_RX_ACCESS_KEY_ID';
+/** Environment variable carrying the secret access key of that pair. */
 export const SECRET_ACCESS_KEY_ENV = 'EXEC_RX_SECRET_ACCESS_KEY';
 
 const KEY_ID = /^[A-Za-z0-9_.-]{1,128}$/;

@@ -24,6 +24,7 @@ import type { IssuedRegistration } from './registrations';
 import type { AccessKeyStore, SigV4Policy } from './sigv4';
 import { verifySigV4 } from './sigv4';
 
+/** What {@link HostServer.environments$} lists (see `./hosted-environments`). */
 export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './hosted-environments';
 
 /** The transport name of the direct registration (PROTOCOL.md 7.1). */
@@ -154,8 +155,9 @@ class DirectHost {
       this.log(`upgrade for ${id}: superseded registration (409, the executor re-registers)`);
       return refuseUpgrade(socket, 409);
     }
-    if (this.table.get(id)?.state !== undefined && this.table.get(id)?.state !== 'failed') return this.accept(id, req, socket, head);
-    if (this.table.liveIds().length >= this.maxEnvironments) {
+    const live = this.table.liveIds();
+    // A new generation (none yet, or the current one failed) must fit under the limit; a replacement always does.
+    if (!live.includes(id) && live.length >= this.maxEnvironments) {
       this.log(`upgrade for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
       return refuseUpgrade(socket, 503, { 'retry-after': '5' });
     }

@@ -62,7 +62,7 @@ export class HostedEnvironments {
     return [...this.slots].filter(([, slot]) => slot.view.state !== 'failed').map(([id]) => id);
   }
 
-  /** Ids whose current generation failed, oldest first. */
+  /** Ids whose current generation failed, in first-seen order. */
   failedIds(): string[] {
     return [...this.slots].filter(([, slot]) => slot.view.state === 'failed').map(([id]) => id);
   }

@@ -1,0 +1,80 @@
+/**
+ * Runs the BUILT cli (`node dist/src/host/cli.js`, from `npm run build`) as a child process and records
+ * its output with arrival times.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The built entry point. */
+export const CLI = join(__dirname, '..', '..', 'dist', 'src', 'host', 'cli.js');
+
+/** One chunk of output and when it arrived (ms since the cli started). */
+export interface Chunk {
+  readonly at: number;
+  readonly text: string;
+}
+
+/** A running cli. */
+export interface CliRun {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly stdout: Chunk[];
+  readonly stderr: Chunk[];
+  /** Resolves when the child exited and its pipes closed. */
+  readonly done: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>;
+  /** Resolves when the concatenated stream contains `text`. */
+  waitFor(stream: 'stdout' | 'stderr', text: string): Promise<void>;
+}
+
+const joined = (chunks: readonly Chunk[]): string => chunks.map((c) => c.text).join('');
+
+/** Starts `node dist/src/host/cli.js ...args` with pipes on every stdio. */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): CliRun {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
+  const started = Date.now();
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const output = { stdout: [] as Chunk[], stderr: [] as Chunk[] };
+  const waiters: (() => void)[] = [];
+  for (const name of ['stdout', 'stderr'] as const) {
+    child[name].setEncoding('utf8');
+    child[name].on('data', (text: string) => {
+      output[name].push({ at: Date.now() - started, text });
+      for (const waiter of waiters.splice(0)) waiter();
+    });
+  }
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  const waitFor = (stream: 'stdout' | 'stderr', text: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (joined(output[stream]).includes(text)) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`cli ended without printing ${JSON.stringify(text)} on ${stream}: ${joined(output.stderr)}`));
+        waiters.push(check);
+      };
+      check();
+    });
+  return { child, ...output, done, waitFor };
+}
+
+/** Runs the cli to completion with `stdin` as its whole input; resolves with its output and status. */
+export async function runCli(args: readonly string[], stdin = '', env?: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = startCli(args, env);
+  run.child.stdin.end(stdin);
+  const { code } = await run.done;
+  return { code, stdout: joined(run.stdout), stderr: joined(run.stderr) };
+}
+
+/** Runs `script` with bash (for pipelines around the cli); resolves with its output and status. */
+export function runShell(script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** `node dist/src/host/cli.js`, quoted for a shell script. */
+export const CLI_COMMAND = `"${process.execPath}" "${CLI}"`;

@@ -1,0 +1,31 @@
+import type { ConnectionState } from '../../src';
+import { TransportClosedError } from '../../src';
+import { reportConnection } from '../../src/host/connection-reporter';
+import { testScheduler } from '../support/marbles';
+
+const lost: ConnectionState = { state: 'disconnected', error: new TransportClosedError('remote', 1006, 'connection to accepted lost') };
+const values: Record<string, ConnectionState> = { s: { state: 'disconnected', error: undefined }, c: { state: 'connected' }, d: lost };
+
+/** Runs the reporter over `marbles` in virtual time (asyncScheduler is virtual inside run()). */
+function report(marbles: string, verbose: boolean): string[] {
+  const lines: string[] = [];
+  testScheduler().run(({ cold, flush }) => {
+    reportConnection(cold(marbles, values), (line) => lines.push(line), { verbose });
+    flush();
+  });
+  return lines;
+}
+
+describe('reportConnection', () => {
+  it('stays quiet about starting and about a drop shorter than a second', () => {
+    expect(report('s c 500ms d 400ms c', false)).toEqual([]);
+  });
+
+  it('reports a drop that lasts over a second, and its end', () => {
+    expect(report('s c d 1500ms c', false)).toEqual(['lost the connection to the executor (exec-server transport disconnected: connection to accepted lost); resuming', 'connection resumed after 1.5 s']);
+  });
+
+  it('reports every drop at once with --verbose', () => {
+    expect(report('c d 10ms c', true)).toEqual(['lost the connection to the executor (exec-server transport disconnected: connection to accepted lost); resuming', expect.stringMatching(/^connection resumed after 0\.0 s$/)]);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * Command-line parsing for `exec-rx run` and `exec-rx host` (node's `util.parseArgs`, strict). Throws
+ * {@link UsageError} with a one-line message; the caller prints it with the usage text and exits 2.
+ */
+import { parseArgs } from 'node:util';
+
+/** A command line that cannot be run; the message is shown to the user as is. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Which executor `run` uses. */
+export type RunTarget =
+  /** The embedded default: a codex executor in direct mode, joined to an in-process host on loopback. */
+  | { readonly kind: 'embedded' }
+  /** A listening executor (`codex exec-server --listen ws://...`), with an optional bearer token. */
+  | { readonly kind: 'connect'; readonly url: string; readonly token: string | undefined }
+  /** A codex executor spawned over stdio. */
+  | { readonly kind: 'stdio' };
+
+/** What `exec-rx run` was asked to do. */
+export interface RunOptions {
+  readonly argv: readonly string[];
+  readonly target: RunTarget;
+  readonly cwd: string | undefined;
+  readonly env: Readonly<Record<string, string>>;
+  readonly tty: boolean;
+  readonly verbose: boolean;
+}
+
+/** What `exec-rx host` was asked to do. */
+export interface HostCliOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly tlsCert: string | undefined;
+  readonly tlsKey: string | undefined;
+  readonly credentialsFile: string | undefined;
+  readonly publicUrl: string | undefined;
+  readonly region: string | undefined;
+  readonly maxEnvironments: number | undefined;
+  readonly maxFrameBytes: number | undefined;
+  readonly maxHandshakesPerSecond: number | undefined;
+}
+
+/** Usage text of the whole CLI. */
+export const USAGE = `usage:
+  exec-rx run [options] -- <command> [args...]
+      --connect URL      use a listening executor (ws://...); token from --token or EXEC_RX_TOKEN
+      --token TOKEN      bearer token for --connect
+      --stdio            spawn a codex executor over stdio
+      --cwd DIR          working directory of the command
+      --env K=V          set an environment variable (repeatable)
+      --tty              give the command a pseudo-terminal
+      --verbose          report every connection change
+    With neither --connect nor --stdio, a codex executor from @openai/codex joins an in-process host.
+  exec-rx host [--port N] [--host 127.0.0.1] [--tls-cert FILE --tls-key FILE]
+      --credentials-file FILE  accepted "ACCESS_KEY_ID SECRET" pairs (or EXEC_RX_CREDENTIALS_FILE,
+                               or EXEC_RX_ACCESS_KEY_ID + EXEC_RX_SECRET_ACCESS_KEY)
+      --public-url URL         base url executors reach this host at, if not the bind address
+      --region REGION          SigV4 region executors sign for (default us-east-1)
+      --max-environments N, --max-frame-bytes N, --max-handshakes-per-second N`;
+
+/** Runs a parser, turning its error into a {@link UsageError} (first line of the message only). */
+function asUsage<T>(parser: () => T): T {
+  try {
+    return parser();
+  } catch (error: unknown) {
+    throw new UsageError(error instanceof Error ? (error.message.split('\n')[0] ?? 'bad arguments') : 'bad arguments');
+  }
+}
+
+const RUN_OPTIONS = {
+  connect: { type: 'string' },
+  token: { type: 'string' },
+  stdio: { type: 'boolean' },
+  cwd: { type: 'string' },
+  env: { type: 'string', multiple: true },
+  tty: { type: 'boolean' },
+  verbose: { type: 'boolean', short: 'v' },
+} as const;
+
+const HOST_OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'credentials-file': { type: 'string' },
+  'public-url': { type: 'string' },
+  region: { type: 'string' },
+  'max-environments': { type: 'string' },
+  'max-frame-bytes': { type: 'string' },
+  'max-handshakes-per-second': { type: 'string' },
+} as const;
+
+function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--env expects K=V, got ${JSON.stringify(pair.slice(0, 40))}`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+/** Parses `exec-rx run` arguments (after `run`). `env` supplies EXEC_RX_TOKEN. */
+export function parseRunArgs(args: readonly string[], env: NodeJS.ProcessEnv = process.env): RunOptions {
+  const { values, positionals } = asUsage(() => parseArgs({ args: [...args], options: RUN_OPTIONS, allowPositionals: true, strict: true }));
+  if (positionals.length === 0) throw new UsageError('run needs a command: exec-rx run [options] -- <command> [args...]');
+  if (values.connect !== undefined && values.stdio === true) throw new UsageError('--connect and --stdio exclude each other');
+  if (values.token !== undefined && values.connect === undefined) throw new UsageError('--token goes with --connect');
+  const token = values.token ?? (env['EXEC_RX_TOKEN'] === '' ? undefined : env['EXEC_RX_TOKEN']);
+  const target: RunTarget =
+    values.connect !== undefined ? { kind: 'connect', url: checkWsUrl(values.connect), token } : values.stdio === true ? { kind: 'stdio' } : { kind: 'embedded' };
+  return { argv: positionals, target, cwd: values.cwd, env: parseEnvPairs(values.env ?? []), tty: values.tty === true, verbose: values.verbose === true };
+}
+
+function checkWsUrl(url: string): string {
+  if (!/^wss?:\/\/[^\s]+$/.test(url)) throw new UsageError('--connect expects a ws:// or wss:// url');
+  return url;
+}
+
+function positiveInt(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${name} expects an integer from ${min} to ${max}`);
+  return n;
+}
+
+/** Parses `exec-rx host` arguments (after `host`). */
+export function parseHostArgs(args: readonly string[]): HostCliOptions {
+  const { values } = asUsage(() => parseArgs({ args: [...args], options: HOST_OPTIONS, allowPositionals: false, strict: true }));
+  if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  return {
+    host: values.host ?? '127.0.0.1',
+    port: positiveInt('--port', values.port, 0, 65535) ?? 0,
+    tlsCert: values['tls-cert'],
+    tlsKey: values['tls-key'],
+    credentialsFile: values['credentials-file'],
+    publicUrl: values['public-url'],
+    region: values.region,
+    maxEnvironments: positiveInt('--max-environments', values['max-environments'], 1, 100_000),
+    maxFrameBytes: positiveInt('--max-frame-bytes', values['max-frame-bytes'], 1024, 1024 * 1024 * 1024),
+    maxHandshakesPerSecond: positiveInt('--max-handshakes-per-second', values['max-handshakes-per-second'], 1, 100_000),
+  };
+}

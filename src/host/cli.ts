@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+/**
+ * The `exec-rx` command: `exec-rx run [options] -- <command...>` and `exec-rx host [options]`. Errors are
+ * one `exec-rx: ...` line, never a stack; the exit status is set with `process.exitCode` so output flushes.
+ */
+import type { CliIo } from './run-command';
+import { runCommand } from './run-command';
+import { parseHostArgs, parseRunArgs, USAGE, UsageError } from './cli-args';
+import { hostCommand } from './host-command';
+
+/** Exit status of a bad command line. */
+export const EXIT_USAGE = 2;
+
+/** Runs the CLI with `args` (without `node` and the script) and resolves with the exit status. Never rejects. */
+export async function main(args: readonly string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = args;
+  try {
+    switch (command ?? '') {
+      case 'run':
+        return await runCommand(parseRunArgs(rest, io.env), io);
+      case 'host':
+        return await hostCommand(parseHostArgs(rest), io);
+      case '--help':
+      case '-h':
+      case 'help':
+        io.stdout.write(`${USAGE}\n`);
+        return 0;
+      default:
+        throw new UsageError(command === undefined || command === '' ? 'missing command' : `unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (error: unknown) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`exec-rx: ${error.message}\n${USAGE}\n`);
+      return EXIT_USAGE;
+    }
+    io.stderr.write(`exec-rx: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  // A closed stdout/stderr (EPIPE) must not crash the process with a stack; `run` reacts to it itself.
+  process.stdout.on('error', () => undefined);
+  process.stderr.on('error', () => undefined);
+  const io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  void main(process.argv.slice(2), io).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * What `exec-rx run` says on stderr about the connection: a lost connection (and its recovery) is
+ * reported at once with `--verbose`, otherwise only when it lasts longer than a second. A failure is not
+ * reported here: the command's own failure says it.
+ */
+import type { Observable, SchedulerLike, Subscription } from 'rxjs';
+import { asyncScheduler, defer, EMPTY, of, timer } from 'rxjs';
+import { map, switchMap } from 'rxjs/operators';
+import type { ConnectionState } from '../index';
+
+/** Options of {@link reportConnection}. */
+export interface ConnectionReportOptions {
+  readonly verbose: boolean;
+  /** How long a disconnection lasts before it is reported without `verbose`. @default 1000 */
+  readonly thresholdMs?: number;
+  /** @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
+}
+
+/**
+ * Subscribes to `states$` and writes one line per reported change to `write`. The caller unsubscribes
+ * when done (that also cancels a pending report). Never errors; ends when `states$` completes.
+ */
+export function reportConnection(states$: Observable<ConnectionState>, write: (line: string) => void, options: ConnectionReportOptions): Subscription {
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const thresholdMs = options.thresholdMs ?? 1000;
+  let lostAt: number | undefined;
+  let announced = false;
+  const lines$ = states$.pipe(
+    switchMap((state): Observable<string> => {
+      if (state.state === 'disconnected') {
+        // `error` is undefined only before the first connection; that is starting, not losing.
+        if (state.error === undefined || lostAt !== undefined) return EMPTY;
+        lostAt = scheduler.now();
+        const reason = state.error.message;
+        const line = (): string => {
+          announced = true;
+          return `lost the connection to the executor (${reason}); resuming`;
+        };
+        return options.verbose ? defer(() => of(line())) : timer(thresholdMs, scheduler).pipe(map(line));
+      }
+      const since = lostAt;
+      const wasAnnounced = announced;
+      lostAt = undefined;
+      announced = false;
+      if (state.state === 'connected' && since !== undefined && wasAnnounced) {
+        return of(`connection resumed after ${((scheduler.now() - since) / 1000).toFixed(1)} s`);
+      }
+      return EMPTY;
+    }),
+  );
+  return lines$.subscribe((line) => write(line));
+}

@@ -1,0 +1,120 @@
+/**
+ * The running part of `exec-rx run`: output to stdout/stderr as it comes, stdin to the command, signals
+ * to the command, and the exit status once the command closed (or why it could not).
+ */
+import { constants } from 'node:os';
+import { firstValueFrom } from 'rxjs';
+import type { ExecProcess } from '../index';
+import type { CliIo, Launched } from './run-command';
+import type { OpenTarget } from './run-target';
+import { rawTerminal, relayStdin } from './stdin-relay';
+
+/** Exit status when exec-rx itself failed: no executor, a lost connection, a failed process. */
+const EXIT_FAILED = 255;
+/** Exit status when our stdout/stderr reader went away (128 + SIGPIPE). */
+const EXIT_BROKEN_PIPE = 141;
+/** How long cleaning up stdin (terminating the FIFO helper) may hold up the exit. */
+const DISPOSE_LIMIT_MS = 3_000;
+
+/**
+ * Streams the command's output, forwards stdin and signals, and resolves with its exit status once it
+ * closed (all output written). Resolves 255 after writing one line when the process fails or the
+ * executor exits — or 128+n, silently, when that exit follows signal n (the embedded executor shares
+ * our process group, so a terminal's Ctrl-C reaches it too and it ends with its processes).
+ * Restores the terminal and stops reading stdin before resolving. Never rejects.
+ */
+export async function supervise(launched: Launched, target: OpenTarget, io: CliIo, say: (line: string) => void): Promise<number> {
+  const { process, sink } = launched;
+  const terminal = launched.tty ? rawTerminal(io.stdin) : undefined;
+  const relay = sink === undefined ? undefined : relayStdin(io.stdin, sink);
+  if (relay === undefined) io.stdin.destroy();
+  const signals = forwardSignals(process);
+  const executorGone = firstValueFrom(target.executorExit$).then((message) => Promise.reject(new Error(message)));
+  executorGone.catch(() => undefined);
+  const output = pumpOutput(process, io);
+  try {
+    return await Promise.race([output.done, executorGone]);
+  } catch (error: unknown) {
+    const signal = signals.received();
+    if (signal !== undefined) return 128 + constants.signals[signal];
+    say(error instanceof Error ? error.message : String(error));
+    return EXIT_FAILED;
+  } finally {
+    output.stop();
+    signals.dispose();
+    terminal?.restore();
+    relay?.stop();
+    // No waiting for a helper on an executor that is gone: its processes went with it.
+    if (sink !== undefined) await bounded(Promise.race([sink.dispose(), executorGone]), DISPOSE_LIMIT_MS);
+  }
+}
+
+/** Waits for `work` at most `ms` (a lost connection must not hold up the exit). */
+async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/**
+ * Writes each output chunk as it comes. `done` resolves with the exit code at `closed`, or with 141
+ * (128+SIGPIPE, after terminating the command) when our stdout or stderr is a pipe whose reader went
+ * away; it rejects at `failed`. `stop()` detaches.
+ */
+function pumpOutput(process: ExecProcess, io: CliIo): { readonly done: Promise<number>; stop(): void } {
+  let stop = (): void => undefined;
+  const done = new Promise<number>((resolve, reject) => {
+    let exitCode: number | undefined;
+    const onBrokenPipe = (): void => {
+      void process.terminate().catch(() => undefined);
+      resolve(EXIT_BROKEN_PIPE);
+    };
+    io.stdout.once('error', onBrokenPipe);
+    io.stderr.once('error', onBrokenPipe);
+    const subscription = process.events$.subscribe((event) => {
+      switch (event.type) {
+        case 'output':
+          (event.stream === 'stderr' ? io.stderr : io.stdout).write(event.chunk);
+          return;
+        case 'exited':
+          exitCode = event.exitCode;
+          return;
+        case 'closed':
+          return resolve(exitCode ?? EXIT_FAILED);
+        case 'failed':
+          return reject(event.error);
+        case 'truncated':
+          return;
+      }
+    });
+    stop = () => {
+      subscription.unsubscribe();
+      io.stdout.off('error', onBrokenPipe);
+      io.stderr.off('error', onBrokenPipe);
+    };
+  });
+  return { done, stop: () => stop() };
+}
+
+/** Ctrl-C interrupts the command (a second one terminates it); SIGTERM and SIGHUP terminate it. */
+function forwardSignals(process: ExecProcess): { dispose(): void; received(): 'SIGINT' | 'SIGTERM' | 'SIGHUP' | undefined } {
+  let interrupts = 0;
+  let last: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | undefined;
+  const onInterrupt = (): void => {
+    last = 'SIGINT';
+    interrupts += 1;
+    // A failure here (the connection is gone) is reported by the process's own failure.
+    void (interrupts === 1 ? process.signal('interrupt') : process.terminate()).catch(() => undefined);
+  };
+  const onTerminate = (signal: 'SIGTERM' | 'SIGHUP'): void => {
+    last = signal;
+    void process.terminate().catch(() => undefined);
+  };
+  globalThis.process.on('SIGINT', onInterrupt).on('SIGTERM', onTerminate).on('SIGHUP', onTerminate);
+  return {
+    received: () => last,
+    dispose: () => {
+      globalThis.process.off('SIGINT', onInterrupt).off('SIGTERM', onTerminate).off('SIGHUP', onTerminate);
+    },
+  };
+}

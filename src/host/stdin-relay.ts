@@ -1,0 +1,80 @@
+/**
+ * Forwarding this process's stdin to a command as it arrives: to the FIFO helper (see `./stdin-fifo`) or,
+ * with `--tty`, straight to the command's pty (end-of-file becomes Ctrl-D there).
+ */
+import type { Readable } from 'node:stream';
+import type { ExecProcess } from '../index';
+
+/** Where stdin goes. `write` resolves `false` when the receiver is gone (stop reading). */
+export interface StdinSink {
+  write(chunk: Uint8Array): Promise<boolean>;
+  end(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** A running relay. */
+export interface StdinRelay {
+  /** Resolves when stdin ended (and end-of-file was sent), the sink went away, or `stop()` was called. */
+  readonly done: Promise<void>;
+  /** Stops reading stdin (destroys it, so it keeps nothing alive); idempotent. */
+  stop(): void;
+}
+
+/** The terminal, if `input` is one, in raw mode until `restore()`. */
+export function rawTerminal(input: Readable): { restore(): void } {
+  const tty = input as Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+  if (tty.isTTY !== true || tty.setRawMode === undefined) return { restore: () => undefined };
+  const setRawMode = tty.setRawMode.bind(tty);
+  setRawMode(true);
+  let restored = false;
+  return {
+    restore: () => {
+      if (restored) return;
+      restored = true;
+      setRawMode(false);
+    },
+  };
+}
+
+/** Reads `input` chunk by chunk (each write awaited: backpressure), then sends end-of-file. Never rejects. */
+export function relayStdin(input: Readable, sink: StdinSink): StdinRelay {
+  let stopped = false;
+  const pump = async (): Promise<void> => {
+    try {
+      for await (const chunk of input as AsyncIterable<unknown>) {
+        if (stopped) return;
+        const bytes = chunk instanceof Uint8Array ? chunk : Buffer.from(String(chunk));
+        if (!(await sink.write(bytes))) return;
+      }
+      if (!stopped) await sink.end();
+    } catch {
+      // stdin failed or was destroyed by stop(): nothing more to forward
+    }
+  };
+  return {
+    done: pump(),
+    stop: () => {
+      if (stopped) return;
+      stopped = true;
+      input.destroy();
+    },
+  };
+}
+
+const CTRL_D = 0x04;
+
+/** A pty command's stdin: bytes as they come; at end-of-file, Ctrl-D (twice after a partial line). */
+export function ptySink(process: ExecProcess): StdinSink {
+  let lastByte = 0x0a;
+  return {
+    write: async (chunk) => {
+      if (chunk.byteLength > 0) lastByte = chunk[chunk.byteLength - 1] ?? lastByte;
+      return (await process.write(chunk).catch(() => 'failed' as const)) === 'accepted';
+    },
+    end: async () => {
+      const eof = lastByte === 0x0a || lastByte === 0x0d ? [CTRL_D] : [CTRL_D, CTRL_D];
+      await process.write(Uint8Array.from(eof)).catch(() => undefined);
+    },
+    dispose: () => Promise.resolve(),
+  };
+}
