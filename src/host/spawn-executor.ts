@@ -264,6 +264,9 @@ export async function spawnExecutor(options: SpawnExecutorOptions): Promise<Spaw
     const child = spawn(binary, [...args, ...(options.extraArgs ?? [])], {
       env: { ...inheritedEnv(), ...options.env, ...env, CODEX_HOME: codexHome },
       stdio: [stdin, 'pipe', 'pipe'],
+      // Its own process group for the executors that die with their stdin (direct: --exit-on-stdin-close;
+      // stdio: EOF), so a terminal's Ctrl-C reaches the command through exec-rx, not the executor itself.
+      detached: options.mode !== 'listen',
     });
     executor = new ExecutorProcess(child, tempDir, options.stderrLineLimit ?? 200, options.mode === 'stdio');
     const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
