@@ -97,9 +97,10 @@ export class Environment {
     if (state.type === 'recovering') return { status: 'disconnected', error: new EnvironmentRecoveringError(this.id) };
     if (state.type === 'failed') return { status: 'disconnected', error: state.error };
     try {
-      const result = await firstValueFrom(
-        this.client.connection(true).pipe(mergeMap((rpc) => rpc.request('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS }))),
-      );
+      const live = this.client.liveRpc();
+      const result = await (live === undefined
+        ? firstValueFrom(this.client.connection(true).pipe(mergeMap((rpc) => rpc.request('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS }))))
+        : live.call('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS }));
       return result.status === 'ready' ? { status: 'ready' } : { status: 'disconnected', error: new ProtocolError(`environment status is ${String(result.status)}`) };
     } catch (error: unknown) {
       return { status: 'disconnected', error: error instanceof ExecClientError ? error : new ProtocolError(String(error)) };

@@ -1,6 +1,5 @@
-import type { SchedulerLike, Subscriber, Subscription } from 'rxjs';
-import { asyncScheduler, defer, EMPTY, firstValueFrom, merge, Observable, Subject, throwError } from 'rxjs';
-import { mergeMap, take, timeout } from 'rxjs/operators';
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { asyncScheduler, Observable, Subject } from 'rxjs';
 import * as E from 'fp-ts/lib/Either';
 import { AbortedError, FrameTooLargeError, ProtocolError, RequestTimeoutError, TransportClosedError } from '../errors';
 import type { ExecClientError } from '../errors';
@@ -10,8 +9,7 @@ import type { Inbound, RequestId } from '../wire/jsonrpc';
 import { encodeErrorResponse, encodeNotification, encodeRequest, encodeResponse, ErrorCodes, parseInbound, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
 import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
-import { encodeParams } from '../wire/methods';
-import { abortable, decoded } from './call-operators';
+import { decodeResult, encodeParams } from '../wire/methods';
 import type { Diagnostic } from './diagnostics';
 import type { KeepaliveOptions } from './keepalive';
 import { silentPeer } from './keepalive';
@@ -53,8 +51,19 @@ export interface CallOptions {
 
 interface PendingCall {
   readonly method: MethodName;
-  readonly subscriber: Subscriber<Inbound & { readonly type: 'response' | 'error' }>;
+  readonly settle: (reply: Inbound & { readonly type: 'response' | 'error' }) => void;
+  readonly fail: (error: unknown) => void;
 }
+
+interface CallSink<T> {
+  readonly next: (result: T) => void;
+  readonly error: (error: unknown) => void;
+}
+
+const refuse = (sink: CallSink<never>, error: unknown): (() => void) => {
+  sink.error(error);
+  return () => undefined;
+};
 
 /**
  * One JSON-RPC connection over a {@link SocketPort}: requests correlated by id, notifications routed by
@@ -139,39 +148,73 @@ export class RpcConnection {
 
   /**
    * Sends `method` once and emits its decoded result, then completes. Cold: each subscription is one
-   * request with a fresh id. Errors with RpcError (or NotFoundError / SpawnError), DecodeError (the
-   * result failed its codec; this call alone), RequestTimeoutError, AbortedError, FrameTooLargeError
-   * (nothing was sent) or TransportClosedError. Unsubscribing stops waiting; a late reply is reported
-   * to diagnostics.
+   * request with a fresh id, correlated with its reply by that id (take(1) on a keyed route: a Map
+   * lookup, not one filter per pending call). Errors with RpcError (or NotFoundError / SpawnError),
+   * DecodeError (the result failed its codec; this call alone), RequestTimeoutError, AbortedError,
+   * FrameTooLargeError (nothing was sent) or TransportClosedError. Unsubscribing stops waiting; a late
+   * reply is reported to diagnostics.
    */
   request<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Observable<ResultOf<M>> {
-    return defer(() => {
-      if (this.closedError !== undefined) return throwError(() => this.closedError);
-      if (options.signal?.aborted === true) return throwError(() => new AbortedError(method));
-      const id = this.nextId++;
-      const frame = encodeRequest(id, method, encodeParams(method, params));
-      const tooLarge = this.frameTooLarge(method, frame);
-      if (tooLarge !== undefined) return throwError(() => tooLarge);
-      const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-      // Subscribe to the reply before sending, so a synchronous answer cannot be missed.
-      const reply$ = this.replyTo(id, method).pipe(
-        take(1),
-        mergeMap((reply) => (reply.type === 'error' ? throwError(() => toRpcError(method, reply.error)) : decoded(method, reply.result))),
-      );
-      const send$ = defer(() => {
-        this.port.send(frame);
-        return EMPTY;
-      });
-      const call$ = merge(reply$, send$).pipe(
-        timeout({ first: timeoutMs, scheduler: this.scheduler, with: () => throwError(() => new RequestTimeoutError(method, timeoutMs)) }),
-      );
-      return options.signal === undefined ? call$ : abortable(call$, options.signal, method);
-    });
+    return new Observable<ResultOf<M>>((subscriber) =>
+      this.startCall(method, params, options, {
+        next: (result) => {
+          subscriber.next(result);
+          subscriber.complete();
+        },
+        error: (error) => subscriber.error(error),
+      }),
+    );
   }
 
   /** Promise twin of {@link request}: resolves with the result or rejects with the same typed errors. */
   call<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Promise<ResultOf<M>> {
-    return firstValueFrom(this.request(method, params, options));
+    return new Promise<ResultOf<M>>((resolve, reject) => {
+      this.startCall(method, params, options, { next: resolve, error: reject });
+    });
+  }
+
+  /**
+   * One call: registers the reply route, arms the timeout and the abort listener, then sends. The
+   * returned function (idempotent) drops all three; it runs on settle and on unsubscribe.
+   */
+  private startCall<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions, sink: CallSink<ResultOf<M>>): () => void {
+    const refused = this.closedError ?? (options.signal?.aborted === true ? new AbortedError(method) : undefined);
+    if (refused !== undefined) return refuse(sink, refused);
+    const id = this.nextId++;
+    const frame = encodeRequest(id, method, encodeParams(method, params));
+    const tooLarge = this.frameTooLarge(method, frame);
+    if (tooLarge !== undefined) return refuse(sink, tooLarge);
+    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const signal = options.signal;
+    const done = (): void => {
+      this.pending.delete(id);
+      timer.unsubscribe();
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const fail = (error: unknown): void => {
+      done();
+      sink.error(error);
+    };
+    const onAbort = (): void => fail(new AbortedError(method));
+    this.pending.set(id, {
+      method,
+      fail,
+      settle: (reply) => {
+        done();
+        if (reply.type === 'error') return sink.error(toRpcError(method, reply.error));
+        const result = decodeResult(method, reply.result);
+        return E.isLeft(result) ? sink.error(result.left) : sink.next(result.right);
+      },
+    });
+    const timer = this.scheduler.schedule(() => fail(new RequestTimeoutError(method, timeoutMs)), timeoutMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    // The route is registered before sending, so a synchronous answer cannot be missed.
+    try {
+      this.port.send(frame);
+    } catch (error: unknown) {
+      fail(error);
+    }
+    return done;
   }
 
   /** Sends the `initialized` notification: the only notification a client may send (others close the connection). */
@@ -194,17 +237,6 @@ export class RpcConnection {
    */
   processEvents(processId: string): Observable<ProcessWireEvent> {
     return this.router.byProcess(processId);
-  }
-
-  private replyTo(id: RequestId, method: MethodName): Observable<Inbound & { readonly type: 'response' | 'error' }> {
-    return new Observable((subscriber) => {
-      if (this.closedError !== undefined) {
-        subscriber.error(this.closedError);
-        return undefined;
-      }
-      this.pending.set(id, { method, subscriber });
-      return () => this.pending.delete(id);
-    });
   }
 
   private frameTooLarge(method: string, frame: string): FrameTooLargeError | undefined {
@@ -236,7 +268,7 @@ export class RpcConnection {
   private onReply(reply: Inbound & { readonly type: 'response' | 'error' }): void {
     const call = this.pending.get(reply.id);
     if (call !== undefined) {
-      call.subscriber.next(reply);
+      call.settle(reply);
       return;
     }
     if (reply.type === 'error' && reply.id === UNATTRIBUTED_ERROR_ID) {
@@ -293,7 +325,7 @@ export class RpcConnection {
     if (this.closedError !== undefined) return;
     const closeError = this.keepaliveFailure === undefined ? error : new TransportClosedError('remote', error.closeCode, this.keepaliveFailure);
     this.closedError = closeError;
-    for (const call of [...this.pending.values()]) call.subscriber.error(closeError);
+    for (const call of [...this.pending.values()]) call.fail(closeError);
     this.pending.clear();
     this.serverRequestsInFlight.clear();
     this.router.complete();

@@ -157,9 +157,18 @@ export class ExecClient {
    * connection and is sent again. Emits the result once; errors as RpcConnection.request does.
    */
   call<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Observable<ResultOf<M>> {
-    return defer(() => this.connection().pipe(mergeMap((rpc) => rpc.request(method, params, options)))).pipe(
-      retry({ delay: (error: unknown) => (error instanceof TransportClosedError && isReplayable(method) && this.state.type !== 'failed' ? of(0) : throwError(() => error)) }),
-    );
+    const once = defer(() => {
+      const rpc = this.liveRpc();
+      return rpc === undefined ? this.connection().pipe(mergeMap((next) => next.request(method, params, options))) : rpc.request(method, params, options);
+    });
+    if (!isReplayable(method)) return once;
+    return once.pipe(retry({ delay: (error: unknown) => (error instanceof TransportClosedError && this.state.type !== 'failed' ? of(0) : throwError(() => error)) }));
+  }
+
+  /** The connected RpcConnection when there is one that is still open (the fast path of every call). */
+  liveRpc(): RpcConnection | undefined {
+    const state = this.current;
+    return state.type === 'connected' && state.rpc.closeError === undefined ? state.rpc : undefined;
   }
 
   /** Fails the client (terminal): every process fails, the socket closes, waiting calls error with `error`. */
