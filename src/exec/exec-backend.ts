@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { firstValueFrom } from 'rxjs';
-import { mergeMap } from 'rxjs/operators';
 import { TransportClosedError } from '../errors';
+import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecClient } from '../session/exec-client';
 import type { ExecParams, ExecResponse } from '../wire/process';
 import type { ProcessStreamOptions } from './exec-process';
@@ -45,14 +45,12 @@ export class ExecBackend {
     const process = new ExecProcess(processId, this.client, this.streamOptions());
     let route: { unsubscribe(): void } | undefined;
     try {
-      const response = await firstValueFrom(
-        this.client.connection().pipe(
-          mergeMap((rpc) => {
-            route = process.bind(rpc);
-            return rpc.request('process/start', wire);
-          }),
-        ),
-      );
+      const live = this.client.liveRpc();
+      const startOn = (rpc: RpcConnection): Promise<ExecResponse> => {
+        route = process.bind(rpc);
+        return rpc.call('process/start', wire);
+      };
+      const response = await (live === undefined ? firstValueFrom(this.client.connection()).then(startOn) : startOn(live));
       // A short process may have closed before its start reply arrived (the executor sends its
       // notifications first): then there is nothing left to carry across reconnects.
       if (process.state !== 'closed' && process.state !== 'failed') this.client.addProcess(process, route);

@@ -11,6 +11,7 @@ import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
 import { decodeResult, encodeParams } from '../wire/methods';
 import type { Diagnostic } from './diagnostics';
+import { Deadlines } from './deadlines';
 import type { KeepaliveOptions } from './keepalive';
 import { silentPeer } from './keepalive';
 import { NotificationRouter } from './notification-router';
@@ -79,6 +80,7 @@ export class RpcConnection {
   private readonly scheduler: SchedulerLike;
   private readonly maxFrameBytes: number;
   private readonly pongs = new Subject<void>();
+  private readonly deadlines: Deadlines;
   private nextId = 1;
   private closedError: TransportClosedError | undefined;
   private keepaliveFailure: string | undefined;
@@ -93,6 +95,7 @@ export class RpcConnection {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.maxFrameBytes = options.maxOutboundFrameBytes ?? MAX_INBOUND_FRAME_BYTES;
     this.router = new NotificationRouter((d) => this.diagnosticsSubject.next(d));
+    this.deadlines = new Deadlines(this.scheduler);
   }
 
   /** The error the connection closed with, once closed. */
@@ -188,7 +191,7 @@ export class RpcConnection {
     const signal = options.signal;
     const done = (): void => {
       this.pending.delete(id);
-      timer.unsubscribe();
+      timer.cancel();
       signal?.removeEventListener('abort', onAbort);
     };
     const fail = (error: unknown): void => {
@@ -206,7 +209,7 @@ export class RpcConnection {
         return E.isLeft(result) ? sink.error(result.left) : sink.next(result.right);
       },
     });
-    const timer = this.scheduler.schedule(() => fail(new RequestTimeoutError(method, timeoutMs)), timeoutMs);
+    const timer = this.deadlines.arm(timeoutMs, () => fail(new RequestTimeoutError(method, timeoutMs)));
     signal?.addEventListener('abort', onAbort, { once: true });
     // The route is registered before sending, so a synchronous answer cannot be missed.
     try {
@@ -327,6 +330,7 @@ export class RpcConnection {
     this.closedError = closeError;
     for (const call of [...this.pending.values()]) call.fail(closeError);
     this.pending.clear();
+    this.deadlines.clear();
     this.serverRequestsInFlight.clear();
     this.router.complete();
     this.closedSubject.next(closeError);
