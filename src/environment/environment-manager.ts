@@ -132,8 +132,8 @@ export class EnvironmentManager {
   }
 
   /** The environment's observed status; `undefined` for an unknown id. Never rejects. */
-  async getEnvironmentStatus(environmentId: string): Promise<EnvironmentObservedStatus | undefined> {
-    return this.environments.get(environmentId)?.environment.status();
+  getEnvironmentStatus(environmentId: string): Promise<EnvironmentObservedStatus | undefined> {
+    return this.environments.get(environmentId)?.environment.status() ?? Promise.resolve(undefined);
   }
 
   /** The environment the manager was built with. */

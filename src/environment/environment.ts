@@ -11,6 +11,9 @@ import type { EnvironmentInfo } from '../wire/environment';
 import type { ConnectionState, EnvironmentObservedStatus } from './connection-state';
 import { toConnectionState } from './connection-state';
 
+const READY: EnvironmentObservedStatus = Object.freeze({ status: 'ready' });
+const PENDING: EnvironmentObservedStatus = Object.freeze({ status: 'pending' });
+
 /** codex's timeouts: `environment/status` 10 s, `environment/info` 30 s. */
 export const STATUS_TIMEOUT_MS = 10_000;
 export const INFO_TIMEOUT_MS = 30_000;
@@ -91,19 +94,20 @@ export class Environment {
    * Probes the connection without waiting for recovery: `ready` when `environment/status` answers ready,
    * `disconnected` with the error at once while recovering, on a failed probe, or once failed. Never rejects.
    */
-  async status(): Promise<EnvironmentObservedStatus> {
+  status(): Promise<EnvironmentObservedStatus> {
     const state = this.client.state;
-    if (state.type === 'connecting') return { status: 'pending' };
-    if (state.type === 'recovering') return { status: 'disconnected', error: new EnvironmentRecoveringError(this.id) };
-    if (state.type === 'failed') return { status: 'disconnected', error: state.error };
-    try {
-      const live = this.client.liveRpc();
-      const result = await (live === undefined
+    if (state.type === 'connecting') return Promise.resolve(PENDING);
+    if (state.type === 'recovering') return Promise.resolve({ status: 'disconnected', error: new EnvironmentRecoveringError(this.id) });
+    if (state.type === 'failed') return Promise.resolve({ status: 'disconnected', error: state.error });
+    const live = this.client.liveRpc();
+    const probe =
+      live === undefined
         ? firstValueFrom(this.client.connection(true).pipe(mergeMap((rpc) => rpc.request('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS }))))
-        : live.call('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS }));
-      return result.status === 'ready' ? { status: 'ready' } : { status: 'disconnected', error: new ProtocolError(`environment status is ${String(result.status)}`) };
-    } catch (error: unknown) {
-      return { status: 'disconnected', error: error instanceof ExecClientError ? error : new ProtocolError(String(error)) };
-    }
+        : live.call('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS });
+    // Plain promise chaining, not async/await: this is the health probe a UI may poll hard.
+    return probe.then(
+      (result): EnvironmentObservedStatus => (result.status === 'ready' ? READY : { status: 'disconnected', error: new ProtocolError(`environment status is ${String(result.status)}`) }),
+      (error: unknown): EnvironmentObservedStatus => ({ status: 'disconnected', error: error instanceof ExecClientError ? error : new ProtocolError(String(error)) }),
+    );
   }
 }
