@@ -45,7 +45,7 @@ describe('accepted websocket', () => {
   });
   afterAll(expectNoLeakedResources);
 
-  it('rejects an initial resume session id', async () => {
+  it('rejects initial resume session id', async () => {
     const socket = await ScriptedPeer.dial(acceptor.url);
     peers.push(socket);
     const accepted = await acceptor.nextAccepted();
@@ -60,7 +60,7 @@ describe('accepted websocket', () => {
     await socket.closed; // a socket the manager refuses, it closes
   });
 
-  it('takes the environment info from the initialize metadata when the reply carries it', async () => {
+  it('environment info comes from initialize metadata (upstream scenario)', async () => {
     const socket = await ScriptedPeer.dial(acceptor.url);
     peers.push(socket);
     const accepted = await acceptor.nextAccepted();
@@ -83,7 +83,7 @@ describe('accepted websocket', () => {
     expect(await status).toEqual({ status: 'ready' });
   });
 
-  it('is ready immediately', async () => {
+  it('environment is ready immediately', async () => {
     const { socket, manager } = await connectExecutor(acceptor, 'session-1');
     peers.push(socket);
     managers.push(manager);
@@ -95,7 +95,7 @@ describe('accepted websocket', () => {
     expect(await statusTask).toEqual({ status: 'ready' });
   });
 
-  it('retires the old socket on replacement and retries', async () => {
+  it('replacement retires old socket and retries', async () => {
     const { socket: firstSocket, manager } = await connectExecutor(acceptor, 'session-1');
     peers.push(firstSocket);
     managers.push(manager);
@@ -123,7 +123,7 @@ describe('accepted websocket', () => {
     await replacement.socket.completeInitialize('host-test', 'session-1', 'session-1');
   });
 
-  it('recovers a running process and its output on reconnect', async () => {
+  it('reconnect recovers running process and output', async () => {
     const { socket: firstSocket, manager } = await connectExecutor(acceptor, 'session-1');
     peers.push(firstSocket);
     managers.push(manager);
