@@ -17,7 +17,8 @@ import { FAULT_SEED, PATH_ENV, currentRpc, faultSetup, mulberry32 } from './faul
 import type { FrameRelay, RelayFrame } from './frame-relay';
 import { expectNoLeakedResources } from '../support/resources';
 
-jest.setTimeout(60_000);
+const FILE_BUDGET_MS = 60_000;
+jest.setTimeout(FILE_BUDGET_MS);
 
 const HUGE_FRAME_BYTES = 20 * 1024 * 1024;
 

@@ -15,7 +15,8 @@ import type { FaultSetup } from './fault-kit';
 import { FAULT_SEED, PATH_ENV, currentRpc, drop, faultSetup, holdOutage, mulberry32, randomInt, redial } from './fault-kit';
 import { expectNoLeakedResources } from '../support/resources';
 
-jest.setTimeout(60_000);
+const FILE_BUDGET_MS = 60_000;
+jest.setTimeout(FILE_BUDGET_MS);
 
 const COUNT = 200;
 

@@ -13,7 +13,8 @@ import type { ProcessEvent } from '../../src';
 import { FAULT_SEED, PATH_ENV, currentRpc, drop, faultSetup, holdOutage, mulberry32, randomInt, redial } from './fault-kit';
 import { expectNoLeakedResources } from '../support/resources';
 
-jest.setTimeout(120_000);
+const FILE_BUDGET_MS = 120_000;
+jest.setTimeout(FILE_BUDGET_MS);
 
 const TOTAL_BYTES = 8 * 1024 * 1024;
 const BLOCK_BYTES = 32 * 1024;

@@ -15,7 +15,8 @@ import { FAULT_SEED, PATH_ENV, currentRpc, drop, faultSetup, redial } from './fa
 import { expectNoLeakedResources } from '../support/resources';
 import { waitForFile } from '../support/wait-for-file';
 
-jest.setTimeout(60_000);
+const FILE_BUDGET_MS = 60_000;
+jest.setTimeout(FILE_BUDGET_MS);
 
 const BURST_BYTES = 4 * 1024 * 1024;
 
