@@ -160,7 +160,9 @@ describe('stdio mode against the real executor', () => {
       const { process: sleeper } = await environment.getExecBackend().start({ argv: ['sleep', '30'], cwd: '/tmp', env: PATH_ENV });
       const states = lastValueFrom(environment.connectionState$.pipe(toArray()));
       const sleeperEvents = lastValueFrom(sleeper.events$.pipe(toArray()));
+      const pendingRead = sleeper.read(0, null, 600_000);
       await executor.stop();
+      expect(await pendingRead).toMatchObject({ closed: true, exited: true, failure: expect.stringContaining('failed to resume exec-server session') });
       expect((await states).map((s) => s.state)).toEqual(['connected', 'failed']);
       expect((await sleeperEvents).at(-1)).toMatchObject({ type: 'failed', error: { code: 'PROCESS_FAILED' } });
       await expect(environment.info()).resolves.toBeDefined();
