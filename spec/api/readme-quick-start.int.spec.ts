@@ -1,0 +1,81 @@
+/**
+ * The README's library quick start, run for real: a codex executor in direct mode dials the host, the
+ * host starts a process, the proxy drops the socket, the executor dials in again and the output goes on.
+ * Keep `quickStart` identical to the README's code (only `port` and `log` are parameters here).
+ */
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { EnvironmentManager } from '../../src';
+import { startDirectExecutor, trackForCleanup } from '../support/executor';
+import { startRegistryStub } from '../support/registry-stub';
+import { expectNoLeakedResources } from '../support/resources';
+import { startDisconnectableProxy } from '../support/ws-proxy';
+
+function quickStart(port: number, log: (...args: unknown[]) => void): { wss: WebSocketServer; manager: () => Promise<EnvironmentManager> | undefined } {
+  const wss = new WebSocketServer({ port, maxPayload: 256 * 1024 * 1024 });
+  let manager: Promise<EnvironmentManager> | undefined;
+
+  wss.on('connection', (socket) => {
+    if (manager === undefined) {
+      // The executor's first socket: a new session.
+      manager = EnvironmentManager.fromAcceptedWebsocket('env-1', socket, { clientName: 'my-host' });
+      void manager.then(run);
+    } else {
+      // The executor dialled in again: adopt the socket into the same session; output resumes gap-free.
+      void manager.then((m) => m.replaceAcceptedWebsocket('env-1', socket));
+    }
+  });
+
+  async function run(m: EnvironmentManager): Promise<void> {
+    const environment = m.getEnvironment('env-1');
+    if (environment === undefined) return;
+    environment.connectionState$.subscribe((s) => log('connection:', s.state));
+    const { process } = await environment.getExecBackend().start({ argv: ['sh', '-c', 'for i in 1 2 3 4 5; do echo $i; sleep 0.3; done'], cwd: '/tmp' });
+    process.lines$('stdout').subscribe((line) => log('out:', line));
+    process.exitCode$.subscribe((code) => log('exit', code));
+  }
+  return { wss, manager: () => manager };
+}
+
+describe('README quick start', () => {
+  afterAll(expectNoLeakedResources);
+
+  it('accepts the executor, streams output, and survives a replacement', async () => {
+    const lines: string[] = [];
+    let exited: () => void = () => undefined;
+    const exit = new Promise<void>((resolve) => {
+      exited = resolve;
+    });
+    let firstLine: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => {
+      firstLine = resolve;
+    });
+    const { wss, manager } = quickStart(0, (...args) => {
+      lines.push(args.join(' '));
+      if (args[0] === 'out:') firstLine();
+      // exited may be sequenced before the last output (PROTOCOL.md 5.2): wait for both.
+      if (lines.includes('exit 0') && lines.filter((l) => l.startsWith('out:')).length === 5) exited();
+    });
+    trackForCleanup({
+      stop: async () => {
+        await (await manager())?.close({ terminateProcesses: true });
+        for (const client of wss.clients) client.terminate();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+      },
+    });
+    await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
+    const proxy = trackForCleanup(await startDisconnectableProxy(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`));
+    const registry = trackForCleanup(await startRegistryStub({ acceptorUrl: () => proxy.url }));
+    await startDirectExecutor({ remoteUrl: registry.url, environmentId: 'env-1' });
+
+    await started;
+    const connections = proxy.connectionCount;
+    proxy.pause();
+    proxy.resume();
+    await proxy.waitForConnection(connections + 1);
+    await exit;
+    expect(lines.filter((l) => l.startsWith('out:'))).toEqual(['out: 1', 'out: 2', 'out: 3', 'out: 4', 'out: 5']);
+    expect(lines.filter((l) => l.startsWith('connection:'))).toEqual(['connection: connected', 'connection: disconnected', 'connection: connected']);
+    expect(lines.filter((l) => l.startsWith('exit'))).toEqual(['exit 0']);
+  });
+});
