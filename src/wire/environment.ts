@@ -64,7 +64,7 @@ export const EnvironmentConfigReadParams = struct('EnvironmentConfigReadParams',
 export type EnvironmentConfigReadParams = t.TypeOf<typeof EnvironmentConfigReadParams>;
 
 /**
- * `environmentConfig/read` result, typed loosely: any object; the known fields are checked when present
+ * `environmentConfig/read` result, typed loosely: an arbitrary object; the known fields are checked when present
  * and `config`/`requirements` (`{layers, cloudInsertionIndex}`) are left as they come.
  */
 export const EnvironmentConfigReadResponse = t.intersection(
