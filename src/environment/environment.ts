@@ -14,8 +14,9 @@ import { toConnectionState } from './connection-state';
 const READY: EnvironmentObservedStatus = Object.freeze({ status: 'ready' });
 const PENDING: EnvironmentObservedStatus = Object.freeze({ status: 'pending' });
 
-/** codex's timeouts: `environment/status` 10 s, `environment/info` 30 s. */
+/** How long the `environment/status` probe waits (codex: 10 s). */
 export const STATUS_TIMEOUT_MS = 10_000;
+/** How long `environment/info` waits (codex: 30 s). */
 export const INFO_TIMEOUT_MS = 30_000;
 
 /**
