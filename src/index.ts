@@ -11,7 +11,8 @@ export type { ConnectionState, EnvironmentObservedStatus } from './environment/c
 export type { NetworkPolicyDecider, NetworkPolicyRequest } from './environment/network-policy';
 
 /* Processes */
-export { ExecBackend, toFileUri } from './exec/exec-backend';
+export { ExecBackend } from './exec/exec-backend';
+export { toFileUri } from './wire/file-uri';
 export type { StartParams, StartedProcess } from './exec/exec-backend';
 export { ExecProcess } from './exec/exec-process';
 export type { ProcessState, ProcessStreamOptions } from './exec/exec-process';

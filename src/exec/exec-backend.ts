@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
 import { firstValueFrom } from 'rxjs';
 import { TransportClosedError } from '../errors';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecClient } from '../session/exec-client';
+import { toFileUri } from '../wire/file-uri';
 import type { ExecParams, ExecResponse } from '../wire/process';
 import type { ProcessStreamOptions } from './exec-process';
 import { ExecProcess } from './exec-process';
@@ -67,6 +67,3 @@ export class ExecBackend {
     this.client.call('process/terminate', { processId }).subscribe({ error: () => undefined });
   }
 }
-
-/** A native absolute path becomes a `file://` URI; a URI is kept. */
-export const toFileUri = (pathOrUri: string): string => (pathOrUri.startsWith('file:') ? pathOrUri : pathToFileURL(pathOrUri).href);

@@ -7,6 +7,7 @@ import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ProcessWireEvent } from '../rpc/notification-router';
 import type { ExecClient } from '../session/exec-client';
 import type { ProcessSink } from '../session/process-sink';
+import { toBytes } from '../wire/bytes';
 import { SAFE_CHUNK_BYTES } from '../wire/limits';
 import type { ReadResponse, WriteResponse } from '../wire/process';
 import { EventHistory } from './event-history';
@@ -151,7 +152,7 @@ export class ExecProcess implements ProcessSink {
    * `starting`). Note: the 0.171.0 executor offers no way to close stdin.
    */
   async write(bytes: Uint8Array | string): Promise<WriteResponse['status']> {
-    const data = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+    const data = toBytes(bytes);
     let status: WriteResponse['status'] = 'accepted';
     for (let offset = 0; offset === 0 || offset < data.byteLength; offset += SAFE_CHUNK_BYTES) {
       const chunk = data.subarray(offset, offset + SAFE_CHUNK_BYTES);

@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { defer, EMPTY, range } from 'rxjs';
 import { concatMap, expand, filter, finalize, ignoreElements, map } from 'rxjs/operators';
 import type { CallOptions } from '../rpc/rpc-connection';
-import { toBuffer } from './bytes';
+import { toBuffer } from '../wire/bytes';
 import type { HandleBinding } from './handle-binding';
 
 interface Block {

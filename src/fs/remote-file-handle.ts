@@ -4,8 +4,8 @@ import type { CallOptions } from '../rpc/rpc-connection';
 import type { FsOpenMode } from '../wire/fs';
 import { WRITE_BLOCK_MAX_BYTES } from '../wire/limits';
 import { writeBlocks } from './block-io';
-import type { BytesInput } from './bytes';
-import { toBuffer, toBytes } from './bytes';
+import type { BytesInput } from '../wire/bytes';
+import { toBuffer, toBytes } from '../wire/bytes';
 import type { HandleBinding } from './handle-binding';
 
 /** One block read through a {@link RemoteFileHandle}. */

@@ -1,13 +1,13 @@
 import type { Observable } from 'rxjs';
 import { concat, defer, EMPTY, firstValueFrom, lastValueFrom, throwError } from 'rxjs';
 import { catchError, ignoreElements, map } from 'rxjs/operators';
-import { toFileUri } from '../exec/exec-backend';
+import { toFileUri } from '../wire/file-uri';
 import type { ExecClient } from '../session/exec-client';
 import type { FsDirectoryEntry, FsGetMetadataResponse, FsOpenMode, FsWalkResponse } from '../wire/fs';
 import { READ_BLOCK_MAX_BYTES, SAFE_CHUNK_BYTES, WRITE_BLOCK_MAX_BYTES } from '../wire/limits';
 import { readBlocks, writeBlocks } from './block-io';
-import type { BytesInput } from './bytes';
-import { toBuffer, toBytes } from './bytes';
+import type { BytesInput } from '../wire/bytes';
+import { toBuffer, toBytes } from '../wire/bytes';
 import type {
   CanonicalizeOptions,
   CopyOptions,

@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import { defer, firstValueFrom } from 'rxjs';
 import { map, mergeMap } from 'rxjs/operators';
-import { toBuffer, toBytes } from '../fs/bytes';
+import { toBuffer, toBytes } from '../wire/bytes';
 import type { CallOptions } from '../rpc/rpc-connection';
 import type { ExecClient } from '../session/exec-client';
 import type { HttpRequestParams } from '../wire/http';

@@ -1,5 +1,5 @@
 import { RpcError } from '../errors';
-import type { BytesInput } from '../fs/bytes';
+import type { BytesInput } from '../wire/bytes';
 import { ErrorCodes } from '../wire/jsonrpc';
 import type { HttpHeader, HttpRedirectPolicy } from '../wire/http';
 

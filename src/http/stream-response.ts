@@ -1,7 +1,7 @@
 import type { Subscriber } from 'rxjs';
 import { Observable } from 'rxjs';
 import { TransportClosedError } from '../errors';
-import { toBuffer } from '../fs/bytes';
+import { toBuffer } from '../wire/bytes';
 import type { CallOptions, RpcConnection } from '../rpc/rpc-connection';
 import type { HttpRequestParams, HttpRequestResponse } from '../wire/http';
 import { HttpBodyDeltaNotification } from '../wire/http';

@@ -1,4 +1,5 @@
 import * as t from 'io-ts';
+import { toBuffer } from './bytes';
 
 /**
  * Whether `s` is canonical standard base64 (RFC 4648 §4): alphabet `A–Z a–z 0–9 + /`, length a multiple
@@ -42,7 +43,7 @@ const symbolValue = (code: number): number => {
 
 /** Standard base64 (with padding) of `bytes`. */
 export function encodeBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+  return toBuffer(bytes).toString('base64');
 }
 
 /**
