@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import { of } from 'rxjs';
+import { of, Subject } from 'rxjs';
 import type { RpcConnection } from '../../src/rpc/rpc-connection';
 import { ExecClient } from '../../src/session/exec-client';
 import type { SocketPort } from '../../src/transport/socket-port';
@@ -46,6 +46,14 @@ export async function startClient(sockets$: Observable<SocketPort>, reconnectabl
   const client = new ExecClient(sockets$, { clientName: 'spec', reconnectable, scheduler: testScheduler() });
   await client.start();
   return client;
+}
+
+/** A reconnectable client, started on `first`; `handIn(port)` gives it the next socket. */
+export async function reconnectableClient(first: FakeSocketPort): Promise<{ readonly client: ExecClient; readonly handIn: (port: FakeSocketPort) => void }> {
+  const sockets = new Subject<SocketPort>();
+  const started = startClient(sockets, true);
+  sockets.next(first);
+  return { client: await started, handIn: (port) => sockets.next(port) };
 }
 
 /** A client on one scripted port (no reconnects). */

@@ -5,7 +5,7 @@ import { RemoteFileSystem } from '../../src/fs/remote-file-system';
 import type { ExecClient } from '../../src/session/exec-client';
 import type { SocketPort } from '../../src/transport/socket-port';
 import type { FakeSocketPort } from '../support/fake-socket-port';
-import { closeIdle, executorPort, fileHandlers, requestsOn, SESSION_ID, startClient } from './client-harness';
+import { closeIdle, executorPort, fileHandlers, reconnectableClient, requestsOn, SESSION_ID, startClient } from './client-harness';
 
 const CONTENT = Buffer.from('abcdefghijkl');
 const RESUME = { id: 1, method: 'initialize', params: { clientName: 'spec', resumeSessionId: SESSION_ID } };
@@ -19,18 +19,15 @@ describe('file handles across a reconnect', () => {
 
   /** A reconnectable client on `first`; `reconnect(second)` drops `first` and hands in `second`. */
   const connect = async (first: FakeSocketPort) => {
-    const sockets = new Subject<SocketPort>();
-    const started = startClient(sockets, true);
-    sockets.next(first);
-    const connected = await started;
+    const { client: connected, handIn } = await reconnectableClient(first);
     client = connected;
     let n = 0;
     const fs = new RemoteFileSystem(connected, { newHandleId: () => `h${(n += 1)}` });
     const reconnect = (second: FakeSocketPort): void => {
       first.drop();
-      sockets.next(second);
+      handIn(second);
     };
-    return { fs, reconnect, connected, handIn: (second: FakeSocketPort) => sockets.next(second) };
+    return { fs, reconnect, connected, handIn };
   };
 
   it('reopens a read handle with the same handleId on the new connection before its next read', async () => {

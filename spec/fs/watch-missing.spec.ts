@@ -1,11 +1,9 @@
-import { Subject } from 'rxjs';
 import { ClosedError, RpcError } from '../../src/errors';
 import { RemoteFileSystem } from '../../src/fs/remote-file-system';
 import type { ExecClient } from '../../src/session/exec-client';
-import type { SocketPort } from '../../src/transport/socket-port';
 import type { FakeSocketPort } from '../support/fake-socket-port';
 import type { Handler } from './client-harness';
-import { closeIdle, executorPort, requestsOn, startClient } from './client-harness';
+import { closeIdle, executorPort, reconnectableClient, requestsOn } from './client-harness';
 
 const watching: Handler = (params) => ({ result: { watching: Array.isArray(params.missing) && params.missing.length > 0 } });
 const changed = (watchId: number) => ({ method: 'fs/missingChanged', params: { watchId } });
@@ -19,14 +17,11 @@ describe('RemoteFileSystem.watchMissing', () => {
   });
 
   const connect = async (first: FakeSocketPort) => {
-    const sockets = new Subject<SocketPort>();
-    const started = startClient(sockets, true);
-    sockets.next(first);
-    const connected = await started;
+    const { client: connected, handIn } = await reconnectableClient(first);
     client = connected;
     let n = 6;
     const fs = new RemoteFileSystem(connected, { newWatchId: () => (n += 1) });
-    return { fs, connected, handIn: (port: FakeSocketPort) => sockets.next(port) };
+    return { fs, connected, handIn };
   };
 
   it('registers with a fresh watchId, emits for each fs/missingChanged of that watch, and unwatches on unsubscribe', async () => {

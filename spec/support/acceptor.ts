@@ -1,8 +1,8 @@
-import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
+import { listenOnLoopback } from './listen-on-loopback';
 
 /** A `ws` acceptor on 127.0.0.1:0 (where the seed uses axum): every upgrade becomes an accepted socket. */
 export interface Acceptor {
@@ -24,8 +24,7 @@ export async function startAcceptor(): Promise<Acceptor> {
       else waiter(ws);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server, 'acceptor');
   return {
     url: `ws://127.0.0.1:${port}/`,
     nextAccepted: () => {

@@ -4,6 +4,7 @@
  * chooses, and records every request so specs can assert on bodies and SigV4 headers.
  */
 import { createServer } from 'node:http';
+import { listenOnLoopback } from './listen-on-loopback';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 
 /** One request the stub received. `body` is the raw text. */
@@ -104,16 +105,7 @@ export async function startRegistryStub(options: RegistryStubOptions): Promise<R
   };
 
   const server = createServer(handle);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('registry stub has no TCP address');
-  const { port } = address;
+  const port = await listenOnLoopback(server, 'registry stub');
 
   let closing: Promise<void> | undefined;
   return {

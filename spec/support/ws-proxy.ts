@@ -5,6 +5,7 @@
  * it re-register (PROTOCOL.md 7.3), whereas a dropped TCP connection makes it re-dial the same URL.
  */
 import { connect, createServer } from 'node:net';
+import { listenOnLoopback } from './listen-on-loopback';
 import type { Socket } from 'node:net';
 
 /** Where the proxy forwards to: `ws://host:port/path`, `host:port`, or a port on 127.0.0.1. */
@@ -103,20 +104,12 @@ export async function startDisconnectableProxy(target: ProxyTarget): Promise<Dis
     for (const listener of [...listeners]) listener(connectionCount);
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
+  const port = await listenOnLoopback(server, 'proxy');
 
   let closing: Promise<void> | undefined;
   return {
-    url: `ws://127.0.0.1:${address.port}${path}`,
-    port: address.port,
+    url: `ws://127.0.0.1:${port}${path}`,
+    port,
     get connectionCount() {
       return connectionCount;
     },
