@@ -16,7 +16,8 @@ export { toFileUri } from './wire/file-uri';
 export type { StartParams, StartedProcess } from './exec/exec-backend';
 export { ExecProcess } from './exec/exec-process';
 export type { ProcessState, ProcessStreamOptions } from './exec/exec-process';
-export type { ClosedEvent, ExitedEvent, FailedEvent, OutputEvent, OutputStream, ProcessEvent, SequencedEvent, TruncatedEvent } from './exec/process-event';
+export type { FailedEvent, ProcessEvent, TruncatedEvent } from './exec/process-event';
+export type { ClosedEvent, ExitedEvent, OutputEvent, OutputStream, SequencedEvent } from './wire/process-event';
 
 /* Filesystem and HTTP on the executor */
 export { RemoteFileSystem } from './fs/remote-file-system';

@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
-import { spawnExecutor } from '../../src/host/spawn-executor';
-import type { SpawnedExecutor } from '../../src/host/spawn-executor';
+import { spawnExecutor } from '../../src/executor/spawn-executor';
+import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 
 const executors = new Set<SpawnedExecutor>();
 const children = new Set<ChildProcess>();

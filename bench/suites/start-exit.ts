@@ -10,7 +10,7 @@ import { EnvironmentManager } from '../../src';
 import type { BenchContext } from '../lib/context';
 import { sized } from '../lib/context';
 import { DirectHost, stopExecutor, withListening } from '../lib/executors';
-import type { SpawnedExecutor } from '../../src/host/spawn-executor';
+import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 import { RawClient } from '../lib/raw-client';
 import { figure } from '../lib/report';
 import type { Figure } from '../lib/report';

@@ -1,5 +1,5 @@
 /**
- * Runs the BUILT cli (`node dist/src/host/cli.js`, from `npm run build`) as a child process and records
+ * Runs the BUILT cli (`node dist/src/cli/main.js`, from `npm run build`) as a child process and records
  * its output with arrival times.
  */
 import { spawn } from 'node:child_process';
@@ -29,7 +29,7 @@ export interface CliRun {
 
 const joined = (chunks: readonly Chunk[]): string => chunks.map((c) => c.text).join('');
 
-/** Starts `node dist/src/host/cli.js ...args` with pipes on every stdio. */
+/** Starts `node dist/src/cli/main.js ...args` with pipes on every stdio. */
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): CliRun {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const started = Date.now();
@@ -76,5 +76,5 @@ export function runShell(script: string): Promise<{ code: number | null; stdout:
   });
 }
 
-/** `node dist/src/host/cli.js`, quoted for a shell script. */
+/** `node dist/src/cli/main.js`, quoted for a shell script. */
 export const CLI_COMMAND = `"${process.execPath}" "${CLI}"`;

@@ -1,4 +1,4 @@
-import type { ClosedEvent, ExitedEvent, OutputEvent, OutputStream } from '../../src/exec/process-event';
+import type { ClosedEvent, ExitedEvent, OutputEvent, OutputStream } from '../../src/wire/process-event';
 
 /** Builders for process events in specs. */
 export const bytes = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));

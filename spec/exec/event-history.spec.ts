@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { take } from 'rxjs';
 import { ProcessFailedError } from '../../src/errors';
 import { EventHistory } from '../../src/exec/event-history';
-import type { FailedEvent, ProcessEvent, SequencedEvent, TruncatedEvent } from '../../src/exec/process-event';
+import type { FailedEvent, ProcessEvent, TruncatedEvent } from '../../src/exec/process-event';
+import type { SequencedEvent } from '../../src/wire/process-event';
 import { testScheduler } from '../support/marbles';
 import { closed, exited, output, outputBytes } from './event-builders';
 

@@ -1,7 +1,7 @@
 import { ProcessFailedError, ProcessGapError, ReorderOverflowError } from '../../src/errors';
 import type { RecoveredChunk, RecoveryRead } from '../../src/exec/merge-recovery-read';
 import { mergeRecoveryRead } from '../../src/exec/merge-recovery-read';
-import type { SequencedEvent } from '../../src/exec/process-event';
+import type { SequencedEvent } from '../../src/wire/process-event';
 import { ReorderBuffer } from '../../src/exec/reorder-buffer';
 import { bytes, closed, exited, output, plain, thrown } from './event-builders';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { ReorderOverflowError } from '../../src/errors';
-import type { SequencedEvent } from '../../src/exec/process-event';
+import type { SequencedEvent } from '../../src/wire/process-event';
 import { DEFAULT_REORDER_LIMITS, ReorderBuffer } from '../../src/exec/reorder-buffer';
 import { closed, exited, output, outputBytes, plain, thrown } from './event-builders';
 

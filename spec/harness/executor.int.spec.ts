@@ -3,7 +3,7 @@
  * listen mode (with and without a capability token), stdio mode and the direct remote transport.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { resolveCodexBinary, spawnExecutor } from '../../src/host/spawn-executor';
+import { resolveCodexBinary, spawnExecutor } from '../../src/executor/spawn-executor';
 import { startAcceptor } from '../support/acceptor';
 import { startDirectExecutor, startListeningExecutor, startStdioExecutor, trackForCleanup } from '../support/executor';
 import { startRegistryStub } from '../support/registry-stub';

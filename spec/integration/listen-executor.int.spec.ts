@@ -4,8 +4,8 @@ import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { toArray } from 'rxjs/operators';
 import type { Environment, ProcessEvent } from '../../src';
 import { AuthenticationError, EnvironmentManager, SpawnError } from '../../src';
-import type { SpawnedExecutor } from '../../src/host/spawn-executor';
-import { spawnExecutor } from '../../src/host/spawn-executor';
+import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
+import { spawnExecutor } from '../../src/executor/spawn-executor';
 import { expectNoLeakedResources } from '../support/resources';
 
 const PATH_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };

@@ -1,6 +1,6 @@
 import { firstValueFrom, Subject } from 'rxjs';
 import { ResumeFailedError, TransportClosedError } from '../../src/errors';
-import type { ClientState } from '../../src/session/exec-client';
+import type { ClientState } from '../../src/session/exec-session';
 import { ExecClient } from '../../src/session/exec-client';
 import type { PeerScript } from '../support/fake-socket-port';
 import { FakeSocketPort } from '../support/fake-socket-port';

@@ -10,8 +10,8 @@ import type {
   ListenSpawnOptions,
   SpawnedExecutor,
   StdioSpawnOptions,
-} from '../../src/host/spawn-executor';
-import { spawnExecutor } from '../../src/host/spawn-executor';
+} from '../../src/executor/spawn-executor';
+import { spawnExecutor } from '../../src/executor/spawn-executor';
 import type { Disposable, ResourceTracker } from './resources';
 import { trackExecutors } from './resources';
 

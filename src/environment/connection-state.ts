@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import { distinctUntilChanged, map } from 'rxjs/operators';
 import type { ExecClientError } from '../errors';
-import type { ClientState } from '../session/exec-client';
+import type { ClientState } from '../session/exec-session';
 
 /**
  * What a UI shows about an environment's connection: `connected`; `disconnected` while recovering (a

@@ -1,7 +1,8 @@
 import type { Subscriber, TeardownLogic } from 'rxjs';
 import { Observable } from 'rxjs';
 import type { BudgetLease, HistoryBudget } from './history-budget';
-import type { FailedEvent, ProcessEvent, SequencedEvent, TruncatedEvent } from './process-event';
+import type { FailedEvent, ProcessEvent, TruncatedEvent } from './process-event';
+import type { SequencedEvent } from '../wire/process-event';
 import { eventBytes } from './process-event';
 import { RingDeque } from './ring-deque';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
 import { TransportClosedError } from '../errors';
 import type { RpcConnection } from '../rpc/rpc-connection';
-import type { ExecClient } from '../session/exec-client';
+import type { ExecSession } from '../session/exec-session';
 import { toFileUri } from '../wire/file-uri';
 import type { ExecParams, ExecResponse } from '../wire/process';
 import type { ProcessStreamOptions } from './exec-process';
@@ -29,7 +29,7 @@ export interface StartedProcess {
 /** Starts processes on one environment (codex `ExecBackend`). */
 export class ExecBackend {
   constructor(
-    private readonly client: ExecClient,
+    private readonly client: ExecSession,
     private readonly streamOptions: () => ProcessStreamOptions,
   ) {}
 

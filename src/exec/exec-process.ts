@@ -5,7 +5,7 @@ import type { ExecClientError } from '../errors';
 import { ExecClientError as BaseError, ProcessFailedError, ProtocolError } from '../errors';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ProcessWireEvent } from '../rpc/notification-router';
-import type { ExecClient } from '../session/exec-client';
+import type { ExecSession } from '../session/exec-session';
 import type { ProcessSink } from '../session/process-sink';
 import { toBytes } from '../wire/bytes';
 import { SAFE_CHUNK_BYTES } from '../wire/limits';
@@ -13,7 +13,8 @@ import type { ReadResponse, WriteResponse } from '../wire/process';
 import { EventHistory } from './event-history';
 import type { HistoryBudget } from './history-budget';
 import { mergeRecoveryRead } from './merge-recovery-read';
-import type { OutputStream, ProcessEvent, SequencedEvent } from './process-event';
+import type { ProcessEvent } from './process-event';
+import type { OutputStream, SequencedEvent } from '../wire/process-event';
 import { ReorderBuffer } from './reorder-buffer';
 import { bytesOf, exitCodeOf, linesOf, textOf } from './output-views';
 import { toBoundedAsyncIterable } from './bounded-iterator';
@@ -64,7 +65,7 @@ export class ExecProcess implements ProcessSink {
 
   constructor(
     readonly processId: string,
-    private readonly client: ExecClient,
+    private readonly client: ExecSession,
     options: ProcessStreamOptions = {},
   ) {
     this.buffer = new ReorderBuffer(processId);

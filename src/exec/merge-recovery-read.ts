@@ -1,5 +1,5 @@
 import { ProcessFailedError, ProcessGapError } from '../errors';
-import type { ExitedEvent, OutputStream, SequencedEvent } from './process-event';
+import type { ExitedEvent, OutputStream, SequencedEvent } from '../wire/process-event';
 import type { ReorderBuffer } from './reorder-buffer';
 import { NOTHING_PUBLISHED, oversizedEventError } from './reorder-buffer';
 

@@ -2,7 +2,8 @@ import { absurd } from 'fp-ts/lib/function';
 import type { OperatorFunction, Subscriber } from 'rxjs';
 import { Observable } from 'rxjs';
 import { ProtocolError } from '../errors';
-import type { OutputStream, ProcessEvent, TruncatedEvent } from './process-event';
+import type { ProcessEvent, TruncatedEvent } from './process-event';
+import type { OutputStream } from '../wire/process-event';
 import { ReplayTruncatedError } from './replay-truncated-error';
 
 /** Which output streams a view reads: one, several, or (omitted) all of them. */

@@ -1,5 +1,5 @@
 import { ReorderOverflowError } from '../errors';
-import type { ExitedEvent, SequencedEvent } from './process-event';
+import type { ExitedEvent, SequencedEvent } from '../wire/process-event';
 
 /** Bounds on what a {@link ReorderBuffer} holds while it waits for a missing seq (PROTOCOL.md 8.5). */
 export interface ReorderLimits {

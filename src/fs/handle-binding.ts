@@ -3,7 +3,7 @@ import { defer, of, ReplaySubject, throwError } from 'rxjs';
 import { catchError, map, mergeMap, retry, share } from 'rxjs/operators';
 import { ClosedError, HandleLostError, TransportClosedError } from '../errors';
 import type { CallOptions, RpcConnection } from '../rpc/rpc-connection';
-import type { ExecClient } from '../session/exec-client';
+import type { ExecSession } from '../session/exec-session';
 import type { FsOpenParams, FsReadBlockResponse } from '../wire/fs';
 
 /**
@@ -23,7 +23,7 @@ export class HandleBinding {
   private released = false;
 
   constructor(
-    private readonly client: ExecClient,
+    private readonly client: ExecSession,
     readonly params: FsOpenParams & { readonly mode: NonNullable<FsOpenParams['mode']> },
   ) {}
 

@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { concat, defer, EMPTY, firstValueFrom, lastValueFrom, throwError } from 'rxjs';
 import { catchError, ignoreElements, map } from 'rxjs/operators';
 import { toFileUri } from '../wire/file-uri';
-import type { ExecClient } from '../session/exec-client';
+import type { ExecSession } from '../session/exec-session';
 import type { FsDirectoryEntry, FsGetMetadataResponse, FsOpenMode, FsWalkResponse } from '../wire/fs';
 import { READ_BLOCK_MAX_BYTES, SAFE_CHUNK_BYTES, WRITE_BLOCK_MAX_BYTES } from '../wire/limits';
 import { readBlocks, writeBlocks } from './block-io';
@@ -27,7 +27,7 @@ import { RemoteFileHandle } from './remote-file-handle';
 import { watchMissingOn } from './watch-missing';
 
 /**
- * The executor's filesystem (PROTOCOL.md 4.8) over an {@link ExecClient}. Paths are native absolute
+ * The executor's filesystem (PROTOCOL.md 4.8) over an {@link ExecSession}. Paths are native absolute
  * paths or `file://` URIs; bytes go in as `Uint8Array` or string (UTF-8) and come out as `Buffer`.
  *
  * Every Promise method is one call that waits while the client recovers. A call whose socket dies before
@@ -43,7 +43,7 @@ export class RemoteFileSystem {
   private readonly writeBlockBytes: number;
 
   constructor(
-    private readonly client: ExecClient,
+    private readonly client: ExecSession,
     options: RemoteFileSystemOptions = {},
   ) {
     this.newHandleId = options.newHandleId ?? defaultHandleId;

@@ -3,7 +3,7 @@ import { defer, EMPTY, merge, of, throwError } from 'rxjs';
 import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, switchMap } from 'rxjs/operators';
 import { TransportClosedError } from '../errors';
 import type { RpcConnection } from '../rpc/rpc-connection';
-import type { ExecClient } from '../session/exec-client';
+import type { ExecSession } from '../session/exec-session';
 import { FsMissingChangedNotification } from '../wire/fs';
 
 const MISSING_CHANGED = 'fs/missingChanged';
@@ -12,7 +12,7 @@ const MISSING_CHANGED = 'fs/missingChanged';
  * Each connection the client installs, once; errors with the failure when the client fails (or closes).
  * Waits while connecting or recovering.
  */
-export const connectedRpcs = (client: ExecClient): Observable<RpcConnection> =>
+export const connectedRpcs = (client: ExecSession): Observable<RpcConnection> =>
   client.state$.pipe(
     mergeMap((state) => (state.type === 'failed' ? throwError(() => state.error) : state.type === 'connected' ? of(state.rpc) : EMPTY)),
     distinctUntilChanged(),
@@ -27,7 +27,7 @@ export const connectedRpcs = (client: ExecClient): Observable<RpcConnection> =>
  * RpcError / RequestTimeoutError, or with the client's failure. Unsubscribing sends the unwatch
  * (`fs/watchMissing {watchId, missing: []}`, fire and forget) on the current connection if it is open.
  */
-export function watchMissingOn(client: ExecClient, watchId: number, missing: readonly string[]): Observable<void> {
+export function watchMissingOn(client: ExecSession, watchId: number, missing: readonly string[]): Observable<void> {
   return defer(() => {
     let current: RpcConnection | undefined;
     return connectedRpcs(client).pipe(

@@ -14,7 +14,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { Observable } from 'rxjs';
 import { WebSocketServer } from 'ws';
-import type { EnvironmentManagerOptions } from '../index';
+import type { EnvironmentManagerOptions } from '../environment/environment-manager';
 import { CONNECT_PATH, decodeEnvironmentId, hostPort, isLoopbackHost, parseTarget, readBody, REGISTER_PATH, refuseUpgrade, safeHostHeader, sendJson } from './host-http';
 import type { HostedEnvironment } from './hosted-environments';
 import { HostedEnvironments } from './hosted-environments';

@@ -6,8 +6,10 @@
 import type { Subscription } from 'rxjs';
 import { BehaviorSubject } from 'rxjs';
 import type WebSocket from 'ws';
-import type { ConnectionState, Environment, EnvironmentManagerOptions } from '../index';
-import { EnvironmentManager } from '../index';
+import type { ConnectionState } from '../environment/connection-state';
+import type { Environment } from '../environment/environment';
+import type { EnvironmentManagerOptions } from '../environment/environment-manager';
+import { EnvironmentManager } from '../environment/environment-manager';
 
 /** What `Environment.info()` resolves with. */
 export type HostedEnvironmentInfo = Awaited<ReturnType<Environment['info']>>;

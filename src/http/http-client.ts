@@ -3,7 +3,7 @@ import { defer, firstValueFrom } from 'rxjs';
 import { map, mergeMap } from 'rxjs/operators';
 import { toBuffer, toBytes } from '../wire/bytes';
 import type { CallOptions } from '../rpc/rpc-connection';
-import type { ExecClient } from '../session/exec-client';
+import type { ExecSession } from '../session/exec-session';
 import type { HttpRequestParams } from '../wire/http';
 import type { BodyOrderLimits } from './body-order';
 import { DEFAULT_BODY_ORDER_LIMITS } from './body-order';
@@ -29,7 +29,7 @@ const defaultRequestId = (): string => {
 };
 
 /**
- * HTTP(S) requests made by the executor (`http/request`, PROTOCOL.md 4.9) over an {@link ExecClient}.
+ * HTTP(S) requests made by the executor (`http/request`, PROTOCOL.md 4.9) over an {@link ExecSession}.
  * Calls wait while the client recovers; a call whose socket dies rejects with TransportClosedError and
  * is never sent again. The call itself (not the HTTP exchange) times out after the connection's request
  * timeout unless `options.timeoutMs` says otherwise: give it more than the request's `timeoutMs`.
@@ -39,7 +39,7 @@ export class ExecHttpClient {
   private readonly limits: BodyOrderLimits;
 
   constructor(
-    private readonly client: ExecClient,
+    private readonly client: ExecSession,
     options: ExecHttpClientOptions = {},
   ) {
     this.newRequestId = options.newRequestId ?? defaultRequestId;

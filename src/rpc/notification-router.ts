@@ -2,7 +2,7 @@ import type { Subscriber } from 'rxjs';
 import { Observable, Subject } from 'rxjs';
 import * as E from 'fp-ts/lib/Either';
 import type { DecodeError } from '../errors';
-import type { SequencedEvent } from '../exec/process-event';
+import type { SequencedEvent } from '../wire/process-event';
 import { decodeWith } from '../wire/decode';
 import { ProcessClosedNotification, ProcessExitedNotification, decodeProcessOutput } from '../wire/process';
 import { NOTIFICATIONS } from '../wire/methods';

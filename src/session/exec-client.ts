@@ -11,17 +11,11 @@ import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
 import { isReplayable } from '../wire/methods';
 import { handshake } from './handshake';
 import type { Session } from './handshake';
+import type { ClientState, ExecSession } from './exec-session';
 import type { ProcessSink } from './process-sink';
 
 /** codex's recovery deadline: well inside the executor's 80 s detached-session retention. */
 export const DEFAULT_RECOVERY_DEADLINE_MS = 25_000;
-
-/** The logical client's state across sockets (codex `Connected` / `Recovering` / `Failed`). */
-export type ClientState =
-  | { readonly type: 'connecting' }
-  | { readonly type: 'connected'; readonly rpc: RpcConnection; readonly sessionId: string }
-  | { readonly type: 'recovering'; readonly error: ExecClientError }
-  | { readonly type: 'failed'; readonly error: ExecClientError };
 
 /** What happened to one socket's attempt; socket sources react to it (redial, free the replacement slot). */
 export type AttemptOutcome = 'attached' | 'retry' | 'lost' | 'fatal';
@@ -53,7 +47,7 @@ type AttachEvent =
  * session and reads every live process from its last published seq before calls run on it.
  * The owner calls `start()` once and `close()` when done.
  */
-export class ExecClient {
+export class ExecClient implements ExecSession {
   // A ReplaySubject, not a BehaviorSubject: once completed after `failed`, it still replays that state.
   private readonly stateSubject = new ReplaySubject<ClientState>(1);
   private current: ClientState = { type: 'connecting' };

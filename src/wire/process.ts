@@ -1,7 +1,7 @@
 import * as t from 'io-ts';
 import * as E from 'fp-ts/lib/Either';
 import type { DecodeError } from '../errors';
-import type { OutputStream as EventOutputStream } from '../exec/process-event';
+import type { OutputStream as EventOutputStream } from './process-event';
 import { Base64Bytes, decodeCanonical } from './base64';
 import { decodeWith } from './decode';
 import { ShellInfo } from './environment';
@@ -85,7 +85,7 @@ export const OutputStream: t.Type<EventOutputStream, EventOutputStream, unknown>
   { stdout: null, stderr: null, pty: null },
   'OutputStream',
 );
-/** The stream a chunk came from (the same type as `exec/process-event`'s). */
+/** The stream a chunk came from (the same type as `./process-event`'s). */
 export type OutputStream = EventOutputStream;
 
 /** One retained output chunk in a `process/read` result; `chunk` holds the raw bytes. */

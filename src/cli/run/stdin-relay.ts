@@ -1,9 +1,9 @@
 /**
- * Forwarding this process's stdin to a command as it arrives: to the FIFO helper (see `./stdin-fifo`) or,
+ * Forwarding this process's stdin to a command as it arrives: to the FIFO helper (see `exec/stdin-fifo`) or,
  * with `--tty`, straight to the command's pty (end-of-file becomes Ctrl-D there).
  */
 import type { Readable } from 'node:stream';
-import type { ExecProcess } from '../index';
+import type { ExecProcess } from '../../exec/exec-process';
 
 /** Where stdin goes. `write` resolves `false` when the receiver is gone (stop reading). */
 export interface StdinSink {

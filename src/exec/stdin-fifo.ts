@@ -14,7 +14,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
-import type { ExecBackend, ExecProcess, StartParams } from '../index';
+import type { ExecBackend, StartParams } from './exec-backend';
+import type { ExecProcess } from './exec-process';
 
 /** The program could not be started: a shell's 127 (not found) or 126 (not executable). */
 export class CannotStartError extends Error {

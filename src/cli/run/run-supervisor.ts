@@ -4,8 +4,9 @@
  */
 import { constants } from 'node:os';
 import { firstValueFrom } from 'rxjs';
-import type { ExecProcess } from '../index';
-import type { CliIo, Launched } from './run-command';
+import type { ExecProcess } from '../../exec/exec-process';
+import type { CliIo } from '../io';
+import type { Launched } from './launch';
 import type { OpenTarget } from './run-target';
 import { rawTerminal, relayStdin } from './stdin-relay';
 

@@ -6,7 +6,7 @@
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, defer, EMPTY, of, timer } from 'rxjs';
 import { map, switchMap } from 'rxjs/operators';
-import type { ConnectionState } from '../index';
+import type { ConnectionState } from '../environment/connection-state';
 
 /** Options of {@link reportConnection}. */
 export interface ConnectionReportOptions {

@@ -1,6 +1,6 @@
 import type { ConnectionState } from '../../src';
 import { TransportClosedError } from '../../src';
-import { reportConnection } from '../../src/host/connection-reporter';
+import { reportConnection } from '../../src/cli/connection-reporter';
 import { testScheduler } from '../support/marbles';
 
 const lost: ConnectionState = { state: 'disconnected', error: new TransportClosedError('remote', 1006, 'connection to accepted lost') };

@@ -7,14 +7,14 @@ import { randomBytes } from 'node:crypto';
 import type { Observable } from 'rxjs';
 import { firstValueFrom, from, merge, NEVER, race, timer } from 'rxjs';
 import { filter, map, mergeMap } from 'rxjs/operators';
-import type { Environment } from '../index';
-import { EnvironmentManager } from '../index';
-import type { RunTarget } from './cli-args';
-import { resolveCodexBinary } from './codex-binary';
-import type { HostServer } from './host-server';
-import { startHostServer } from './host-server';
-import type { SpawnedExecutor } from './spawn-executor';
-import { spawnExecutor } from './spawn-executor';
+import type { Environment } from '../../environment/environment';
+import { EnvironmentManager } from '../../environment/environment-manager';
+import { resolveCodexBinary } from '../../executor/codex-binary';
+import type { SpawnedExecutor } from '../../executor/spawn-executor';
+import { spawnExecutor } from '../../executor/spawn-executor';
+import type { HostServer } from '../../host/host-server';
+import { startHostServer } from '../../host/host-server';
+import type { RunTarget } from '../args';
 
 /** An open connection to an executor. The caller calls `close()` exactly once when done. */
 export interface OpenTarget {

@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import type { HostCliOptions } from './cli-args';
-import { loadHostCredentials } from './host-credentials';
-import type { HostServerOptions } from './host-server';
-import { startHostServer } from './host-server';
+import { loadHostCredentials } from '../host/host-credentials';
+import type { HostServerOptions } from '../host/host-server';
+import { startHostServer } from '../host/host-server';
+import type { HostCliOptions } from './args';
 
 /** Where `exec-rx host` writes, and the environment it reads credentials from. */
 export interface HostIo {

@@ -1,4 +1,4 @@
-import { parseHostArgs, parseRunArgs, UsageError } from '../../src/host/cli-args';
+import { parseHostArgs, parseRunArgs, UsageError } from '../../src/cli/args';
 
 describe('exec-rx run arguments', () => {
   it('takes the command after --, with its own dashes', () => {

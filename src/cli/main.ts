@@ -3,10 +3,10 @@
  * The `exec-rx` command: `exec-rx run [options] -- <command...>` and `exec-rx host [options]`. Errors are
  * one `exec-rx: ...` line, never a stack; the exit status is set with `process.exitCode` so output flushes.
  */
-import type { CliIo } from './run-command';
-import { runCommand } from './run-command';
-import { parseHostArgs, parseRunArgs, USAGE, UsageError } from './cli-args';
+import { parseHostArgs, parseRunArgs, USAGE, UsageError } from './args';
 import { hostCommand } from './host-command';
+import type { CliIo } from './io';
+import { runCommand } from './run/run-command';
 
 /** Exit status of a bad command line. */
 export const EXIT_USAGE = 2;

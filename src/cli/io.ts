@@ -1,0 +1,11 @@
+/** The command line's view of its own process: stdio, environment and directory, injectable for specs. */
+import type { Readable, Writable } from 'node:stream';
+
+/** This process's stdio, environment and directory (injectable). */
+export interface CliIo {
+  readonly stdin: Readable;
+  readonly stdout: Writable & { readonly isTTY?: boolean; readonly columns?: number; readonly rows?: number };
+  readonly stderr: Writable;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+}

@@ -1,0 +1,70 @@
+/**
+ * Starting the command of `exec-rx run` on the executor: with a pty (`--tty`), reading a FIFO fed from
+ * our stdin (see `exec/stdin-fifo`), or without stdin where the executor has no `sh` (Windows).
+ */
+import { resolve as resolvePath } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { EnvironmentInfo } from '../../wire/environment';
+import type { StartParams } from '../../exec/exec-backend';
+import type { ExecProcess } from '../../exec/exec-process';
+import { startWithStdinFifo } from '../../exec/stdin-fifo';
+import type { RunOptions } from '../args';
+import type { CliIo } from '../io';
+import type { OpenTarget } from './run-target';
+import type { StdinSink } from './stdin-relay';
+import { ptySink } from './stdin-relay';
+
+/** A started command and where its stdin goes. */
+export interface Launched {
+  readonly process: ExecProcess;
+  readonly sink: StdinSink | undefined;
+  readonly tty: boolean;
+}
+
+/** The environment of remote commands: the executor's own, less codex's default excludes (`*KEY*`, `*SECRET*`, `*TOKEN*`). */
+const inheritExecutorEnv = (): NonNullable<StartParams['envPolicy']> => ({ inherit: 'all', ignoreDefaultExcludes: false, exclude: [], set: {}, includeOnly: [] });
+
+/**
+ * Starts the command. Rejects with the start's typed error (SpawnError ...) or `CannotStartError` when
+ * the program is missing or not executable; nothing is left running then.
+ */
+export async function launch(target: OpenTarget, options: RunOptions, io: CliIo): Promise<Launched> {
+  const info = await target.environment.info();
+  const params = startParams(options, target.local, info, io);
+  const backend = target.environment.getExecBackend();
+  if (options.tty) {
+    const { process } = await backend.start({ ...params, tty: true });
+    return { process, sink: ptySink(process), tty: true };
+  }
+  if (info.platformOs === 'windows') {
+    // No sh or mkfifo there: the command runs without stdin.
+    const { process } = await backend.start(params);
+    return { process, sink: undefined, tty: false };
+  }
+  const { process, feeder } = await startWithStdinFifo(backend, params, executorTempDir(info));
+  return { process, sink: feeder, tty: false };
+}
+
+function startParams(options: RunOptions, local: boolean, info: EnvironmentInfo, io: CliIo): StartParams {
+  const terminal: Record<string, string> = {};
+  if (options.tty) {
+    if (io.stdout.isTTY === true && io.stdout.columns !== undefined && io.stdout.rows !== undefined) {
+      Object.assign(terminal, { COLUMNS: String(io.stdout.columns), LINES: String(io.stdout.rows) });
+    }
+    if (!local) terminal['TERM'] = io.env['TERM'] ?? 'xterm-256color';
+  }
+  const localEnv: Record<string, string> = {};
+  if (local) for (const [name, value] of Object.entries(io.env)) if (value !== undefined) localEnv[name] = value;
+  const env = { ...localEnv, ...terminal, ...options.env };
+  const defaultCwd = local ? io.cwd : (info.cwd ?? info.userHomeDir ?? 'file:///');
+  const cwd = options.cwd === undefined ? defaultCwd : local ? resolvePath(io.cwd, options.cwd) : options.cwd;
+  return { argv: [...options.argv], cwd, env, ...(local ? {} : { envPolicy: inheritExecutorEnv() }) };
+}
+
+function executorTempDir(info: EnvironmentInfo): string {
+  try {
+    return info.tempDir === undefined ? '/tmp' : fileURLToPath(info.tempDir);
+  } catch {
+    return '/tmp';
+  }
+}

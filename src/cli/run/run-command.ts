@@ -1,0 +1,65 @@
+/**
+ * `exec-rx run`: runs one command on an executor, streams its stdout and stderr live, forwards stdin
+ * (with end-of-file, see `exec/stdin-fifo`), and resolves with the command's exit code (128+n when it was
+ * signalled, as the executor reports it).
+ */
+import { SpawnError } from '../../errors';
+import { CannotStartError } from '../../exec/stdin-fifo';
+import type { RunOptions } from '../args';
+import { reportConnection } from '../connection-reporter';
+import type { CliIo } from '../io';
+import { launch } from './launch';
+import type { OpenTarget } from './run-target';
+import { openTarget } from './run-target';
+import { supervise } from './run-supervisor';
+
+/** Exit status when the program is missing (as a shell). */
+export const EXIT_NOT_FOUND = 127;
+/** Exit status when the program is not executable (as a shell). */
+export const EXIT_NOT_EXECUTABLE = 126;
+/** Exit status when exec-rx itself failed: no executor, a lost connection, a failed process. */
+export const EXIT_EXEC_RX_FAILED = 255;
+
+/**
+ * Runs the command and resolves with the exit status to use. Never rejects: every failure is written
+ * to stderr as one `exec-rx: ...` line (no stack) and mapped to 127/126/255. Tears down everything it
+ * opened (executor, host, stdin) before resolving.
+ */
+export async function runCommand(options: RunOptions, io: CliIo): Promise<number> {
+  const say = (line: string): void => void io.stderr.write(`exec-rx: ${line}\n`);
+  let target: OpenTarget;
+  try {
+    target = await openTarget(options.target, options.verbose ? say : undefined);
+  } catch (error: unknown) {
+    say(messageOf(error));
+    io.stdin.destroy();
+    return EXIT_EXEC_RX_FAILED;
+  }
+  const reporting = reportConnection(target.environment.connectionState$, say, { verbose: options.verbose });
+  try {
+    const launched = await launch(target, options, io);
+    return await supervise(launched, target, io, say);
+  } catch (error: unknown) {
+    io.stdin.destroy();
+    return reportStartFailure(error, options, say);
+  } finally {
+    reporting.unsubscribe();
+    await target.close();
+  }
+}
+
+function reportStartFailure(error: unknown, options: RunOptions, say: (line: string) => void): number {
+  const program = options.argv[0] ?? '';
+  if (error instanceof CannotStartError) {
+    say(`cannot start ${program}: ${error.message}`);
+    return error.exitCode;
+  }
+  if (error instanceof SpawnError) {
+    say(`cannot start ${program}: ${error.rpcMessage}${options.cwd === undefined ? '' : ` (or its directory ${options.cwd} is missing)`}`);
+    return error.kind === 'spawnPermissionDenied' ? EXIT_NOT_EXECUTABLE : EXIT_NOT_FOUND;
+  }
+  say(messageOf(error));
+  return EXIT_EXEC_RX_FAILED;
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
