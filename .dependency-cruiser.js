@@ -1,0 +1,86 @@
+// @ts-check
+/**
+ * The layer order of src/, enforced by `npm test` (`npm run layers`). Type-only imports count
+ * (`tsPreCompilationDeps`): a type a lower layer needs moves down, it is not imported from above.
+ *
+ *   cli/                       the command line: the only place that knows a terminal
+ *   host/   executor/          the direct-transport server | spawning codex executors (rooms apart)
+ *   index.ts                   the main entry: the client library, no server code
+ *   environment/               EnvironmentManager, Environment
+ *   exec/   fs/   http/        processes, filesystem, HTTP (rooms apart) over the session's narrow port
+ *   session/                   one logical client across sockets: handshake, resume, replacement
+ *   rpc/                       JSON-RPC correlation over one socket
+ *   transport/                 sockets as ports: ws, stdio, dialling
+ *   wire/                      pure data: codecs, the method table, the event shapes
+ *   errors.ts                  the typed errors every layer raises
+ *
+ * Each room may import from itself and the rooms listed under it, nothing else.
+ */
+const BELOW = {
+  errors: [],
+  wire: ['errors'],
+  transport: ['errors', 'wire'],
+  rpc: ['errors', 'wire', 'transport'],
+  session: ['errors', 'wire', 'transport', 'rpc'],
+  exec: ['errors', 'wire', 'transport', 'rpc', 'session'],
+  fs: ['errors', 'wire', 'transport', 'rpc', 'session'],
+  http: ['errors', 'wire', 'transport', 'rpc', 'session'],
+  environment: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http'],
+  index: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment'],
+  host: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment'],
+  executor: ['errors', 'wire'],
+  cli: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment', 'host', 'executor'],
+};
+
+/** The path pattern of a room: a folder, or one of the two top-level files. */
+const room = (name) => (name === 'errors' ? 'src/errors\\.ts$' : name === 'index' ? 'src/index\\.ts$' : `src/${name}/`);
+
+const layerRules = Object.entries(BELOW).map(([name, allowed]) => ({
+  name: `layer-${name}`,
+  comment: `${name} may import only from ${allowed.length === 0 ? 'itself' : `itself and ${allowed.join(', ')}`} (see the table at the top of this file)`,
+  severity: 'error',
+  from: { path: `^${room(name)}` },
+  to: { path: '^src/', pathNot: `^(${[name, ...allowed].map(room).join('|')})` },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'no import cycle anywhere in src/, type-only imports included',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    ...layerRules,
+    {
+      name: 'ws-at-the-edges',
+      comment: 'ws is imported only by the transport adapters, the environment manager (its socket type) and the host',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(transport/(ws-socket-port|dial)\\.ts|environment/environment-manager\\.ts|host/)' },
+      to: { path: 'node_modules/ws/' },
+    },
+    {
+      name: 'aws4-in-the-host',
+      comment: 'SigV4 verification (aws4) is server code: only the host imports it, so the main entry stays free of it',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/host/' },
+      to: { path: 'node_modules/aws4/' },
+    },
+    {
+      name: 'no-unresolvable',
+      comment: 'an import that resolves to nothing',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '\\.d\\.ts$' },
+    tsPreCompilationDeps: true,
+    combinedDependencies: false,
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

@@ -1,0 +1,78 @@
+/**
+ * The layer order of src/ (`.dependency-cruiser.js`, run by `npm test` as `npm run layers`) refuses what
+ * it should: each case writes a tiny src/ tree into a temp dir and runs the real checker on it with the
+ * project's own config.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '../..');
+const CONFIG = join(ROOT, '.dependency-cruiser.js');
+const DEPCRUISE = join(ROOT, 'node_modules/.bin/depcruise');
+
+interface Outcome {
+  readonly code: number;
+  readonly output: string;
+}
+
+function depcruise(cwd: string): Promise<Outcome> {
+  return new Promise((settle) => {
+    execFile(DEPCRUISE, ['src', '--config', CONFIG, '--no-cache'], { cwd, timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      settle({ code, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+/** Writes `files` (path → source) under a fresh temp dir and runs the checker there. */
+async function cruise(files: Readonly<Record<string, string>>): Promise<Outcome> {
+  const dir = await mkdtemp(join(tmpdir(), 'exec-rx-layers-'));
+  try {
+    for (const [path, source] of Object.entries(files)) {
+      await mkdir(join(dir, dirname(path)), { recursive: true });
+      await writeFile(join(dir, path), source);
+    }
+    return await depcruise(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the layer order', () => {
+  it('passes on the real src/', async () => {
+    const outcome = await depcruise(ROOT);
+    expect(outcome).toEqual({ code: 0, output: expect.stringContaining('no dependency violations found') });
+  });
+
+  it('refuses a type-only import from wire/ up into exec/', async () => {
+    const outcome = await cruise({
+      'src/exec/process-event.ts': 'export interface Shape { readonly seq: number }\n',
+      'src/wire/process.ts': "import type { Shape } from '../exec/process-event';\nexport const seqOf = (s: Shape): number => s.seq;\n",
+    });
+    expect(outcome.code).not.toBe(0);
+    expect(outcome.output).toContain('error layer-wire: src/wire/process.ts → src/exec/process-event.ts');
+  });
+
+  it('refuses the host importing the main entry, and exec/ importing fs/ on its own floor', async () => {
+    const outcome = await cruise({
+      'src/index.ts': 'export const version = 1;\n',
+      'src/host/host-server.ts': "import { version } from '../index';\nexport const v = version;\n",
+      'src/fs/files.ts': 'export const files = 1;\n',
+      'src/exec/process.ts': "import { files } from '../fs/files';\nexport const f = files;\n",
+    });
+    expect(outcome.code).not.toBe(0);
+    expect(outcome.output).toContain('error layer-host: src/host/host-server.ts → src/index.ts');
+    expect(outcome.output).toContain('error layer-exec: src/exec/process.ts → src/fs/files.ts');
+  });
+
+  it('refuses an import cycle inside one room', async () => {
+    const outcome = await cruise({
+      'src/cli/run/run-command.ts': "import type { Io } from './run-supervisor';\nexport interface Launched { readonly io: Io }\n",
+      'src/cli/run/run-supervisor.ts': "import type { Launched } from './run-command';\nexport interface Io { readonly launched?: Launched }\n",
+    });
+    expect(outcome.code).not.toBe(0);
+    expect(outcome.output).toMatch(/error no-circular: src\/cli\/run\/run-(command|supervisor)\.ts → /);
+  });
+});
