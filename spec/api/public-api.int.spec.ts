@@ -1,10 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import * as api from '../../src';
-import { expectNoLeakedResources } from '../support/resources';
 
 describe('public API', () => {
-  afterAll(expectNoLeakedResources);
 
   it('exports exactly the curated names', () => {
     expect(Object.keys(api).sort()).toMatchSnapshot();

@@ -8,7 +8,6 @@ import { WebSocketServer } from 'ws';
 import { EnvironmentManager } from '../../src';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';
 import { startRegistryStub } from '../support/registry-stub';
-import { expectNoLeakedResources } from '../support/resources';
 import { startDisconnectableProxy } from '../support/ws-proxy';
 
 function quickStart(port: number, log: (...args: unknown[]) => void): { wss: WebSocketServer; manager: () => Promise<EnvironmentManager> | undefined } {
@@ -38,7 +37,6 @@ function quickStart(port: number, log: (...args: unknown[]) => void): { wss: Web
 }
 
 describe('README quick start', () => {
-  afterAll(expectNoLeakedResources);
 
   it('accepts the executor, streams output, and survives a replacement', async () => {
     const lines: string[] = [];

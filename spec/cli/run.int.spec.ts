@@ -4,7 +4,6 @@
  */
 import { spawn } from 'node:child_process';
 import { startListeningExecutor } from '../support/executor';
-import { expectNoLeakedResources } from '../support/resources';
 import { CLI_COMMAND, runCli, runShell, startCli } from './cli-process';
 
 describe('exec-rx run', () => {
@@ -86,4 +85,3 @@ describe('exec-rx run', () => {
   });
 });
 
-afterAll(expectNoLeakedResources);

@@ -2,11 +2,12 @@
  * The user's scenarios (shared/seed/accepted_websocket.rs), ported line for line in meaning: a `ws`
  * acceptor on 127.0.0.1:0 plays the seed's axum router, and a `ws` client scripts the executor.
  */
-import { EnvironmentManager } from '../../src';
-import type { EnvironmentManagerOptions } from '../../src';
+import { firstValueFrom } from 'rxjs';
+import { filter } from 'rxjs/operators';
+import { EnvironmentManager, ReplacementRejectedError } from '../../src';
+import type { ConnectionState, EnvironmentManager as Manager, EnvironmentManagerOptions } from '../../src';
 import type { Acceptor } from '../support/acceptor';
 import { startAcceptor } from '../support/acceptor';
-import { expectNoLeakedResources } from '../support/resources';
 import { ScriptedPeer } from '../support/scripted-peer';
 
 const SESSION_ALREADY_ATTACHED_ERROR_CODE = -32010;
@@ -28,6 +29,13 @@ async function connectReplacementExecutor(acceptor: Acceptor): Promise<{ socket:
   return { socket, accepted: await acceptor.nextAccepted() };
 }
 
+/** The default environment's connection state once it is `connected` (after a replacement: connected again). */
+function connectedAgain(manager: Manager): Promise<ConnectionState> {
+  const environment = manager.defaultEnvironment();
+  if (environment === undefined) throw new Error('default environment should be installed');
+  return firstValueFrom(environment.connectionState$.pipe(filter((state) => state.state === 'connected')));
+}
+
 const emptyRead = { chunks: [], nextSeq: 1, exited: false, exitCode: null, closed: false, failure: null, sandboxDenied: false };
 
 describe('accepted websocket', () => {
@@ -43,7 +51,6 @@ describe('accepted websocket', () => {
     for (const peer of peers.splice(0)) peer.close();
     await acceptor.close();
   });
-  afterAll(expectNoLeakedResources);
 
   it('rejects initial resume session id', async () => {
     const socket = await ScriptedPeer.dial(acceptor.url);
@@ -55,8 +62,8 @@ describe('accepted websocket', () => {
       (e: unknown) => e,
     );
 
-    expect(error).toBeInstanceOf(Error);
-    expect(String(error)).toContain('initial connection cannot resume a session');
+    expect(error).toBeInstanceOf(ReplacementRejectedError);
+    expect(error).toMatchObject({ code: 'REPLACEMENT_REJECTED', message: expect.stringContaining('initial connection cannot resume a session') });
     await socket.closed; // a socket the manager refuses, it closes
   });
 
@@ -110,7 +117,12 @@ describe('accepted websocket', () => {
 
     const overlapping = await connectReplacementExecutor(acceptor);
     peers.push(overlapping.socket);
-    await expect(manager.replaceAcceptedWebsocket('environment-1', overlapping.accepted)).rejects.toThrow('an accepted exec-server replacement is already in progress');
+    const overlap = await manager.replaceAcceptedWebsocket('environment-1', overlapping.accepted).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(overlap).toBeInstanceOf(ReplacementRejectedError);
+    expect(overlap).toMatchObject({ code: 'REPLACEMENT_REJECTED', message: expect.stringContaining('an accepted exec-server replacement is already in progress') });
     await overlapping.socket.closed;
 
     rejected.socket.replyError(initialize.id, SESSION_ALREADY_ATTACHED_ERROR_CODE, 'session session-1 is already attached to another connection');
@@ -121,6 +133,8 @@ describe('accepted websocket', () => {
     peers.push(replacement.socket);
     await manager.replaceAcceptedWebsocket('environment-1', replacement.accepted);
     await replacement.socket.completeInitialize('host-test', 'session-1', 'session-1');
+    // The environment is connected again, on the replacement.
+    expect(await connectedAgain(manager)).toEqual({ state: 'connected' });
   });
 
   it('reconnect recovers running process and output', async () => {
@@ -152,5 +166,6 @@ describe('accepted websocket', () => {
     expect(read.params).toEqual({ processId: 'process-1', afterSeq: 0, maxBytes: null, waitMs: 0 });
     replacement.socket.reply(read.id, emptyRead);
     expect(await readTask).toEqual(emptyRead);
+    expect(await connectedAgain(manager)).toEqual({ state: 'connected' });
   });
 });

@@ -5,7 +5,6 @@ import type { Environment, EnvironmentManagerOptions, ExecProcess } from '../../
 import { EnvironmentManager, ResumeFailedError } from '../../src';
 import type { Acceptor } from '../support/acceptor';
 import { startAcceptor } from '../support/acceptor';
-import { expectNoLeakedResources } from '../support/resources';
 import { ScriptedPeer } from '../support/scripted-peer';
 
 const options = (extra: Partial<EnvironmentManagerOptions> = {}): EnvironmentManagerOptions => ({ clientName: 'host-test', keepalive: false, ...extra });
@@ -29,7 +28,6 @@ describe('accepted environment failures', () => {
     acceptor = await startAcceptor();
   });
   afterEach(() => acceptor.close());
-  afterAll(expectNoLeakedResources);
 
   it('fails the environment and its processes when the executor no longer knows the session', async () => {
     const { peer, manager, environment, process } = await adopted(acceptor);

@@ -15,7 +15,6 @@ import type { ConnectionState, Diagnostic, ProcessEvent } from '../../src';
 import { DecodeError, RpcError } from '../../src';
 import { FAULT_SEED, PATH_ENV, currentRpc, faultSetup, mulberry32 } from './fault-kit';
 import type { FrameRelay, RelayFrame } from './frame-relay';
-import { expectNoLeakedResources } from '../support/resources';
 
 const FILE_BUDGET_MS = 60_000;
 jest.setTimeout(FILE_BUDGET_MS);
@@ -76,7 +75,6 @@ describe(`fault injection: bad frames toward the host [seed ${FAULT_SEED}]`, () 
     work = mkdtempSync(join(tmpdir(), 'exec-rx-faults-frames-'));
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
-  afterAll(expectNoLeakedResources);
 
   it(`reports each bad frame as a typed error or diagnostic and loses nothing [seed ${FAULT_SEED}]`, async () => {
     const random = mulberry32(FAULT_SEED ^ 0xbad_f4a3e);

@@ -13,7 +13,6 @@ import type { Environment, ExecProcess, ProcessEvent } from '../../src';
 import { TransportClosedError } from '../../src';
 import type { FaultSetup } from './fault-kit';
 import { FAULT_SEED, PATH_ENV, currentRpc, drop, faultSetup, holdOutage, mulberry32, randomInt, redial } from './fault-kit';
-import { expectNoLeakedResources } from '../support/resources';
 
 const FILE_BUDGET_MS = 60_000;
 jest.setTimeout(FILE_BUDGET_MS);
@@ -67,7 +66,6 @@ describe(`fault injection: ${COUNT} short processes at once [seed ${FAULT_SEED}]
     work = mkdtempSync(join(tmpdir(), 'exec-rx-faults-burst-'));
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
-  afterAll(expectNoLeakedResources);
 
   const startAll = (setup: FaultSetup, plans: readonly Plan[], prefix: string, onStarted: () => void = () => undefined) => {
     const backend = setup.environment.getExecBackend();

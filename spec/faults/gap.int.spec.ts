@@ -12,7 +12,6 @@ import { toArray } from 'rxjs/operators';
 import type { ExecProcess, ProcessEvent } from '../../src';
 import { ProcessGapError } from '../../src';
 import { FAULT_SEED, PATH_ENV, currentRpc, drop, faultSetup, redial } from './fault-kit';
-import { expectNoLeakedResources } from '../support/resources';
 import { waitForFile } from '../support/wait-for-file';
 
 const FILE_BUDGET_MS = 60_000;
@@ -29,7 +28,6 @@ describe(`fault injection: an outage longer than the output window [seed ${FAULT
     work = mkdtempSync(join(tmpdir(), 'exec-rx-faults-gap-'));
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
-  afterAll(expectNoLeakedResources);
 
   it('fails a process whose output was evicted during the outage with PROCESS_GAP, terminates it, and keeps the rest', async () => {
     const setup = await faultSetup('env-faults-gap');

@@ -7,7 +7,6 @@ import { resolveCodexBinary, spawnExecutor } from '../../src/executor/spawn-exec
 import { startAcceptor } from '../support/acceptor';
 import { startDirectExecutor, startListeningExecutor, startStdioExecutor, trackForCleanup } from '../support/executor';
 import { startRegistryStub } from '../support/registry-stub';
-import { expectNoLeakedResources } from '../support/resources';
 import { startDisconnectableProxy } from '../support/ws-proxy';
 import type { RawPeer } from './raw-peer';
 import { dial, dialOpen, initialize, paramsOf, stdioPeer, wrapSocket } from './raw-peer';
@@ -214,4 +213,3 @@ describe('direct mode', () => {
   });
 });
 
-afterAll(expectNoLeakedResources);

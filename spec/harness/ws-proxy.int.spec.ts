@@ -1,7 +1,6 @@
 /** The disconnectable TCP proxy, against a plain `ws` server (no executor). */
 import { startAcceptor } from '../support/acceptor';
 import { trackForCleanup } from '../support/executor';
-import { expectNoLeakedResources } from '../support/resources';
 import { startDisconnectableProxy } from '../support/ws-proxy';
 import { dial, dialOpen, wrapSocket } from './raw-peer';
 
@@ -59,4 +58,3 @@ describe('startDisconnectableProxy', () => {
   });
 });
 
-afterAll(expectNoLeakedResources);

@@ -13,7 +13,6 @@ import type WebSocket from 'ws';
 import type { HostServer, HostServerOptions } from '../../src/host/host-server';
 import { startHostServer } from '../../src/host/host-server';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';
-import { expectNoLeakedResources } from '../support/resources';
 import type { Registration, UpgradeOutcome } from './signed-client';
 import { register, registerOk, upgrade } from './signed-client';
 
@@ -161,4 +160,3 @@ describe('host server limits', () => {
   });
 });
 
-afterAll(expectNoLeakedResources);

@@ -10,7 +10,6 @@ import type { Environment, ExecProcess } from '../../src';
 import type { HostedEnvironment, HostServer } from '../../src/host/host-server';
 import { startHostServer } from '../../src/host/host-server';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';
-import { expectNoLeakedResources } from '../support/resources';
 
 const CREDENTIALS = { accessKeyId: 'AKIDHOSTSPEC', secretAccessKey: 'host-spec-secret-do-not-print' };
 const ENV_SECRET = 'process-env-secret-do-not-print';
@@ -128,5 +127,4 @@ describe('host server with the real executor in direct mode', () => {
     expect(all).not.toMatch(/[A-Za-z0-9_-]{43}/); // capability tokens are 43 base64url characters
   });
 
-  afterAll(expectNoLeakedResources);
 });

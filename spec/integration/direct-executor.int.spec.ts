@@ -16,7 +16,6 @@ import { startAcceptor } from '../support/acceptor';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';
 import { startRegistryStub } from '../support/registry-stub';
 import type { RegistryStub } from '../support/registry-stub';
-import { expectNoLeakedResources } from '../support/resources';
 import { waitForFile } from '../support/wait-for-file';
 import type { DisconnectableProxy } from '../support/ws-proxy';
 import { startDisconnectableProxy } from '../support/ws-proxy';
@@ -73,7 +72,6 @@ describe('direct mode against the real executor', () => {
     work = mkdtempSync(join(tmpdir(), 'exec-rx-direct-'));
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
-  afterAll(expectNoLeakedResources);
 
   it('recovers a running process across a dropped and re-dialled socket (upstream scenario)', async () => {
     const setup = await directSetup('env-direct-1');

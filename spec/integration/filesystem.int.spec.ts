@@ -9,7 +9,6 @@ import { toArray } from 'rxjs/operators';
 import type { RemoteFileSystem } from '../../src';
 import { EnvironmentManager, NotFoundError, RpcError } from '../../src';
 import { startListeningExecutor } from '../support/executor';
-import { expectNoLeakedResources } from '../support/resources';
 
 describe('filesystem against the real executor', () => {
   let manager: EnvironmentManager;
@@ -28,7 +27,6 @@ describe('filesystem against the real executor', () => {
     await manager.close();
     rmSync(work, { recursive: true, force: true });
   });
-  afterAll(expectNoLeakedResources);
 
   it('reads a 128 KiB file back byte-exact, and writes one', async () => {
     const content = randomBytes(128 * 1024);

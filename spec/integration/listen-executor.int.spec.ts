@@ -6,7 +6,6 @@ import type { Environment, ProcessEvent } from '../../src';
 import { AuthenticationError, EnvironmentManager, SpawnError } from '../../src';
 import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 import { spawnExecutor } from '../../src/executor/spawn-executor';
-import { expectNoLeakedResources } from '../support/resources';
 
 const PATH_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
@@ -26,7 +25,6 @@ describe('listen mode against the real executor', () => {
     await manager.close({ terminateProcesses: true });
     await executor.stop();
   });
-  afterAll(expectNoLeakedResources);
 
   const run = async (argv: string[], extra: { tty?: boolean; pipeStdin?: boolean } = {}) =>
     (await environment.getExecBackend().start({ argv, cwd: '/tmp', env: PATH_ENV, ...extra })).process;
@@ -125,7 +123,6 @@ describe('listen mode with --ws-auth capability-token', () => {
     executor = await spawnExecutor({ mode: 'listen', wsAuthToken: 'right-token-0123456789' });
   });
   afterAll(() => executor.stop());
-  afterAll(expectNoLeakedResources);
 
   it('refuses a wrong bearer token with a typed authentication error', async () => {
     const error = await EnvironmentManager.connect('auth-1', executor.url ?? '', { clientName: 'spec', headers: { Authorization: 'Bearer wrong' } }).then(
@@ -145,7 +142,6 @@ describe('listen mode with --ws-auth capability-token', () => {
 });
 
 describe('stdio mode against the real executor', () => {
-  afterAll(expectNoLeakedResources);
 
   it('runs a process over newline-delimited JSON, and fails cleanly when the executor stops', async () => {
     const executor = await spawnExecutor({ mode: 'stdio' });

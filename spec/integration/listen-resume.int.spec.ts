@@ -6,7 +6,6 @@ import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { filter, toArray } from 'rxjs/operators';
 import { EnvironmentManager } from '../../src';
 import { startListeningExecutor, trackForCleanup } from '../support/executor';
-import { expectNoLeakedResources } from '../support/resources';
 import { startDisconnectableProxy } from '../support/ws-proxy';
 
 describe('listen mode with automatic resume', () => {
@@ -15,7 +14,6 @@ describe('listen mode with automatic resume', () => {
     work = mkdtempSync(join(tmpdir(), 'exec-rx-listen-'));
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
-  afterAll(expectNoLeakedResources);
 
   it('re-dials the same url after a drop, resumes, and the running process output is complete', async () => {
     const executor = await startListeningExecutor({ wsAuthToken: 'listen-resume-token-42' });

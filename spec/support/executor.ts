@@ -1,7 +1,7 @@
 /**
  * Real-executor helpers for integration specs. Every executor started here is stopped in an `afterAll`
- * that this module registers when it is imported, so import it at the top of the spec file and end the
- * file with `afterAll(expectNoLeakedResources)`. `cleanup` takes servers, stubs and proxies too; they are
+ * that this module registers when it is imported, so import it at the top of the spec file (the leak
+ * check that runs after every file then finds nothing left). `cleanup` takes servers, stubs and proxies too; they are
  * shut down newest first, so an executor stops before the acceptor it dialled closes.
  */
 import type {

@@ -1,6 +1,7 @@
 /**
- * Leak checks for integration specs. `--detectOpenHandles` never fails a run, so each int spec file ends
- * with `afterAll(expectNoLeakedResources)`, and executors, servers and proxies are stopped by a tracker.
+ * Leak checks for every spec file. `--detectOpenHandles` never fails a run, so `leak-check.ts` (loaded
+ * for every file by jest.config.js) ends each file with {@link expectNoLeakedResources}, and executors,
+ * servers and proxies are stopped by a tracker.
  *
  * Importing this module registers a `beforeAll` that snapshots `process.getActiveResourcesInfo()`. That
  * baseline is what jest itself holds inside a hook: its worker IPC pipes (3 PipeWrap in a worker, 2 plus
@@ -67,8 +68,8 @@ function describeHandles(): string[] {
 /**
  * Fails unless the process holds no more sockets, servers, child processes, pipes or timers than at the
  * baseline. Everything still held by a {@link trackExecutors} tracker is stopped first; then handles that
- * are still closing get up to 2 s, polled with `setImmediate`. Use as `afterAll(expectNoLeakedResources)`
- * at the end of the file, or at the end of a `describe` whose resources must all be gone by then.
+ * are still closing get up to 2 s, polled with `setImmediate`. Registered once, for every spec file, by
+ * `leak-check.ts`; call it yourself only at the end of a `describe` whose resources must be gone by then.
  */
 export async function expectNoLeakedResources(): Promise<void> {
   // Tracked resources are not leaks: stop them first, so this hook may run before the trackers' own.
