@@ -4,7 +4,8 @@ import { reportConnection } from '../../src/cli/connection-reporter';
 import { testScheduler } from '../support/marbles';
 
 const lost: ConnectionState = { state: 'disconnected', error: new TransportClosedError('remote', 1006, 'connection to accepted lost') };
-const values: Record<string, ConnectionState> = { s: { state: 'disconnected', error: undefined }, c: { state: 'connected' }, d: lost };
+const retried: ConnectionState = { state: 'disconnected', error: new TransportClosedError('remote', 1006, 'replacement refused') };
+const values: Record<string, ConnectionState> = { s: { state: 'connecting' }, c: { state: 'connected' }, d: lost, e: retried };
 
 /** Runs the reporter over `marbles` in virtual time (asyncScheduler is virtual inside run()). */
 function report(marbles: string, verbose: boolean): string[] {
@@ -23,6 +24,10 @@ describe('reportConnection', () => {
 
   it('reports a drop that lasts over a second, and its end', () => {
     expect(report('s c d 1500ms c', false)).toEqual(['lost the connection to the executor (exec-server transport disconnected: connection to accepted lost); resuming', 'connection resumed after 1.5 s']);
+  });
+
+  it('reports one loss, with its first reason, while the recovery error changes', () => {
+    expect(report('s c d 500ms e 999ms c', false)).toEqual(['lost the connection to the executor (exec-server transport disconnected: connection to accepted lost); resuming', 'connection resumed after 1.5 s']);
   });
 
   it('reports every drop at once with --verbose', () => {

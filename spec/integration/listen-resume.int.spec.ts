@@ -44,6 +44,6 @@ describe('listen mode with automatic resume', () => {
     const ticks = all.slice(0, -1);
     expect(ticks).toEqual(ticks.map((_, i) => `tick ${i + 1}`));
     await manager.close();
-    expect((await states).map((s) => s.state)).toEqual(['connected', 'disconnected', 'connected', 'failed']);
+    expect((await states).map((s) => s.state)).toEqual(['connected', 'disconnected', 'connected', 'closed']);
   });
 });

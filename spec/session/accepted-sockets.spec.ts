@@ -41,7 +41,15 @@ describe('AcceptedSockets + ExecClient (marbles)', () => {
       cold('20ms x').subscribe(() => accepted.replace(client, c));
       cold('40ms x').subscribe(() => client.close());
 
-      expectObservable(client.state$.pipe(map((s) => s.type))).toBe('a 1ms b 7ms c 13ms d 15ms (e|)', { a: 'connecting', b: 'connected', c: 'recovering', d: 'connected', e: 'failed' });
+      // Recovering again at 13 with the new reason (b's -32010), connected on c at 24, closed at 40.
+      expectObservable(client.state$.pipe(map((s) => (s.type === 'recovering' ? `recovering: ${s.error.message}` : s.type)))).toBe('a 1ms b 7ms c 2ms r 10ms d 15ms (e|)', {
+        a: 'connecting',
+        b: 'connected',
+        c: 'recovering: exec-server transport disconnected: exec-server executor was replaced',
+        r: 'recovering: exec-server rejected initialize (-32010): session session-1 is already attached to another connection',
+        d: 'connected',
+        e: 'closed',
+      });
       scheduler.flush();
       expect(log).toEqual([
         '0 a initialize {"clientName":"host"}',

@@ -87,8 +87,9 @@ describe('ExecClient (switchMap over sockets)', () => {
     expect(client.state.type).toBe('recovering');
     sockets.next(executor(log, 'c'));
     expect(log.slice(-2)).toEqual(['c:initialize {"clientName":"host","resumeSessionId":"session-1"}', 'c:initialized']);
-    expect(names).toEqual(['connecting', 'connected', 'recovering', 'connected']);
+    expect(names).toEqual(['connecting', 'connected', 'recovering', 'recovering', 'connected']);
     client.close();
+    expect(names.slice(-1)).toEqual(['closed']);
   });
 
   it('fails the environment when the executor no longer knows the session', async () => {

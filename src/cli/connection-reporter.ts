@@ -5,7 +5,7 @@
  */
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, defer, EMPTY, of, timer } from 'rxjs';
-import { map, switchMap } from 'rxjs/operators';
+import { distinctUntilChanged, map, switchMap } from 'rxjs/operators';
 import type { ConnectionState } from '../environment/connection-state';
 
 /** Options of {@link reportConnection}. */
@@ -27,10 +27,11 @@ export function reportConnection(states$: Observable<ConnectionState>, write: (l
   let lostAt: number | undefined;
   let announced = false;
   const lines$ = states$.pipe(
+    // A new error while recovering is the same loss to report: only a change of state name counts here.
+    distinctUntilChanged((a, b) => a.state === b.state),
     switchMap((state): Observable<string> => {
+      if (state.state === 'connecting') return EMPTY;
       if (state.state === 'disconnected') {
-        // `error` is undefined only before the first connection; that is starting, not losing.
-        if (state.error === undefined || lostAt !== undefined) return EMPTY;
         lostAt = scheduler.now();
         const reason = state.error.message;
         const line = (): string => {

@@ -7,6 +7,7 @@ import { RemoteFileSystem } from '../fs/remote-file-system';
 import { ExecHttpClient } from '../http/http-client';
 import type { ProcessStreamOptions } from '../exec/exec-process';
 import type { ExecClient } from '../session/exec-client';
+import { isTerminal } from '../session/exec-session';
 import type { EnvironmentInfo } from '../wire/environment';
 import type { ConnectionState, EnvironmentObservedStatus } from './connection-state';
 import { toConnectionState } from './connection-state';
@@ -99,7 +100,7 @@ export class Environment {
     const state = this.client.state;
     if (state.type === 'connecting') return Promise.resolve(PENDING);
     if (state.type === 'recovering') return Promise.resolve({ status: 'disconnected', error: new EnvironmentRecoveringError(this.id) });
-    if (state.type === 'failed') return Promise.resolve({ status: 'disconnected', error: state.error });
+    if (isTerminal(state)) return Promise.resolve({ status: 'disconnected', error: state.error });
     const live = this.client.liveRpc();
     const probe =
       live === undefined

@@ -6,6 +6,7 @@ import { ExecClientError as BaseError, ProcessFailedError, ProtocolError } from 
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ProcessWireEvent } from '../rpc/notification-router';
 import type { ExecSession } from '../session/exec-session';
+import { isTerminal } from '../session/exec-session';
 import type { ProcessSink } from '../session/process-sink';
 import { toBytes } from '../wire/bytes';
 import { SAFE_CHUNK_BYTES } from '../wire/limits';
@@ -141,7 +142,7 @@ export class ExecProcess implements ProcessSink {
     try {
       return await firstValueFrom(this.client.call('process/read', { processId: this.processId, afterSeq: afterSeq ?? 0, maxBytes: maxBytes ?? null, waitMs: 0 }));
     } catch (error: unknown) {
-      if (this.client.state.type !== 'failed' || !(error instanceof BaseError)) throw error;
+      if (!isTerminal(this.client.state) || !(error instanceof BaseError)) throw error;
       return { chunks: [], nextSeq: this.highestSeenSeq + 1, exited: true, exitCode: null, closed: true, failure: error.message, sandboxDenied: false };
     }
   }

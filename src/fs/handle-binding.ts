@@ -4,6 +4,7 @@ import { catchError, map, mergeMap, retry, share } from 'rxjs/operators';
 import { ClosedError, HandleLostError, TransportClosedError } from '../errors';
 import type { CallOptions, RpcConnection } from '../rpc/rpc-connection';
 import type { ExecSession } from '../session/exec-session';
+import { isTerminal } from '../session/exec-session';
 import type { FsOpenParams, FsReadBlockResponse } from '../wire/fs';
 
 /**
@@ -82,7 +83,7 @@ export class HandleBinding {
     });
     if (this.params.mode === 'replace') return attempt$;
     return attempt$.pipe(
-      retry({ delay: (error: unknown) => (error instanceof TransportClosedError && this.client.state.type !== 'failed' ? of(0) : throwError(() => error)) }),
+      retry({ delay: (error: unknown) => (error instanceof TransportClosedError && !isTerminal(this.client.state) ? of(0) : throwError(() => error)) }),
     );
   }
 

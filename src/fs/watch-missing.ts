@@ -4,6 +4,7 @@ import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, swit
 import { TransportClosedError } from '../errors';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecSession } from '../session/exec-session';
+import { isTerminal } from '../session/exec-session';
 import { FsMissingChangedNotification } from '../wire/fs';
 
 const MISSING_CHANGED = 'fs/missingChanged';
@@ -14,7 +15,7 @@ const MISSING_CHANGED = 'fs/missingChanged';
  */
 export const connectedRpcs = (client: ExecSession): Observable<RpcConnection> =>
   client.state$.pipe(
-    mergeMap((state) => (state.type === 'failed' ? throwError(() => state.error) : state.type === 'connected' ? of(state.rpc) : EMPTY)),
+    mergeMap((state) => (isTerminal(state) ? throwError(() => state.error) : state.type === 'connected' ? of(state.rpc) : EMPTY)),
     distinctUntilChanged(),
   );
 
@@ -38,7 +39,7 @@ export function watchMissingOn(client: ExecSession, watchId: number, missing: re
       }),
       finalize(() => {
         // A failed client is closing its socket, and the watch goes with it: nothing to unwatch.
-        if (current !== undefined && current.closeError === undefined && client.state.type !== 'failed') {
+        if (current !== undefined && current.closeError === undefined && !isTerminal(client.state)) {
           current.request('fs/watchMissing', { watchId, missing: [] }).subscribe({ error: () => undefined });
         }
       }),

@@ -14,8 +14,8 @@ import { EnvironmentManager } from '../environment/environment-manager';
 /** What `Environment.info()` resolves with. */
 export type HostedEnvironmentInfo = Awaited<ReturnType<Environment['info']>>;
 
-/** `starting` until the first handshake finished; then the environment's connection state. */
-export type HostedState = 'starting' | 'connected' | 'disconnected' | 'failed';
+/** `starting` until the first handshake finished; then the environment's connection state (see `ConnectionState`). */
+export type HostedState = 'starting' | ConnectionState['state'];
 
 /** One environment as the host sees it. A new object on every change. */
 export interface HostedEnvironment {
@@ -150,7 +150,7 @@ export class HostedEnvironments {
       }
       return;
     }
-    this.update(slot, { state: state.state, error: state.error?.message });
+    this.update(slot, { state: state.state, error: 'error' in state ? state.error.message : undefined });
     if (state.state === 'failed') {
       // The executor must re-dial to start the next generation: close whatever socket it still holds.
       slot.socket?.terminate();

@@ -3,6 +3,7 @@ import { concat, of, Subject } from 'rxjs';
 import { ReplacementRejectedError } from '../errors';
 import type { SocketPort } from '../transport/socket-port';
 import type { ExecClient } from './exec-client';
+import { isTerminal } from './exec-session';
 
 /**
  * The sockets an executor dialled in with, as an Observable: the first one, then each replacement the
@@ -38,7 +39,7 @@ export class AcceptedSockets {
    */
   replace(client: ExecClient, port: SocketPort): void {
     const state = client.state;
-    if (state.type === 'failed') return reject(port, state.error.message);
+    if (isTerminal(state)) return reject(port, state.error.message);
     if (client.sessionId === undefined) return reject(port, 'accepted exec-server connection is missing its session ID');
     if (this.slotTaken) return reject(port, 'an accepted exec-server replacement is already in progress');
     this.slotTaken = true;

@@ -11,7 +11,8 @@ import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
 import { isReplayable } from '../wire/methods';
 import { handshake } from './handshake';
 import type { Session } from './handshake';
-import type { ClientState, ExecSession } from './exec-session';
+import type { ClientState, ExecSession, TerminalClientState } from './exec-session';
+import { isTerminal } from './exec-session';
 import type { ProcessSink } from './process-sink';
 
 /** codex's recovery deadline: well inside the executor's 80 s detached-session retention. */
@@ -58,6 +59,8 @@ export class ExecClient implements ExecSession {
   private running: Subscription | undefined;
   private sessionIdValue: string | undefined;
   private infoValue: EnvironmentInfo | undefined;
+  /** What ended the last connection: the failure of a recovery names it (codex's message), whatever the later attempts said. */
+  private lostWith: ExecClientError | undefined;
 
   /** The current state; replays it to each subscriber; completes after `failed`. */
   readonly state$: Observable<ClientState> = this.stateSubject.asObservable();
@@ -102,16 +105,16 @@ export class ExecClient implements ExecSession {
     });
     running.add(this.watchRecoveryDeadline());
     this.running = running;
-    if (this.state.type === 'failed') running.unsubscribe();
-    return firstValueFrom(this.state$.pipe(filter((s) => s.type === 'connected' || s.type === 'failed'))).then((s) => {
-      if (s.type === 'failed') throw s.error;
+    if (isTerminal(this.state)) running.unsubscribe();
+    return firstValueFrom(this.state$.pipe(filter((s) => s.type === 'connected' || isTerminal(s)))).then((s) => {
+      if (isTerminal(s)) throw s.error;
     });
   }
 
   /** Marks the connection as recovering before the host hands in a replacement (the old socket is retired next). */
   markRecovering(reason: string): void {
     const state = this.state;
-    if (state.type === 'connected') this.setState({ type: 'recovering', error: new TransportClosedError('local', 1006, reason) });
+    if (state.type === 'connected') this.recovering(new TransportClosedError('local', 1006, reason));
   }
 
   /**
@@ -119,9 +122,10 @@ export class ExecClient implements ExecSession {
    * removed. `route` is its binding to the connection it started on; it is dropped with that connection.
    */
   addProcess(process: ProcessSink, route?: Subscription | { unsubscribe(): void }): void {
-    if (this.state.type === 'failed') {
+    const state = this.state;
+    if (isTerminal(state)) {
       route?.unsubscribe();
-      process.fail(this.state.error);
+      process.fail(state.error);
       return;
     }
     this.processes.set(process.processId, process);
@@ -138,9 +142,9 @@ export class ExecClient implements ExecSession {
    */
   connection(failFast = false): Observable<RpcConnection> {
     return this.state$.pipe(
-      filter((s) => s.type === 'failed' || (s.type === 'connected' && s.rpc.closeError === undefined) || (failFast && s.type === 'recovering')),
+      filter((s) => isTerminal(s) || (s.type === 'connected' && s.rpc.closeError === undefined) || (failFast && s.type === 'recovering')),
       take(1),
-      mergeMap((s) => (s.type === 'connected' ? of(s.rpc) : throwError(() => (s.type === 'failed' || s.type === 'recovering' ? s.error : new ClosedError('not connected'))))),
+      mergeMap((s) => (s.type === 'connected' ? of(s.rpc) : throwError(() => (s.type === 'connecting' ? new ClosedError('not connected') : s.error)))),
     );
   }
 
@@ -156,7 +160,7 @@ export class ExecClient implements ExecSession {
       return rpc === undefined ? this.connection().pipe(mergeMap((next) => next.request(method, params, options))) : rpc.request(method, params, options);
     });
     if (!isReplayable(method)) return once;
-    return once.pipe(retry({ delay: (error: unknown) => (error instanceof TransportClosedError && this.state.type !== 'failed' ? of(0) : throwError(() => error)) }));
+    return once.pipe(retry({ delay: (error: unknown) => (error instanceof TransportClosedError && !isTerminal(this.state) ? of(0) : throwError(() => error)) }));
   }
 
   /** The connected RpcConnection when there is one that is still open (the fast path of every call). */
@@ -167,18 +171,25 @@ export class ExecClient implements ExecSession {
 
   /** Fails the client (terminal): every process fails, the socket closes, waiting calls error with `error`. */
   fail(error: ExecClientError): void {
-    if (this.state.type === 'failed') return;
-    this.setState({ type: 'failed', error });
-    for (const process of [...this.processes.values()]) process.fail(error);
+    this.end({ type: 'failed', error });
+  }
+
+  /**
+   * Closes the client (terminal, state `closed`): the socket closes (the executor keeps the session for
+   * its retention time); processes fail and waiting calls error with a ClosedError naming `reason`.
+   */
+  close(reason = 'exec-server client closed'): void {
+    this.end({ type: 'closed', error: new ClosedError(reason) });
+  }
+
+  private end(state: TerminalClientState): void {
+    if (isTerminal(this.state)) return;
+    this.setState(state);
+    for (const process of [...this.processes.values()]) process.fail(state.error);
     this.processes.clear();
     this.attemptsSubject.complete();
     this.running?.unsubscribe();
     this.stateSubject.complete();
-  }
-
-  /** Closes the client: the socket closes (the executor keeps the session for its retention time). */
-  close(reason = 'exec-server client closed'): void {
-    this.fail(new ClosedError(reason));
   }
 
   private attach(port: SocketPort): Observable<AttachEvent> {
@@ -242,7 +253,7 @@ export class ExecClient implements ExecSession {
         if (!this.options.reconnectable) {
           return this.fail(new ResumeFailedError('noReconnect', event.error.message, 'the transport cannot reconnect', { cause: event.error }));
         }
-        if (this.state.type === 'connected') this.setState({ type: 'recovering', error: event.error });
+        if (this.state.type === 'connected') this.recovering(event.error);
         return this.attemptsSubject.next('lost');
       case 'failedAttempt':
         return this.onFailedAttempt(event.error, event.retryable);
@@ -252,8 +263,12 @@ export class ExecClient implements ExecSession {
   private onFailedAttempt(error: ExecClientError, retryable: boolean): void {
     const state = this.state;
     if (state.type === 'connecting') return this.fail(error);
-    const disconnect = state.type === 'recovering' ? state.error.message : 'exec-server transport disconnected';
-    if (retryable && this.options.reconnectable) return this.attemptsSubject.next('retry');
+    const disconnect = this.lostWith?.message ?? 'exec-server transport disconnected';
+    if (retryable && this.options.reconnectable) {
+      // Still recovering, now for this reason: the state says so (a UI shows the newest error).
+      if (state.type === 'recovering') this.setState({ type: 'recovering', error });
+      return this.attemptsSubject.next('retry');
+    }
     const reason = error instanceof RpcError && error.rpcMessage.startsWith('unknown session id') ? 'unknownSession' : 'rejected';
     this.attemptsSubject.next('fatal');
     this.fail(new ResumeFailedError(reason, disconnect, error.message, { cause: error }));
@@ -267,14 +282,19 @@ export class ExecClient implements ExecSession {
         switchMap((recovering) => (recovering ? timer(this.deadlineMs, this.scheduler) : EMPTY)),
       )
       .subscribe(() => {
-        const state = this.state;
-        const disconnect = state.type === 'recovering' ? state.error.message : 'exec-server transport disconnected';
+        const disconnect = this.lostWith?.message ?? 'exec-server transport disconnected';
         this.fail(new ResumeFailedError('timeout', disconnect, `recovery timed out after ${formatSeconds(this.deadlineMs)}`));
       });
   }
 
+  /** A connected client lost its connection (or is being handed a replacement): recovery starts. */
+  private recovering(error: ExecClientError): void {
+    this.lostWith = error;
+    this.setState({ type: 'recovering', error });
+  }
+
   private setState(state: ClientState): void {
-    if (this.current.type === 'failed') return;
+    if (isTerminal(this.current)) return;
     this.current = state;
     this.stateSubject.next(state);
   }

@@ -1,15 +1,26 @@
 import type { Observable, Subscription } from 'rxjs';
-import type { ExecClientError } from '../errors';
+import type { ClosedError, ExecClientError } from '../errors';
 import type { CallOptions, RpcConnection } from '../rpc/rpc-connection';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
 import type { ProcessSink } from './process-sink';
 
-/** The logical client's state across sockets (codex `Connected` / `Recovering` / `Failed`). */
+/**
+ * The logical client's state across sockets (codex `Connected` / `Recovering` / `Failed`, plus our
+ * `closed`). `recovering` is entered again with each new error while recovering; `failed` and `closed`
+ * are terminal, and both carry the error waiting calls and processes fail with.
+ */
 export type ClientState =
   | { readonly type: 'connecting' }
   | { readonly type: 'connected'; readonly rpc: RpcConnection; readonly sessionId: string }
   | { readonly type: 'recovering'; readonly error: ExecClientError }
-  | { readonly type: 'failed'; readonly error: ExecClientError };
+  | { readonly type: 'failed'; readonly error: ExecClientError }
+  | { readonly type: 'closed'; readonly error: ClosedError };
+
+/** A terminal state: `failed` (the executor or the session is gone) or `closed` (we closed it). */
+export type TerminalClientState = Extract<ClientState, { readonly type: 'failed' | 'closed' }>;
+
+/** Whether `state` is terminal: nothing more happens on the client, every call fails with `state.error`. */
+export const isTerminal = (state: ClientState): state is TerminalClientState => state.type === 'failed' || state.type === 'closed';
 
 /**
  * What the layers above the session (`exec/`, `fs/`, `http/`, `environment/`) need of it: calls that
