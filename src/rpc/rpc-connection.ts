@@ -4,6 +4,7 @@ import * as E from 'fp-ts/lib/Either';
 import { AbortedError, FrameTooLargeError, TransportClosedError } from '../errors';
 import { frames } from '../transport/socket-port';
 import type { SocketPort } from '../transport/socket-port';
+import type { Inbound } from '../wire/jsonrpc';
 import { encodeNotification, encodeRequest, parseInbound, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
 import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
@@ -61,6 +62,7 @@ export class RpcConnection {
   private readonly router: NotificationRouter;
   private readonly serverRequests: ServerRequests;
   private readonly diagnosticsSubject = new Subject<Diagnostic>();
+  private readonly messagesSubject = new Subject<Inbound>();
   private readonly closedSubject = new Subject<TransportClosedError>();
   private readonly scheduler: SchedulerLike;
   private readonly maxFrameBytes: number;
@@ -71,6 +73,26 @@ export class RpcConnection {
 
   /** Connection-level problems (unparsable frames, id -1 errors, replies to unknown ids). Completes on close. */
   readonly diagnostics$ = this.diagnosticsSubject.asObservable();
+
+  /**
+   * The socket as an Observable of messages: every inbound frame that parses as a JSON-RPC message,
+   * decoded once (the same parse the connection routes; the same object to every subscriber), as a
+   * request, response, error or notification, in arrival order.
+   * - Hot: a subscriber gets the messages that arrive while it is subscribed, never earlier ones.
+   *   Subscribing does not start reading (`open()` does) and, with no subscriber, nothing is emitted.
+   * - Each message is emitted before the connection acts on it: before a reply settles the call it
+   *   answers, a notification is dispatched, or a server request reaches its handler. If a subscriber
+   *   closes the connection from inside `next`, that message is not acted on.
+   * - Frames that do not parse are not emitted; they go to {@link diagnostics$} as `unparsableFrame`.
+   *   Parsed messages the connection then ignores or reports (replies to unknown ids, unknown
+   *   notifications, id -1 errors) are emitted like any other.
+   * - Completes when the connection closes, after every pending call has failed with the close error
+   *   (so {@link closeError} is set) and before {@link closed$} emits; a subscriber arriving after that
+   *   completes at once. Never errors.
+   * - Teardown: each subscriber unsubscribes when it is done (or the close completes it); unsubscribing
+   *   never affects the connection.
+   */
+  readonly messages$: Observable<Inbound> = this.messagesSubject.asObservable();
 
   constructor(
     readonly port: SocketPort,
@@ -143,8 +165,10 @@ export class RpcConnection {
 
   /**
    * Sends `method` once and emits its decoded result, then completes. Cold: each subscription is one
-   * request with a fresh id, correlated with its reply by that id (take(1) on a keyed route: a Map
-   * lookup, not one filter per pending call). Errors with RpcError (or NotFoundError / SpawnError),
+   * request with a fresh id. The call is entered in a Map keyed by that id before the frame is sent, and
+   * the frame handler settles it with one lookup when a reply with that id arrives (no filter per
+   * pending call; the entry is removed as it settles, so a duplicate reply finds nothing and goes to
+   * diagnostics). Its timeout shares one timer per distinct timeout value. Errors with RpcError (or NotFoundError / SpawnError),
    * DecodeError (the result failed its codec; this call alone), RequestTimeoutError, AbortedError,
    * FrameTooLargeError (nothing was sent) or TransportClosedError. Unsubscribing stops waiting; a late
    * reply is reported to diagnostics.
@@ -227,6 +251,11 @@ export class RpcConnection {
       return;
     }
     const message = parsed.right;
+    if (this.messagesSubject.observed) {
+      this.messagesSubject.next(message);
+      // A subscriber closed the connection: nothing is left to act on this message.
+      if (this.closedError !== undefined) return;
+    }
     switch (message.type) {
       case 'response':
       case 'error':
@@ -261,6 +290,7 @@ export class RpcConnection {
     this.pending.failAll(closeError);
     this.serverRequests.clear();
     this.router.complete();
+    this.messagesSubject.complete();
     this.closedSubject.next(closeError);
     this.closedSubject.complete();
     this.diagnosticsSubject.complete();
