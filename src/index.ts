@@ -37,7 +37,8 @@ export { dial } from './transport/dial';
 export type { DialOptions } from './transport/dial';
 export type { SocketHandlers, SocketPort } from './transport/socket-port';
 export { RpcConnection } from './rpc/rpc-connection';
-export type { CallOptions, KeepaliveOptions, RpcConnectionOptions, ServerRequestHandler, ServerRequestOutcome } from './rpc/rpc-connection';
+export type { CallOptions, KeepaliveOptions, RpcConnectionOptions } from './rpc/rpc-connection';
+export type { ServerRequestHandler, ServerRequestOutcome } from './rpc/server-requests';
 export type { Diagnostic } from './rpc/diagnostics';
 
 /* Errors */

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The built entry point. */
-export const CLI = join(__dirname, '..', '..', 'dist', 'src', 'host', 'cli.js');
+export const CLI = join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
 
 /** One chunk of output and when it arrived (ms since the cli started). */
 export interface Chunk {

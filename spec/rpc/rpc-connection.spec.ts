@@ -26,13 +26,16 @@ describe('RpcConnection', () => {
     });
   });
 
-  it('writes the codex dialect: no jsonrpc member, params omitted when the method has none', () => {
+  it('writes the codex dialect: no jsonrpc member, params omitted when the method has none', async () => {
     const port = new FakeSocketPort();
     const { rpc, subscription } = open(port);
     const calls = [rpc.call('environment/status', undefined), rpc.call('process/terminate', { processId: 'p1' })].map((c) => c.catch((e: unknown) => e));
     rpc.sendInitialized();
+    // Each call is answered through the id it was written with (answered in reverse order).
+    port.deliver({ id: 2, result: { running: false } });
+    port.deliver({ id: 1, result: { status: 'ready' } });
     subscription.unsubscribe();
-    expect(calls).toHaveLength(2);
+    expect(await Promise.all(calls)).toEqual([{ status: 'ready' }, { running: false }]);
     expect(port.sent).toEqual([
       { id: 1, method: 'environment/status' },
       { id: 2, method: 'process/terminate', params: { processId: 'p1' } },

@@ -4,14 +4,9 @@
  * check that runs after every file then finds nothing left). `cleanup` takes servers, stubs and proxies too; they are
  * shut down newest first, so an executor stops before the acceptor it dialled closes.
  */
-import type {
-  AwsCredentials,
-  DirectSpawnOptions,
-  ListenSpawnOptions,
-  SpawnedExecutor,
-  StdioSpawnOptions,
-} from '../../src/executor/spawn-executor';
+import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 import { spawnExecutor } from '../../src/executor/spawn-executor';
+import type { AwsCredentials, DirectSpawnOptions, ListenSpawnOptions, StdioSpawnOptions } from '../../src/executor/spawn-options';
 import type { Disposable, ResourceTracker } from './resources';
 import { trackExecutors } from './resources';
 

@@ -23,7 +23,7 @@ function withErrorIdentities(value: unknown): unknown {
   if (!Array.isArray(value)) return value;
   return value.map((frame: unknown) => {
     if (typeof frame !== 'object' || frame === null || !('notification' in frame)) return frame;
-    const notification = (frame as { readonly notification: unknown }).notification;
+    const notification = frame.notification;
     if (typeof notification !== 'object' || notification === null || !('kind' in notification) || notification.kind !== 'E') return frame;
     const error = 'error' in notification ? notification.error : undefined;
     return { ...frame, notification: { ...notification, error: errorIdentity(error) } };

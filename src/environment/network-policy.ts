@@ -1,5 +1,5 @@
 import * as E from 'fp-ts/lib/Either';
-import type { ServerRequestHandler, ServerRequestOutcome } from '../rpc/rpc-connection';
+import type { ServerRequestHandler, ServerRequestOutcome } from '../rpc/server-requests';
 import { decodeWith } from '../wire/decode';
 import { ErrorCodes } from '../wire/jsonrpc';
 import { NetworkPolicyRequestParams } from '../wire/network';

@@ -1,32 +1,28 @@
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, Observable, Subject } from 'rxjs';
 import * as E from 'fp-ts/lib/Either';
-import { AbortedError, FrameTooLargeError, ProtocolError, RequestTimeoutError, TransportClosedError } from '../errors';
-import type { ExecClientError } from '../errors';
+import { AbortedError, FrameTooLargeError, TransportClosedError } from '../errors';
 import { frames } from '../transport/socket-port';
 import type { SocketPort } from '../transport/socket-port';
-import type { Inbound, RequestId } from '../wire/jsonrpc';
-import { encodeErrorResponse, encodeNotification, encodeRequest, encodeResponse, ErrorCodes, parseInbound, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
+import type { Inbound } from '../wire/jsonrpc';
+import { encodeNotification, encodeRequest, parseInbound, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
 import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
-import { decodeResult, encodeParams } from '../wire/methods';
+import { encodeParams } from '../wire/methods';
 import type { Diagnostic } from './diagnostics';
-import { Deadlines } from './deadlines';
 import type { KeepaliveOptions } from './keepalive';
 import { silentPeer } from './keepalive';
 import { NotificationRouter } from './notification-router';
 import type { ProcessWireEvent } from './notification-router';
+import type { CallSink, Reply } from './pending-calls';
+import { PendingCalls } from './pending-calls';
 import { toRpcError } from './rpc-error';
+import type { ServerRequestHandler } from './server-requests';
+import { ServerRequests } from './server-requests';
 
 /** The default per-call timeout. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export type { KeepaliveOptions } from './keepalive';
-
-/** What a server-to-client request handler answers: a result, or a JSON-RPC error. */
-export type ServerRequestOutcome = { readonly result: unknown } | { readonly error: { readonly code: number; readonly message: string } };
-
-/** Answers server-to-client requests (only `network/policyRequest` exists in 0.171.0). */
-export type ServerRequestHandler = (method: string, params: unknown) => Promise<ServerRequestOutcome> | undefined;
 
 /** Options of {@link RpcConnection}. */
 export interface RpcConnectionOptions {
@@ -50,17 +46,6 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
-interface PendingCall {
-  readonly method: MethodName;
-  readonly settle: (reply: Inbound & { readonly type: 'response' | 'error' }) => void;
-  readonly fail: (error: unknown) => void;
-}
-
-interface CallSink<T> {
-  readonly next: (result: T) => void;
-  readonly error: (error: unknown) => void;
-}
-
 const refuse = (sink: CallSink<never>, error: unknown): (() => void) => {
   sink.error(error);
   return () => undefined;
@@ -73,14 +58,15 @@ const refuse = (sink: CallSink<never>, error: unknown): (() => void) => {
  * closes, every pending call fails at once with the same {@link TransportClosedError}.
  */
 export class RpcConnection {
-  private readonly pending = new Map<RequestId, PendingCall>();
+  private readonly pending: PendingCalls;
   private readonly router: NotificationRouter;
+  private readonly serverRequests: ServerRequests;
   private readonly diagnosticsSubject = new Subject<Diagnostic>();
+  private readonly messagesSubject = new Subject<Inbound>();
   private readonly closedSubject = new Subject<TransportClosedError>();
   private readonly scheduler: SchedulerLike;
   private readonly maxFrameBytes: number;
   private readonly pongs = new Subject<void>();
-  private readonly deadlines: Deadlines;
   private nextId = 1;
   private closedError: TransportClosedError | undefined;
   private keepaliveFailure: string | undefined;
@@ -88,14 +74,42 @@ export class RpcConnection {
   /** Connection-level problems (unparsable frames, id -1 errors, replies to unknown ids). Completes on close. */
   readonly diagnostics$ = this.diagnosticsSubject.asObservable();
 
+  /**
+   * The socket as an Observable of messages: every inbound frame that parses as a JSON-RPC message,
+   * decoded once (the same parse the connection routes; the same object to every subscriber), as a
+   * request, response, error or notification, in arrival order.
+   * - Hot: a subscriber gets the messages that arrive while it is subscribed, never earlier ones.
+   *   Subscribing does not start reading (`open()` does) and, with no subscriber, nothing is emitted.
+   * - Each message is emitted before the connection acts on it: before a reply settles the call it
+   *   answers, a notification is dispatched, or a server request reaches its handler. If a subscriber
+   *   closes the connection from inside `next`, that message is not acted on.
+   * - Frames that do not parse are not emitted; they go to {@link diagnostics$} as `unparsableFrame`.
+   *   Parsed messages the connection then ignores or reports (replies to unknown ids, unknown
+   *   notifications, id -1 errors) are emitted like any other.
+   * - Completes when the connection closes, after every pending call has failed with the close error
+   *   (so {@link closeError} is set) and before {@link closed$} emits; a subscriber arriving after that
+   *   completes at once. Never errors.
+   * - Teardown: each subscriber unsubscribes when it is done (or the close completes it); unsubscribing
+   *   never affects the connection.
+   */
+  readonly messages$: Observable<Inbound> = this.messagesSubject.asObservable();
+
   constructor(
     readonly port: SocketPort,
     private readonly options: RpcConnectionOptions = {},
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.maxFrameBytes = options.maxOutboundFrameBytes ?? MAX_INBOUND_FRAME_BYTES;
-    this.router = new NotificationRouter((d) => this.diagnosticsSubject.next(d));
-    this.deadlines = new Deadlines(this.scheduler);
+    const diagnose = (d: Diagnostic): void => this.diagnosticsSubject.next(d);
+    this.router = new NotificationRouter(diagnose);
+    this.pending = new PendingCalls(this.scheduler);
+    this.serverRequests = new ServerRequests(options.serverRequests, {
+      send: (frame) => {
+        if (this.port.isOpen) this.port.send(frame);
+      },
+      close: (reason) => this.close(reason),
+      diagnose,
+    });
   }
 
   /** The error the connection closed with, once closed. */
@@ -151,8 +165,10 @@ export class RpcConnection {
 
   /**
    * Sends `method` once and emits its decoded result, then completes. Cold: each subscription is one
-   * request with a fresh id, correlated with its reply by that id (take(1) on a keyed route: a Map
-   * lookup, not one filter per pending call). Errors with RpcError (or NotFoundError / SpawnError),
+   * request with a fresh id. The call is entered in a Map keyed by that id before the frame is sent, and
+   * the frame handler settles it with one lookup when a reply with that id arrives (no filter per
+   * pending call; the entry is removed as it settles, so a duplicate reply finds nothing and goes to
+   * diagnostics). Its timeout shares one timer per distinct timeout value. Errors with RpcError (or NotFoundError / SpawnError),
    * DecodeError (the result failed its codec; this call alone), RequestTimeoutError, AbortedError,
    * FrameTooLargeError (nothing was sent) or TransportClosedError. Unsubscribing stops waiting; a late
    * reply is reported to diagnostics.
@@ -188,36 +204,14 @@ export class RpcConnection {
     const tooLarge = this.frameTooLarge(method, frame);
     if (tooLarge !== undefined) return refuse(sink, tooLarge);
     const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    const signal = options.signal;
-    const done = (): void => {
-      this.pending.delete(id);
-      timer.cancel();
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const fail = (error: unknown): void => {
-      done();
-      sink.error(error);
-    };
-    const onAbort = (): void => fail(new AbortedError(method));
-    this.pending.set(id, {
-      method,
-      fail,
-      settle: (reply) => {
-        done();
-        if (reply.type === 'error') return sink.error(toRpcError(method, reply.error));
-        const result = decodeResult(method, reply.result);
-        return E.isLeft(result) ? sink.error(result.left) : sink.next(result.right);
-      },
-    });
-    const timer = this.deadlines.arm(timeoutMs, () => fail(new RequestTimeoutError(method, timeoutMs)));
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const call = this.pending.add(id, method, timeoutMs, options.signal, sink);
     // The route is registered before sending, so a synchronous answer cannot be missed.
     try {
       this.port.send(frame);
     } catch (error: unknown) {
-      fail(error);
+      call.fail(error);
     }
-    return done;
+    return call.drop;
   }
 
   /** Sends the `initialized` notification: the only notification a client may send (others close the connection). */
@@ -257,6 +251,11 @@ export class RpcConnection {
       return;
     }
     const message = parsed.right;
+    if (this.messagesSubject.observed) {
+      this.messagesSubject.next(message);
+      // A subscriber closed the connection: nothing is left to act on this message.
+      if (this.closedError !== undefined) return;
+    }
     switch (message.type) {
       case 'response':
       case 'error':
@@ -264,57 +263,17 @@ export class RpcConnection {
       case 'notification':
         return this.router.dispatch(message.method, message.params);
       case 'request':
-        return this.onServerRequest(message.id, message.method, message.params);
+        return this.serverRequests.handle(message.id, message.method, message.params);
     }
   }
 
-  private onReply(reply: Inbound & { readonly type: 'response' | 'error' }): void {
-    const call = this.pending.get(reply.id);
-    if (call !== undefined) {
-      call.settle(reply);
-      return;
-    }
+  private onReply(reply: Reply): void {
+    if (this.pending.settle(reply)) return;
     if (reply.type === 'error' && reply.id === UNATTRIBUTED_ERROR_ID) {
       this.diagnosticsSubject.next({ type: 'unattributedError', error: toRpcError('(unattributed)', reply.error) });
       return;
     }
     this.diagnosticsSubject.next({ type: 'unknownResponse', id: reply.id });
-  }
-
-  private readonly serverRequestsInFlight = new Set<RequestId>();
-
-  private onServerRequest(id: RequestId, method: string, params: unknown): void {
-    if (this.serverRequestsInFlight.has(id)) {
-      // codex closes the transport on a duplicate in-flight server request id.
-      this.report(method, new ProtocolError(`duplicate in-flight server request id ${String(id)} for ${method}`));
-      this.close('duplicate server request id');
-      return;
-    }
-    const outcome = this.options.serverRequests?.(method, params);
-    if (outcome === undefined) {
-      this.trySend(encodeErrorResponse(id, ErrorCodes.MethodNotFound, `exec-server client does not implement \`${method}\` yet`));
-      return;
-    }
-    this.serverRequestsInFlight.add(id);
-    outcome.then(
-      (answer) => {
-        this.serverRequestsInFlight.delete(id);
-        this.trySend('result' in answer ? encodeResponse(id, answer.result) : encodeErrorResponse(id, answer.error.code, answer.error.message));
-      },
-      (error: unknown) => {
-        this.serverRequestsInFlight.delete(id);
-        this.trySend(encodeErrorResponse(id, ErrorCodes.InternalError, `exec-server client failed to handle \`${method}\``));
-        this.report(method, new ProtocolError(`server request handler for ${method} failed: ${String(error)}`));
-      },
-    );
-  }
-
-  private report(method: string, error: ExecClientError): void {
-    this.diagnosticsSubject.next({ type: 'serverRequestFailed', method, error });
-  }
-
-  private trySend(frame: string): void {
-    if (this.port.isOpen) this.port.send(frame);
   }
 
   private startKeepalive(settings: KeepaliveOptions): Subscription {
@@ -328,11 +287,10 @@ export class RpcConnection {
     if (this.closedError !== undefined) return;
     const closeError = this.keepaliveFailure === undefined ? error : new TransportClosedError('remote', error.closeCode, this.keepaliveFailure);
     this.closedError = closeError;
-    for (const call of [...this.pending.values()]) call.fail(closeError);
-    this.pending.clear();
-    this.deadlines.clear();
-    this.serverRequestsInFlight.clear();
+    this.pending.failAll(closeError);
+    this.serverRequests.clear();
     this.router.complete();
+    this.messagesSubject.complete();
     this.closedSubject.next(closeError);
     this.closedSubject.complete();
     this.diagnosticsSubject.complete();
