@@ -137,3 +137,79 @@ describe('EventHistory', () => {
     );
   });
 });
+
+describe('EventHistory.eventsAfter$', () => {
+  const seqs = (events: ProcessEvent[]): string[] => events.map((e) => (e.type === 'truncated' ? `truncated@${e.nextSeq}` : e.type === 'failed' ? 'failed' : `${e.seq}`));
+  const after = (history: EventHistory, seq: number): ProcessEvent[] => {
+    const seen: ProcessEvent[] = [];
+    history.eventsAfter$(seq).subscribe((event) => seen.push(event));
+    return seen;
+  };
+
+  it('replays only what follows seq while history still reaches it, then goes live with no gap', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      const history = new EventHistory();
+      const v = { a: output(1, 'a'), b: output(2, 'b'), c: output(3, 'c'), d: closed(4) };
+      hot('-a-b-c---d', v).subscribe((event) => history.append(event));
+      expectObservable(history.eventsAfter$(2), '------^').toBe('------c--(d|)', v);
+      expectObservable(history.eventsAfter$(1), '----^').toBe('----bc---(d|)', v);
+    });
+  });
+
+  it('starts with one marker naming the first seq that follows when history no longer reaches seq + 1', () => {
+    const history = new EventHistory({ maxEvents: 2 });
+    for (const event of [output(1, 'a'), output(2, 'bb'), output(3, 'c'), output(4, 'd')]) history.append(event);
+    expect(after(history, 1)).toEqual([truncated(3, 2, 3), output(3, 'c'), output(4, 'd')]);
+    expect(after(history, 2)).toEqual([output(3, 'c'), output(4, 'd')]);
+    expect(after(history, 3)).toEqual([output(4, 'd')]);
+  });
+
+  it('skips live events up to a seq beyond the last one, and gives nothing twice', () => {
+    const history = new EventHistory();
+    history.append(output(1, 'a'));
+    const seen = after(history, 3);
+    for (const event of [output(2, 'b'), output(3, 'c'), output(4, 'd'), closed(5)]) history.append(event);
+    expect(seqs(seen)).toEqual(['4', '5']);
+  });
+
+  it('after the end: what is retained after seq, the failure, then completion; nothing for a seq past it', () => {
+    const history = new EventHistory();
+    for (const event of [output(1, 'a'), output(2, 'b')]) history.append(event);
+    history.append(failed);
+    expect(seqs(after(history, 1))).toEqual(['2', 'failed']);
+    expect(seqs(after(history, 7))).toEqual(['failed']);
+    let completed = false;
+    history.eventsAfter$(7).subscribe({ complete: () => (completed = true) });
+    expect(completed).toBe(true);
+  });
+
+  it('after release(): only the marker at the next seq, then live', () => {
+    const history = new EventHistory();
+    for (const event of [output(1, 'a'), output(2, 'b')]) history.append(event);
+    history.release();
+    const seen = after(history, 1);
+    history.append(output(3, 'c'));
+    expect(seen).toEqual([truncated(3, 2, 2), output(3, 'c')]);
+  });
+
+  it('is events$ itself for seq 0', () => {
+    const history = new EventHistory();
+    expect(history.eventsAfter$(0)).toBe(history.events$);
+  });
+
+  it('for any bounds, append order and seq: the marker comes first only when needed, and seqs after it are contiguous up to the last', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 20 }), fc.integer({ min: 0, max: 25 }), (maxEvents, count, afterSeq) => {
+        const history = new EventHistory({ maxEvents });
+        for (let seq = 1; seq <= count; seq += 1) history.append(output(seq, 'x'));
+        const seen = after(history, afterSeq);
+        const firstRetained = Math.max(1, count - maxEvents + 1);
+        const needsMarker = afterSeq + 1 < firstRetained;
+        const expected = [...(needsMarker ? [`truncated@${firstRetained}`] : [])];
+        for (let seq = Math.max(afterSeq + 1, firstRetained); seq <= count; seq += 1) expected.push(String(seq));
+        expect(seqs(seen)).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

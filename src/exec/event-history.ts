@@ -1,5 +1,6 @@
 import type { Subscriber, TeardownLogic } from 'rxjs';
 import { Observable } from 'rxjs';
+import { filter } from 'rxjs/operators';
 import type { BudgetLease, HistoryBudget } from './history-budget';
 import type { FailedEvent, ProcessEvent, TruncatedEvent } from './process-event';
 import type { SequencedEvent } from '../wire/process-event';
@@ -73,7 +74,26 @@ export class EventHistory {
     this.maxEvents = options.maxEvents ?? DEFAULT_HISTORY_EVENTS;
     this.maxBytes = options.maxBytes ?? DEFAULT_HISTORY_BYTES;
     this.lease = budget?.register({ firstIndex: () => this.first, evictOldest: () => this.evictOldest() });
-    this.events$ = new Observable<ProcessEvent>((subscriber) => this.attach(subscriber));
+    this.events$ = new Observable<ProcessEvent>((subscriber) => this.attach(subscriber, 0));
+  }
+
+  /**
+   * The events strictly after `afterSeq`: the retained ones first, then live, with no gap and no
+   * duplicate between them. First ONE `truncated` marker when the history no longer reaches
+   * `afterSeq + 1` (its `nextSeq` is the seq of the first event that follows). An `afterSeq` beyond the
+   * last event skips live events up to it. `eventsAfter$(0)` is `events$`.
+   *
+   * Completes, fails and tears down like {@link events$}: a subscriber arriving after the end gets what
+   * is retained after `afterSeq` (and the `failed` value) and completes at once.
+   */
+  eventsAfter$(afterSeq: number): Observable<ProcessEvent> {
+    if (afterSeq <= 0) return this.events$;
+    return new Observable<ProcessEvent>((subscriber) => {
+      if (afterSeq <= this.lastSeq) return this.attach(subscriber, afterSeq);
+      // Nothing retained is wanted: join live, skipping events up to `afterSeq`.
+      const wanted = (event: ProcessEvent): boolean => event.type === 'failed' || event.type === 'truncated' || event.seq > afterSeq;
+      return new Observable<ProcessEvent>((inner) => this.attach(inner, this.lastSeq)).pipe(filter(wanted)).subscribe(subscriber);
+    });
   }
 
   /** Events retained for replay. */
@@ -186,14 +206,22 @@ export class EventHistory {
   }
 
   private marker(): TruncatedEvent {
-    const nextSeq = this.ring.peek()?.seq ?? this.lastSeq + 1;
-    return { type: 'truncated', nextSeq, droppedEvents: this.dropped, droppedBytes: this.droppedPayload };
+    return { type: 'truncated', nextSeq: this.firstRetainedSeq(), droppedEvents: this.dropped, droppedBytes: this.droppedPayload };
   }
 
-  /** Replay, then join the live set, all inside `subscribe`. */
-  private attach(subscriber: Subscriber<ProcessEvent>): TeardownLogic {
-    if (this.dropped > 0) subscriber.next(this.marker());
-    let cursor = this.first;
+  /** The seq of the oldest retained event (the next one to come when nothing is retained). */
+  private firstRetainedSeq(): number {
+    return this.ring.peek()?.seq ?? this.lastSeq + 1;
+  }
+
+  /**
+   * Replays the retained events after `afterSeq` (seqs are contiguous, so the first wanted one sits at a
+   * known index), then joins the live set, all inside `subscribe`.
+   */
+  private attach(subscriber: Subscriber<ProcessEvent>, afterSeq: number): TeardownLogic {
+    const firstSeq = this.firstRetainedSeq();
+    if (this.dropped > 0 && afterSeq + 1 < firstSeq) subscriber.next(this.marker());
+    let cursor = this.first + Math.max(0, afterSeq + 1 - firstSeq);
     // Bounds are re-read each step: a subscriber's callback may append (and evict) during its replay.
     while (cursor < this.first + this.ring.length && !subscriber.closed) {
       if (cursor < this.first) {

@@ -1,27 +1,23 @@
-import type { Observable, SchedulerLike, Subscription } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
 import { asyncScheduler, defer, firstValueFrom, lastValueFrom, of, race, timer } from 'rxjs';
 import { filter, map, take, toArray } from 'rxjs/operators';
 import type { ExecClientError } from '../errors';
-import { ExecClientError as BaseError, ProcessFailedError, ProtocolError } from '../errors';
-import type { RpcConnection } from '../rpc/rpc-connection';
-import type { ProcessWireEvent } from '../rpc/notification-router';
+import { ExecClientError as BaseError } from '../errors';
 import type { ExecSession } from '../session/exec-session';
 import { isTerminal } from '../session/exec-session';
-import type { ProcessSink } from '../session/process-sink';
 import { toBytes } from '../wire/bytes';
 import { SAFE_CHUNK_BYTES } from '../wire/limits';
 import type { ReadResponse, WriteResponse } from '../wire/process';
+import type { OutputStream } from '../wire/process-event';
+import { toBoundedAsyncIterable } from './bounded-iterator';
 import { EventHistory } from './event-history';
 import type { HistoryBudget } from './history-budget';
-import { mergeRecoveryRead } from './merge-recovery-read';
-import type { ProcessEvent } from './process-event';
-import type { OutputStream, SequencedEvent } from '../wire/process-event';
-import { ReorderBuffer } from './reorder-buffer';
+import type { OutputViewOptions, StreamSelection } from './output-views';
 import { bytesOf, exitCodeOf, linesOf, textOf } from './output-views';
-import { toBoundedAsyncIterable } from './bounded-iterator';
-
-/** How long a hole in the seq run may stay open before a `process/read` fills it. */
-export const DEFAULT_HOLE_FILL_DELAY_MS = 250;
+import type { ProcessEvent } from './process-event';
+import { DEFAULT_HOLE_FILL_DELAY_MS, ProcessInbox } from './process-inbox';
+import type { ProcessState } from './process-status';
+import { ProcessStatus } from './process-status';
 
 /** Limits of one process's history and reorder buffer. */
 export interface ProcessStreamOptions {
@@ -33,29 +29,29 @@ export interface ProcessStreamOptions {
   readonly budget?: HistoryBudget | undefined;
   /** Delay before a hole (lost notification) is filled by a read. @default 250 */
   readonly holeFillDelayMs?: number;
+  /** Drives the hole-fill delay and `read`'s local wait; tests pass a TestScheduler. @default asyncScheduler */
   readonly scheduler?: SchedulerLike | undefined;
 }
 
-/** What `ExecProcess.state` reports. */
-export type ProcessState = 'running' | 'exited' | 'closed' | 'failed';
+/** Options of the byte, text and line views of a process. */
+export interface ProcessViewOptions extends OutputViewOptions {
+  /**
+   * Start after this seq (a subscriber resuming where it left off): the view reads
+   * {@link ExecProcess.eventsAfter$} instead of {@link ExecProcess.events$}. @default 0 (everything)
+   */
+  readonly afterSeq?: number;
+}
 
 /**
  * A process started on an executor. Its events flow in strictly increasing, contiguous seq order, each
  * exactly once, across socket replacements; late subscribers get a bounded replay first. Unsubscribing
  * from any view never stops the process: `terminate()` does.
  */
-export class ExecProcess implements ProcessSink {
-  private readonly buffer: ReorderBuffer;
+export class ExecProcess {
   private readonly history: EventHistory;
+  private readonly status: ProcessStatus;
   private readonly scheduler: SchedulerLike;
-  private readonly holeFillDelayMs: number;
   private writeCounter = 0;
-  private stateValue: ProcessState = 'running';
-  private holeTimer: Subscription | undefined;
-  private fillingHole = false;
-  private highestSeenSeq = 0;
-  private exitCodeValue: number | undefined;
-  private readonly routes = new Set<Subscription>();
 
   /**
    * Every event of the process: a replay of the retained history (after a `truncated` marker when some
@@ -64,26 +60,47 @@ export class ExecProcess implements ProcessSink {
    */
   readonly events$: Observable<ProcessEvent>;
 
+  /**
+   * The process's state: replays the current one (`running`, `exited`, `closed` or `failed`), then
+   * each change; completes after `closed` or `failed`. Never errors; unsubscribing affects nothing else.
+   */
+  readonly state$: Observable<ProcessState>;
+
+  /** @internal The session's side of the process: notifications, recovery reads, failure. */
+  readonly inbox: ProcessInbox;
+
+  /**
+   * @internal Built by `ExecBackend.start`. `onChange` runs after each state change, `onRelease` when
+   * the history is released (the environment's process list listens to both).
+   */
   constructor(
     readonly processId: string,
-    private readonly client: ExecSession,
+    private readonly session: ExecSession,
     options: ProcessStreamOptions = {},
+    private readonly onRelease: () => void = noop,
+    onChange: () => void = noop,
   ) {
-    this.buffer = new ReorderBuffer(processId);
-    this.history = new EventHistory({ maxEvents: options.historyEvents ?? 256, maxBytes: options.historyBytes ?? 1_048_576 }, options.budget);
     this.scheduler = options.scheduler ?? asyncScheduler;
-    this.holeFillDelayMs = options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS;
+    this.history = new EventHistory({ maxEvents: options.historyEvents ?? 256, maxBytes: options.historyBytes ?? 1_048_576 }, options.budget);
+    this.status = new ProcessStatus(onChange);
+    this.inbox = new ProcessInbox(processId, session, this.history, this.status, this.scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS);
     this.events$ = this.history.events$;
+    this.state$ = this.status.state$;
   }
 
   /** running, exited (output may still follow), closed, or failed. */
   get state(): ProcessState {
-    return this.stateValue;
+    return this.status.state;
+  }
+
+  /** Why the process failed, once its state is `failed`. */
+  get failure(): ExecClientError | undefined {
+    return this.status.failure;
   }
 
   /** The last seq published to consumers (0 when none). */
   get lastPublishedSeq(): number {
-    return this.buffer.lastPublishedSeq;
+    return this.inbox.lastPublishedSeq;
   }
 
   /** Retained history and subscribers (bookkeeping). */
@@ -91,31 +108,52 @@ export class ExecProcess implements ProcessSink {
     return { events: this.history.retainedEvents, bytes: this.history.retainedBytes, subscribers: this.history.subscriberCount };
   }
 
-  /** Output bytes of one or more streams; completes at close; errors if the process fails or history was truncated. */
-  bytes$(stream?: OutputStream | OutputStream[]): Observable<Uint8Array> {
-    return this.events$.pipe(bytesOf(stream));
+  /**
+   * The events strictly after `afterSeq`, for a subscriber resuming where it left off: the retained
+   * ones, then live. First ONE `truncated` marker when the history no longer reaches `afterSeq + 1` (its
+   * `nextSeq` names the first event that follows; nothing after it is missing). Completes after `closed`
+   * or a `failed` event; never errors; unsubscribing affects nothing else.
+   */
+  eventsAfter$(afterSeq: number): Observable<ProcessEvent> {
+    return this.history.eventsAfter$(afterSeq);
   }
-  /** UTF-8 text, decoded correctly across chunk boundaries. */
-  text$(stream?: OutputStream | OutputStream[]): Observable<string> {
-    return this.events$.pipe(textOf(stream));
+
+  /**
+   * Output bytes of the chosen streams, in seq order. Completes at `closed`; errors with the failure at
+   * `failed`, and with ReplayTruncatedError at a `truncated` marker unless `allowTruncated`. Reads from
+   * `afterSeq` when given. Unsubscribing affects only this view.
+   */
+  bytes$(stream?: StreamSelection, options: ProcessViewOptions = {}): Observable<Uint8Array> {
+    return this.source(options).pipe(bytesOf(stream, options));
   }
-  /** Lines of text (without their line ending); a last unterminated line is emitted at close. */
-  lines$(stream?: OutputStream | OutputStream[]): Observable<string> {
-    return this.events$.pipe(linesOf(stream));
+
+  /** UTF-8 text of the chosen streams, decoded correctly across chunk boundaries; completes and errors as {@link bytes$}. */
+  text$(stream?: StreamSelection, options: ProcessViewOptions = {}): Observable<string> {
+    return this.source(options).pipe(textOf(stream, options));
   }
+
+  /** Lines of text (without their line ending); a last unterminated line is emitted at close; completes and errors as {@link bytes$}. */
+  lines$(stream?: StreamSelection, options: ProcessViewOptions = {}): Observable<string> {
+    return this.source(options).pipe(linesOf(stream, options));
+  }
+
   /**
    * The exit code, once, then completes; errors if the process fails before exiting. Kept on the process,
    * so a late subscriber gets it even when the `exited` event has left the bounded history.
    */
   get exitCode$(): Observable<number> {
-    return defer(() => (this.exitCodeValue === undefined ? this.events$.pipe(exitCodeOf()) : of(this.exitCodeValue)));
+    return defer(() => {
+      const code = this.status.exitCode;
+      return code === undefined ? this.events$.pipe(exitCodeOf()) : of(code);
+    });
   }
 
   /** The exit code once the process exited. */
   get exitCode(): number | undefined {
-    return this.exitCodeValue;
+    return this.status.exitCode;
   }
-  /** All output as one Buffer per stream, once closed (for small outputs and tests). */
+
+  /** All output as one string per stream, once closed (for small outputs and tests). Rejects as {@link text$} errors. */
   collect(): Promise<{ readonly stdout: string; readonly stderr: string; readonly pty: string; readonly exitCode: number }> {
     const text = (stream: OutputStream): Promise<string> => lastValueFrom(this.text$(stream).pipe(toArray(), map((parts) => parts.join(''))));
     return Promise.all([text('stdout'), text('stderr'), text('pty'), firstValueFrom(this.exitCode$)]).then(([stdout, stderr, pty, exitCode]) => ({ stdout, stderr, pty, exitCode }));
@@ -126,6 +164,7 @@ export class ExecProcess implements ProcessSink {
     return toBoundedAsyncIterable(this.events$, capacity);
   }
 
+  /** `for await (const event of process)`: {@link iterate} with its default capacity. */
   [Symbol.asyncIterator](): AsyncIterableIterator<ProcessEvent> {
     return this.iterate();
   }
@@ -140,10 +179,10 @@ export class ExecProcess implements ProcessSink {
   async read(afterSeq?: number | null, maxBytes?: number | null, waitMs?: number | null): Promise<ReadResponse> {
     if (waitMs !== undefined && waitMs !== null && waitMs > 0) await this.waitForEventAfter(afterSeq ?? 0, waitMs);
     try {
-      return await firstValueFrom(this.client.call('process/read', { processId: this.processId, afterSeq: afterSeq ?? 0, maxBytes: maxBytes ?? null, waitMs: 0 }));
+      return await firstValueFrom(this.session.call('process/read', { processId: this.processId, afterSeq: afterSeq ?? 0, maxBytes: maxBytes ?? null, waitMs: 0 }));
     } catch (error: unknown) {
-      if (!isTerminal(this.client.state) || !(error instanceof BaseError)) throw error;
-      return { chunks: [], nextSeq: this.highestSeenSeq + 1, exited: true, exitCode: null, closed: true, failure: error.message, sandboxDenied: false };
+      if (!isTerminal(this.session.state) || !(error instanceof BaseError)) throw error;
+      return { chunks: [], nextSeq: this.inbox.highestSeenSeq + 1, exited: true, exitCode: null, closed: true, failure: error.message, sandboxDenied: false };
     }
   }
 
@@ -160,7 +199,7 @@ export class ExecProcess implements ProcessSink {
       const chunk = data.subarray(offset, offset + SAFE_CHUNK_BYTES);
       this.writeCounter += 1;
       const writeId = String(this.writeCounter);
-      status = (await firstValueFrom(this.client.call('process/write', { processId: this.processId, chunk, writeId }))).status;
+      status = (await firstValueFrom(this.session.call('process/write', { processId: this.processId, chunk, writeId }))).status;
       if (status !== 'accepted') return status;
     }
     return status;
@@ -168,118 +207,31 @@ export class ExecProcess implements ProcessSink {
 
   /** Sends SIGINT (`interrupt`, the only signal 0.171.0 knows); exit code 130 follows. */
   async signal(signal: 'interrupt' = 'interrupt'): Promise<void> {
-    await firstValueFrom(this.client.call('process/signal', { processId: this.processId, signal }));
+    await firstValueFrom(this.session.call('process/signal', { processId: this.processId, signal }));
   }
 
   /** Kills the process group; resolves `true` if it was running. Exit code 137, then `closed`, follow. */
   async terminate(): Promise<boolean> {
-    return (await firstValueFrom(this.client.call('process/terminate', { processId: this.processId }))).running;
+    return (await firstValueFrom(this.session.call('process/terminate', { processId: this.processId }))).running;
   }
 
-  /** Releases the retained history once the process is closed and nobody wants its replay any more. */
+  /**
+   * Releases the retained history (nobody wants its replay any more) and takes the process off its
+   * environment's process list once it has ended. Live subscribers keep receiving. Idempotent.
+   */
   release(): void {
     this.history.release();
+    this.onRelease();
   }
 
-  /** @internal ProcessSink: routes this process's notifications from `rpc`, until the process ends. */
-  bind(rpc: RpcConnection): Subscription {
-    const route = rpc.processEvents(this.processId).subscribe((event) => this.onWire(event));
-    if (this.isDone()) route.unsubscribe();
-    else this.routes.add(route);
-    route.add(() => this.routes.delete(route));
-    return route;
-  }
-
-  /** @internal ProcessSink: merges a recovery read through the reorder buffer. Throws typed errors. */
-  recover(read: ReadResponse): void {
-    if (this.isDone()) return;
-    this.noteSeq(read.nextSeq - 1);
-    this.publish(mergeRecoveryRead(this.buffer, read));
-  }
-
-  /** @internal ProcessSink: fails the process (terminal). */
-  fail(error: ExecClientError): void {
-    if (this.isDone()) return;
-    this.stateValue = 'failed';
-    this.holeTimer?.unsubscribe();
-    const failure = error instanceof ProcessFailedError || error.code === 'PROCESS_GAP' ? error : new ProcessFailedError(this.processId, `process ${this.processId} failed: ${error.message}`, { cause: error });
-    this.history.append({ type: 'failed', error: failure });
-    this.ended();
-  }
-
-  private onWire(event: ProcessWireEvent): void {
-    if (this.isDone()) return;
-    if (event.type === 'malformed') return this.fillHole();
-    this.noteSeq(event.seq);
-    try {
-      this.publish(this.buffer.push(event));
-    } catch (error: unknown) {
-      this.failAndTerminate(error);
-    }
-  }
-
-  private publish(events: readonly SequencedEvent[]): void {
-    for (const event of events) {
-      if (event.type === 'exited') {
-        this.exitCodeValue = event.exitCode;
-        if (this.stateValue === 'running') this.stateValue = 'exited';
-      }
-      if (event.type === 'closed') this.stateValue = 'closed';
-      this.history.append(event);
-    }
-    if (this.stateValue === 'closed') return this.ended();
-    if (this.buffer.missingRange() !== undefined) this.scheduleHoleFill();
-  }
-
-  /** Closed or failed: drop the routes, the hole timer and the client's registration. */
-  private ended(): void {
-    this.holeTimer?.unsubscribe();
-    for (const route of [...this.routes]) route.unsubscribe();
-    this.client.removeProcess(this.processId);
-  }
-
-  private scheduleHoleFill(): void {
-    if (this.holeTimer !== undefined && !this.holeTimer.closed) return;
-    this.holeTimer = timer(this.holeFillDelayMs, this.scheduler).subscribe(() => {
-      if (this.buffer.missingRange() !== undefined) this.fillHole();
-    });
-  }
-
-  /** A hole (malformed or lost notification) is filled by a `process/read` from the last published seq. */
-  private fillHole(): void {
-    if (this.fillingHole || this.isDone()) return;
-    this.fillingHole = true;
-    this.client.call('process/read', { processId: this.processId, afterSeq: this.lastPublishedSeq, maxBytes: null, waitMs: 0 }).subscribe({
-      next: (read) => {
-        this.fillingHole = false;
-        try {
-          this.recover(read);
-        } catch (error: unknown) {
-          this.failAndTerminate(error);
-        }
-      },
-      error: (error: unknown) => {
-        this.fillingHole = false;
-        if (!this.isDone()) this.fail(error instanceof BaseError ? error : new ProtocolError(String(error)));
-      },
-    });
-  }
-
-  private failAndTerminate(error: unknown): void {
-    this.fail(error instanceof BaseError ? error : new ProtocolError(String(error)));
-    this.client.call('process/terminate', { processId: this.processId }).subscribe({ error: () => undefined });
+  private source(options: ProcessViewOptions): Observable<ProcessEvent> {
+    return options.afterSeq === undefined ? this.events$ : this.eventsAfter$(options.afterSeq);
   }
 
   private waitForEventAfter(afterSeq: number, waitMs: number): Promise<unknown> {
     const arrived$ = this.events$.pipe(filter((e) => e.type === 'failed' || e.type === 'closed' || (e.type !== 'truncated' && e.seq > afterSeq)), take(1));
     return firstValueFrom(race(arrived$, timer(waitMs, this.scheduler)), { defaultValue: undefined });
   }
-
-  private noteSeq(seq: number): void {
-    if (seq > this.highestSeenSeq) this.highestSeenSeq = seq;
-  }
-
-  private isDone(): boolean {
-    return this.stateValue === 'closed' || this.stateValue === 'failed';
-  }
 }
+
+const noop = (): void => undefined;

@@ -1,0 +1,146 @@
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { timer } from 'rxjs';
+import type { ExecClientError } from '../errors';
+import { ExecClientError as BaseError, ProcessFailedError, ProtocolError } from '../errors';
+import type { ProcessWireEvent } from '../rpc/notification-router';
+import type { RpcConnection } from '../rpc/rpc-connection';
+import type { ExecSession } from '../session/exec-session';
+import type { ProcessSink } from '../session/process-sink';
+import type { ReadResponse } from '../wire/process';
+import type { SequencedEvent } from '../wire/process-event';
+import type { EventHistory } from './event-history';
+import { mergeRecoveryRead } from './merge-recovery-read';
+import type { ProcessStatus } from './process-status';
+import { ReorderBuffer } from './reorder-buffer';
+
+/** How long a hole in the seq run may stay open before a `process/read` fills it. */
+export const DEFAULT_HOLE_FILL_DELAY_MS = 250;
+
+/**
+ * The wire side of one process (the session's {@link ProcessSink}): notifications routed from each
+ * connection and recovery reads go through the reorder buffer, in seq order, into the history and the
+ * status. A hole (a malformed or lost notification) is filled by a `process/read` after a short delay;
+ * a gap the executor can no longer fill fails the process and terminates it.
+ *
+ * Teardown: once the process is closed or failed, its routes, its hole timer and its registration with
+ * the session are dropped.
+ */
+export class ProcessInbox implements ProcessSink {
+  private readonly buffer: ReorderBuffer;
+  private readonly routes = new Set<Subscription>();
+  private holeTimer: Subscription | undefined;
+  private fillingHole = false;
+  private highestSeen = 0;
+
+  constructor(
+    readonly processId: string,
+    private readonly session: ExecSession,
+    private readonly history: EventHistory,
+    private readonly status: ProcessStatus,
+    private readonly scheduler: SchedulerLike,
+    private readonly holeFillDelayMs: number,
+  ) {
+    this.buffer = new ReorderBuffer(processId);
+  }
+
+  /** The last seq published to consumers (0 when none). Recovery reads start after it. */
+  get lastPublishedSeq(): number {
+    return this.buffer.lastPublishedSeq;
+  }
+
+  /** The highest seq seen from the executor, published or not (a synthesized read's `nextSeq` follows it). */
+  get highestSeenSeq(): number {
+    return this.highestSeen;
+  }
+
+  /** Routes this process's notifications from `rpc`, until the process ends. */
+  bind(rpc: RpcConnection): Subscription {
+    const route = rpc.processEvents(this.processId).subscribe((event) => this.onWire(event));
+    if (this.status.ended) route.unsubscribe();
+    else this.routes.add(route);
+    route.add(() => this.routes.delete(route));
+    return route;
+  }
+
+  /** Merges a recovery read through the reorder buffer. Throws typed errors (the session then fails the process). */
+  recover(read: ReadResponse): void {
+    if (this.status.ended) return;
+    this.noteSeq(read.nextSeq - 1);
+    this.publish(mergeRecoveryRead(this.buffer, read));
+  }
+
+  /** Fails the process (terminal): a `failed` event ends its history. */
+  fail(error: ExecClientError): void {
+    if (this.status.ended) return;
+    const failure = error instanceof ProcessFailedError || error.code === 'PROCESS_GAP' ? error : new ProcessFailedError(this.processId, `process ${this.processId} failed: ${error.message}`, { cause: error });
+    this.status.failed(failure);
+    this.history.append({ type: 'failed', error: failure });
+    this.ended();
+  }
+
+  private onWire(event: ProcessWireEvent): void {
+    if (this.status.ended) return;
+    if (event.type === 'malformed') return this.fillHole();
+    this.noteSeq(event.seq);
+    try {
+      this.publish(this.buffer.push(event));
+    } catch (error: unknown) {
+      this.failAndTerminate(error);
+    }
+  }
+
+  private publish(events: readonly SequencedEvent[]): void {
+    for (const event of events) {
+      if (event.type === 'exited') this.status.exited(event.exitCode);
+      else if (event.type === 'closed') this.status.closed();
+      this.history.append(event);
+    }
+    if (this.status.state === 'closed') return this.ended();
+    if (this.buffer.missingRange() !== undefined) this.scheduleHoleFill();
+  }
+
+  /** Closed or failed: drop the routes, the hole timer and the session's registration. */
+  private ended(): void {
+    this.holeTimer?.unsubscribe();
+    for (const route of [...this.routes]) route.unsubscribe();
+    this.session.removeProcess(this.processId);
+  }
+
+  private scheduleHoleFill(): void {
+    if (this.holeTimer !== undefined && !this.holeTimer.closed) return;
+    this.holeTimer = timer(this.holeFillDelayMs, this.scheduler).subscribe(() => {
+      if (this.buffer.missingRange() !== undefined) this.fillHole();
+    });
+  }
+
+  /** A hole (malformed or lost notification) is filled by a `process/read` from the last published seq. */
+  private fillHole(): void {
+    if (this.fillingHole || this.status.ended) return;
+    this.fillingHole = true;
+    this.session.call('process/read', { processId: this.processId, afterSeq: this.lastPublishedSeq, maxBytes: null, waitMs: 0 }).subscribe({
+      next: (read) => {
+        this.fillingHole = false;
+        try {
+          this.recover(read);
+        } catch (error: unknown) {
+          this.failAndTerminate(error);
+        }
+      },
+      error: (error: unknown) => {
+        this.fillingHole = false;
+        if (!this.status.ended) this.fail(asClientError(error));
+      },
+    });
+  }
+
+  private failAndTerminate(error: unknown): void {
+    this.fail(asClientError(error));
+    this.session.call('process/terminate', { processId: this.processId }).subscribe({ error: () => undefined });
+  }
+
+  private noteSeq(seq: number): void {
+    if (seq > this.highestSeen) this.highestSeen = seq;
+  }
+}
+
+const asClientError = (error: unknown): ExecClientError => (error instanceof BaseError ? error : new ProtocolError(String(error)));

@@ -1,0 +1,172 @@
+import type { SchedulerLike, Subscriber, Subscription } from 'rxjs';
+import { asyncScheduler, Observable } from 'rxjs';
+import type { ExecClientError } from '../errors';
+import type { ExecProcess } from './exec-process';
+import type { ProcessState } from './process-status';
+
+/** One process as `Environment.processes$` lists it. A new object whenever something in it changes. */
+export interface ProcessSummary {
+  readonly processId: string;
+  /** The command's argv as started (for a command started through a wrapper, the command's own). */
+  readonly argv: readonly string[];
+  readonly tty: boolean;
+  readonly state: ProcessState;
+  /** The exit code once the process exited. */
+  readonly exitCode: number | undefined;
+  /** Why it failed, once `failed`. */
+  readonly error: ExecClientError | undefined;
+}
+
+/** How long and how many ended processes an environment keeps listed (and their histories). */
+export interface ProcessTableOptions {
+  /** How long a closed or failed process stays listed after it ended. @default 80000 (the executor's own retention) */
+  readonly keepClosedMs?: number;
+  /** At most this many closed or failed processes stay listed; beyond, the oldest ended goes first. @default 256 */
+  readonly keepClosed?: number;
+  /** Drives the `keepClosedMs` timers. @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** Default {@link ProcessTableOptions.keepClosedMs}. */
+export const DEFAULT_KEEP_CLOSED_MS = 80_000;
+/** Default {@link ProcessTableOptions.keepClosed}. */
+export const DEFAULT_KEEP_CLOSED = 256;
+
+interface Entry {
+  readonly process: ExecProcess;
+  readonly argv: readonly string[];
+  readonly tty: boolean;
+  summary: ProcessSummary;
+  expiry: Subscription | undefined;
+  released: boolean;
+}
+
+/**
+ * The processes of one environment, in start order. An ended (closed or failed) process stays listed
+ * until it is released, for `keepClosedMs`, and while it is among the newest `keepClosed` ended ones,
+ * whichever ends first; taking it off the list releases its history too, so an application that never
+ * calls `release()` does not grow without bound.
+ *
+ * Teardown: `end()` (when the environment fails or closes) cancels the timers and completes `processes$`.
+ */
+export class ProcessTable {
+  private readonly entries = new Map<string, Entry>();
+  /** Ended processes, oldest first (a Set keeps insertion order). */
+  private readonly ended = new Set<string>();
+  private readonly keepClosedMs: number;
+  private readonly keepClosed: number;
+  private readonly scheduler: SchedulerLike;
+  private observers: Subscriber<readonly ProcessSummary[]>[] = [];
+  private snapshotCache: readonly ProcessSummary[] | undefined;
+  private finished = false;
+
+  /**
+   * The list as a new frozen array on each change (a process added, changing state, or taken off),
+   * replaying the current one to each subscriber; unchanged entries keep their summary object. Costs
+   * nothing while unobserved. Completes when the environment fails or closes (after the list that
+   * shows its processes failed). Never errors; unsubscribing affects nothing else.
+   */
+  readonly processes$: Observable<readonly ProcessSummary[]>;
+
+  constructor(options: ProcessTableOptions = {}) {
+    this.keepClosedMs = options.keepClosedMs ?? DEFAULT_KEEP_CLOSED_MS;
+    this.keepClosed = options.keepClosed ?? DEFAULT_KEEP_CLOSED;
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.processes$ = new Observable<readonly ProcessSummary[]>((subscriber) => {
+      subscriber.next(this.snapshot());
+      if (this.finished) {
+        subscriber.complete();
+        return undefined;
+      }
+      this.observers = [...this.observers, subscriber];
+      return () => {
+        this.observers = this.observers.filter((o) => o !== subscriber);
+      };
+    });
+  }
+
+  /** A listed process by id. */
+  get(processId: string): ExecProcess | undefined {
+    return this.entries.get(processId)?.process;
+  }
+
+  /** Listed processes (bookkeeping). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Lists a started process. */
+  add(process: ExecProcess, argv: readonly string[], tty: boolean): void {
+    if (this.finished) return;
+    const entry: Entry = { process, argv: Object.freeze([...argv]), tty, summary: summarize(process, argv, tty), expiry: undefined, released: false };
+    this.entries.set(process.processId, entry);
+    this.changed(process.processId);
+  }
+
+  /** A listed process changed state. */
+  changed(processId: string): void {
+    const entry = this.entries.get(processId);
+    if (entry === undefined) return;
+    entry.summary = summarize(entry.process, entry.argv, entry.tty);
+    if (entry.summary.state === 'closed' || entry.summary.state === 'failed') this.onEnded(processId, entry);
+    this.publish();
+  }
+
+  /** A process's history was released: it leaves the list once it has ended. */
+  released(processId: string): void {
+    const entry = this.entries.get(processId);
+    if (entry === undefined) return;
+    entry.released = true;
+    if (this.ended.has(processId)) this.remove(processId);
+  }
+
+  /** The environment failed or closed: no more timers, `processes$` completes. Idempotent. */
+  end(): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const entry of this.entries.values()) entry.expiry?.unsubscribe();
+    const observers = this.observers;
+    this.observers = [];
+    for (const observer of observers) observer.complete();
+  }
+
+  private onEnded(processId: string, entry: Entry): void {
+    if (this.ended.has(processId)) return;
+    if (entry.released) {
+      this.remove(processId);
+      return;
+    }
+    this.ended.add(processId);
+    if (!this.finished) entry.expiry = this.scheduler.schedule(() => this.remove(processId), this.keepClosedMs);
+    for (const oldest of this.ended) {
+      if (this.ended.size <= this.keepClosed) break;
+      this.remove(oldest);
+    }
+  }
+
+  /** Takes a process off the list and releases its history. */
+  private remove(processId: string): void {
+    const entry = this.entries.get(processId);
+    if (entry === undefined) return;
+    this.entries.delete(processId);
+    this.ended.delete(processId);
+    entry.expiry?.unsubscribe();
+    entry.process.release();
+    this.publish();
+  }
+
+  private publish(): void {
+    this.snapshotCache = undefined;
+    if (this.observers.length === 0) return;
+    const snapshot = this.snapshot();
+    for (const observer of this.observers) observer.next(snapshot);
+  }
+
+  private snapshot(): readonly ProcessSummary[] {
+    this.snapshotCache ??= Object.freeze([...this.entries.values()].map((entry) => entry.summary));
+    return this.snapshotCache;
+  }
+}
+
+const summarize = (process: ExecProcess, argv: readonly string[], tty: boolean): ProcessSummary =>
+  Object.freeze({ processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure });
