@@ -43,6 +43,14 @@ export interface EnvironmentManagerOptions {
   readonly processHistory?: Pick<ProcessStreamOptions, 'historyEvents' | 'historyBytes' | 'holeFillDelayMs'>;
   /** All processes' history together. @default 67108864 (64 MiB) */
   readonly totalHistoryBytes?: number;
+  /** How long an ended process stays in `Environment.processes$` (and keeps its history) unless released. @default 80000 */
+  readonly keepClosedMs?: number;
+  /** At most this many ended processes stay in `Environment.processes$`; the oldest ended leaves first. @default 256 */
+  readonly keepClosed?: number;
+  /** How often `Environment.status$` polls while subscribed. @default 5000 */
+  readonly statusPollMs?: number;
+  /** How often `Environment.info$` polls while subscribed. @default 60000 */
+  readonly infoPollMs?: number;
 }
 
 /** Options of {@link EnvironmentManager.connect}. */
@@ -110,7 +118,19 @@ export class EnvironmentManager {
     const manager = new EnvironmentManager(environmentId);
     const budget = new HistoryBudget(options.totalHistoryBytes ?? DEFAULT_TOTAL_HISTORY_BYTES);
     const streamOptions = (): ProcessStreamOptions => ({ ...options.processHistory, budget, scheduler: options.scheduler });
-    manager.environments.set(environmentId, { environment: new Environment(environmentId, client, streamOptions), accepted });
+    const environment = new Environment(environmentId, client, {
+      streamOptions,
+      processes: {
+        ...(options.keepClosedMs === undefined ? {} : { keepClosedMs: options.keepClosedMs }),
+        ...(options.keepClosed === undefined ? {} : { keepClosed: options.keepClosed }),
+      },
+      polls: {
+        ...(options.statusPollMs === undefined ? {} : { statusPollMs: options.statusPollMs }),
+        ...(options.infoPollMs === undefined ? {} : { infoPollMs: options.infoPollMs }),
+      },
+      scheduler: options.scheduler,
+    });
+    manager.environments.set(environmentId, { environment, accepted });
     await client.start();
     return manager;
   }

@@ -1,24 +1,29 @@
-import type { Observable } from 'rxjs';
-import { firstValueFrom } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
+import { asyncScheduler, firstValueFrom } from 'rxjs';
 import { mergeMap } from 'rxjs/operators';
-import { EnvironmentRecoveringError, ExecClientError, ProtocolError } from '../errors';
 import { ExecBackend } from '../exec/exec-backend';
+import type { ExecProcess, ProcessStreamOptions } from '../exec/exec-process';
+import type { ProcessSummary, ProcessTableOptions } from '../exec/process-table';
+import { ProcessTable } from '../exec/process-table';
 import { RemoteFileSystem } from '../fs/remote-file-system';
 import { ExecHttpClient } from '../http/http-client';
-import type { ProcessStreamOptions } from '../exec/exec-process';
 import type { ExecClient } from '../session/exec-client';
-import { isTerminal } from '../session/exec-session';
 import type { EnvironmentInfo } from '../wire/environment';
 import type { ConnectionState, EnvironmentObservedStatus } from './connection-state';
 import { toConnectionState } from './connection-state';
+import type { EnvironmentInfoState, EnvironmentPollOptions } from './environment-polls';
+import { failedProbe, INFO_TIMEOUT_MS, observedStatus, pollInfo, pollStatus, STATUS_TIMEOUT_MS, statusFromState } from './environment-polls';
 
-const READY: EnvironmentObservedStatus = Object.freeze({ status: 'ready' });
-const PENDING: EnvironmentObservedStatus = Object.freeze({ status: 'pending' });
-
-/** How long the `environment/status` probe waits (codex: 10 s). */
-export const STATUS_TIMEOUT_MS = 10_000;
-/** How long `environment/info` waits (codex: 30 s). */
-export const INFO_TIMEOUT_MS = 30_000;
+/** What an Environment is built with (by its EnvironmentManager). */
+export interface EnvironmentSettings {
+  /** Per-process history limits and the shared budget, for each process started. */
+  readonly streamOptions: () => ProcessStreamOptions;
+  /** How long and how many ended processes stay listed. */
+  readonly processes: ProcessTableOptions;
+  /** Intervals of `status$` and `info$`. */
+  readonly polls: EnvironmentPollOptions;
+  readonly scheduler: SchedulerLike | undefined;
+}
 
 /**
  * One executor's environment. The same object stays valid across socket replacements; after a failure
@@ -29,20 +34,55 @@ export class Environment {
   private readonly backend: ExecBackend;
   private readonly filesystem: RemoteFileSystem;
   private readonly http: ExecHttpClient;
+  private readonly table: ProcessTable;
 
   /**
-   * The connection state: replays the current value to each subscriber, then emits each change
-   * (connected, disconnected while recovering, failed). Completes after `failed`. Never errors.
+   * The connection state: replays the current value to each subscriber, then emits each change:
+   * `connecting`, `connected`, `disconnected` while recovering (again whenever the error changes),
+   * then `failed` or `closed`, after which it completes. Never errors.
    */
   readonly connectionState$: Observable<ConnectionState>;
 
+  /**
+   * The environment's processes (id, argv, tty, state, exit code, failure) in start order, as a new
+   * frozen snapshot on each change, replaying the current one to each subscriber. An ended process stays
+   * listed until released, for `keepClosedMs` (80 s) and among the newest `keepClosed` (256) ended ones,
+   * whichever comes first; leaving the list releases its history. Completes once the environment failed
+   * or closed (its processes then show `failed`). Never errors; unsubscribing affects nothing else.
+   */
+  readonly processes$: Observable<readonly ProcessSummary[]>;
+
+  /**
+   * The observed status, polled with `environment/status` while anyone subscribes: at once, on each
+   * connection change and every `statusPollMs` (5 s), one poll shared by all subscribers, the latest
+   * replayed to late ones. Emits only changes; errors come as values (`disconnected` with the error).
+   * Completes after the environment failed or closed. The poll stops when the last subscriber leaves.
+   */
+  readonly status$: Observable<EnvironmentObservedStatus>;
+
+  /**
+   * The environment info as a UI shows it (`pending`, `known`, or `unavailable` with the error and the
+   * last info known), asked with `environment/info` at once, on each connection change and every
+   * `infoPollMs` (60 s) while anyone subscribes; shared, replayed, changes only, completes and stops like
+   * {@link status$}. Never errors.
+   */
+  readonly info$: Observable<EnvironmentInfoState>;
+
+  /** @internal Built by EnvironmentManager, which owns `client`. */
   constructor(
     readonly id: string,
     /** @internal */ readonly client: ExecClient,
-    streamOptions: () => ProcessStreamOptions,
+    settings: EnvironmentSettings,
   ) {
+    const scheduler = settings.scheduler ?? asyncScheduler;
     this.connectionState$ = toConnectionState(client.state$);
-    this.backend = new ExecBackend(client, streamOptions);
+    this.table = new ProcessTable({ scheduler, ...settings.processes });
+    // The client's state completes once it failed or closed: the process list ends with it.
+    client.state$.subscribe({ complete: () => this.table.end() });
+    this.processes$ = this.table.processes$;
+    this.status$ = pollStatus(client, id, settings.polls, scheduler);
+    this.info$ = pollInfo(client, id, settings.polls, scheduler, () => client.cachedInfo);
+    this.backend = new ExecBackend(client, settings.streamOptions, this.table);
     this.filesystem = new RemoteFileSystem(client);
     this.http = new ExecHttpClient(client);
   }
@@ -60,6 +100,11 @@ export class Environment {
   /** Starts processes on this environment. */
   getExecBackend(): ExecBackend {
     return this.backend;
+  }
+
+  /** A process of this environment while it is listed in {@link processes$}; `undefined` otherwise. */
+  getProcess(processId: string): ExecProcess | undefined {
+    return this.table.get(processId);
   }
 
   /**
@@ -94,22 +139,18 @@ export class Environment {
 
   /**
    * Probes the connection without waiting for recovery: `ready` when `environment/status` answers ready,
-   * `disconnected` with the error at once while recovering, on a failed probe, or once failed. Never rejects.
+   * `disconnected` with the error at once while recovering, on a failed probe, or once failed or closed;
+   * `pending` before the first connection. Never rejects.
    */
   status(): Promise<EnvironmentObservedStatus> {
-    const state = this.client.state;
-    if (state.type === 'connecting') return Promise.resolve(PENDING);
-    if (state.type === 'recovering') return Promise.resolve({ status: 'disconnected', error: new EnvironmentRecoveringError(this.id) });
-    if (isTerminal(state)) return Promise.resolve({ status: 'disconnected', error: state.error });
+    const known = statusFromState(this.client, this.id);
+    if (known !== undefined) return Promise.resolve(known);
     const live = this.client.liveRpc();
     const probe =
       live === undefined
         ? firstValueFrom(this.client.connection(true).pipe(mergeMap((rpc) => rpc.request('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS }))))
         : live.call('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS });
     // Plain promise chaining, not async/await: this is the health probe a UI may poll hard.
-    return probe.then(
-      (result): EnvironmentObservedStatus => (result.status === 'ready' ? READY : { status: 'disconnected', error: new ProtocolError(`environment status is ${String(result.status)}`) }),
-      (error: unknown): EnvironmentObservedStatus => ({ status: 'disconnected', error: error instanceof ExecClientError ? error : new ProtocolError(String(error)) }),
-    );
+    return probe.then(observedStatus, failedProbe);
   }
 }

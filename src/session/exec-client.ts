@@ -1,19 +1,21 @@
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, defer, ReplaySubject, EMPTY, firstValueFrom, merge, of, Subject, throwError, timer } from 'rxjs';
-import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, retry, switchMap, take, toArray } from 'rxjs/operators';
-import { ClosedError, ExecClientError, ProtocolError, RequestTimeoutError, ResumeFailedError, RpcError, TransportClosedError } from '../errors';
+import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, retry, switchMap, take } from 'rxjs/operators';
+import type { ExecClientError } from '../errors';
+import { ClosedError, ProtocolError, ResumeFailedError, TransportClosedError } from '../errors';
 import type { CallOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
 import { RpcConnection } from '../rpc/rpc-connection';
 import type { SocketPort } from '../transport/socket-port';
 import type { EnvironmentInfo } from '../wire/environment';
-import { ErrorCodes } from '../wire/jsonrpc';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
 import { isReplayable } from '../wire/methods';
+import { asClientError, formatSeconds, isRetryable, refusalReason } from './attempt-errors';
 import { handshake } from './handshake';
 import type { Session } from './handshake';
 import type { ClientState, ExecSession, TerminalClientState } from './exec-session';
 import { isTerminal } from './exec-session';
 import type { ProcessSink } from './process-sink';
+import { recoverProcesses } from './recover-processes';
 
 /** codex's recovery deadline: well inside the executor's 80 s detached-session retention. */
 export const DEFAULT_RECOVERY_DEADLINE_MS = 25_000;
@@ -196,7 +198,7 @@ export class ExecClient implements ExecSession {
     return defer(() => {
       const rpc = new RpcConnection(port, { ...this.options.rpc, ...(this.options.scheduler === undefined ? {} : { scheduler: this.options.scheduler }) });
       const resumeSessionId = this.sessionIdValue ?? this.options.resumeSessionId;
-      // Routes first: a resume redirects process notifications during initialize (PROTOCOL.md 3.3).
+      // Routes first: a resume redirects process notifications during initialize (docs/protocol.md, "Resume").
       const routes = [...this.processes.values()].map((process) => process.bind(rpc));
       const reading = rpc.open();
       const attempt$ = handshake(rpc, {
@@ -205,7 +207,7 @@ export class ExecClient implements ExecSession {
         ...(this.options.initializeTimeoutMs === undefined ? {} : { timeoutMs: this.options.initializeTimeoutMs }),
         scheduler: this.scheduler,
       }).pipe(
-        mergeMap((session) => this.recoverProcesses(rpc).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
+        mergeMap((session) => recoverProcesses(rpc, this.processes.values(), (process, error) => this.failProcess(rpc, process, error)).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
         mergeMap((attached) => merge(of(attached), rpc.closed$.pipe(map((error): AttachEvent => ({ type: 'lost', error }))))),
         catchError((error: unknown) => of<AttachEvent>({ type: 'failedAttempt', error: asClientError(error), retryable: isRetryable(error) })),
       );
@@ -217,21 +219,6 @@ export class ExecClient implements ExecSession {
         }),
       );
     });
-  }
-
-  /** One `waitMs: 0` read per live process from its last published seq, merged; a failing process fails alone. */
-  private recoverProcesses(rpc: RpcConnection): Observable<unknown> {
-    const reads = [...this.processes.values()].map((process) =>
-      rpc.request('process/read', { processId: process.processId, afterSeq: process.lastPublishedSeq, maxBytes: null, waitMs: 0 }).pipe(
-        map((read) => process.recover(read)),
-        catchError((error: unknown) => {
-          if (error instanceof TransportClosedError) return throwError(() => error);
-          this.failProcess(rpc, process, asClientError(error));
-          return EMPTY;
-        }),
-      ),
-    );
-    return reads.length === 0 ? of([]) : merge(...reads).pipe(toArray());
   }
 
   private failProcess(rpc: RpcConnection, process: ProcessSink, error: ExecClientError): void {
@@ -269,9 +256,8 @@ export class ExecClient implements ExecSession {
       if (state.type === 'recovering') this.setState({ type: 'recovering', error });
       return this.attemptsSubject.next('retry');
     }
-    const reason = error instanceof RpcError && error.rpcMessage.startsWith('unknown session id') ? 'unknownSession' : 'rejected';
     this.attemptsSubject.next('fatal');
-    this.fail(new ResumeFailedError(reason, disconnect, error.message, { cause: error }));
+    this.fail(new ResumeFailedError(refusalReason(error), disconnect, error.message, { cause: error }));
   }
 
   private watchRecoveryDeadline(): Subscription {
@@ -299,14 +285,3 @@ export class ExecClient implements ExecSession {
     this.stateSubject.next(state);
   }
 }
-
-/** Retryable attempt failures (codex): transport closed, initialize timeout, -32010 session still attached. */
-const isRetryable = (error: unknown): boolean =>
-  error instanceof TransportClosedError ||
-  (error instanceof RequestTimeoutError && error.method === 'initialize') ||
-  (error instanceof RpcError && error.rpcCode === ErrorCodes.SessionAlreadyAttached);
-
-const asClientError = (error: unknown): ExecClientError =>
-  error instanceof ExecClientError ? error : new ProtocolError(`unexpected failure: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-
-const formatSeconds = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
