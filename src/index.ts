@@ -8,16 +8,26 @@ export { EnvironmentManager } from './environment/environment-manager';
 export type { AcceptedSocket, CloseOptions, ConnectOptions, EnvironmentManagerOptions } from './environment/environment-manager';
 export { Environment } from './environment/environment';
 export type { ConnectionState, EnvironmentObservedStatus } from './environment/connection-state';
+export type { EnvironmentInfoState } from './environment/environment-polls';
 export type { NetworkPolicyDecider, NetworkPolicyRequest } from './environment/network-policy';
 
 /* Processes */
 export { ExecBackend } from './exec/exec-backend';
 export { toFileUri } from './wire/file-uri';
-export type { StartParams, StartedProcess } from './exec/exec-backend';
+export type { StartOptions, StartParams, StartedProcess } from './exec/exec-backend';
 export { ExecProcess } from './exec/exec-process';
-export type { ProcessState, ProcessStreamOptions } from './exec/exec-process';
+export type { ProcessStreamOptions, ProcessViewOptions } from './exec/exec-process';
+export type { ProcessState } from './exec/process-status';
+export type { ProcessSummary } from './exec/process-table';
+export type { OutputViewOptions, StreamSelection } from './exec/output-views';
+export type { HistoryBudget } from './exec/history-budget';
 export type { FailedEvent, ProcessEvent, TruncatedEvent } from './exec/process-event';
 export type { ClosedEvent, ExitedEvent, OutputEvent, OutputStream, SequencedEvent } from './wire/process-event';
+
+/* Wire types that the signatures above use */
+export type { Capabilities, EnvironmentInfo, ShellInfo } from './wire/environment';
+export type { EnvPolicy, ExecMetadata, ExecParams, ExecResponse, ManagedNetwork, ProcessOutputChunk, ReadResponse, ShellSnapshot, WriteResponse, WriteStatus } from './wire/process';
+export type { MethodName, ParamsOf, ResultOf } from './wire/methods';
 
 /* Filesystem and HTTP on the executor */
 export { RemoteFileSystem } from './fs/remote-file-system';

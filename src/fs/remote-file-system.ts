@@ -42,6 +42,7 @@ export class RemoteFileSystem {
   private readonly writeFileMaxBytes: number;
   private readonly writeBlockBytes: number;
 
+  /** @internal Built by its Environment (the session is internal). */
   constructor(
     private readonly client: ExecSession,
     options: RemoteFileSystemOptions = {},

@@ -38,6 +38,7 @@ export class ExecHttpClient {
   private readonly newRequestId: () => string;
   private readonly limits: BodyOrderLimits;
 
+  /** @internal Built by its Environment (the session is internal). */
   constructor(
     private readonly client: ExecSession,
     options: ExecHttpClientOptions = {},
