@@ -29,9 +29,17 @@ function quickStart(port: number, log: (...args: unknown[]) => void): { wss: Web
     const environment = m.getEnvironment('env-1');
     if (environment === undefined) return;
     environment.connectionState$.subscribe((s) => log('connection:', s.state));
+    // Every process of the environment, a new list on each change: what a UI binds its table to.
+    environment.processes$.subscribe((list) => log('processes:', list.map((p) => `${p.argv[0] ?? ''} ${p.state}`).join(', ')));
     const { process } = await environment.getExecBackend().start({ argv: ['sh', '-c', 'for i in 1 2 3 4 5; do echo $i; sleep 0.3; done'], cwd: '/tmp' });
     process.lines$('stdout').subscribe((line) => log('out:', line));
-    process.exitCode$.subscribe((code) => log('exit', code));
+    process.exitCode$.subscribe((code) => {
+      log('exit', code);
+      // A late subscriber gets the retained history, then live output; `afterSeq` resumes after what it
+      // already has (one joining past the history bound gets a `truncated` marker first, or an error
+      // unless it passes `allowTruncated: true`).
+      process.lines$('stdout', { afterSeq: 2 }).subscribe((line) => log('late:', line));
+    });
   }
   return { wss, manager: () => manager };
 }
@@ -51,8 +59,8 @@ describe('README quick start', () => {
     const { wss, manager } = quickStart(0, (...args) => {
       lines.push(args.join(' '));
       if (args[0] === 'out:') firstLine();
-      // exited may be sequenced before the last output (PROTOCOL.md 5.2): wait for both.
-      if (lines.includes('exit 0') && lines.filter((l) => l.startsWith('out:')).length === 5) exited();
+      // exited may be sequenced before the last output: wait for the close and every late line.
+      if (lines.includes('processes: sh closed') && lines.filter((l) => l.startsWith('late:')).length === 3) exited();
     });
     trackForCleanup({
       stop: async () => {
@@ -75,5 +83,7 @@ describe('README quick start', () => {
     expect(lines.filter((l) => l.startsWith('out:'))).toEqual(['out: 1', 'out: 2', 'out: 3', 'out: 4', 'out: 5']);
     expect(lines.filter((l) => l.startsWith('connection:'))).toEqual(['connection: connected', 'connection: disconnected', 'connection: connected']);
     expect(lines.filter((l) => l.startsWith('exit'))).toEqual(['exit 0']);
+    expect(lines.filter((l) => l.startsWith('late:'))).toEqual(['late: 3', 'late: 4', 'late: 5']);
+    expect(lines.filter((l) => l.startsWith('processes:'))).toEqual(['processes: ', 'processes: sh running', 'processes: sh exited', 'processes: sh closed']);
   });
 });
