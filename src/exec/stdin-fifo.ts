@@ -55,17 +55,19 @@ export async function startWithStdinFifo(backend: ExecBackend, params: StartPara
   const fifo = `${tempDir.replace(/\/+$/, '')}/exec-rx-stdin-${randomUUID()}`;
   const { argv, ...base } = params;
   const program = argv[0] ?? '';
-  const setup = await backend.start({ ...base, argv: ['sh', '-c', PREPARE, fifo, program] });
+  const setup = await backend.start({ ...base, argv: ['sh', '-c', PREPARE, fifo, program] }, UNLISTED);
   const status = await firstValueFrom(setup.process.exitCode$);
+  setup.process.release();
   if (status === 126 || status === 127) throw new CannotStartError(program, status);
   if (status !== 0) throw new Error(`could not create a stdin FIFO in ${tempDir} on the executor (status ${status})`);
-  const helper = await backend.start({ ...base, argv: ['sh', '-c', FEEDER, fifo], pipeStdin: true }).catch(async (error: unknown) => {
+  const helper = await backend.start({ ...base, argv: ['sh', '-c', FEEDER, fifo], pipeStdin: true }, UNLISTED).catch(async (error: unknown) => {
     await removeFifo(backend, base, fifo);
     throw error;
   });
   const feeder = new FifoFeeder(helper.process);
   try {
-    const command = await backend.start({ ...base, argv: ['sh', '-c', WRAPPER, fifo, ...argv] });
+    // Listed as the command itself: a process list shows what the user ran, not the wrapper.
+    const command = await backend.start({ ...base, argv: ['sh', '-c', WRAPPER, fifo, ...argv] }, { listedArgv: argv });
     return { process: command.process, feeder };
   } catch (error: unknown) {
     await feeder.dispose();
@@ -77,12 +79,16 @@ export async function startWithStdinFifo(backend: ExecBackend, params: StartPara
 /** Best effort: removes a FIFO nobody opened. */
 async function removeFifo(backend: ExecBackend, base: Omit<StartParams, 'argv'>, fifo: string): Promise<void> {
   try {
-    const { process } = await backend.start({ ...base, argv: ['rm', '-f', fifo] });
+    const { process } = await backend.start({ ...base, argv: ['rm', '-f', fifo] }, UNLISTED);
     await firstValueFrom(process.exitCode$);
+    process.release();
   } catch {
     // the executor is gone or refuses: nothing more to do
   }
 }
+
+/** The wrapper's helper processes stay off the environment's process list. */
+const UNLISTED = { unlisted: true } as const;
 
 /** Bytes sent but not yet acknowledged by the helper, at most (a single larger frame still goes alone). */
 const WINDOW_BYTES = 1024 * 1024;
@@ -132,6 +138,7 @@ export class FifoFeeder {
     this.notify();
     this.watching.unsubscribe();
     if (this.helper.state === 'running') await this.helper.terminate().catch(() => undefined);
+    this.helper.release();
   }
 
   private acknowledge(): void {
