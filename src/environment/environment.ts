@@ -36,7 +36,9 @@ export class Environment {
    */
   readonly connectionState$: Observable<ConnectionState>;
 
+  /** @internal Built by EnvironmentManager. */
   constructor(
+    /** The environment id it was created under. */
     readonly id: string,
     /** @internal */ readonly client: ExecClient,
     streamOptions: () => ProcessStreamOptions,

@@ -12,6 +12,7 @@ import { toBytes } from '../wire/bytes';
 import { SAFE_CHUNK_BYTES } from '../wire/limits';
 import type { ReadResponse, WriteResponse } from '../wire/process';
 import { EventHistory } from './event-history';
+import type { CollectedOutput, RetainedHistory } from './process-summaries';
 import type { HistoryBudget } from './history-budget';
 import { mergeRecoveryRead } from './merge-recovery-read';
 import type { ProcessEvent } from './process-event';
@@ -29,10 +30,11 @@ export interface ProcessStreamOptions {
   readonly historyEvents?: number;
   /** Output bytes kept for late subscribers. @default 1048576 */
   readonly historyBytes?: number;
-  /** Shared byte budget across all processes of a manager. */
+  /** @internal Shared byte budget across all processes of a manager (the manager passes its own). */
   readonly budget?: HistoryBudget | undefined;
   /** Delay before a hole (lost notification) is filled by a read. @default 250 */
   readonly holeFillDelayMs?: number;
+  /** Drives the hole-fill timer and `read`'s local wait; tests pass a TestScheduler. @default asyncScheduler */
   readonly scheduler?: SchedulerLike | undefined;
 }
 
@@ -64,7 +66,9 @@ export class ExecProcess implements ProcessSink {
    */
   readonly events$: Observable<ProcessEvent>;
 
+  /** @internal Built by ExecBackend.start. */
   constructor(
+    /** Our key for the process on the executor (`StartParams.processId`, or a generated UUID). */
     readonly processId: string,
     private readonly client: ExecSession,
     options: ProcessStreamOptions = {},
@@ -87,7 +91,7 @@ export class ExecProcess implements ProcessSink {
   }
 
   /** Retained history and subscribers (bookkeeping). */
-  get retained(): { readonly events: number; readonly bytes: number; readonly subscribers: number } {
+  get retained(): RetainedHistory {
     return { events: this.history.retainedEvents, bytes: this.history.retainedBytes, subscribers: this.history.subscriberCount };
   }
 
@@ -115,8 +119,11 @@ export class ExecProcess implements ProcessSink {
   get exitCode(): number | undefined {
     return this.exitCodeValue;
   }
-  /** All output as one Buffer per stream, once closed (for small outputs and tests). */
-  collect(): Promise<{ readonly stdout: string; readonly stderr: string; readonly pty: string; readonly exitCode: number }> {
+  /**
+   * All output as text, one string per stream, once closed (for small outputs and tests). Rejects like
+   * the views: when the process fails, or history was truncated before the call.
+   */
+  collect(): Promise<CollectedOutput> {
     const text = (stream: OutputStream): Promise<string> => lastValueFrom(this.text$(stream).pipe(toArray(), map((parts) => parts.join(''))));
     return Promise.all([text('stdout'), text('stderr'), text('pty'), firstValueFrom(this.exitCode$)]).then(([stdout, stderr, pty, exitCode]) => ({ stdout, stderr, pty, exitCode }));
   }
@@ -126,6 +133,7 @@ export class ExecProcess implements ProcessSink {
     return toBoundedAsyncIterable(this.events$, capacity);
   }
 
+  /** `for await (const event of process)`: {@link iterate} with its default capacity (1024 events). */
   [Symbol.asyncIterator](): AsyncIterableIterator<ProcessEvent> {
     return this.iterate();
   }
