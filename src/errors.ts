@@ -29,6 +29,7 @@ export type ExecClientErrorCode =
 
 /** Base class of every error exec-rx raises. `name` is the subclass name. */
 export abstract class ExecClientError extends Error {
+  /** The stable code of the error's kind: switch on it (not on the class or the message). */
   abstract readonly code: ExecClientErrorCode;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -46,9 +47,9 @@ export type CloseInitiator = 'local' | 'remote';
 export class TransportClosedError extends ExecClientError {
   readonly code = 'TRANSPORT_CLOSED';
   constructor(
-    readonly initiator: CloseInitiator,
-    readonly closeCode: number,
-    readonly reason: string,
+    /** Who closed the transport: we did (`local`) or the peer or network did (`remote`). */ readonly initiator: CloseInitiator,
+    /** The WebSocket close code seen (1006 for every close the executor makes). */ readonly closeCode: number,
+    /** The close reason, `''` when none. */ readonly reason: string,
   ) {
     super(`exec-server transport disconnected${reason === '' ? '' : `: ${reason}`}`);
   }
@@ -58,9 +59,9 @@ export class TransportClosedError extends ExecClientError {
 export class ConnectError extends ExecClientError {
   readonly code: 'CONNECT_FAILED' | 'AUTHENTICATION_FAILED' = 'CONNECT_FAILED';
   constructor(
-    readonly url: string,
+    /** The url dialled. */ readonly url: string,
     detail: string,
-    readonly httpStatus?: number,
+    /** The HTTP status the upgrade was refused with, when it got that far. */ readonly httpStatus?: number,
     options?: { cause?: unknown },
   ) {
     super(`failed to connect to exec-server at ${url}: ${detail}`, options);
@@ -76,8 +77,8 @@ export class AuthenticationError extends ConnectError {
 export class DecodeError extends ExecClientError {
   readonly code = 'DECODE_FAILED';
   constructor(
-    readonly what: string,
-    readonly details: readonly string[],
+    /** What failed to decode (a frame, a method's result, a notification's params). */ readonly what: string,
+    /** One line per failing path: where, what was expected, what came. */ readonly details: readonly string[],
   ) {
     super(`failed to decode ${what}: ${details.join('; ')}`);
   }
@@ -87,10 +88,10 @@ export class DecodeError extends ExecClientError {
 export class RpcError extends ExecClientError {
   readonly code: 'RPC_ERROR' | 'NOT_FOUND' | 'SPAWN_FAILED' = 'RPC_ERROR';
   constructor(
-    readonly method: string,
-    readonly rpcCode: number,
-    readonly rpcMessage: string,
-    readonly data?: unknown,
+    /** The method the executor rejected. */ readonly method: string,
+    /** The JSON-RPC error code (-32600 invalid request, -32602 invalid params, -32603 internal, ...). */ readonly rpcCode: number,
+    /** The executor's error message. */ readonly rpcMessage: string,
+    /** The error's `data`, as sent (e.g. `{kind}` of a spawn failure). */ readonly data?: unknown,
   ) {
     super(`exec-server rejected ${method} (${rpcCode}): ${rpcMessage}`);
   }
@@ -104,7 +105,13 @@ export class NotFoundError extends RpcError {
 /** `process/start` could not spawn the program (-32603 with `data.kind`, e.g. `spawnNotFound`). */
 export class SpawnError extends RpcError {
   override readonly code = 'SPAWN_FAILED';
-  constructor(method: string, rpcCode: number, rpcMessage: string, readonly kind: string, data?: unknown) {
+  constructor(
+    method: string,
+    rpcCode: number,
+    rpcMessage: string,
+    /** Why the spawn failed (`data.kind`): `spawnNotFound`, `spawnPermissionDenied`, `spawnFailed`, ... */ readonly kind: string,
+    data?: unknown,
+  ) {
     super(method, rpcCode, rpcMessage, data);
   }
 }
@@ -113,8 +120,8 @@ export class SpawnError extends RpcError {
 export class RequestTimeoutError extends ExecClientError {
   readonly code = 'REQUEST_TIMEOUT';
   constructor(
-    readonly method: string,
-    readonly afterMs: number,
+    /** The method that timed out. */ readonly method: string,
+    /** The timeout that passed, in ms. */ readonly afterMs: number,
   ) {
     super(`timed out waiting for exec-server \`${method}\` response after ${afterMs}ms`);
   }
@@ -123,7 +130,9 @@ export class RequestTimeoutError extends ExecClientError {
 /** The caller aborted the call (AbortSignal). */
 export class AbortedError extends ExecClientError {
   readonly code = 'ABORTED';
-  constructor(readonly method: string) {
+  constructor(
+    /** The method whose call was aborted. */ readonly method: string,
+  ) {
     super(`exec-server \`${method}\` call was aborted`);
   }
 }
@@ -132,9 +141,9 @@ export class AbortedError extends ExecClientError {
 export class FrameTooLargeError extends ExecClientError {
   readonly code = 'FRAME_TOO_LARGE';
   constructor(
-    readonly method: string,
-    readonly bytes: number,
-    readonly limitBytes: number,
+    /** The method whose message was too large. */ readonly method: string,
+    /** The message's size in bytes. */ readonly bytes: number,
+    /** The limit it exceeds. */ readonly limitBytes: number,
   ) {
     super(`exec-server \`${method}\` message of ${bytes} bytes exceeds the ${limitBytes}-byte frame limit`);
   }
@@ -148,7 +157,9 @@ export class ProtocolError extends ExecClientError {
 /** `environment/status` while the environment is recovering: it fails fast, it does not wait. */
 export class EnvironmentRecoveringError extends ExecClientError {
   readonly code = 'ENVIRONMENT_RECOVERING';
-  constructor(readonly environmentId: string) {
+  constructor(
+    /** The recovering environment. */ readonly environmentId: string,
+  ) {
     super(`exec-server environment is recovering`);
   }
 }
@@ -160,7 +171,7 @@ export type ResumeFailure = 'timeout' | 'unknownSession' | 'rejected' | 'noRecon
 export class ResumeFailedError extends ExecClientError {
   readonly code = 'RESUME_FAILED';
   constructor(
-    readonly reason: ResumeFailure,
+    /** Why: the deadline passed, the executor forgot the session, refused it, or no socket can come. */ readonly reason: ResumeFailure,
     disconnect: string,
     detail: string,
     options?: { cause?: unknown },
@@ -173,7 +184,7 @@ export class ResumeFailedError extends ExecClientError {
 export class EnvironmentFailedError extends ExecClientError {
   readonly code = 'ENVIRONMENT_FAILED';
   constructor(
-    readonly environmentId: string,
+    /** The failed environment. */ readonly environmentId: string,
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -190,7 +201,7 @@ export class ReplacementRejectedError extends ExecClientError {
 export class ProcessFailedError extends ExecClientError {
   readonly code = 'PROCESS_FAILED';
   constructor(
-    readonly processId: string,
+    /** The failed process. */ readonly processId: string,
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -202,9 +213,9 @@ export class ProcessFailedError extends ExecClientError {
 export class ProcessGapError extends ExecClientError {
   readonly code = 'PROCESS_GAP';
   constructor(
-    readonly processId: string,
-    readonly missingFromSeq: number,
-    readonly missingToSeq: number,
+    /** The process with the hole. */ readonly processId: string,
+    /** The first seq that is missing. */ readonly missingFromSeq: number,
+    /** The last seq that is missing. */ readonly missingToSeq: number,
   ) {
     super(
       `failed to recover process ${processId}: process events are no longer retained while recovering through sequence ${missingToSeq} (missing from ${missingFromSeq})`,
@@ -216,7 +227,7 @@ export class ProcessGapError extends ExecClientError {
 export class ReorderOverflowError extends ExecClientError {
   readonly code = 'REORDER_OVERFLOW';
   constructor(
-    readonly processId: string,
+    /** The process whose buffer overflowed. */ readonly processId: string,
     detail: string,
   ) {
     super(`process ${processId} event reorder buffer ${detail}`);
@@ -227,8 +238,8 @@ export class ReorderOverflowError extends ExecClientError {
 export class ConsumerOverflowError extends ExecClientError {
   readonly code = 'CONSUMER_OVERFLOW';
   constructor(
-    readonly missedEvents: number,
-    readonly bufferSize: number,
+    /** How many events the consumer missed. */ readonly missedEvents: number,
+    /** The capacity of its buffer, in events. */ readonly bufferSize: number,
   ) {
     super(`consumer fell behind: buffer of ${bufferSize} events overflowed, ${missedEvents} event(s) missed`);
   }
@@ -237,7 +248,9 @@ export class ConsumerOverflowError extends ExecClientError {
 /** A file handle did not survive a reconnect and could not be reopened (a `replace` handle). */
 export class HandleLostError extends ExecClientError {
   readonly code = 'HANDLE_LOST';
-  constructor(readonly handleId: string) {
+  constructor(
+    /** The lost handle's `handleId`. */ readonly handleId: string,
+  ) {
     super(`file handle \`${handleId}\` was lost in a reconnect; a write handle cannot be reopened without truncating`);
   }
 }

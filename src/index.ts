@@ -1,6 +1,13 @@
 /**
- * exec-rx: an RxJS client for the codex exec-server JSON-RPC protocol.
- * Only what is exported here is public; the rest may change.
+ * `exec-rx`: an RxJS client for the codex exec-server JSON-RPC protocol. Build an
+ * {@link EnvironmentManager} from an accepted WebSocket, a dialled url or a stdio child; start processes,
+ * use the filesystem and make HTTP requests on its {@link Environment}s.
+ *
+ * The host server that accepts executors is a separate entry, `exec-rx/host`, so this one stays free of
+ * server code. Only what is exported here is public; the rest may change.
+ *
+ * @packageDocumentation
+ * @module exec-rx
  */
 
 /* Client */
@@ -10,6 +17,8 @@ export { Environment } from './environment/environment';
 export type { ConnectionState, EnvironmentObservedStatus } from './environment/connection-state';
 export type { EnvironmentInfoState } from './environment/environment-polls';
 export type { NetworkPolicyDecider, NetworkPolicyRequest } from './environment/network-policy';
+export type { NetworkPolicyDecision } from './wire/network';
+export type { Capabilities, EnvironmentInfo, ShellInfo } from './wire/environment';
 
 /* Processes */
 export { ExecBackend } from './exec/exec-backend';
@@ -21,23 +30,37 @@ export type { ProcessState } from './exec/process-status';
 export type { ProcessSummary } from './exec/process-table';
 export type { OutputViewOptions, StreamSelection } from './exec/output-views';
 export type { HistoryBudget } from './exec/history-budget';
+export type { CollectedOutput, RetainedHistory } from './exec/process-summaries';
 export type { FailedEvent, ProcessEvent, TruncatedEvent } from './exec/process-event';
 export type { ClosedEvent, ExitedEvent, OutputEvent, OutputStream, SequencedEvent } from './wire/process-event';
-
-/* Wire types that the signatures above use */
-export type { Capabilities, EnvironmentInfo, ShellInfo } from './wire/environment';
 export type { EnvPolicy, ExecMetadata, ExecParams, ExecResponse, ManagedNetwork, ProcessOutputChunk, ReadResponse, ShellSnapshot, WriteResponse, WriteStatus } from './wire/process';
-export type { MethodName, ParamsOf, ResultOf } from './wire/methods';
+export type { SandboxContext } from './wire/sandbox';
 
 /* Filesystem and HTTP on the executor */
 export { RemoteFileSystem } from './fs/remote-file-system';
-export type { RemoteFileSystemOptions } from './fs/fs-options';
+export type {
+  CanonicalizeOptions,
+  CopyOptions,
+  CreateDirectoryOptions,
+  GetMetadataOptions,
+  OpenOptions,
+  ReadDirectoryOptions,
+  ReadFileOptions,
+  RemoteFileSystemOptions,
+  RemoveOptions,
+  WalkOptions,
+  WriteFileOptions,
+} from './fs/fs-options';
+export type { FsDirectoryEntry, FsGetMetadataResponse, FsOpenMode, FsWalkEntry, FsWalkOptions, FsWalkResponse } from './wire/fs';
 export { RemoteFileHandle } from './fs/remote-file-handle';
 export type { ReadBlockResult } from './fs/remote-file-handle';
 export { ExecHttpClient } from './http/http-client';
 export type { ExecHttpClientOptions } from './http/http-client';
+export type { BodyOrderLimits } from './http/body-order';
 export { HttpBodyError } from './http/http-types';
 export type { HttpEvent, HttpRequest, HttpResponse } from './http/http-types';
+export type { HttpHeader, HttpRedirectPolicy } from './wire/http';
+export type { BytesInput } from './wire/bytes';
 
 /* Transport (for embedding: wrap your own sockets) */
 export { wsSocketPort } from './transport/ws-socket-port';
@@ -50,6 +73,9 @@ export { RpcConnection } from './rpc/rpc-connection';
 export type { CallOptions, KeepaliveOptions, RpcConnectionOptions } from './rpc/rpc-connection';
 export type { ServerRequestHandler, ServerRequestOutcome } from './rpc/server-requests';
 export type { Diagnostic } from './rpc/diagnostics';
+export type { ProcessWireEvent } from './rpc/notification-router';
+export type { MethodName, ParamsOf, ResultOf } from './wire/methods';
+export type { Inbound, JsonRpcErrorObject, RequestId } from './wire/jsonrpc';
 
 /* Errors */
 export {

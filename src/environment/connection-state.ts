@@ -13,11 +13,30 @@ import type { ClientState } from '../session/exec-session';
  * - `closed`: terminal, the manager was closed by its owner.
  */
 export type ConnectionState =
-  | { readonly state: 'connecting' }
-  | { readonly state: 'connected' }
-  | { readonly state: 'disconnected'; readonly error: ExecClientError }
-  | { readonly state: 'failed'; readonly error: ExecClientError }
-  | { readonly state: 'closed' };
+  | {
+      /** The first socket's handshake has not finished: calls wait. */
+      readonly state: 'connecting';
+    }
+  | {
+      /** Connected: calls run. */
+      readonly state: 'connected';
+    }
+  | {
+      /** Lost, being recovered: calls wait. */
+      readonly state: 'disconnected';
+      /** The newest reason the connection is down. */
+      readonly error: ExecClientError;
+    }
+  | {
+      /** Terminal: the session is gone; every call rejects with `error`. */
+      readonly state: 'failed';
+      /** Why (e.g. ResumeFailedError). */
+      readonly error: ExecClientError;
+    }
+  | {
+      /** Terminal: the manager was closed by its owner. */
+      readonly state: 'closed';
+    };
 
 const CONNECTING: ConnectionState = Object.freeze({ state: 'connecting' });
 const CONNECTED: ConnectionState = Object.freeze({ state: 'connected' });
@@ -56,6 +75,17 @@ export const toConnectionState = (states$: Observable<ClientState>): Observable<
  * the error while recovering, when the probe failed, or once failed or closed.
  */
 export type EnvironmentObservedStatus =
-  | { readonly status: 'ready' }
-  | { readonly status: 'pending' }
-  | { readonly status: 'disconnected'; readonly error: ExecClientError };
+  | {
+      /** The executor answered the probe. */
+      readonly status: 'ready';
+    }
+  | {
+      /** No connection has finished its handshake yet. */
+      readonly status: 'pending';
+    }
+  | {
+      /** Recovering, the probe failed, or the environment failed or was closed. */
+      readonly status: 'disconnected';
+      /** Why: EnvironmentRecoveringError while recovering, else the probe's or the environment's error. */
+      readonly error: ExecClientError;
+    };

@@ -70,6 +70,7 @@ export class Environment {
 
   /** @internal Built by EnvironmentManager, which owns `client`. */
   constructor(
+    /** The environment id it was created under. */
     readonly id: string,
     /** @internal */ readonly client: ExecClient,
     settings: EnvironmentSettings,

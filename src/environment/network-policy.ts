@@ -5,7 +5,7 @@ import { ErrorCodes } from '../wire/jsonrpc';
 import { NetworkPolicyRequestParams } from '../wire/network';
 import type { NetworkPolicyDecision } from '../wire/network';
 
-/** The request a decider sees: which process wants to reach what. */
+/** The request a decider sees: which process wants to reach what. @interface */
 export type NetworkPolicyRequest = NetworkPolicyRequestParams;
 
 /** Decides an executor's `network/policyRequest` (allow, deny or ask, with a reason ≤ 1024 bytes). */

@@ -11,6 +11,7 @@ import type { ReadResponse, WriteResponse } from '../wire/process';
 import type { OutputStream } from '../wire/process-event';
 import { toBoundedAsyncIterable } from './bounded-iterator';
 import { EventHistory } from './event-history';
+import type { CollectedOutput, RetainedHistory } from './process-summaries';
 import type { HistoryBudget } from './history-budget';
 import type { OutputViewOptions, StreamSelection } from './output-views';
 import { bytesOf, exitCodeOf, linesOf, textOf } from './output-views';
@@ -25,11 +26,11 @@ export interface ProcessStreamOptions {
   readonly historyEvents?: number;
   /** Output bytes kept for late subscribers. @default 1048576 */
   readonly historyBytes?: number;
-  /** Shared byte budget across all processes of a manager. */
+  /** @internal Shared byte budget across all processes of a manager (the manager passes its own). */
   readonly budget?: HistoryBudget | undefined;
   /** Delay before a hole (lost notification) is filled by a read. @default 250 */
   readonly holeFillDelayMs?: number;
-  /** Drives the hole-fill delay and `read`'s local wait; tests pass a TestScheduler. @default asyncScheduler */
+  /** Drives the hole-fill timer and `read`'s local wait; tests pass a TestScheduler. @default asyncScheduler */
   readonly scheduler?: SchedulerLike | undefined;
 }
 
@@ -74,6 +75,7 @@ export class ExecProcess {
    * the history is released (the environment's process list listens to both).
    */
   constructor(
+    /** Our key for the process on the executor (`StartParams.processId`, or a generated UUID). */
     readonly processId: string,
     private readonly session: ExecSession,
     options: ProcessStreamOptions = {},
@@ -104,7 +106,7 @@ export class ExecProcess {
   }
 
   /** Retained history and subscribers (bookkeeping). */
-  get retained(): { readonly events: number; readonly bytes: number; readonly subscribers: number } {
+  get retained(): RetainedHistory {
     return { events: this.history.retainedEvents, bytes: this.history.retainedBytes, subscribers: this.history.subscriberCount };
   }
 
@@ -152,9 +154,11 @@ export class ExecProcess {
   get exitCode(): number | undefined {
     return this.status.exitCode;
   }
-
-  /** All output as one string per stream, once closed (for small outputs and tests). Rejects as {@link text$} errors. */
-  collect(): Promise<{ readonly stdout: string; readonly stderr: string; readonly pty: string; readonly exitCode: number }> {
+  /**
+   * All output as text, one string per stream, once closed (for small outputs and tests). Rejects like
+   * the views: when the process fails, or history was truncated before the call.
+   */
+  collect(): Promise<CollectedOutput> {
     const text = (stream: OutputStream): Promise<string> => lastValueFrom(this.text$(stream).pipe(toArray(), map((parts) => parts.join(''))));
     return Promise.all([text('stdout'), text('stderr'), text('pty'), firstValueFrom(this.exitCode$)]).then(([stdout, stderr, pty, exitCode]) => ({ stdout, stderr, pty, exitCode }));
   }
@@ -164,7 +168,7 @@ export class ExecProcess {
     return toBoundedAsyncIterable(this.events$, capacity);
   }
 
-  /** `for await (const event of process)`: {@link iterate} with its default capacity. */
+  /** `for await (const event of process)`: {@link iterate} with its default capacity (1024 events). */
   [Symbol.asyncIterator](): AsyncIterableIterator<ProcessEvent> {
     return this.iterate();
   }

@@ -11,7 +11,9 @@ export class ReplayTruncatedError extends ExecClientError {
   readonly code = 'PROCESS_GAP';
   /** The seq of the first event the subscriber did receive. */
   readonly nextSeq: number;
+  /** How many events were dropped before it. */
   readonly droppedEvents: number;
+  /** How many output bytes those events held. */
   readonly droppedBytes: number;
 
   constructor(marker: TruncatedEvent) {

@@ -34,25 +34,25 @@ export interface RemoteFileSystemOptions {
   readonly writeBlockBytes?: number;
 }
 
-/** `readFile` options: the wire's optional fields plus the per-call timeout and abort signal. */
+/** `readFile` options: the wire's optional fields plus the per-call timeout and abort signal. @interface */
 export type ReadFileOptions = Omit<FsReadFileParams, 'path'> & CallOptions;
-/** `writeFile` options (`followSymlinks` is not sent on the block path: `fs/open` has no such field). */
+/** `writeFile` options (`followSymlinks` is not sent on the block path: `fs/open` has no such field). @interface */
 export type WriteFileOptions = Omit<FsWriteFileParams, 'path' | 'dataBase64'> & CallOptions;
-/** `createDirectory` options (`recursive` omitted behaves as `true` on the executor). */
+/** `createDirectory` options (`recursive` omitted behaves as `true` on the executor). @interface */
 export type CreateDirectoryOptions = Omit<FsCreateDirectoryParams, 'path'> & CallOptions;
-/** `getMetadata` options. */
+/** `getMetadata` options. @interface */
 export type GetMetadataOptions = Omit<FsGetMetadataParams, 'path'> & CallOptions;
-/** `canonicalize` options. */
+/** `canonicalize` options. @interface */
 export type CanonicalizeOptions = Omit<FsCanonicalizeParams, 'path'> & CallOptions;
-/** `readDirectory` options. */
+/** `readDirectory` options. @interface */
 export type ReadDirectoryOptions = Omit<FsReadDirectoryParams, 'path'> & CallOptions;
-/** `walk` options: the limits are all required on the wire. */
+/** `walk` options: the limits are all required on the wire. @interface */
 export type WalkOptions = Omit<FsWalkParams, 'path'> & CallOptions;
-/** `remove` options (omitted flags behave as recursive + force on the executor). */
+/** `remove` options (omitted flags behave as recursive + force on the executor). @interface */
 export type RemoveOptions = Omit<FsRemoveParams, 'path'> & CallOptions;
-/** `copy` options; `recursive` defaults to `false` (a directory needs `true`). */
+/** `copy` options; `recursive` defaults to `false` (a directory needs `true`). @interface */
 export type CopyOptions = Partial<Omit<FsCopyParams, 'sourcePath' | 'destinationPath'>> & CallOptions;
-/** `open` options (`sandbox`). The mode is `open`'s second argument. */
+/** `open` options (`sandbox`). The mode is `open`'s second argument. @interface */
 export type OpenOptions = Omit<FsOpenParams, 'handleId' | 'path' | 'mode'> & CallOptions;
 
 /** Splits caller options into the wire's fields and the per-call {@link CallOptions}. */

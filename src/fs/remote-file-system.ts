@@ -27,8 +27,8 @@ import { RemoteFileHandle } from './remote-file-handle';
 import { watchMissingOn } from './watch-missing';
 
 /**
- * The executor's filesystem (PROTOCOL.md 4.8) over an {@link ExecSession}. Paths are native absolute
- * paths or `file://` URIs; bytes go in as `Uint8Array` or string (UTF-8) and come out as `Buffer`.
+ * The executor's filesystem (PROTOCOL.md 4.8), from {@link Environment.getFilesystem}. Paths are native
+ * absolute paths or `file://` URIs; bytes go in as `Uint8Array` or string (UTF-8) and come out as `Buffer`.
  *
  * Every Promise method is one call that waits while the client recovers. A call whose socket dies before
  * its reply rejects with TransportClosedError and is not sent again (fs calls are not replayable,

@@ -17,8 +17,11 @@ const SECRET = /^\S{1,256}$/;
 
 /** Where the keys came from, and a warning to show (e.g. a file others can read); names no secret. */
 export interface LoadedCredentials {
+  /** The accepted access key ids and their secrets: pass them as `HostServerOptions.credentials`. */
   readonly keys: AccessKeyStore;
+  /** Where they came from: the file's path, `environment`, or both joined by ` + `. */
   readonly source: string;
+  /** Something to tell the operator (a credentials file others may read); names no secret. */
   readonly warning?: string;
 }
 

@@ -38,8 +38,13 @@ export interface HostServerOptions {
   readonly host?: string;
   /** @default 0 (a free port) */
   readonly port?: number;
-  /** Serve HTTPS/WSS with this PEM certificate chain and key. */
-  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /** Serve HTTPS/WSS with this PEM certificate chain and key. @default none: plain HTTP (loopback only) */
+  readonly tls?: {
+    /** The PEM certificate chain. */
+    readonly cert: string | Buffer;
+    /** The PEM private key. */
+    readonly key: string | Buffer;
+  };
   /** The base url executors reach the host at, when it differs from what they dialled (a proxy). */
   readonly publicUrl?: string;
   /** SigV4 signing region executors use. @default 'us-east-1' */

@@ -19,9 +19,11 @@ export type HostedState = 'starting' | ConnectionState['state'];
 
 /** One environment as the host sees it. A new object on every change. */
 export interface HostedEnvironment {
+  /** The environment id the executor registered under (`--environment-id`). */
   readonly id: string;
   /** 1 for the first executor session under this id; +1 each time a failed one is started afresh. */
   readonly generation: number;
+  /** Where this generation is: starting, connected, disconnected (recovering) or failed. */
   readonly state: HostedState;
   /** The executor's environment info, once connected. */
   readonly info: HostedEnvironmentInfo | undefined;

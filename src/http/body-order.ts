@@ -1,7 +1,7 @@
 import { ProtocolError } from '../errors';
 import type { HttpBodyDeltaNotification } from '../wire/http';
 
-/** Bounds on the deltas a {@link BodyOrder} keeps while it waits for a missing seq. */
+/** Bounds on the body deltas of a streamed response kept out of order while a missing seq is awaited. */
 export interface BodyOrderLimits {
   /** Deltas that may wait. @default 256 */
   readonly maxPendingDeltas: number;

@@ -26,15 +26,30 @@ export interface HttpRequest {
 
 /** A buffered response. */
 export interface HttpResponse {
+  /** The HTTP status code. */
   readonly status: number;
+  /** The response headers, in the order received. */
   readonly headers: HttpHeader[];
+  /** The whole body. */
   readonly body: Buffer;
 }
 
 /** What a streamed response emits: the head once, then body pieces in order. */
 export type HttpEvent =
-  | { readonly type: 'head'; readonly status: number; readonly headers: HttpHeader[] }
-  | { readonly type: 'body'; readonly chunk: Buffer };
+  | {
+      /** The status line and headers: the first event. */
+      readonly type: 'head';
+      /** The HTTP status code. */
+      readonly status: number;
+      /** The response headers. */
+      readonly headers: HttpHeader[];
+    }
+  | {
+      /** A piece of the body, in order. */
+      readonly type: 'body';
+      /** The bytes. */
+      readonly chunk: Buffer;
+    };
 
 /**
  * The executor reported that a streamed body failed (a `http/request/bodyDelta` with a non-null
@@ -43,8 +58,11 @@ export type HttpEvent =
  */
 export class HttpBodyError extends RpcError {
   constructor(
+    /** The wire `requestId` of the request whose body failed. */
     readonly requestId: string,
+    /** The seq of the body delta that carried the error. */
     readonly seq: number,
+    /** The executor's description of the failure. */
     readonly bodyError: string,
   ) {
     super('http/request', ErrorCodes.InternalError, `http/request ${requestId} body failed at delta ${seq}: ${bodyError}`);

@@ -7,14 +7,48 @@ import type { RequestId } from '../wire/jsonrpc';
  */
 export type Diagnostic =
   /** A frame that is not JSON, or not a JSON-RPC message. */
-  | { readonly type: 'unparsableFrame'; readonly error: DecodeError }
+  | {
+      /** The kind of problem. */
+      readonly type: 'unparsableFrame';
+      /** What failed to parse. */
+      readonly error: DecodeError;
+    }
   /** An error with id -1: the executor could not parse something we sent. */
-  | { readonly type: 'unattributedError'; readonly error: RpcError }
+  | {
+      /** The kind of problem. */
+      readonly type: 'unattributedError';
+      /** The executor's error. */
+      readonly error: RpcError;
+    }
   /** A reply to an id with no pending call (never sent, already answered, timed out or cancelled). */
-  | { readonly type: 'unknownResponse'; readonly id: RequestId }
+  | {
+      /** The kind of problem. */
+      readonly type: 'unknownResponse';
+      /** The id the reply carried. */
+      readonly id: RequestId;
+    }
   /** A notification whose params failed their codec and that names no process to repair. */
-  | { readonly type: 'malformedNotification'; readonly method: string; readonly error: DecodeError }
+  | {
+      /** The kind of problem. */
+      readonly type: 'malformedNotification';
+      /** The notification's method. */
+      readonly method: string;
+      /** What failed to decode. */
+      readonly error: DecodeError;
+    }
   /** A notification method exec-rx does not know: ignored. */
-  | { readonly type: 'unknownNotification'; readonly method: string }
+  | {
+      /** The kind of problem. */
+      readonly type: 'unknownNotification';
+      /** The unknown method. */
+      readonly method: string;
+    }
   /** A server-to-client request we could not answer well (handler failed, duplicate id). */
-  | { readonly type: 'serverRequestFailed'; readonly method: string; readonly error: ExecClientError };
+  | {
+      /** The kind of problem. */
+      readonly type: 'serverRequestFailed';
+      /** The request's method. */
+      readonly method: string;
+      /** What went wrong. */
+      readonly error: ExecClientError;
+    };

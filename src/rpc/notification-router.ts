@@ -9,7 +9,16 @@ import { NOTIFICATIONS } from '../wire/methods';
 import type { Diagnostic } from './diagnostics';
 
 /** A process's wire event: a decoded sequenced event, or a notification that failed its codec (a hole to fill). */
-export type ProcessWireEvent = SequencedEvent | { readonly type: 'malformed'; readonly method: string; readonly error: DecodeError };
+export type ProcessWireEvent =
+  | SequencedEvent
+  | {
+      /** The event's kind: a notification for this process that failed its codec. */
+      readonly type: 'malformed';
+      /** The notification's method (`process/output`, `process/exited` or `process/closed`). */
+      readonly method: string;
+      /** What failed to decode. */
+      readonly error: DecodeError;
+    };
 
 const decodeExited = decodeWith(ProcessExitedNotification);
 const decodeClosed = decodeWith(ProcessClosedNotification);

@@ -95,7 +95,7 @@ export class RpcConnection {
   readonly messages$: Observable<Inbound> = this.messagesSubject.asObservable();
 
   constructor(
-    readonly port: SocketPort,
+    /** The socket it speaks over; the connection closes it when it closes. */ readonly port: SocketPort,
     private readonly options: RpcConnectionOptions = {},
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;

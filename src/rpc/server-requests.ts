@@ -5,7 +5,20 @@ import { encodeErrorResponse, encodeResponse, ErrorCodes } from '../wire/jsonrpc
 import type { Diagnostic } from './diagnostics';
 
 /** What a server-to-client request handler answers: a result, or a JSON-RPC error. */
-export type ServerRequestOutcome = { readonly result: unknown } | { readonly error: { readonly code: number; readonly message: string } };
+export type ServerRequestOutcome =
+  | {
+      /** The result to answer with (its wire form). */
+      readonly result: unknown;
+    }
+  | {
+      /** A JSON-RPC error to answer with instead. */
+      readonly error: {
+        /** The JSON-RPC error code, e.g. -32602 for invalid params. */
+        readonly code: number;
+        /** What went wrong. */
+        readonly message: string;
+      };
+    };
 
 /** Answers server-to-client requests (only `network/policyRequest` exists in 0.171.0). */
 export type ServerRequestHandler = (method: string, params: unknown) => Promise<ServerRequestOutcome> | undefined;

@@ -3,14 +3,36 @@ import { Base64Bytes } from './base64';
 import { Integer, NonNegativeInteger } from './integer';
 import { struct } from './struct';
 
-/** An HTTP header. On a request, `valueEnvVar` appends the value of that executor env var to `value`. */
-export const HttpHeader = struct('HttpHeader', { name: t.string, value: t.string }, { valueEnvVar: t.string });
-/** An HTTP header. */
+// Codecs whose types the main entry exports: see the note in `./environment`.
+
+/** An HTTP header. On a request, `valueEnvVar` appends the value of that executor env var to `value`. @hidden */
+export const HttpHeader = struct(
+  'HttpHeader',
+  {
+    /** The header's name. */
+    name: t.string,
+    /** The header's value (on a request, `valueEnvVar`'s value is appended to it). */
+    value: t.string,
+  },
+  {
+    /** Request only: append the value of this environment variable of the executor to `value`. */
+    valueEnvVar: t.string,
+  },
+);
+/**
+ * An HTTP header of a request or a response. On a request, `valueEnvVar` makes the executor append the
+ * value of one of its environment variables (a secret the host never sees; needs the executor's
+ * `capabilities.httpHeaderEnvVars`).
+ * @interface
+ */
 export type HttpHeader = t.TypeOf<typeof HttpHeader>;
 
-/** `http/request` `redirectPolicy`. */
+/** `http/request` `redirectPolicy`. @hidden */
 export const HttpRedirectPolicy = t.keyof({ follow: null, stop: null }, 'HttpRedirectPolicy');
-/** `http/request` `redirectPolicy`. */
+/**
+ * Whether the executor follows redirects (`follow`) or returns the redirect response (`stop`).
+ * @useDeclaredType
+ */
 export type HttpRedirectPolicy = t.TypeOf<typeof HttpRedirectPolicy>;
 
 /**

@@ -17,7 +17,7 @@ export type RequestId = number | string;
 /** Whether `u` is a valid {@link RequestId}. Shared by the codec and the hot-path classifier. */
 export const isRequestId = (u: unknown): u is RequestId => typeof u === 'string' || Number.isSafeInteger(u);
 
-/** Codec of {@link RequestId}. */
+/** Codec of {@link RequestId}. @hidden */
 export const RequestId: t.Type<RequestId, RequestId, unknown> = new t.Type<RequestId, RequestId, unknown>(
   'RequestId',
   isRequestId,
@@ -25,9 +25,24 @@ export const RequestId: t.Type<RequestId, RequestId, unknown> = new t.Type<Reque
   t.identity,
 );
 
-/** The `error` member of an error response: an integer `code`, a `message`, optional `data`. */
-export const JsonRpcErrorObject = struct('JsonRpcErrorObject', { code: Integer, message: t.string }, { data: t.unknown });
-/** The `error` member of an error response. */
+/** The `error` member of an error response: an integer `code`, a `message`, optional `data`. @hidden */
+export const JsonRpcErrorObject = struct(
+  'JsonRpcErrorObject',
+  {
+    /** The JSON-RPC error code (-32600 invalid request, -32602 invalid params, -32603 internal, ...). */
+    code: Integer,
+    /** What went wrong. */
+    message: t.string,
+  },
+  {
+    /** Structured detail, as sent (e.g. `{kind}` of a spawn failure). */
+    data: t.unknown,
+  },
+);
+/**
+ * The `error` member of a JSON-RPC error response.
+ * @interface
+ */
 export type JsonRpcErrorObject = t.TypeOf<typeof JsonRpcErrorObject>;
 
 // The envelope codecs. The codex dialect never sends `jsonrpc`; one on input is accepted and ignored
@@ -73,10 +88,40 @@ export type JsonRpcMessage = t.TypeOf<typeof JsonRpcMessage>;
 
 /** An inbound message, tagged by `type`. `params` is `undefined` when the message had none. */
 export type Inbound =
-  | { readonly type: 'response'; readonly id: RequestId; readonly result: unknown }
-  | { readonly type: 'error'; readonly id: RequestId; readonly error: JsonRpcErrorObject }
-  | { readonly type: 'request'; readonly id: RequestId; readonly method: string; readonly params: unknown }
-  | { readonly type: 'notification'; readonly method: string; readonly params: unknown };
+  | {
+      /** A success response to one of our requests. */
+      readonly type: 'response';
+      /** The id of the request it answers. */
+      readonly id: RequestId;
+      /** The result, not yet decoded. */
+      readonly result: unknown;
+    }
+  | {
+      /** An error response to one of our requests (id -1: to something the executor could not parse). */
+      readonly type: 'error';
+      /** The id of the request it answers. */
+      readonly id: RequestId;
+      /** The error. */
+      readonly error: JsonRpcErrorObject;
+    }
+  | {
+      /** A request from the executor to us (`network/policyRequest`). */
+      readonly type: 'request';
+      /** Its id, echoed in our answer. */
+      readonly id: RequestId;
+      /** Its method. */
+      readonly method: string;
+      /** Its params, not yet decoded. */
+      readonly params: unknown;
+    }
+  | {
+      /** A notification (`process/output`, ...). */
+      readonly type: 'notification';
+      /** Its method. */
+      readonly method: string;
+      /** Its params, not yet decoded. */
+      readonly params: unknown;
+    };
 
 /** Tags a decoded {@link JsonRpcMessage}; unknown envelope members (`jsonrpc`, `trace`) are dropped. */
 export function classify(m: JsonRpcMessage): Inbound {

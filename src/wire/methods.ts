@@ -62,9 +62,12 @@ export const METHODS = {
   'capabilities/discoverV2': { params: CapabilitiesDiscoverV2Params, result: CapabilitiesDiscoverV2Response, replayable: false },
 } as const satisfies Record<string, MethodSpec>;
 
-/** A request method's wire name. */
+/**
+ * A request method's wire name: one of the methods the 0.171.0 executor implements.
+ * @useDeclaredType
+ */
 export type MethodName = keyof typeof METHODS;
-/** A method's params on our side (bytes as `Uint8Array`; `undefined` for {@link NoParams}). */
+/** A method's params on our side (bytes as `Uint8Array`; `undefined` for a method without params). */
 export type ParamsOf<M extends MethodName> = t.TypeOf<(typeof METHODS)[M]['params']>;
 /** A method's decoded result (bytes as `Uint8Array`). */
 export type ResultOf<M extends MethodName> = t.TypeOf<(typeof METHODS)[M]['result']>;

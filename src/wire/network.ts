@@ -7,27 +7,59 @@ import { struct } from './struct';
 
 /** The connection a proxied process wants to open: `protocol` is `http`, `https_connect`, `socks5_tcp` or `socks5_udp`. */
 export const NetworkPolicyRequestTarget = t.intersection(
-  [t.type({ protocol: t.string, host: t.string, port: Integer }), t.UnknownRecord],
+  [
+    t.type({
+      /** How it connects: `http`, `https_connect`, `socks5_tcp` or `socks5_udp`. */
+      protocol: t.string,
+      /** The host it wants to reach. */
+      host: t.string,
+      /** The port it wants to reach. */
+      port: Integer,
+    }),
+    t.UnknownRecord,
+  ],
   'NetworkPolicyRequestTarget',
 );
 /** The connection a proxied process wants to open. */
 export type NetworkPolicyRequestTarget = t.TypeOf<typeof NetworkPolicyRequestTarget>;
 
 /** `network/policyRequest` params (a server→client request): may `processId` open `request`? */
-export const NetworkPolicyRequestParams = struct('NetworkPolicyRequestParams', { processId: t.string, request: NetworkPolicyRequestTarget });
+export const NetworkPolicyRequestParams = struct('NetworkPolicyRequestParams', {
+  /** The process (started with a `networkProxy`) that wants to connect. */
+  processId: t.string,
+  /** Where it wants to connect (other fields the executor sends are passed through). */
+  request: NetworkPolicyRequestTarget,
+});
 /** `network/policyRequest` params. */
 export type NetworkPolicyRequestParams = t.TypeOf<typeof NetworkPolicyRequestParams>;
 
-/** Our answer: allow, or deny/ask with a `reason` (≤ 1024 bytes, no control characters; codex denies with `not_allowed`). */
+/** Our answer: allow, or deny/ask with a `reason` (≤ 1024 bytes, no control characters; codex denies with `not_allowed`). @hidden */
 export const NetworkPolicyDecision = t.union(
   [
-    struct('Allow', { type: t.literal('allow') }),
-    struct('Deny', { type: t.literal('deny'), reason: t.string }),
-    struct('Ask', { type: t.literal('ask'), reason: t.string }),
+    struct('Allow', {
+      /** Let the connection through. */
+      type: t.literal('allow'),
+    }),
+    struct('Deny', {
+      /** Refuse the connection. */
+      type: t.literal('deny'),
+      /** Why (≤ 1024 bytes, no control characters). */
+      reason: t.string,
+    }),
+    struct('Ask', {
+      /** Leave it to the user. */
+      type: t.literal('ask'),
+      /** Why (≤ 1024 bytes, no control characters). */
+      reason: t.string,
+    }),
   ],
   'NetworkPolicyDecision',
 );
-/** Our answer to a `network/policyRequest`. */
+/**
+ * A {@link NetworkPolicyDecider}'s answer to a `network/policyRequest`: `allow`, or `deny`/`ask` with a
+ * `reason` (≤ 1024 bytes, no control characters; codex denies with `not_allowed`).
+ * @useDeclaredType
+ */
 export type NetworkPolicyDecision = t.TypeOf<typeof NetworkPolicyDecision>;
 
 /** `network/policyRequest` result. */

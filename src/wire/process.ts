@@ -12,54 +12,126 @@ import { struct } from './struct';
 
 const nullable = <C extends t.Mixed>(codec: C) => t.union([codec, t.null]);
 
+// Codecs whose types the main entry exports: see the note in `./environment`.
+
 /**
  * `process/start` `envPolicy`: a base environment built by policy (`inherit` `all`, `core` or `none`,
  * then `exclude`/`includeOnly` patterns, case-insensitive), with `env` overlaid on top.
+ * @hidden
  */
 export const EnvPolicy = struct(
   'EnvPolicy',
-  { inherit: t.keyof({ core: null, all: null, none: null }) },
-  { ignoreDefaultExcludes: t.boolean, exclude: t.array(t.string), set: t.record(t.string, t.string), includeOnly: t.array(t.string) },
+  {
+    /** The base: `all` copies the executor's environment, `core` a minimal core set, `none` nothing. */
+    inherit: t.keyof({ core: null, all: null, none: null }),
+  },
+  {
+    /** Keep the variables the executor excludes by default (secrets-looking names). @default false */
+    ignoreDefaultExcludes: t.boolean,
+    /** Name patterns (case-insensitive) removed from the base. */
+    exclude: t.array(t.string),
+    /** Variables set on the base, before `env` is overlaid. */
+    set: t.record(t.string, t.string),
+    /** When given, only names matching one of these patterns (case-insensitive) are kept. */
+    includeOnly: t.array(t.string),
+  },
 );
-/** `process/start` `envPolicy`. */
+/**
+ * `process/start` `envPolicy`: the child's base environment, built by policy; `env` is overlaid on top.
+ * @interface
+ */
 export type EnvPolicy = t.TypeOf<typeof EnvPolicy>;
 
-/** `process/start` `metadata`, telemetry only (`threadId` must be a UUID or the executor answers -32602). */
-export const ExecMetadata = struct('ExecMetadata', {}, { threadId: t.string, toolCallId: t.string });
-/** `process/start` `metadata`. */
+/** `process/start` `metadata`, telemetry only. @hidden */
+export const ExecMetadata = struct(
+  'ExecMetadata',
+  {},
+  {
+    /** A UUID naming the conversation thread (anything else: the start is refused with -32602). */
+    threadId: t.string,
+    /** The id of the tool call that started the process. */
+    toolCallId: t.string,
+  },
+);
+/**
+ * `process/start` `metadata`: telemetry only, it does not change how the process runs.
+ * @interface
+ */
 export type ExecMetadata = t.TypeOf<typeof ExecMetadata>;
 
-/** `process/start` `shellSnapshot`: restore cached login-shell state (gate on `capabilities.shellSnapshotV2`). */
-export const ShellSnapshot = struct('ShellSnapshot', { scopeId: t.string, shell: ShellInfo });
-/** `process/start` `shellSnapshot`. */
+/** `process/start` `shellSnapshot`: restore cached login-shell state. @hidden */
+export const ShellSnapshot = struct('ShellSnapshot', {
+  /** The key of the snapshot the executor cached. */
+  scopeId: t.string,
+  /** The shell whose login state was cached. */
+  shell: ShellInfo,
+});
+/**
+ * `process/start` `shellSnapshot`: restore executor-cached login-shell state (only when the executor's
+ * `capabilities.shellSnapshotV2` is set).
+ * @interface
+ */
 export type ShellSnapshot = t.TypeOf<typeof ShellSnapshot>;
 
-/** `process/start` `managedNetwork` (from codex's source only). */
-export const ManagedNetwork = struct('ManagedNetwork', { loopbackPorts: t.array(NonNegativeInteger), allowLocalBinding: t.boolean });
-/** `process/start` `managedNetwork`. */
+/** `process/start` `managedNetwork` (from codex's source only). @hidden */
+export const ManagedNetwork = struct('ManagedNetwork', {
+  /** Loopback ports the process may use. */
+  loopbackPorts: t.array(NonNegativeInteger),
+  /** Whether the process may bind local ports. */
+  allowLocalBinding: t.boolean,
+});
+/**
+ * `process/start` `managedNetwork`: the loopback ports a process with managed networking may use
+ * (known from codex's source only).
+ * @interface
+ */
 export type ManagedNetwork = t.TypeOf<typeof ManagedNetwork>;
 
 /**
  * `process/start` params (PROTOCOL.md 4.3). `cwd` is a `file://` URI; `env` is the child's exact
  * environment unless `envPolicy` is set (`{}` gives an empty one; a tty spawn needs `PATH`).
  * `networkProxy` (gate on `capabilities.networkProxyLaunch`) is passed through loosely.
+ * @hidden
  */
 export const ExecParams = struct(
   'ExecParams',
-  { processId: t.string, argv: t.array(t.string), cwd: t.string, env: t.record(t.string, t.string), tty: t.boolean },
   {
+    /** Our key for the process, unique in the session (not an OS pid); reserved for 80 s after it closes. */
+    processId: t.string,
+    /** The program and its arguments; not empty. `argv[0]` is looked up on `PATH`. */
+    argv: t.array(t.string),
+    /** The working directory, a `file://` URI; a missing one fails like a missing program. */
+    cwd: t.string,
+    /** The child's exact environment (`{}`: an empty one), or what is overlaid on `envPolicy`'s base. */
+    env: t.record(t.string, t.string),
+    /** Run in a pseudo-terminal: output comes as stream `pty`, stdin is writable. */
+    tty: t.boolean,
+  },
+  {
+    /** Keep a non-tty process's stdin open for `write`. @default false */
     pipeStdin: t.boolean,
+    /** The `argv[0]` the process sees, when it differs from the program run. */
     arg0: nullable(t.string),
+    /** Build the base environment by policy; `env` is overlaid on it. @default none: `env` is exact */
     envPolicy: nullable(EnvPolicy),
+    /** Telemetry about who started the process. */
     metadata: ExecMetadata,
+    /** Restore a cached login-shell state first. */
     shellSnapshot: ShellSnapshot,
+    /** The filesystem/network sandbox to run in. @default none: unsandboxed */
     sandbox: nullable(SandboxContext),
+    /** Require managed networking, failing closed without details. @default false */
     enforceManagedNetwork: t.boolean,
+    /** The managed-networking settings. */
     managedNetwork: ManagedNetwork,
+    /** Launch an executor-local network proxy for the process (passed through as it is). */
     networkProxy: t.UnknownRecord,
   },
 );
-/** `process/start` params. */
+/**
+ * `process/start` params: what to run, where, and with which environment (PROTOCOL.md 4.3).
+ * @interface
+ */
 export type ExecParams = t.TypeOf<typeof ExecParams>;
 
 /**
@@ -88,26 +160,48 @@ export const OutputStream: t.Type<EventOutputStream, EventOutputStream, unknown>
 /** The stream a chunk came from (the same type as `./process-event`'s). */
 export type OutputStream = EventOutputStream;
 
-/** One retained output chunk in a `process/read` result; `chunk` holds the raw bytes. */
-export const ProcessOutputChunk = struct('ProcessOutputChunk', { seq: NonNegativeInteger, stream: OutputStream, chunk: Base64Bytes });
-/** One retained output chunk. */
+/** One retained output chunk in a `process/read` result; `chunk` holds the raw bytes. @hidden */
+export const ProcessOutputChunk = struct('ProcessOutputChunk', {
+  /** The chunk's sequence number (shared with the process's exited and closed events). */
+  seq: NonNegativeInteger,
+  /** The stream it came from. */
+  stream: OutputStream,
+  /** The raw bytes (decoded from base64). */
+  chunk: Base64Bytes,
+});
+/**
+ * One retained output chunk of a `process/read` result.
+ * @interface
+ */
 export type ProcessOutputChunk = t.TypeOf<typeof ProcessOutputChunk>;
 
 /**
  * `process/read` result (PROTOCOL.md 4.4). Exit and close events are never chunks: `exited`/`exitCode`/
  * `closed` report them. `failure` (always `null` from the executor) defaults to `null` and
  * `sandboxDenied` to `false` when absent.
+ * @hidden
  */
 export const ReadResponse = struct('ReadResponse', {
+  /** Retained output chunks after `afterSeq`, ascending; a chunk older than the executor's window is gone. */
   chunks: t.array(ProcessOutputChunk),
+  /** The seq to read after next time (see PROTOCOL.md 4.4: with `maxBytes`, one past the last chunk). */
   nextSeq: NonNegativeInteger,
+  /** Whether the process has exited (at read time). */
   exited: t.boolean,
+  /** The exit code once exited (128 + signal for a signalled process), else `null`. */
   exitCode: nullable(Integer),
+  /** Whether all output streams ended: nothing more will come. */
   closed: t.boolean,
+  /** Why the read failed on our side (the environment failed); `null` from the executor. */
   failure: withDefault(nullable(t.string), () => null),
+  /** Whether the executor classified a sandboxed failure as a sandbox denial. */
   sandboxDenied: withDefault(t.boolean, () => false),
 });
-/** `process/read` result. */
+/**
+ * What `ExecProcess.read` resolves with: the retained output after a seq and the process's exit and
+ * close flags (PROTOCOL.md 4.4).
+ * @interface
+ */
 export type ReadResponse = t.TypeOf<typeof ReadResponse>;
 
 /** `process/write` params: bytes for stdin; `writeId` (non-empty) makes a retry idempotent. */
@@ -115,9 +209,13 @@ export const WriteParams = struct('WriteParams', { processId: t.string, chunk: B
 /** `process/write` params. */
 export type WriteParams = t.TypeOf<typeof WriteParams>;
 
-/** `process/write` outcome: `accepted` (also for a repeated `writeId`), `unknownProcess`, `stdinClosed`, `starting`. */
+/** `process/write` outcome (see the type). @hidden */
 export const WriteStatus = t.keyof({ accepted: null, unknownProcess: null, stdinClosed: null, starting: null }, 'WriteStatus');
-/** `process/write` outcome. */
+/**
+ * What `ExecProcess.write` resolves with: `accepted` (queued to stdin; also for a repeated `writeId`),
+ * `unknownProcess`, `stdinClosed` (a non-tty process started without `pipeStdin`), or `starting`.
+ * @useDeclaredType
+ */
 export type WriteStatus = t.TypeOf<typeof WriteStatus>;
 
 /** `process/write` result. */

@@ -1,0 +1,74 @@
+// @ts-check
+/**
+ * `npm run package:check`: lints the package exactly as it would be published. Packs the built `dist/`
+ * once (`npm pack --ignore-scripts`: no second build), then checks that tarball with
+ *
+ * - publint (strict): any message, suggestions included, fails the check;
+ * - Are the Types Wrong? (`attw`, default "strict" profile): every entry point (`exec-rx`, `exec-rx/host`)
+ *   must resolve to types and JavaScript that agree under node10, node16 (CommonJS and ESM importers) and
+ *   bundler resolution. node10 works through `typesVersions`.
+ *
+ * Run `npm run build` first. Exits non-zero on any finding; the temporary directory is always removed.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { publint } from 'publint';
+import { formatMessage } from 'publint/utils';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CHILD_TIMEOUT_MS = 120_000;
+
+if (!existsSync(join(root, 'dist', 'src', 'index.js'))) {
+  console.error('package:check: dist/src/index.js is missing; run `npm run build` first');
+  process.exit(1);
+}
+
+/** The path of a dev dependency's command-line script (from its package.json `bin`). */
+function binOf(packageName, command) {
+  const require = createRequire(join(root, 'package.json'));
+  const manifestPath = require.resolve(`${packageName}/package.json`);
+  const { bin } = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  return join(dirname(manifestPath), typeof bin === 'string' ? bin : bin[command]);
+}
+
+const work = mkdtempSync(join(tmpdir(), 'exec-rx-package-check-'));
+let failed = false;
+try {
+  const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: CHILD_TIMEOUT_MS,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [{ filename, entryCount }] = JSON.parse(packed);
+  const tarball = join(work, filename);
+  console.log(`packed ${filename} (${entryCount} files)`);
+
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const bytes = readFileSync(tarball);
+  const { messages } = await publint({ pack: { tarball: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) }, strict: true });
+  if (messages.length === 0) {
+    console.log('publint: no errors, warnings or suggestions');
+  } else {
+    failed = true;
+    for (const message of messages) console.error(`publint ${message.type}: ${formatMessage(message, pkg, { color: false })}`);
+  }
+
+  try {
+    execFileSync(process.execPath, [binOf('@arethetypeswrong/cli', 'attw'), tarball, '--format', 'table', '--no-color'], {
+      cwd: root,
+      stdio: 'inherit',
+      timeout: CHILD_TIMEOUT_MS,
+    });
+  } catch {
+    failed = true;
+    console.error('attw: problems found (see above)');
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,133 @@
+/**
+ * The package as a user gets it: `npm pack` of the build (run `npm run build` first), installed offline
+ * into a fresh project with only its declared dependencies, then loaded with plain `node` from there.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as api from '../../src';
+import * as host from '../../src/host';
+import type { PackedTarball } from '../support/package-install';
+import { installTarballOffline, npmEnv, packTarball } from '../support/package-install';
+
+const root = join(__dirname, '..', '..');
+const NODE_TIMEOUT_MS = 30_000;
+/** Interop markers in an ESM namespace of a CommonJS module, not export names. */
+const INTEROP = new Set(['default', '__esModule']);
+
+let work: string;
+let project: string;
+let tarball: PackedTarball;
+
+/** Runs `node` in the project and parses what the script writes to stdout. */
+function nodeIn(args: readonly string[]): unknown {
+  return JSON.parse(execFileSync(process.execPath, args, { cwd: project, encoding: 'utf8', env: npmEnv(), timeout: NODE_TIMEOUT_MS }));
+}
+
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist', 'src', 'index.js'))) throw new Error('dist/src/index.js is missing: run `npm run build` first');
+  work = realpathSync(mkdtempSync(join(tmpdir(), 'exec-rx-package-')));
+  tarball = packTarball(root, work);
+  project = join(work, 'project');
+  installTarballOffline(tarball.path, project, join(root, 'package-lock.json'));
+}, 240_000);
+
+afterAll(() => {
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed tarball', () => {
+  it('holds the build, the bin and the package files, and no specs, benchmarks or docs', () => {
+    expect(tarball.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/host/index.js', 'dist/src/host/index.d.ts', 'dist/src/cli/main.js']));
+    expect(tarball.files.filter((file) => !file.startsWith('dist/src/') && file !== 'package.json' && file !== 'README.md')).toEqual([]);
+    expect(tarball.files.filter((file) => /(^|\/)(spec|bench|docs)\//.test(file) || /\.spec\./.test(file))).toEqual([]);
+  });
+
+  it('installs offline with exactly its runtime dependencies, and links the bin', () => {
+    const listed = nodeIn(['-e', "const fs = require('fs'); process.stdout.write(JSON.stringify({ modules: fs.readdirSync('node_modules').filter((n) => !n.startsWith('.')).sort(), bin: fs.realpathSync('node_modules/.bin/exec-rx') }))"]);
+    expect(listed).toEqual({
+      // @openai/codex is an optional peer: not installed; tslib comes with rxjs.
+      modules: ['aws4', 'exec-rx', 'fp-ts', 'io-ts', 'rxjs', 'tslib', 'ws'],
+      bin: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js'),
+    });
+  });
+});
+
+describe('the installed package', () => {
+  it('loads both entries from CommonJS, with the same names as the source', () => {
+    const script = [
+      "const main = require('exec-rx');",
+      "const host = require('exec-rx/host');",
+      'process.stdout.write(JSON.stringify({',
+      "  from: require.resolve('exec-rx'),",
+      '  main: Object.keys(main).sort(),',
+      '  host: Object.keys(host).sort(),',
+      '  kinds: [typeof main.EnvironmentManager.fromAcceptedWebsocket, typeof main.RpcConnection, typeof host.startHostServer, typeof host.loadHostCredentials, host.DIRECT_TRANSPORT],',
+      "  code: new main.TransportClosedError('remote', 1006, 'x').code,",
+      '}));',
+    ].join('\n');
+    expect(nodeIn(['-e', script])).toEqual({
+      from: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'index.js'),
+      main: Object.keys(api).sort(),
+      host: Object.keys(host).sort(),
+      kinds: ['function', 'function', 'function', 'function', 'direct_jsonrpc_v1'],
+      code: 'TRANSPORT_CLOSED',
+    });
+  });
+
+  it('loads both entries from ESM (named imports and import()), with the same names as the source', () => {
+    writeFileSync(
+      join(project, 'load.mjs'),
+      [
+        "import { startHostServer, loadHostCredentials } from 'exec-rx/host';",
+        "import { EnvironmentManager, ExecClientError } from 'exec-rx';",
+        "const main = await import('exec-rx');",
+        "const host = await import('exec-rx/host');",
+        `const names = (m) => Object.keys(m).filter((k) => !${JSON.stringify([...INTEROP])}.includes(k)).sort();`,
+        'process.stdout.write(JSON.stringify({',
+        '  main: names(main),',
+        '  host: names(host),',
+        '  kinds: [typeof startHostServer, typeof loadHostCredentials, typeof EnvironmentManager.connect, typeof ExecClientError],',
+        '}));',
+      ].join('\n'),
+    );
+    expect(nodeIn(['load.mjs'])).toEqual({
+      main: Object.keys(api).sort(),
+      host: Object.keys(host).sort(),
+      kinds: ['function', 'function', 'function', 'function'],
+    });
+  });
+
+  it('main entry loads no server code: neither aws4 nor any dist/src/host or dist/src/cli module', () => {
+    const loadedBy = (entry: string): string =>
+      [
+        `require(${JSON.stringify(entry)});`,
+        'const keys = Object.keys(require.cache).map((k) => k.split(require("path").sep).join("/"));',
+        'process.stdout.write(JSON.stringify({',
+        "  count: keys.filter((k) => k.includes('/node_modules/exec-rx/dist/src/')).length,",
+        "  server: keys.filter((k) => /\\/node_modules\\/aws4\\/|\\/exec-rx\\/dist\\/src\\/(host|cli)\\//.test(k)).map((k) => k.slice(k.lastIndexOf('node_modules/') + 13)),",
+        '}));',
+      ].join('\n');
+    const main = nodeIn(['-e', loadedBy('exec-rx')]) as { count: number; server: string[] };
+    expect(main.count).toBeGreaterThan(20);
+    expect(main.server).toEqual([]);
+    // The same check sees server code where there is some: exec-rx/host loads aws4 and itself.
+    const hostLoaded = nodeIn(['-e', loadedBy('exec-rx/host')]) as { count: number; server: string[] };
+    expect(hostLoaded.server).toEqual(expect.arrayContaining(['aws4/aws4.js', 'exec-rx/dist/src/host/index.js', 'exec-rx/dist/src/host/sigv4.js']));
+  });
+
+  it('the CLI says how to get an executor when the optional @openai/codex is not installed', () => {
+    const run = spawnSync(process.execPath, [join(project, 'node_modules', '.bin', 'exec-rx'), 'run', '--', 'true'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: npmEnv(),
+      timeout: NODE_TIMEOUT_MS,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 255, stdout: '' });
+    expect(run.stderr).toMatch(
+      /^exec-rx: no codex executor binary found for \S+ \(package @openai\/codex-\S+\)\. Install one with `npm install @openai\/codex@0\.171\.0`, or use --connect ws:\/\/HOST:PORT to reach an executor that is already listening\.\n$/,
+    );
+  });
+});

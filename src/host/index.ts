@@ -1,0 +1,24 @@
+/**
+ * `exec-rx/host`: the host side of codex's direct remote transport, for code that embeds the server
+ * `exec-rx host` runs. Executors register with a SigV4 signature and dial back over WebSocket; each one
+ * becomes an {@link exec-rx!Environment | Environment} of the main entry.
+ *
+ * Kept out of the main entry on purpose: it carries server code and `aws4`, which a client never needs.
+ * Only what is exported here is public; the rest of `src/host/` may change.
+ *
+ * @packageDocumentation
+ * @module exec-rx/host
+ */
+
+/* The server */
+export { startHostServer } from './host-server';
+export type { HostServer, HostServerOptions } from './host-server';
+export { DIRECT_TRANSPORT } from './host-server';
+
+/* What it serves: one entry per environment id, current generation */
+export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './hosted-environments';
+
+/* The access keys it accepts */
+export { loadHostCredentials } from './host-credentials';
+export type { LoadedCredentials } from './host-credentials';
+export type { AccessKeyStore } from './sigv4';
