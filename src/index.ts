@@ -29,11 +29,10 @@ export type { ProcessStreamOptions, ProcessViewOptions } from './exec/exec-proce
 export type { ProcessState } from './exec/process-status';
 export type { ProcessSummary } from './exec/process-table';
 export type { OutputViewOptions, StreamSelection } from './exec/output-views';
-export type { HistoryBudget } from './exec/history-budget';
 export type { CollectedOutput, RetainedHistory } from './exec/process-summaries';
 export type { FailedEvent, ProcessEvent, TruncatedEvent } from './exec/process-event';
 export type { ClosedEvent, ExitedEvent, OutputEvent, OutputStream, SequencedEvent } from './wire/process-event';
-export type { EnvPolicy, ExecMetadata, ExecParams, ExecResponse, ManagedNetwork, ProcessOutputChunk, ReadResponse, ShellSnapshot, WriteResponse, WriteStatus } from './wire/process';
+export type { EnvPolicy, ExecMetadata, ExecParams, ManagedNetwork, ProcessOutputChunk, ReadResponse, ShellSnapshot, WriteStatus } from './wire/process';
 export type { SandboxContext } from './wire/sandbox';
 
 /* Filesystem and HTTP on the executor */

@@ -19,10 +19,24 @@ export const DEFAULT_INFO_POLL_MS = 60_000;
 
 /** What `Environment.info$` emits: the info as a UI shows it, with the error when it cannot be had. */
 export type EnvironmentInfoState =
-  | { readonly status: 'pending' }
-  | { readonly status: 'known'; readonly info: EnvironmentInfo }
-  /** Asking failed or the connection is down: `info` is the last one known, if any. */
-  | { readonly status: 'unavailable'; readonly error: ExecClientError; readonly info: EnvironmentInfo | undefined };
+  | {
+      /** Not connected yet: nothing known. */
+      readonly status: 'pending';
+    }
+  | {
+      /** The executor answered. */
+      readonly status: 'known';
+      /** What it said about itself. */
+      readonly info: EnvironmentInfo;
+    }
+  | {
+      /** Asking failed, or the connection is down. */
+      readonly status: 'unavailable';
+      /** Why. */
+      readonly error: ExecClientError;
+      /** The last info known, if any. */
+      readonly info: EnvironmentInfo | undefined;
+    };
 
 /** Intervals of the environment's polls (`status$`, `info$`). */
 export interface EnvironmentPollOptions {

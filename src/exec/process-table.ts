@@ -6,10 +6,13 @@ import type { ProcessState } from './process-status';
 
 /** One process as `Environment.processes$` lists it. A new object whenever something in it changes. */
 export interface ProcessSummary {
+  /** The process id (also its id on the executor). */
   readonly processId: string;
   /** The command's argv as started (for a command started through a wrapper, the command's own). */
   readonly argv: readonly string[];
+  /** Whether it runs on a pty. */
   readonly tty: boolean;
+  /** `running`, `exited` (output may still follow), `closed` or `failed`. */
   readonly state: ProcessState;
   /** The exit code once the process exited. */
   readonly exitCode: number | undefined;
