@@ -53,7 +53,7 @@ describe('README quick start', () => {
     const { wss, manager } = quickStart(0, (...args) => {
       lines.push(args.join(' '));
       if (args[0] === 'out:') firstLine();
-      // exited may be sequenced before the last output (PROTOCOL.md 5.2): wait for both.
+      // exited may be sequenced before the last output: wait for both (docs/protocol.md#sequence-numbers).
       if (lines.includes('exit 0') && lines.filter((l) => l.startsWith('out:')).length === 5) exited();
     });
     trackForCleanup({

@@ -4,8 +4,8 @@ import { Integer, NonNegativeInteger } from './integer';
 import { SandboxContext } from './sandbox';
 import { struct } from './struct';
 
-// PROTOCOL.md 4.8. Every path is a `file://` URI. Every method but the handle ones and
-// `fs/watchMissing` accepts an optional `sandbox` (null or absent: direct access).
+// docs/protocol.md#filesystem-methods. Every path is a `file://` URI. Every method but the handle ones
+// and `fs/watchMissing` accepts an optional `sandbox` (null or absent: direct access).
 const sandbox = t.union([SandboxContext, t.null]);
 
 /** The `{}` result of `fs/writeFile`, `fs/createDirectory`, `fs/remove`, `fs/copy`, `fs/writeBlock`, `fs/close`. */

@@ -40,9 +40,9 @@ export const ManagedNetwork = struct('ManagedNetwork', { loopbackPorts: t.array(
 export type ManagedNetwork = t.TypeOf<typeof ManagedNetwork>;
 
 /**
- * `process/start` params (PROTOCOL.md 4.3). `cwd` is a `file://` URI; `env` is the child's exact
- * environment unless `envPolicy` is set (`{}` gives an empty one; a tty spawn needs `PATH`).
- * `networkProxy` (gate on `capabilities.networkProxyLaunch`) is passed through loosely.
+ * `process/start` params (docs/protocol.md#process-methods). `cwd` is a `file://` URI; `env` is the
+ * child's exact environment unless `envPolicy` is set (`{}` gives an empty one; a tty spawn needs
+ * `PATH`). `networkProxy` (gate on `capabilities.networkProxyLaunch`) is passed through loosely.
  */
 export const ExecParams = struct(
   'ExecParams',
@@ -94,9 +94,9 @@ export const ProcessOutputChunk = struct('ProcessOutputChunk', { seq: NonNegativ
 export type ProcessOutputChunk = t.TypeOf<typeof ProcessOutputChunk>;
 
 /**
- * `process/read` result (PROTOCOL.md 4.4). Exit and close events are never chunks: `exited`/`exitCode`/
- * `closed` report them. `failure` (always `null` from the executor) defaults to `null` and
- * `sandboxDenied` to `false` when absent.
+ * `process/read` result (docs/protocol.md#reading-with-a-cursor). Exit and close events are never chunks:
+ * `exited`/`exitCode`/`closed` report them. `failure` (always `null` from the executor) defaults to
+ * `null` and `sandboxDenied` to `false` when absent.
  */
 export const ReadResponse = struct('ReadResponse', {
   chunks: t.array(ProcessOutputChunk),
