@@ -25,7 +25,7 @@ function withErrorIdentities(value: unknown): unknown {
     if (typeof frame !== 'object' || frame === null || !('notification' in frame)) return frame;
     const notification = (frame as { readonly notification: unknown }).notification;
     if (typeof notification !== 'object' || notification === null || !('kind' in notification) || notification.kind !== 'E') return frame;
-    const error = (notification as { readonly error: unknown }).error;
+    const error = 'error' in notification ? notification.error : undefined;
     return { ...frame, notification: { ...notification, error: errorIdentity(error) } };
   });
 }
