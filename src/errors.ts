@@ -41,8 +41,9 @@ export abstract class ExecClientError extends Error {
 export type CloseInitiator = 'local' | 'remote';
 
 /**
- * The socket or stdio stream closed. Every close reads as code 1006 on the wire (PROTOCOL.md 2.3),
- * so `initiator` records locally whether we closed it or the peer vanished.
+ * The socket or stdio stream closed. Every close reads as code 1006 on the wire
+ * (docs/protocol.md#framing-and-close-codes), so `initiator` records locally whether we closed it or the
+ * peer vanished.
  */
 export class TransportClosedError extends ExecClientError {
   readonly code = 'TRANSPORT_CLOSED';

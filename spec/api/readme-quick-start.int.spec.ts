@@ -59,7 +59,7 @@ describe('README quick start', () => {
     const { wss, manager } = quickStart(0, (...args) => {
       lines.push(args.join(' '));
       if (args[0] === 'out:') firstLine();
-      // exited may be sequenced before the last output: wait for the close and every late line.
+      // exited may be sequenced before the last output (docs/protocol.md#sequence-numbers): wait for the close and every late line.
       if (lines.includes('processes: sh closed') && lines.filter((l) => l.startsWith('late:')).length === 3) exited();
     });
     trackForCleanup({

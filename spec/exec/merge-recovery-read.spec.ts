@@ -100,7 +100,7 @@ describe('mergeRecoveryRead', () => {
     expect(mergeRecoveryRead(failed, read({ chunks: [chunk(1, 'a')], nextSeq: 2 }))).toEqual([]);
   });
 
-  describe('errors (PROTOCOL.md 8.4)', () => {
+  describe('errors (docs/protocol.md#merging-a-recovery-read)', () => {
     const expectFailure = (buffer: ReorderBuffer, recovery: RecoveryRead, expected: Error): void => {
       const error = thrown(() => mergeRecoveryRead(buffer, recovery));
       expect(error).toBeInstanceOf(expected.constructor);

@@ -79,7 +79,7 @@ describe('ReorderBuffer', () => {
     expect(buffer.push(output(1, 'a'))).toEqual([output(1, 'a'), exited(2, 3, true)]);
   });
 
-  describe('limits (PROTOCOL.md 8.5)', () => {
+  describe('limits (docs/protocol.md#our-reorder-buffer)', () => {
     it('fails with "exceeds 256 entries" when a 257th event would wait', () => {
       const buffer = new ReorderBuffer('p1');
       for (let seq = 2; seq <= 257; seq += 1) buffer.push(output(seq, 'x'));

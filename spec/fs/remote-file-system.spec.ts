@@ -19,7 +19,7 @@ interface MethodCase {
   readonly resolves: unknown;
 }
 
-// Wire results are copied from PROTOCOL.md 4.8.
+// Wire results are the recorded ones of docs/protocol.md#filesystem-methods.
 const CASES: readonly MethodCase[] = [
   { name: 'readFile', method: 'fs/readFile', result: { dataBase64: 'aGVsbG8gd29ybGQK' }, call: (fs) => fs.readFile('/tmp/demo/a.txt'), params: { path: 'file:///tmp/demo/a.txt' }, resolves: Buffer.from('hello world\n') },
   { name: 'readFile with options', method: 'fs/readFile', result: { dataBase64: '' }, call: (fs) => fs.readFile('file:///tmp/demo/a.txt', { followSymlinks: false, sandbox: null }), params: { path: 'file:///tmp/demo/a.txt', followSymlinks: false, sandbox: null }, resolves: Buffer.alloc(0) },

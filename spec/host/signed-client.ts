@@ -1,6 +1,6 @@
 /**
- * A scripted executor for host specs: SigV4-signed registration and upgrade requests made with `aws4`
- * (as the real executor signs them, PROTOCOL.md 7.1-7.2), with knobs to get them wrong on purpose.
+ * A scripted executor for host specs: SigV4-signed registration and upgrade requests made with `aws4` (as
+ * the real executor signs them, docs/protocol.md#sigv4-signing), with knobs to get them wrong on purpose.
  */
 import { request } from 'node:http';
 import { request as tlsRequest } from 'node:https';

@@ -13,7 +13,7 @@ import { closeIdle, connectedTo, executorPort, requestsOn, startClient } from '.
 const URL = 'http://127.0.0.1:8080/x';
 const HEADERS = [{ name: 'content-type', value: 'text/plain' }];
 const HEAD = { status: 200, headers: HEADERS, bodyBase64: '' };
-// The three deltas of PROTOCOL.md 4.9: "part1-", "part2", done.
+// The three recorded deltas of docs/protocol.md#http-requests: "part1-", "part2", done.
 const delta = (seq: number, deltaBase64: string, done = false, error: string | null = null, requestId = 'r1') => ({
   method: 'http/request/bodyDelta',
   params: { requestId, seq, deltaBase64, done, error },

@@ -1,7 +1,7 @@
 /**
- * A fake environment registry for the direct remote transport (PROTOCOL.md 7.1): an HTTP server on
- * 127.0.0.1:0 that answers `POST /cloud/environment/{id}/direct/register` with the acceptor URL the spec
- * chooses, and records every request so specs can assert on bodies and SigV4 headers.
+ * A fake environment registry for the direct remote transport (docs/protocol.md#registration): an HTTP
+ * server on 127.0.0.1:0 that answers `POST /cloud/environment/{id}/direct/register` with the acceptor URL
+ * the spec chooses, and records every request so specs can assert on bodies and SigV4 headers.
  */
 import { createServer } from 'node:http';
 import { listenOnLoopback } from './listen-on-loopback';

@@ -2,7 +2,8 @@
  * A raw TCP proxy on 127.0.0.1:0 in front of a WebSocket server, for simulating network loss. `pause()`
  * kills every live connection and then accepts-and-destroys new ones at the TCP level. It deliberately
  * never answers HTTP: a 4xx makes a direct-mode executor exit (and kill its processes), and a 409 makes
- * it re-register (PROTOCOL.md 7.3), whereas a dropped TCP connection makes it re-dial the same URL.
+ * it re-register (docs/protocol.md#re-dial-and-reconnect), whereas a dropped TCP connection makes it
+ * re-dial the same URL.
  */
 import { connect, createServer } from 'node:net';
 import { listenOnLoopback } from './listen-on-loopback';

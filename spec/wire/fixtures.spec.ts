@@ -83,7 +83,7 @@ function reencode(inbound: Inbound): string {
 const byName = PROTOCOL_EXAMPLES.map((example) => [example.name, example] as const);
 const messages = PROTOCOL_EXAMPLES.filter((example) => example.kind === 'message').map((example) => [example.name, example] as const);
 
-describe('PROTOCOL.md examples', () => {
+describe('recorded protocol examples (docs/protocol.md#recorded-examples)', () => {
   it('lists a fixture for every complete example', () => {
     expect(PROTOCOL_EXAMPLES).toHaveLength(46);
     expect(new Set(PROTOCOL_EXAMPLES.map((example) => example.name)).size).toBe(46);

@@ -255,7 +255,7 @@ describe('JSON-RPC encoders', () => {
 });
 
 describe('ErrorCodes', () => {
-  it('names the codes of PROTOCOL.md 2.5', () => {
+  it('names the codes of docs/protocol.md#error-codes', () => {
     expect(ErrorCodes).toEqual({
       InvalidRequest: -32600,
       MethodNotFound: -32601,

@@ -15,7 +15,7 @@ describe('limits', () => {
     expect(Buffer.byteLength(frame)).toBeLessThan(MAX_INBOUND_FRAME_BYTES / 2);
   });
 
-  it('states the executor sizes of PROTOCOL.md 6', () => {
+  it('states the executor sizes of docs/protocol.md#limits', () => {
     expect({ MAX_INBOUND_FRAME_BYTES, READ_BLOCK_MAX_BYTES, WRITE_BLOCK_MAX_BYTES, OUTPUT_CHUNK_MAX_BYTES, EXECUTOR_OUTPUT_WINDOW_BYTES }).toEqual({
       MAX_INBOUND_FRAME_BYTES: 16_777_216,
       READ_BLOCK_MAX_BYTES: 1_048_576,

@@ -17,7 +17,7 @@ import {
 } from '../../src/wire/methods';
 import type { MethodName, NotificationOf, ParamsOf, ResultOf } from '../../src/wire/methods';
 
-/** The "Probe result" list of PROTOCOL.md 4, verbatim. */
+/** The methods the 0.171.0 executor answered when probed (docs/protocol.md#methods), verbatim. */
 const PROBED = [
   'initialize',
   'environment/status',
@@ -105,7 +105,7 @@ describe('decodeResult', () => {
 });
 
 describe('NOTIFICATIONS', () => {
-  it('lists the notifications of PROTOCOL.md 5', () => {
+  it('lists the notifications the executor sends (docs/protocol.md#methods)', () => {
     expect(Object.keys(NOTIFICATIONS).sort()).toEqual([
       'fs/missingChanged',
       'http/request/bodyDelta',

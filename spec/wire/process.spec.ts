@@ -109,7 +109,7 @@ describe('process notifications', () => {
 describe('ExecParams', () => {
   const minimal = { processId: 'p1', argv: ['true'], cwd: 'file:///tmp', env: {}, tty: false };
 
-  it('accepts every optional field of PROTOCOL.md 4.3', () => {
+  it('accepts every optional field of process/start (docs/protocol.md#process-methods)', () => {
     const full = {
       ...minimal,
       pipeStdin: true,

@@ -10,7 +10,7 @@ export interface RecoveredChunk {
   readonly chunk: Uint8Array;
 }
 
-/** A decoded `process/read` result (PROTOCOL.md 4.4), as a recovery read returns it. */
+/** A decoded `process/read` result (docs/protocol.md#reading-with-a-cursor), as a recovery read returns it. */
 export interface RecoveryRead {
   readonly chunks: readonly RecoveredChunk[];
   /** The next seq the server will assign (an unbounded read: `maxBytes` null). */
@@ -18,7 +18,7 @@ export interface RecoveryRead {
   readonly exited: boolean;
   readonly exitCode: number | null;
   readonly closed: boolean;
-  /** Non-null only in responses synthesized locally after a client failure (PROTOCOL.md 8.6). */
+  /** Non-null only in responses synthesized locally after a client failure (docs/protocol.md#reading-with-a-cursor). */
   readonly failure: string | null;
   readonly sandboxDenied: boolean;
 }
@@ -31,9 +31,9 @@ interface RecoveryPlan {
 }
 
 /**
- * Merges a recovery read into `buffer` (PROTOCOL.md 8.4, codex `recover_events`) and returns the events
- * it made publishable, in seq order (empty when the read brings nothing new: `target <= lastPublishedSeq`,
- * or the buffer already failed or published `closed`).
+ * Merges a recovery read into `buffer` (docs/protocol.md#merging-a-recovery-read, codex `recover_events`)
+ * and returns the events it made publishable, in seq order (empty when the read brings nothing new:
+ * `target <= lastPublishedSeq`, or the buffer already failed or published `closed`).
  *
  * Steps: (1) `failure` → error; (2) `target = nextSeq − 1`; (3) `closed` with a chunk or a pending
  * non-close event at `target` → error; (4) a chunk above `target` → error; (5) chunks above

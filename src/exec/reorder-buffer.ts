@@ -1,7 +1,7 @@
 import { ReorderOverflowError } from '../errors';
 import type { ExitedEvent, SequencedEvent } from '../wire/process-event';
 
-/** Bounds on what a {@link ReorderBuffer} holds while it waits for a missing seq (PROTOCOL.md 8.5). */
+/** Bounds on what a {@link ReorderBuffer} holds while it waits for a missing seq (docs/protocol.md#our-reorder-buffer). */
 export interface ReorderLimits {
   /**
    * Events that may wait for a lower seq. The event that fills the next gap is always accepted.
@@ -28,8 +28,9 @@ export interface SeqRange {
 export const NOTHING_PUBLISHED: readonly SequencedEvent[] = Object.freeze([]);
 
 /**
- * The per-process reorder buffer (PROTOCOL.md 5.2, 8.5): events from notifications and recovery reads
- * go in in any order; they come out with strictly increasing, contiguous seqs, each exactly once.
+ * The per-process reorder buffer (docs/protocol.md#sequence-numbers,
+ * docs/protocol.md#our-reorder-buffer): events from notifications and recovery reads go in in any order;
+ * they come out with strictly increasing, contiguous seqs, each exactly once.
  *
  * - Duplicates (`seq <= lastPublishedSeq`, or a seq already pending) are dropped.
  * - Limits as codex: the event that fills the next gap is always accepted; any other event that would

@@ -8,11 +8,12 @@ import { isTerminal } from '../session/exec-session';
 import type { FsOpenParams, FsReadBlockResponse } from '../wire/fs';
 
 /**
- * One `fs/open` handle and the connection it is open on (handles belong to a connection, PROTOCOL.md
- * 3.3). A `read` handle follows the client across reconnects: before its first call on a new connection
- * it is opened again there with the same `handleId`, and a read cut by a drop is sent again (a read at an
- * explicit offset is safe to repeat). A `replace` handle is never reopened, since that would truncate the
- * file: once its connection is gone every call fails with {@link HandleLostError}.
+ * One `fs/open` handle and the connection it is open on (handles belong to a connection,
+ * docs/protocol.md#file-handles). A `read` handle follows the client across reconnects: before its first
+ * call on a new connection it is opened again there with the same `handleId`, and a read cut by a drop is
+ * sent again (a read at an explicit offset is safe to repeat). A `replace` handle is never reopened,
+ * since that would truncate the file: once its connection is gone every call fails with
+ * {@link HandleLostError}.
  *
  * Internal to `src/fs`: {@link RemoteFileHandle} is the public face. Not reentrant; owned by one handle.
  */

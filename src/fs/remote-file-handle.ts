@@ -18,7 +18,7 @@ export interface ReadBlockResult {
 
 /**
  * A file opened on the executor with `fs/open` (from {@link RemoteFileSystem.open}), read or written at
- * explicit offsets. Handles belong to a connection (PROTOCOL.md 3.3); across a reconnect:
+ * explicit offsets. Handles belong to a connection (docs/protocol.md#file-handles); across a reconnect:
  *
  * - a `read` handle is opened again on the new connection, with the same `handleId`, before its next
  *   call; a `readBlock` cut by the drop is sent again there (reading an explicit offset is repeatable);

@@ -27,14 +27,16 @@ import { RemoteFileHandle } from './remote-file-handle';
 import { watchMissingOn } from './watch-missing';
 
 /**
- * The executor's filesystem (PROTOCOL.md 4.8), from {@link Environment.getFilesystem}. Paths are native
- * absolute paths or `file://` URIs; bytes go in as `Uint8Array` or string (UTF-8) and come out as `Buffer`.
+ * The executor's filesystem (docs/protocol.md#filesystem-methods), from {@link Environment.getFilesystem}.
+ * Paths are native absolute paths or `file://` URIs; bytes go in as `Uint8Array` or string (UTF-8) and come out as
+ * `Buffer`.
  *
  * Every Promise method is one call that waits while the client recovers. A call whose socket dies before
  * its reply rejects with TransportClosedError and is not sent again (fs calls are not replayable,
- * PROTOCOL.md 8.6). Rejections are the rpc layer's typed errors: NotFoundError (-32004: a missing path or
- * an unknown handle), RpcError (other JSON-RPC errors), RequestTimeoutError, AbortedError,
- * FrameTooLargeError, DecodeError, and the client's failure once it failed.
+ * docs/protocol.md#sending-again-after-a-disconnect). Rejections are the rpc layer's typed errors:
+ * NotFoundError (-32004: a missing path or an unknown handle), RpcError (other JSON-RPC errors),
+ * RequestTimeoutError, AbortedError, FrameTooLargeError, DecodeError, and the client's failure once it
+ * failed.
  */
 export class RemoteFileSystem {
   private readonly newHandleId: () => string;

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 
-/** `POST /cloud/environment/{id}/direct/register` (PROTOCOL.md 7.1). */
+/** `POST /cloud/environment/{id}/direct/register` (docs/protocol.md#registration). */
 export const REGISTER_PATH = /^\/cloud\/environment\/([^/]+)\/direct\/register$/;
 /** The WebSocket url the host hands out: `/cloud/environment/{id}/direct/connect/{registrationId}?token=...`. */
 export const CONNECT_PATH = /^\/cloud\/environment\/([^/]+)\/direct\/connect\/(reg-[0-9a-f-]{36})$/;

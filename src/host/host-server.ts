@@ -1,8 +1,8 @@
 /**
- * The host side of codex's direct remote transport (PROTOCOL.md 1.3, 7, 8.7): an HTTP(S) server with the
- * environment registry endpoint and the WebSocket acceptor it hands out. Executors register with a SigV4
- * signature, get a url carrying a capability token, and dial it with a signed upgrade; each accepted
- * socket becomes (or replaces) an environment's connection.
+ * The host side of codex's direct remote transport (docs/protocol.md#direct-remote-transport): an HTTP(S)
+ * server with the environment registry endpoint and the WebSocket acceptor it hands out. Executors
+ * register with a SigV4 signature, get a url carrying a capability token, and dial it with a signed
+ * upgrade; each accepted socket becomes (or replaces) an environment's connection.
  *
  * Status codes matter to the executor: at registration anything but 200 makes it exit; on an upgrade
  * 5xx/408/429 make it retry, 409 makes it re-register, and any other 4xx makes it exit and kill its
@@ -27,7 +27,7 @@ import { verifySigV4 } from './sigv4';
 /** What {@link HostServer.environments$} lists (see `./hosted-environments`). */
 export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './hosted-environments';
 
-/** The transport name of the direct registration (PROTOCOL.md 7.1). */
+/** The transport name of the direct registration (docs/protocol.md#registration). */
 export const DIRECT_TRANSPORT = 'direct_jsonrpc_v1';
 
 /** Options of {@link startHostServer}. Every limit has a default; credentials do not. */

@@ -1,7 +1,8 @@
 /**
- * Direct-transport registrations (PROTOCOL.md 7.1): each successful `register` gets a registration id and
- * a random capability token bound to that environment, that registration and the access key that signed
- * it. Only a digest of the token is kept; tokens are compared in constant time and never logged.
+ * Direct-transport registrations (docs/protocol.md#registration): each successful `register` gets a
+ * registration id and a random capability token bound to that environment, that registration and the
+ * access key that signed it. Only a digest of the token is kept; tokens are compared in constant time and
+ * never logged.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 

@@ -1,8 +1,9 @@
 /**
- * Server-side AWS Signature Version 4 verification for the direct transport (PROTOCOL.md 7.1, 7.2): the
- * executor signs its registration POST (`content-type;host;x-amz-date`, body hashed) and its WebSocket
- * upgrade (`host;x-amz-date`, empty body). The canonical request is rebuilt with `aws4` from exactly the
- * headers the client says it signed, and the signatures are compared in constant time.
+ * Server-side AWS Signature Version 4 verification for the direct transport
+ * (docs/protocol.md#sigv4-signing): the executor signs its registration POST
+ * (`content-type;host;x-amz-date`, body hashed) and its WebSocket upgrade (`host;x-amz-date`, empty
+ * body). The canonical request is rebuilt with `aws4` from exactly the headers the client says it signed,
+ * and the signatures are compared in constant time.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';

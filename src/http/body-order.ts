@@ -13,10 +13,10 @@ export interface BodyOrderLimits {
 export const DEFAULT_BODY_ORDER_LIMITS: BodyOrderLimits = { maxPendingDeltas: 256, maxPendingBytes: 16 * 1024 * 1024 };
 
 /**
- * Puts one streamed body's deltas in seq order (1, 2, 3, …; PROTOCOL.md 4.9): deltas go in in any order
- * and come out contiguous, each once; duplicates are dropped. A delta that would make more than the
- * limits wait throws a ProtocolError (the delta filling the next gap is always accepted). Owned by one
- * stream; not reentrant.
+ * Puts one streamed body's deltas in seq order (1, 2, 3, …; docs/protocol.md#http-requests): deltas go in
+ * in any order and come out contiguous, each once; duplicates are dropped. A delta that would make more
+ * than the limits wait throws a ProtocolError (the delta filling the next gap is always accepted). Owned
+ * by one stream; not reentrant.
  */
 export class BodyOrder {
   private next = 1;

@@ -29,10 +29,11 @@ const defaultRequestId = (): string => {
 };
 
 /**
- * HTTP(S) requests made by the executor (`http/request`, PROTOCOL.md 4.9), from
- * {@link Environment.getHttpClient}. Calls wait while the client recovers; a call whose socket dies
- * rejects with TransportClosedError and is never sent again. The call itself (not the HTTP exchange) times out after the connection's request
- * timeout unless `options.timeoutMs` says otherwise: give it more than the request's `timeoutMs`.
+ * HTTP(S) requests made by the executor (`http/request`, docs/protocol.md#http-requests), from
+ * {@link Environment.getHttpClient}. Calls wait while the client recovers; a call whose socket dies rejects with
+ * TransportClosedError and is never sent again. The call itself (not the HTTP exchange) times out after
+ * the connection's request timeout unless `options.timeoutMs` says otherwise: give it more than the
+ * request's `timeoutMs`.
  */
 export class ExecHttpClient {
   private readonly newRequestId: () => string;

@@ -3,7 +3,7 @@ import type { BytesInput } from '../wire/bytes';
 import { ErrorCodes } from '../wire/jsonrpc';
 import type { HttpHeader, HttpRedirectPolicy } from '../wire/http';
 
-/** An HTTP(S) request the executor makes for us (PROTOCOL.md 4.9). */
+/** An HTTP(S) request the executor makes for us (docs/protocol.md#http-requests). */
 export interface HttpRequest {
   /** The HTTP method, e.g. `GET`. */
   readonly method: string;

@@ -13,13 +13,13 @@ import { HttpBodyError } from './http-types';
 const BODY_DELTA = 'http/request/bodyDelta';
 
 /**
- * Sends `http/request` (with `streamResponse: true` in `params`) on `rpc` and streams the response:
- * emits the head once, then each non-empty body delta in seq order (reordered, duplicates dropped);
- * completes at the delta with `done: true`. Errors with the request's RpcError / RequestTimeoutError,
- * {@link HttpBodyError} at a delta with a non-null `error`, ProtocolError when the reorder buffer
- * overflows, or TransportClosedError when the connection drops before the last delta (PROTOCOL.md 8.3
- * step 2: a body is never resumed). Unsubscribing stops listening; the executor cannot be told to stop,
- * so later deltas for this `requestId` are ignored.
+ * Sends `http/request` (with `streamResponse: true` in `params`) on `rpc` and streams the response: emits
+ * the head once, then each non-empty body delta in seq order (reordered, duplicates dropped); completes
+ * at the delta with `done: true`. Errors with the request's RpcError / RequestTimeoutError,
+ * {@link HttpBodyError} at a delta with a non-null `error`, ProtocolError when the reorder buffer overflows, or
+ * TransportClosedError when the connection drops before the last delta (a body is never resumed:
+ * docs/protocol.md#http-requests). Unsubscribing stops listening; the executor cannot be told to stop, so
+ * later deltas for this `requestId` are ignored.
  */
 export function streamResponse(rpc: RpcConnection, params: HttpRequestParams, options: CallOptions, limits: BodyOrderLimits = DEFAULT_BODY_ORDER_LIMITS): Observable<HttpEvent> {
   return new Observable<HttpEvent>((subscriber) => {

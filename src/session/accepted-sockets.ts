@@ -7,9 +7,9 @@ import { isTerminal } from './exec-session';
 
 /**
  * The sockets an executor dialled in with, as an Observable: the first one, then each replacement the
- * host hands in. One replacement slot (PROTOCOL.md 8.7): a replacement is admitted only when no other is
- * still being processed; the slot frees when that socket's attempt attaches, is rejected for retry
- * (-32010), or fails.
+ * host hands in. One replacement slot (docs/protocol.md#replacing-an-accepted-socket): a replacement is
+ * admitted only when no other is still being processed; the slot frees when that socket's attempt
+ * attaches, is rejected for retry (-32010), or fails.
  */
 export class AcceptedSockets {
   private readonly replacements = new Subject<SocketPort>();

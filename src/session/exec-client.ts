@@ -198,7 +198,7 @@ export class ExecClient implements ExecSession {
     return defer(() => {
       const rpc = new RpcConnection(port, { ...this.options.rpc, ...(this.options.scheduler === undefined ? {} : { scheduler: this.options.scheduler }) });
       const resumeSessionId = this.sessionIdValue ?? this.options.resumeSessionId;
-      // Routes first: a resume redirects process notifications during initialize (docs/protocol.md, "Resume").
+      // Routes first: a resume redirects notifications during initialize (docs/protocol.md#resume).
       const routes = [...this.processes.values()].map((process) => process.bind(rpc));
       const reading = rpc.open();
       const attempt$ = handshake(rpc, {

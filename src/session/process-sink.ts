@@ -13,7 +13,7 @@ export interface ProcessSink {
   readonly lastPublishedSeq: number;
   /** Routes this process's notifications from `rpc` (called before the connection's handshake). */
   bind(rpc: RpcConnection): Subscription;
-  /** Merges a recovery read (PROTOCOL.md 8.4). Throws a typed error when it cannot; the caller then fails the process. */
+  /** Merges a recovery read (docs/protocol.md#merging-a-recovery-read). Throws a typed error when it cannot; the caller then fails the process. */
   recover(read: ReadResponse): void;
   /** Fails the process (terminal). */
   fail(error: ExecClientError): void;

@@ -6,8 +6,8 @@ import type { SocketHandlers, SocketPort } from './socket-port';
 /**
  * Wraps a stdio executor's pipes (`codex exec-server --listen stdio`) as a {@link SocketPort}:
  * newline-delimited JSON, one message per line; a trailing `\r` is stripped and blank lines skipped
- * (PROTOCOL.md 1.2). `close()` ends stdin, which makes the executor exit and kill its processes.
- * The port closes (`remote`) when stdout ends or errors. Whoever spawned the child still owns it.
+ * (docs/protocol.md#stdio-mode). `close()` ends stdin, which makes the executor exit and kill its
+ * processes. The port closes (`remote`) when stdout ends or errors. Whoever spawned the child owns it.
  */
 export function stdioSocketPort(input: Readable, output: Writable, label = 'stdio'): SocketPort {
   let handlers: SocketHandlers | undefined;

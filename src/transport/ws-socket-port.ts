@@ -10,7 +10,7 @@ export interface WsSocketPortOptions {
   /**
    * Send an unsolicited pong after each batch of received frames (one event-loop turn), so the kernel
    * acknowledges at once and a listening executor's Nagle-held small frames go out without the ~40 ms
-   * delayed-ACK stall (PROTOCOL.md 6a; RFC 6455 5.5.3 allows unsolicited pongs).
+   * delayed-ACK stall (docs/protocol.md#listen-mode-websocket; RFC 6455 5.5.3 allows unsolicited pongs).
    * @default false (the dialler turns it on for sockets it dials)
    */
   readonly ackPong?: boolean;

@@ -2,7 +2,8 @@ import * as t from 'io-ts';
 import { SandboxContext } from './sandbox';
 import { struct } from './struct';
 
-// PROTOCOL.md 4.10: capability discovery, typed loosely (the results are passed through as they come).
+// docs/protocol.md#environment-config-and-capabilities: capability discovery, typed loosely (the results
+// are passed through as they come).
 
 /** A root to discover capabilities under: a client-chosen `id` and a `file://` URI. */
 export const CapabilityRoot = struct('CapabilityRoot', { id: t.string, path: t.string }, { sandbox: t.union([SandboxContext, t.null]) });

@@ -37,10 +37,10 @@ export const Capabilities = t.record(t.string, t.boolean, 'Capabilities');
 export type Capabilities = t.TypeOf<typeof Capabilities>;
 
 /**
- * What an executor says about itself (PROTOCOL.md 3.1): the `environment/info` result, also carried by
- * newer `initialize` results. All paths are `file://` URIs except `shell.path`. Absent fields the
- * protocol gives a reading for are filled in on decode: `executorVersion` → `"0.0.0"` (legacy server),
- * `prependPathDirs` → `[]` (omitted when empty), `capabilities` → `{}` (every flag false).
+ * What an executor says about itself (docs/protocol.md#handshake): the `environment/info` result, also
+ * carried by newer `initialize` results. All paths are `file://` URIs except `shell.path`. Absent fields
+ * the protocol gives a reading for are filled in on decode: `executorVersion` → `"0.0.0"` (legacy
+ * server), `prependPathDirs` → `[]` (omitted when empty), `capabilities` → `{}` (every flag false).
  * @hidden
  */
 export const EnvironmentInfo = struct(

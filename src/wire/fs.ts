@@ -4,7 +4,7 @@ import { Integer, NonNegativeInteger } from './integer';
 import { SandboxContext } from './sandbox';
 import { struct } from './struct';
 
-// PROTOCOL.md 4.8. Every path is a `file://` URI. Every method but the handle ones and
+// docs/protocol.md#filesystem-methods. Every path is a `file://` URI. Every method but the handle ones and
 // `fs/watchMissing` accepts an optional `sandbox` (null or absent: direct access). The fields of the
 // params `RemoteFileSystem` takes as options, and of the results it returns, are documented for the API
 // docs; codecs whose types the main entry exports are `@hidden` (see the note in `./environment`).

@@ -36,9 +36,9 @@ export const HttpRedirectPolicy = t.keyof({ follow: null, stop: null }, 'HttpRed
 export type HttpRedirectPolicy = t.TypeOf<typeof HttpRedirectPolicy>;
 
 /**
- * `http/request` params (PROTOCOL.md 4.9): an HTTP(S) request made by the executor. `requestId` is ours,
- * unique per connection until its final body delta; `timeoutMs` null or absent means no timeout;
- * `streamResponse` sends the body as `http/request/bodyDelta` notifications.
+ * `http/request` params (docs/protocol.md#http-requests): an HTTP(S) request made by the executor.
+ * `requestId` is ours, unique per connection until its final body delta; `timeoutMs` null or absent means
+ * no timeout; `streamResponse` sends the body as `http/request/bodyDelta` notifications.
  */
 export const HttpRequestParams = struct(
   'HttpRequestParams',

@@ -189,7 +189,7 @@ export function encodeNotification(method: string, params: unknown): string {
   return JSON.stringify(params === undefined ? { method } : { method, params });
 }
 
-/** The JSON-RPC error codes the executor uses (PROTOCOL.md 2.5). */
+/** The JSON-RPC error codes the executor uses (docs/protocol.md#error-codes). */
 export const ErrorCodes = {
   /**
    * Invalid request: unparsable messages (with id `-1`), lifecycle gating (`client must call initialize

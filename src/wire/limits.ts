@@ -1,4 +1,4 @@
-// Limits of the codex 0.171.0 executor (PROTOCOL.md 6), and the sizes we derive from them.
+// Limits of the codex 0.171.0 executor (docs/protocol.md#limits), and the sizes we derive from them.
 
 /**
  * The largest message the executor accepts from us: 16 MiB (16 777 216 bytes) of frame text. A larger

@@ -32,7 +32,7 @@ export interface MethodSpec {
   readonly replayable: boolean;
 }
 
-/** Every request method the 0.171.0 executor implements (PROTOCOL.md 4), keyed by its wire name. */
+/** Every request method the 0.171.0 executor implements (docs/protocol.md#methods), keyed by its wire name. */
 export const METHODS = {
   initialize: { params: InitializeParams, result: InitializeResponse, replayable: false },
   'environment/status': { params: NoParams, result: EnvironmentStatusResponse, replayable: false },
@@ -90,7 +90,7 @@ export function decodeResult<M extends MethodName>(method: M, result: unknown): 
 /** Whether a call of `method` may be sent again after an ambiguous disconnect ({@link MethodSpec.replayable}). */
 export const isReplayable = (method: MethodName): boolean => METHODS[method].replayable;
 
-/** The notifications the executor sends (PROTOCOL.md 5), keyed by method, with their params codecs. */
+/** The notifications the executor sends (docs/protocol.md#methods), keyed by method, with their params codecs. */
 export const NOTIFICATIONS = {
   'process/output': p.ProcessOutputNotification,
   'process/exited': p.ProcessExitedNotification,
@@ -120,7 +120,7 @@ export function decodeNotification<N extends NotificationMethod>(method: N, para
   return E.map((decodedParams: NotificationParamsOf<N>) => ({ method, params: decodedParams }) as NotificationOf<N>)(decoded);
 }
 
-/** The requests the executor sends us (PROTOCOL.md 5.4). Answer any other method with -32601. */
+/** The requests the executor sends us (docs/protocol.md#server-requests). Answer any other method with -32601. */
 export const SERVER_REQUESTS = {
   'network/policyRequest': { params: NetworkPolicyRequestParams, result: NetworkPolicyRequestResponse },
 } as const satisfies Record<string, { readonly params: t.Mixed; readonly result: t.Mixed }>;

@@ -2,8 +2,8 @@ import * as t from 'io-ts';
 import { Integer } from './integer';
 import { struct } from './struct';
 
-// PROTOCOL.md 5.3 and 5.4; known from codex's source only. Both only happen for processes started
-// with a `networkProxy`.
+// docs/protocol.md#server-requests; known from codex's source only. Both only happen for processes
+// started with a `networkProxy`.
 
 /** The connection a proxied process wants to open: `protocol` is `http`, `https_connect`, `socks5_tcp` or `socks5_udp`. */
 export const NetworkPolicyRequestTarget = t.intersection(

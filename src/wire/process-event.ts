@@ -1,6 +1,6 @@
 /**
  * The sequenced events of a process, decoded from `process/output`, `process/exited` and
- * `process/closed` (docs/protocol.md, "Process events"). They live here, at the bottom, because every
+ * `process/closed` (docs/protocol.md#process-events). They live here, at the bottom, because every
  * layer that touches process output shares them: the notification router, the reorder buffer, the
  * history and the public API.
  */

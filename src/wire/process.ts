@@ -88,9 +88,9 @@ export const ManagedNetwork = struct('ManagedNetwork', {
 export type ManagedNetwork = t.TypeOf<typeof ManagedNetwork>;
 
 /**
- * `process/start` params (PROTOCOL.md 4.3). `cwd` is a `file://` URI; `env` is the child's exact
- * environment unless `envPolicy` is set (`{}` gives an empty one; a tty spawn needs `PATH`).
- * `networkProxy` (gate on `capabilities.networkProxyLaunch`) is passed through loosely.
+ * `process/start` params (docs/protocol.md#process-methods). `cwd` is a `file://` URI; `env` is the
+ * child's exact environment unless `envPolicy` is set (`{}` gives an empty one; a tty spawn needs
+ * `PATH`). `networkProxy` (gate on `capabilities.networkProxyLaunch`) is passed through loosely.
  * @hidden
  */
 export const ExecParams = struct(
@@ -129,7 +129,7 @@ export const ExecParams = struct(
   },
 );
 /**
- * `process/start` params: what to run, where, and with which environment (PROTOCOL.md 4.3).
+ * `process/start` params: what to run, where, and with which environment (docs/protocol.md#process-methods).
  * @interface
  */
 export type ExecParams = t.TypeOf<typeof ExecParams>;
@@ -176,15 +176,15 @@ export const ProcessOutputChunk = struct('ProcessOutputChunk', {
 export type ProcessOutputChunk = t.TypeOf<typeof ProcessOutputChunk>;
 
 /**
- * `process/read` result (PROTOCOL.md 4.4). Exit and close events are never chunks: `exited`/`exitCode`/
- * `closed` report them. `failure` (always `null` from the executor) defaults to `null` and
- * `sandboxDenied` to `false` when absent.
+ * `process/read` result (docs/protocol.md#reading-with-a-cursor). Exit and close events are never chunks:
+ * `exited`/`exitCode`/`closed` report them. `failure` (always `null` from the executor) defaults to
+ * `null` and `sandboxDenied` to `false` when absent.
  * @hidden
  */
 export const ReadResponse = struct('ReadResponse', {
   /** Retained output chunks after `afterSeq`, ascending; a chunk older than the executor's window is gone. */
   chunks: t.array(ProcessOutputChunk),
-  /** The seq to read after next time (see PROTOCOL.md 4.4: with `maxBytes`, one past the last chunk). */
+  /** The seq to read after next time (see docs/protocol.md#reading-with-a-cursor: with `maxBytes`, one past the last chunk). */
   nextSeq: NonNegativeInteger,
   /** Whether the process has exited (at read time). */
   exited: t.boolean,
@@ -199,7 +199,7 @@ export const ReadResponse = struct('ReadResponse', {
 });
 /**
  * What `ExecProcess.read` resolves with: the retained output after a seq and the process's exit and
- * close flags (PROTOCOL.md 4.4).
+ * close flags (docs/protocol.md#reading-with-a-cursor).
  * @interface
  */
 export type ReadResponse = t.TypeOf<typeof ReadResponse>;
