@@ -25,7 +25,32 @@ export type ExecClientErrorCode =
   | 'REORDER_OVERFLOW'
   | 'CONSUMER_OVERFLOW'
   | 'HANDLE_LOST'
-  | 'CLOSED';
+  | 'CLOSED'
+  | OperatorApiErrorCode;
+
+/**
+ * The codes of the host's operator API (`exec-rx host`, `/api/v1`): its problem+json answers carry
+ * these, or one of the library's codes above when a library call failed.
+ */
+export type OperatorApiErrorCode =
+  | 'UNAUTHORIZED'
+  | 'ROUTE_NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'ENVIRONMENT_NOT_FOUND'
+  | 'PROCESS_NOT_FOUND'
+  | 'PROCESS_GONE'
+  | 'INVALID_ID'
+  | 'MALFORMED_JSON'
+  | 'INVALID_REQUEST'
+  | 'BODY_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'WRITE_ID_REUSED'
+  | 'STDIN_CLOSED'
+  | 'PROCESS_RUNNING'
+  | 'TOO_MANY_REQUESTS'
+  | 'TOO_MANY_STREAMS'
+  | 'HOST_ERROR';
 
 /** Base class of every error exec-rx raises. `name` is the subclass name. */
 export abstract class ExecClientError extends Error {

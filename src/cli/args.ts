@@ -40,6 +40,10 @@ export interface HostCliOptions {
   readonly maxEnvironments: number | undefined;
   readonly maxFrameBytes: number | undefined;
   readonly maxHandshakesPerSecond: number | undefined;
+  /** A file of operator tokens (one per line) for the operator API. */
+  readonly operatorTokensFile: string | undefined;
+  /** Also start a codex executor in direct mode that joins this host, under this environment id. */
+  readonly localExecutorId: string | undefined;
 }
 
 /** Usage text of the whole CLI. */
@@ -58,7 +62,11 @@ export const USAGE = `usage:
                                or EXEC_RX_ACCESS_KEY_ID + EXEC_RX_SECRET_ACCESS_KEY)
       --public-url URL         base url executors reach this host at, if not the bind address
       --region REGION          SigV4 region executors sign for (default us-east-1)
-      --max-environments N, --max-frame-bytes N, --max-handshakes-per-second N`;
+      --max-environments N, --max-frame-bytes N, --max-handshakes-per-second N
+      --operator-tokens-file FILE  operator API tokens, one per line (or EXEC_RX_OPERATOR_TOKEN); with
+                               none, the host makes one and prints http://HOST:PORT/#token=... once
+      --local-executor         also start a codex executor that joins this host (throwaway credentials)
+      --local-executor-id ID   its environment id (default: local)`;
 
 /** Runs a parser, turning its error into a {@link UsageError} (first line of the message only). */
 function asUsage<T>(parser: () => T): T {
@@ -90,6 +98,9 @@ const HOST_OPTIONS = {
   'max-environments': { type: 'string' },
   'max-frame-bytes': { type: 'string' },
   'max-handshakes-per-second': { type: 'string' },
+  'operator-tokens-file': { type: 'string' },
+  'local-executor': { type: 'boolean' },
+  'local-executor-id': { type: 'string' },
 } as const;
 
 function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
@@ -130,6 +141,9 @@ function positiveInt(name: string, value: string | undefined, min: number, max: 
 export function parseHostArgs(args: readonly string[]): HostCliOptions {
   const { values } = asUsage(() => parseArgs({ args: [...args], options: HOST_OPTIONS, allowPositionals: false, strict: true }));
   if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  const localId = values['local-executor-id'];
+  if (localId !== undefined && values['local-executor'] !== true) throw new UsageError('--local-executor-id goes with --local-executor');
+  if (localId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(localId)) throw new UsageError('--local-executor-id must be letters, digits, ".", "_" or "-"');
   return {
     host: values.host ?? '127.0.0.1',
     port: positiveInt('--port', values.port, 0, 65535) ?? 0,
@@ -141,5 +155,7 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     maxEnvironments: positiveInt('--max-environments', values['max-environments'], 1, 100_000),
     maxFrameBytes: positiveInt('--max-frame-bytes', values['max-frame-bytes'], 1024, 1024 * 1024 * 1024),
     maxHandshakesPerSecond: positiveInt('--max-handshakes-per-second', values['max-handshakes-per-second'], 1, 100_000),
+    operatorTokensFile: values['operator-tokens-file'],
+    localExecutorId: values['local-executor'] === true ? (localId ?? 'local') : undefined,
   };
 }

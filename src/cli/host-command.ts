@@ -1,12 +1,20 @@
 /**
- * `exec-rx host`: runs the direct-transport host until SIGINT or SIGTERM, printing the command an
- * executor runs to join (with placeholders where the credentials go) and one line per event on stderr.
+ * `exec-rx host`: runs the host until SIGINT or SIGTERM. It serves the executors' routes and the
+ * operator API; prints, once, the url an operator opens (with a token it made, when none was
+ * configured) and the command an executor runs to join; with `--local-executor`, it also starts a codex
+ * executor that joins it. Events go to stderr, one line each; no token or secret is ever written there.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
+import { resolveCodexBinary } from '../executor/codex-binary';
+import type { SpawnedExecutor } from '../executor/spawn-executor';
+import { spawnExecutor } from '../executor/spawn-executor';
+import { loadOperatorTokens, OperatorTokens } from '../host/api/operator-tokens';
 import { loadHostCredentials } from '../host/host-credentials';
-import type { HostServerOptions } from '../host/host-server';
+import type { HostServer, HostServerOptions } from '../host/host-server';
 import { startHostServer } from '../host/host-server';
+import type { AccessKeyStore } from '../host/sigv4';
 import type { HostCliOptions } from './args';
 
 /** Where `exec-rx host` writes, and the environment it reads credentials from. */
@@ -28,13 +36,44 @@ function readTls(options: HostCliOptions): HostServerOptions['tls'] {
   return { cert: read(options.tlsCert), key: read(options.tlsKey) };
 }
 
-function serverOptions(options: HostCliOptions, io: HostIo, log: (line: string) => void): HostServerOptions {
-  const credentials = loadHostCredentials(options.credentialsFile, io.env);
-  if (credentials.warning !== undefined) log(`warning: ${credentials.warning}`);
-  log(`accepting ${credentials.keys.size} access key(s) from ${credentials.source}`);
-  const tls = readTls(options);
+/** Throwaway SigV4 credentials for the local executor (never written anywhere but its environment). */
+const throwawayCredentials = (): { readonly accessKeyId: string; readonly secretAccessKey: string } => ({
+  accessKeyId: `EXECRXLOCAL${randomBytes(8).toString('hex').toUpperCase()}`,
+  secretAccessKey: randomBytes(32).toString('base64url'),
+});
+
+/** The accepted executor keys: the configured ones, plus the local executor's. */
+function executorKeys(options: HostCliOptions, io: HostIo, log: (line: string) => void, local: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined): AccessKeyStore {
+  const keys = new Map<string, string>();
+  try {
+    const loaded = loadHostCredentials(options.credentialsFile, io.env);
+    if (loaded.warning !== undefined) log(`warning: ${loaded.warning}`);
+    log(`accepting ${loaded.keys.size} access key(s) from ${loaded.source}`);
+    for (const [id, secret] of loaded.keys) keys.set(id, secret);
+  } catch (error: unknown) {
+    // With a local executor the host can run on its throwaway key alone.
+    if (local === undefined || options.credentialsFile !== undefined) throw error;
+  }
+  if (local !== undefined) keys.set(local.accessKeyId, local.secretAccessKey);
+  return keys;
+}
+
+/** The operator tokens, and the token to show once when the host made it. */
+function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string) => void): { readonly tokens: OperatorTokens; readonly shown: string | undefined } {
+  const loaded = loadOperatorTokens(options.operatorTokensFile, io.env);
+  if (loaded !== undefined) {
+    if (loaded.warning !== undefined) log(`warning: ${loaded.warning}`);
+    log(`accepting ${loaded.tokens.size} operator token(s) from ${loaded.source}`);
+    return { tokens: loaded.tokens, shown: undefined };
+  }
+  const made = OperatorTokens.generate();
+  log('no operator token configured: made one (shown once on stdout, kept only as a digest)');
+  return { tokens: made.tokens, shown: made.token };
+}
+
+function serverOptions(options: HostCliOptions, keys: AccessKeyStore, tokens: OperatorTokens, log: (line: string) => void): HostServerOptions {
   const optional = {
-    tls,
+    tls: readTls(options),
     publicUrl: options.publicUrl,
     region: options.region,
     maxEnvironments: options.maxEnvironments,
@@ -42,7 +81,7 @@ function serverOptions(options: HostCliOptions, io: HostIo, log: (line: string) 
     maxHandshakesPerSecond: options.maxHandshakesPerSecond,
   };
   const defined = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
-  return { credentials: credentials.keys, host: options.host, port: options.port, log, ...defined };
+  return { credentials: keys, host: options.host, port: options.port, log, operator: { tokens }, ...defined };
 }
 
 /** Resolves with the next SIGINT/SIGTERM (listeners removed after). */
@@ -56,22 +95,50 @@ function nextStopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/** Starts the local executor; its exit is logged (the host keeps serving). */
+async function startLocalExecutor(host: HostServer, environmentId: string, credentials: { readonly accessKeyId: string; readonly secretAccessKey: string }, log: (line: string) => void): Promise<SpawnedExecutor> {
+  resolveCodexBinary(); // throws the "how to get an executor" message when @openai/codex is missing
+  const executor = await spawnExecutor({ mode: 'direct', remoteUrl: host.url, environmentId, credentials });
+  log(`local executor started (pid ${executor.pid}, environment ${environmentId})`);
+  void executor.exited.then(({ code, signal }) => log(`local executor exited (${signal === null ? `status ${String(code)}` : `signal ${signal}`})`));
+  return executor;
+}
+
 /**
- * Serves until SIGINT/SIGTERM, then closes the host (executors keep their processes for their
- * retention time and re-dial). Resolves with the exit status; a bad configuration is one stderr line and 1.
+ * Serves until SIGINT/SIGTERM, then stops the local executor (its processes end with it) and closes the
+ * host (other executors keep their processes for their retention time and re-dial). Resolves with the
+ * exit status; a bad configuration is one stderr line and 1.
  */
 export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<number> {
   const log = (line: string): void => void io.stderr.write(`exec-rx host: ${line}\n`);
-  let host;
+  const local = options.localExecutorId === undefined ? undefined : throwawayCredentials();
+  let host: HostServer;
+  let shown: string | undefined;
   try {
-    host = await startHostServer(serverOptions(options, io, log));
+    const keys = executorKeys(options, io, log, local);
+    const operator = operatorTokens(options, io, log);
+    shown = operator.shown;
+    host = await startHostServer(serverOptions(options, keys, operator.tokens, log));
   } catch (error: unknown) {
     log(error instanceof Error ? error.message : String(error));
     return 1;
   }
-  io.stdout.write(`exec-rx host listening on ${host.url}\nAn executor joins with:\n  ${host.joinCommand()}\n`);
+  const operatorUrl = `${host.url}/${shown === undefined ? '' : `#token=${shown}`}`;
+  shown = undefined;
+  io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nAn executor joins with:\n  ${host.joinCommand()}\n`);
+  let executor: SpawnedExecutor | undefined;
+  if (local !== undefined && options.localExecutorId !== undefined) {
+    try {
+      executor = await startLocalExecutor(host, options.localExecutorId, local, log);
+    } catch (error: unknown) {
+      log(error instanceof Error ? error.message : String(error));
+      await host.close();
+      return 1;
+    }
+  }
   const signal = await nextStopSignal();
   log(`${signal}: closing`);
+  await executor?.stop();
   await host.close();
   return 0;
 }

@@ -210,7 +210,7 @@ export class EventHistory {
   }
 
   /** The seq of the oldest retained event (the next one to come when nothing is retained). */
-  private firstRetainedSeq(): number {
+  firstRetainedSeq(): number {
     return this.ring.peek()?.seq ?? this.lastSeq + 1;
   }
 

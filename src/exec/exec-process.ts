@@ -100,6 +100,15 @@ export class ExecProcess {
     return this.status.failure;
   }
 
+  /**
+   * The oldest seq a replay can still give: events before it were dropped from the bounded history
+   * (`read` may still find their output in the executor's own window). When nothing is retained, the
+   * seq of the next event to come.
+   */
+  get historyStartSeq(): number {
+    return this.history.firstRetainedSeq();
+  }
+
   /** The last seq published to consumers (0 when none). */
   get lastPublishedSeq(): number {
     return this.inbox.lastPublishedSeq;

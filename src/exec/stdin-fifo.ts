@@ -53,7 +53,8 @@ export interface FifoStarted {
  */
 export async function startWithStdinFifo(backend: ExecBackend, params: StartParams, tempDir: string): Promise<FifoStarted> {
   const fifo = `${tempDir.replace(/\/+$/, '')}/exec-rx-stdin-${randomUUID()}`;
-  const { argv, ...base } = params;
+  // The helpers get ids of their own; a processId asked for is the command's.
+  const { argv, processId, ...base } = params;
   const program = argv[0] ?? '';
   const setup = await backend.start({ ...base, argv: ['sh', '-c', PREPARE, fifo, program] }, UNLISTED);
   const status = await firstValueFrom(setup.process.exitCode$);
@@ -67,7 +68,7 @@ export async function startWithStdinFifo(backend: ExecBackend, params: StartPara
   const feeder = new FifoFeeder(helper.process);
   try {
     // Listed as the command itself: a process list shows what the user ran, not the wrapper.
-    const command = await backend.start({ ...base, argv: ['sh', '-c', WRAPPER, fifo, ...argv] }, { listedArgv: argv });
+    const command = await backend.start({ ...base, ...(processId === undefined ? {} : { processId }), argv: ['sh', '-c', WRAPPER, fifo, ...argv] }, { listedArgv: argv });
     return { process: command.process, feeder };
   } catch (error: unknown) {
     await feeder.dispose();

@@ -6,6 +6,8 @@
 import type { Subscription } from 'rxjs';
 import { BehaviorSubject } from 'rxjs';
 import type WebSocket from 'ws';
+import type { ExecClientErrorCode } from '../errors';
+import { ExecClientError } from '../errors';
 import type { ConnectionState } from '../environment/connection-state';
 import type { Environment } from '../environment/environment';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
@@ -31,6 +33,8 @@ export interface HostedEnvironment {
   readonly environment: Environment | undefined;
   /** Why it is disconnected or failed (a library error message; never carries secrets). */
   readonly error: string | undefined;
+  /** The library's code of that error (`RESUME_FAILED`, `TRANSPORT_CLOSED` ...). */
+  readonly errorCode: ExecClientErrorCode | undefined;
 }
 
 interface Slot {
@@ -117,7 +121,7 @@ export class HostedEnvironments {
   private startGeneration(id: string, socket: WebSocket, generation: number): void {
     const previous = this.slots.get(id);
     if (previous !== undefined) void this.release(previous);
-    const slot: Slot = { view: { id, generation, state: 'starting', info: undefined, environment: undefined, error: undefined }, manager: undefined, socket, watching: undefined };
+    const slot: Slot = { view: { id, generation, state: 'starting', info: undefined, environment: undefined, error: undefined, errorCode: undefined }, manager: undefined, socket, watching: undefined };
     this.slots.set(id, slot);
     this.log(`environment ${id} generation ${generation}: starting`);
     this.publish();
@@ -125,7 +129,7 @@ export class HostedEnvironments {
       (manager) => this.started(slot, manager),
       (error: unknown) => {
         socket.terminate();
-        this.update(slot, { state: 'failed', error: messageOf(error) });
+        this.update(slot, { state: 'failed', error: messageOf(error), errorCode: error instanceof ExecClientError ? error.code : 'HOST_ERROR' });
       },
     );
   }
@@ -143,7 +147,7 @@ export class HostedEnvironments {
 
   private onState(slot: Slot, environment: Environment, state: ConnectionState): void {
     if (state.state === 'connected') {
-      this.update(slot, { state: 'connected', error: undefined });
+      this.update(slot, { state: 'connected', error: undefined, errorCode: undefined });
       if (slot.view.info === undefined) {
         environment.info().then(
           (info) => this.update(slot, { info }),
@@ -152,7 +156,7 @@ export class HostedEnvironments {
       }
       return;
     }
-    this.update(slot, { state: state.state, error: 'error' in state ? state.error.message : undefined });
+    this.update(slot, 'error' in state ? { state: state.state, error: state.error.message, errorCode: state.error.code } : { state: state.state, error: undefined, errorCode: undefined });
     if (state.state === 'failed') {
       // The executor must re-dial to start the next generation: close whatever socket it still holds.
       slot.socket?.terminate();

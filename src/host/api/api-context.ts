@@ -1,0 +1,43 @@
+import type { Observable } from 'rxjs';
+import type { Environment } from '../../environment/environment';
+import type { ProcessSummary } from '../../exec/process-table';
+import type { HostedEnvironments } from '../hosted-environments';
+import type { HostedProcesses } from './hosted-processes';
+import { ApiProblem } from './problem';
+import type { SseHub } from './sse';
+
+/** What the operator API's routes share. */
+export interface ApiContext {
+  /** This host's instance id (a UUID made at start). */
+  readonly hostInstance: string;
+  readonly environments: HostedEnvironments;
+  readonly processes: HostedProcesses;
+  readonly hub: SseHub;
+  /** The largest request body the API reads. */
+  readonly maxBodyBytes: number;
+  /** How long a paused event stream waits for its client to take what was sent. */
+  readonly stallMs: number;
+}
+
+/**
+ * The current generation's Environment of `environmentId`. Throws ApiProblem 404 `ENVIRONMENT_NOT_FOUND`,
+ * or 503 (`ENVIRONMENT_RECOVERING` while its first handshake runs, `ENVIRONMENT_FAILED` once it failed:
+ * the executor may start a new generation) with `Retry-After`.
+ */
+export function environmentOf(context: ApiContext, environmentId: string): Environment {
+  const hosted = context.environments.get(environmentId);
+  if (hosted === undefined) throw new ApiProblem(404, 'ENVIRONMENT_NOT_FOUND', `no environment ${environmentId}`);
+  if (hosted.environment !== undefined) return hosted.environment;
+  if (hosted.state === 'starting') throw new ApiProblem(503, 'ENVIRONMENT_RECOVERING', `environment ${environmentId} is starting`, { 'retry-after': '1' });
+  throw new ApiProblem(503, 'ENVIRONMENT_FAILED', `environment ${environmentId} failed: ${hosted.error ?? 'unknown error'}`, { 'retry-after': '5' });
+}
+
+/** The current value of a replaying Observable (the environment's process list), read synchronously. */
+export function current<T>(source$: Observable<T>, fallback: T): T {
+  let value = fallback;
+  source$.subscribe((v) => (value = v)).unsubscribe();
+  return value;
+}
+
+/** The environment's process list as it is now. */
+export const listed = (environment: Environment): readonly ProcessSummary[] => current(environment.processes$, []);

@@ -1,0 +1,157 @@
+/**
+ * The processes the operator API starts: host-generated UUIDs (the executor's process ids too), the
+ * defaults a remote start needs, the stdin channel of each, and `Idempotency-Key`s so that a retried
+ * start returns the process the first one started.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Environment } from '../../environment/environment';
+import type { StartParams } from '../../exec/exec-backend';
+import type { ExecProcess } from '../../exec/exec-process';
+import { startWithStdinFifo } from '../../exec/stdin-fifo';
+import type { ProcessSummary } from '../../exec/process-table';
+import type { EnvironmentInfo } from '../../wire/environment';
+import type { ProcessResource, StartProcessRequest } from '../../wire/operator-api';
+import { ApiProblem } from './problem';
+import { ProcessStdin } from './process-stdin';
+
+/** How many `Idempotency-Key`s the host remembers (all tokens together). */
+export const REMEMBERED_STARTS = 4096;
+
+/** A process the API knows, with what the library does not keep. */
+export interface HostedProcess {
+  readonly environmentId: string;
+  readonly process: ExecProcess;
+  readonly pipeStdin: boolean;
+  readonly stdin: ProcessStdin | undefined;
+}
+
+interface RememberedStart {
+  readonly fingerprint: string;
+  readonly started: Promise<HostedProcess>;
+}
+
+/** The environment a process inherits: the executor's core set (PATH, HOME ...), the request's on top. */
+const CORE_ENV: NonNullable<StartParams['envPolicy']> = { inherit: 'core', ignoreDefaultExcludes: false, exclude: [], set: {}, includeOnly: [] };
+
+/** Processes started through the API, by id. */
+export class HostedProcesses {
+  private readonly extras = new Map<string, HostedProcess>();
+  private readonly starts = new Map<string, RememberedStart>();
+
+  /**
+   * Starts `request` on `environment`, or, for an `idempotencyKey` seen before with the same request,
+   * resolves with the process that start made (422 `IDEMPOTENCY_KEY_REUSED` for another request). Keys
+   * are scoped to the token and the environment. Rejects with the start's typed errors.
+   */
+  start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<HostedProcess> {
+    if (idempotency === undefined) return this.startNow(environmentId, environment, request);
+    const scope = scopeOf(idempotency.tokenId, environmentId, idempotency.key);
+    const fingerprint = createHash('sha256').update(canonical(request)).digest('base64');
+    const seen = this.starts.get(scope);
+    if (seen !== undefined) {
+      if (seen.fingerprint !== fingerprint) return Promise.reject(new ApiProblem(422, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another start'));
+      return seen.started;
+    }
+    const started = this.startNow(environmentId, environment, request);
+    this.starts.set(scope, { fingerprint, started });
+    // A failed start may be retried with the same key: forget it.
+    started.catch(() => this.starts.delete(scope));
+    if (this.starts.size > REMEMBERED_STARTS) {
+      const oldest = this.starts.keys().next().value;
+      if (oldest !== undefined) this.starts.delete(oldest);
+    }
+    return started;
+  }
+
+  /** Whether a start with this `Idempotency-Key` was made before (the answer is then a replay). */
+  startedFor(tokenId: string, environmentId: string, key: string | undefined): boolean {
+    return key !== undefined && this.starts.has(scopeOf(tokenId, environmentId, key));
+  }
+
+  /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
+  get(environmentId: string, environment: Environment, processId: string): HostedProcess | undefined {
+    const process = environment.getProcess(processId);
+    if (process === undefined) {
+      this.extras.delete(processId);
+      return undefined;
+    }
+    const extra = this.extras.get(processId);
+    if (extra !== undefined && extra.environmentId === environmentId && extra.process === process) return extra;
+    return { environmentId, process, pipeStdin: false, stdin: undefined };
+  }
+
+  /** A listed process as the API shows it. */
+  resource(environmentId: string, summary: ProcessSummary): ProcessResource {
+    const extra = this.extras.get(summary.processId);
+    return {
+      id: summary.processId,
+      environmentId,
+      argv: [...summary.argv],
+      tty: summary.tty,
+      pipeStdin: extra?.pipeStdin ?? false,
+      state: summary.state,
+      exitCode: summary.exitCode ?? null,
+      error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
+    };
+  }
+
+  /** Forgets what the API kept of `environmentId`'s processes no longer listed (after release or eviction). */
+  prune(environmentId: string, listed: ReadonlySet<string>): void {
+    for (const [id, extra] of this.extras) {
+      if (extra.environmentId !== environmentId || listed.has(id)) continue;
+      this.extras.delete(id);
+      void extra.stdin?.dispose();
+    }
+  }
+
+  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest): Promise<HostedProcess> {
+    const info = await environment.info();
+    const tty = request.tty !== undefined && request.tty !== false;
+    const processId = randomUUID();
+    const params: StartParams = {
+      processId,
+      argv: [...request.argv],
+      cwd: request.cwd ?? info.userHomeDir ?? info.cwd ?? 'file:///',
+      env: { ...(tty ? { TERM: 'xterm-256color' } : {}), ...request.env },
+      envPolicy: CORE_ENV,
+    };
+    const backend = environment.getExecBackend();
+    let hosted: HostedProcess;
+    if (tty) {
+      const { process } = await backend.start({ ...params, tty: true });
+      hosted = { environmentId, process, pipeStdin: false, stdin: new ProcessStdin({ kind: 'pty', process }) };
+    } else if (request.pipeStdin === true) {
+      const { process, feeder } = await startWithStdinFifo(backend, params, tempDirOf(info));
+      hosted = { environmentId, process, pipeStdin: true, stdin: new ProcessStdin({ kind: 'fifo', feeder }) };
+    } else {
+      const { process } = await backend.start(params);
+      hosted = { environmentId, process, pipeStdin: false, stdin: undefined };
+    }
+    this.extras.set(processId, hosted);
+    // The FIFO helper waits on its own stdin: stop it when the command ends.
+    const stdin = hosted.stdin;
+    if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
+    return hosted;
+  }
+}
+
+const scopeOf = (tokenId: string, environmentId: string, key: string): string => `${tokenId}\u0000${environmentId}\u0000${key}`;
+
+/** The request as stable JSON (sorted keys), for comparing a retried start with the first. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function tempDirOf(info: EnvironmentInfo): string {
+  try {
+    return info.tempDir === undefined ? '/tmp' : fileURLToPath(info.tempDir);
+  } catch {
+    return '/tmp';
+  }
+}

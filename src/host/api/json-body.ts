@@ -1,0 +1,56 @@
+/**
+ * Reading a request's JSON body: bounded in size, `application/json` only, decoded with a codec. Each
+ * failure is an ApiProblem with its own code; nothing is acted on before the whole body decoded.
+ */
+import type { IncomingMessage } from 'node:http';
+import type * as t from 'io-ts';
+import * as E from 'fp-ts/lib/Either';
+import { decodeWith, parseJson } from '../../wire/decode';
+import { ApiProblem } from './problem';
+
+/** Reads the body, at most `limit` bytes; rejects with 413 beyond (reading stops at once). */
+function readLimited(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? '0');
+    if (Number.isFinite(declared) && declared > limit) {
+      reject(new ApiProblem(413, 'BODY_TOO_LARGE', `the body may be at most ${limit} bytes`, { connection: 'close' }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume();
+        reject(new ApiProblem(413, 'BODY_TOO_LARGE', `the body may be at most ${limit} bytes`, { connection: 'close' }));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+/**
+ * The body decoded by `codec`. Rejects with ApiProblem 415 (`UNSUPPORTED_MEDIA_TYPE`) unless it is
+ * `application/json`, 413 (`BODY_TOO_LARGE`), 400 `MALFORMED_JSON` when it does not parse, 400
+ * `INVALID_REQUEST` naming the failing paths when it does not match `codec`.
+ */
+export async function readJsonBody<A>(req: IncomingMessage, codec: t.Type<A, unknown, unknown>, limit: number): Promise<A> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') throw new ApiProblem(415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
+  const body = await readLimited(req, limit);
+  const parsed = parseJson(body.toString('utf8'));
+  if (E.isLeft(parsed)) throw new ApiProblem(400, 'MALFORMED_JSON', 'the body is not valid JSON');
+  const decoded = decodeWith(codec)(parsed.right);
+  if (E.isLeft(decoded)) throw new ApiProblem(400, 'INVALID_REQUEST', decoded.left.details.join('; ').slice(0, 2000));
+  return decoded.right;
+}
+
+/** Drains a body the route does not take (so keep-alive stays usable); rejects 413 beyond `limit`. */
+export async function discardBody(req: IncomingMessage, limit: number): Promise<void> {
+  await readLimited(req, limit);
+}

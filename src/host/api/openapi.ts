@@ -1,0 +1,163 @@
+/**
+ * The OpenAPI 3.1 document of the operator API, served at `/api/v1/openapi.json`. Written by hand beside
+ * the router (the router is not generated from it); `spec/host/api/openapi.int.spec.ts` holds the two
+ * together: every documented method and path answers, every other method answers 405, and every
+ * response body validates against its schema.
+ */
+import { API_PREFIX } from '../../wire/operator-api';
+
+type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const obj = (properties: Record<string, Json>, required: readonly string[] = Object.keys(properties)): Json => ({ type: 'object', additionalProperties: false, properties, required });
+const json = (schema: Json, description: string): Json => ({ description, content: { 'application/json': { schema } } });
+const problems = (...statuses: readonly number[]): Record<string, Json> =>
+  Object.fromEntries(statuses.map((status) => [String(status), { $ref: `#/components/responses/Problem${status}` }]));
+const ID = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' };
+const pathParams = (...names: readonly string[]): Json => names.map((name) => ({ name, in: 'path', required: true, schema: ID }));
+const eventStream = (description: string): Json => ({ description, content: { 'text/event-stream': { schema: { type: 'string' } } } });
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Malformed JSON, a body that does not match its schema, or an id that is not a safe id.',
+  401: 'No operator token, or a wrong one (no detail is given).',
+  404: 'No such environment, process or route.',
+  405: 'The path exists but not with this method (`Allow` lists those it has).',
+  409: 'The request conflicts with the process: it has no stdin, its input ended, or it has not closed.',
+  413: 'The body is larger than the host reads.',
+  415: 'The body is not `application/json`.',
+  422: 'The program cannot be started, or an Idempotency-Key / writeId was used for another request.',
+  429: 'Too many requests or event streams for this token (`Retry-After`).',
+  503: 'The environment is starting, recovering or failed, or the host holds its total of event streams (`Retry-After`).',
+};
+
+const ENVIRONMENT: Record<string, Json> = {
+  id: { type: 'string' },
+  generation: { type: 'integer', minimum: 0 },
+  state: { enum: ['starting', 'connecting', 'connected', 'disconnected', 'failed', 'closed'] },
+  error: { oneOf: [ref('ApiError'), { type: 'null' }] },
+  info: { type: ['object', 'null'] },
+  processCount: { type: 'integer', minimum: 0 },
+};
+
+const processPaths = `${API_PREFIX}/environments/{environmentId}/processes`;
+const processPath = `${processPaths}/{processId}`;
+
+/** The document. */
+export const OPENAPI_DOCUMENT: Json = {
+  openapi: '3.1.0',
+  info: {
+    title: 'exec-rx host operator API',
+    version: '1.0.0',
+    description:
+      'Environments (executors joined to this host) and the processes running on them. Every answer names the host instance in the `exec-rx-host-instance` header; errors are `application/problem+json` (RFC 9457) with the library error `code`. Process events are Server-Sent Events: `id:` is the seq, `Last-Event-ID` or `?after=SEQ` resumes with exactly what follows.',
+  },
+  security: [{ operatorToken: [] }],
+  paths: {
+    [`${API_PREFIX}/openapi.json`]: { get: { summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } } },
+    [`${API_PREFIX}/host`]: { get: { summary: 'The host instance', responses: { '200': json(ref('HostInfo'), 'This host'), ...problems(401, 429) } } },
+    [`${API_PREFIX}/environments`]: { get: { summary: 'List environments', responses: { '200': json(ref('EnvironmentList'), 'Every environment'), ...problems(401, 429) } } },
+    [`${API_PREFIX}/environments/{environmentId}`]: {
+      parameters: pathParams('environmentId'),
+      get: { summary: 'One environment', responses: { '200': json(ref('EnvironmentResource'), 'The environment'), ...problems(400, 401, 404, 429) } },
+    },
+    [`${API_PREFIX}/overview`]: {
+      get: {
+        summary: 'Live overview: every environment with its processes',
+        description: 'One `event: overview` per change, its data an `Overview`; a comment ping every 15 s.',
+        responses: { '200': eventStream('An event stream of `Overview` snapshots'), ...problems(401, 429, 503) },
+      },
+    },
+    [processPaths]: {
+      parameters: pathParams('environmentId'),
+      get: { summary: "List an environment's processes", responses: { '200': json(ref('ProcessList'), 'The processes'), ...problems(400, 401, 404, 429, 503) } },
+      post: {
+        summary: 'Start a process',
+        parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'A retried start with the same key and body returns the same process (200).' }],
+        requestBody: { required: true, content: { 'application/json': { schema: ref('StartProcessRequest') } } },
+        responses: { '201': json(ref('ProcessResource'), 'Started'), '200': json(ref('ProcessResource'), 'A replay of an earlier start with this Idempotency-Key'), ...problems(400, 401, 404, 413, 415, 422, 429, 503) },
+      },
+    },
+    [processPath]: {
+      parameters: pathParams('environmentId', 'processId'),
+      get: { summary: 'One process', responses: { '200': json(ref('ProcessResource'), 'The process'), ...problems(400, 401, 404, 429, 503) } },
+      delete: { summary: 'Release a closed process (its history and its place in the list)', responses: { '204': { description: 'Released' }, ...problems(400, 401, 404, 409, 429, 503) } },
+    },
+    [`${processPath}/events`]: {
+      parameters: [...(pathParams('environmentId', 'processId') as readonly Json[]), { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'Resume after this seq (wins over Last-Event-ID).' }],
+      get: {
+        summary: "A process's events",
+        description:
+          'Events `output` (data `OutputEventData`, bytes base64), `exited`, `closed`, `failed` and `truncated`; `id:` is the seq. The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID).',
+        responses: { '200': eventStream('An event stream'), ...problems(400, 401, 404, 429, 503) },
+      },
+    },
+    [`${processPath}/stdin`]: {
+      parameters: pathParams('environmentId', 'processId'),
+      post: {
+        summary: 'Write to stdin (once per writeId, in arrival order; answered once accepted)',
+        requestBody: { required: true, content: { 'application/json': { schema: ref('StdinWriteRequest') } } },
+        responses: { '200': json(ref('WriteAccepted'), 'Accepted by the executor'), ...problems(400, 401, 404, 409, 413, 415, 422, 429, 503) },
+      },
+    },
+    [`${processPath}/stdin/end`]: {
+      parameters: pathParams('environmentId', 'processId'),
+      post: { summary: 'End the input (idempotent)', responses: { '200': json(obj({ status: { const: 'ended' } }), 'Ended'), ...problems(400, 401, 404, 409, 413, 429, 503) } },
+    },
+    [`${processPath}/interrupt`]: {
+      parameters: pathParams('environmentId', 'processId'),
+      post: { summary: 'Send SIGINT (exit 130 follows)', responses: { '202': json(obj({ status: { const: 'interrupted' } }), 'Sent'), ...problems(400, 401, 404, 413, 429, 503) } },
+    },
+    [`${processPath}/terminate`]: {
+      parameters: pathParams('environmentId', 'processId'),
+      post: { summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 404, 413, 429, 503) } },
+    },
+  },
+  components: {
+    securitySchemes: { operatorToken: { type: 'http', scheme: 'bearer', description: 'An operator token (not an executor credential).' } },
+    responses: Object.fromEntries(
+      Object.entries(STATUS_TEXT).map(([status, description]) => [`Problem${status}`, { description, content: { 'application/problem+json': { schema: ref('Problem') } } }]),
+    ),
+    schemas: {
+      ApiError: obj({ code: { type: 'string' }, message: { type: 'string' } }),
+      Problem: obj(
+        { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, code: { type: 'string' }, detail: { type: 'string' }, hostInstance: { type: 'string' } },
+        ['type', 'title', 'status', 'code', 'hostInstance'],
+      ),
+      HostInfo: obj({ hostInstance: { type: 'string' }, environments: { type: 'integer', minimum: 0 }, eventStreams: { type: 'integer', minimum: 0 } }),
+      EnvironmentResource: obj(ENVIRONMENT),
+      EnvironmentList: obj({ hostInstance: { type: 'string' }, environments: { type: 'array', items: ref('EnvironmentResource') } }),
+      ProcessResource: obj({
+        id: { type: 'string' },
+        environmentId: { type: 'string' },
+        argv: { type: 'array', items: { type: 'string' } },
+        tty: { type: 'boolean' },
+        pipeStdin: { type: 'boolean' },
+        state: { enum: ['running', 'exited', 'closed', 'failed'] },
+        exitCode: { type: ['integer', 'null'] },
+        error: { oneOf: [ref('ApiError'), { type: 'null' }] },
+      }),
+      ProcessList: obj({ processes: { type: 'array', items: ref('ProcessResource') } }),
+      Overview: obj({
+        hostInstance: { type: 'string' },
+        environments: { type: 'array', items: obj({ ...ENVIRONMENT, processes: { type: 'array', items: ref('ProcessResource') } }) },
+      }),
+      TtySize: obj({ rows: { type: 'integer', minimum: 1, maximum: 10000 }, cols: { type: 'integer', minimum: 1, maximum: 10000 } }),
+      StartProcessRequest: obj(
+        {
+          argv: { type: 'array', minItems: 1, maxItems: 1024, items: { type: 'string', minLength: 1, maxLength: 4096 } },
+          cwd: { type: 'string', minLength: 1, description: "Default: the executor's home directory." },
+          env: { type: 'object', additionalProperties: { type: 'string' }, description: "Laid over the executor's core environment." },
+          tty: { oneOf: [{ type: 'boolean' }, ref('TtySize')], description: 'A pty (TERM=xterm-256color unless env sets it), optionally sized.' },
+          pipeStdin: { type: 'boolean', description: 'A stdin that can be written and ended.' },
+        },
+        ['argv'],
+      ),
+      StdinWriteRequest: obj({ writeId: { type: 'string', minLength: 1, maxLength: 128 }, data: { type: 'string', contentEncoding: 'base64' } }),
+      WriteAccepted: obj({ writeId: { type: 'string' }, status: { const: 'accepted' } }),
+      OutputEventData: obj({ seq: { type: 'integer' }, stream: { enum: ['stdout', 'stderr', 'pty'] }, chunk: { type: 'string', contentEncoding: 'base64' } }),
+      ExitedEventData: obj({ seq: { type: 'integer' }, exitCode: { type: 'integer' } }),
+      ClosedEventData: obj({ seq: { type: 'integer' } }),
+      TruncatedEventData: obj({ nextSeq: { type: 'integer' }, droppedEvents: { type: 'integer' }, droppedBytes: { type: 'integer' } }, ['nextSeq', 'droppedEvents']),
+    },
+  },
+};

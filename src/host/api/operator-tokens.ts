@@ -1,0 +1,100 @@
+/**
+ * Operator tokens: the bearer tokens that open the operator API, separate from the executors'
+ * credentials. They come from a file (`--operator-tokens-file`, one token per line) or
+ * `EXEC_RX_OPERATOR_TOKEN`; with none configured the host makes one and shows it once. Only SHA-256
+ * digests are kept; a presented token is digested and compared with each in constant time. Tokens
+ * never reach a log, an error or an answer.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+
+/** Environment variable carrying one operator token. */
+export const OPERATOR_TOKEN_ENV = 'EXEC_RX_OPERATOR_TOKEN';
+
+const TOKEN = /^[\x21-\x7e]{16,512}$/;
+
+const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+
+/** The accepted operator tokens (as digests). */
+export class OperatorTokens {
+  private readonly digests: readonly Buffer[];
+
+  /** @param tokens the accepted tokens; each at least 16 printable characters (throws naming only its position). */
+  constructor(tokens: readonly string[]) {
+    tokens.forEach((token, index) => {
+      if (!TOKEN.test(token)) throw new Error(`operator token ${index + 1} must be 16 to 512 printable characters without spaces`);
+    });
+    if (tokens.length === 0) throw new Error('no operator tokens');
+    this.digests = tokens.map(digest);
+  }
+
+  /** A fresh random token (256 bits, base64url) and the tokens that accept it; show the token once, then drop it. */
+  static generate(): { readonly tokens: OperatorTokens; readonly token: string } {
+    const token = randomBytes(32).toString('base64url');
+    return { tokens: new OperatorTokens([token]), token };
+  }
+
+  /** How many tokens are accepted. */
+  get size(): number {
+    return this.digests.length;
+  }
+
+  /**
+   * The id of the token an `Authorization: Bearer …` header presents (its position, for per-token
+   * limits), or `undefined` when it presents none of them. Every digest is compared, in constant time.
+   */
+  authenticate(authorization: string | undefined): string | undefined {
+    const match = authorization === undefined ? null : /^Bearer ([\x21-\x7e]{1,512})$/i.exec(authorization);
+    if (match === null || match[1] === undefined) return undefined;
+    const presented = digest(match[1]);
+    let found: string | undefined;
+    this.digests.forEach((candidate, index) => {
+      if (timingSafeEqual(candidate, presented)) found = `token-${index + 1}`;
+    });
+    return found;
+  }
+}
+
+/** Where the operator tokens came from, and a warning to show (a file others can read); names no token. */
+export interface LoadedOperatorTokens {
+  readonly tokens: OperatorTokens;
+  readonly source: string;
+  readonly warning?: string;
+}
+
+/**
+ * The operator tokens from `file` (one per line; blank lines and `#` comments ignored) and
+ * `EXEC_RX_OPERATOR_TOKEN`; `undefined` when neither is set (the host then makes one). Throws an Error
+ * naming the file and the bad line's number only.
+ */
+export function loadOperatorTokens(file: string | undefined, env: NodeJS.ProcessEnv = process.env): LoadedOperatorTokens | undefined {
+  const tokens: string[] = [];
+  const sources: string[] = [];
+  let warning: string | undefined;
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+      if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0) warning = `operator tokens file ${file} is readable by others; chmod 600 it`;
+    } catch (error: unknown) {
+      const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'unreadable';
+      throw new Error(`cannot read operator tokens file ${file} (${code})`);
+    }
+    text.split(/\r?\n/).forEach((raw, index) => {
+      const line = raw.trim();
+      if (line === '' || line.startsWith('#')) return;
+      if (!TOKEN.test(line)) throw new Error(`${file}: line ${index + 1} is not a token (16 to 512 printable characters, no spaces)`);
+      tokens.push(line);
+    });
+    if (tokens.length === 0) throw new Error(`operator tokens file ${file} holds no token`);
+    sources.push(file);
+  }
+  const fromEnv = env[OPERATOR_TOKEN_ENV];
+  if (fromEnv !== undefined && fromEnv !== '') {
+    if (!TOKEN.test(fromEnv)) throw new Error(`${OPERATOR_TOKEN_ENV} must be 16 to 512 printable characters without spaces`);
+    tokens.push(fromEnv);
+    sources.push(OPERATOR_TOKEN_ENV);
+  }
+  if (tokens.length === 0) return undefined;
+  return { tokens: new OperatorTokens(tokens), source: sources.join(' + '), ...(warning === undefined ? {} : { warning }) };
+}

@@ -1,0 +1,79 @@
+/**
+ * Errors of the operator API as RFC 9457 problem details (`application/problem+json`): each carries the
+ * library's error `code` (or one of the API's own, see `OperatorApiErrorCode`) and the host instance.
+ * Details are library messages or the API's own words; they never carry a token or a process's env.
+ */
+import type { ServerResponse } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import type { ExecClientErrorCode } from '../../errors';
+import { ExecClientError } from '../../errors';
+import type { Problem } from '../../wire/operator-api';
+import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
+
+/** A problem a handler throws (or returns); the API answers it as problem+json. */
+export class ApiProblem extends Error {
+  override readonly name = 'ApiProblem';
+  constructor(
+    readonly status: number,
+    readonly code: ExecClientErrorCode,
+    readonly detail?: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(detail ?? code);
+  }
+}
+
+/** The HTTP status for a library error that reached the API; 500 for any other code. */
+const LIBRARY_STATUS: Readonly<Partial<Record<ExecClientErrorCode, number>>> = {
+  SPAWN_FAILED: 422,
+  NOT_FOUND: 404,
+  REQUEST_TIMEOUT: 504,
+  ENVIRONMENT_RECOVERING: 503,
+  ENVIRONMENT_FAILED: 503,
+  RESUME_FAILED: 503,
+  TRANSPORT_CLOSED: 503,
+  CLOSED: 503,
+  RPC_ERROR: 502,
+  DECODE_FAILED: 502,
+  PROTOCOL_ERROR: 502,
+  FRAME_TOO_LARGE: 502,
+  PROCESS_FAILED: 409,
+  PROCESS_GAP: 409,
+};
+
+const statusOf = (error: ExecClientError): number => LIBRARY_STATUS[error.code] ?? 500;
+
+/** Any thrown value as a problem: ApiProblems as they are, library errors by their code, the rest 500. */
+export function problemOf(error: unknown): ApiProblem {
+  if (error instanceof ApiProblem) return error;
+  if (error instanceof ExecClientError) {
+    const status = statusOf(error);
+    return new ApiProblem(status, error.code, error.message, status === 503 ? { 'retry-after': '1' } : {});
+  }
+  return new ApiProblem(500, 'HOST_ERROR', 'the host failed to handle the request');
+}
+
+/** The body of a problem answer. A 401 carries no detail. */
+export function problemBody(problem: ApiProblem, hostInstance: string): Problem {
+  const title = STATUS_CODES[problem.status] ?? 'Error';
+  const body: Problem = { type: 'about:blank', title, status: problem.status, code: problem.code, hostInstance };
+  return problem.detail === undefined || problem.status === 401 ? body : { ...body, detail: problem.detail };
+}
+
+/** Answers `problem` as problem+json and ends the response (or just ends it when headers went out). */
+export function sendProblem(res: ServerResponse, problem: ApiProblem, hostInstance: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(problemBody(problem, hostInstance));
+  res.writeHead(problem.status, {
+    'content-type': 'application/problem+json',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    [HOST_INSTANCE_HEADER]: hostInstance,
+    ...(problem.status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
+    ...problem.headers,
+  });
+  res.end(text);
+}

@@ -1,0 +1,161 @@
+/**
+ * The processes side of the operator API: start, list, get and release processes; their events as SSE;
+ * their stdin (written once per `writeId`, ended once); interrupt and terminate.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Environment } from '../../environment/environment';
+import { decodeCanonical } from '../../wire/base64';
+import type { ProcessResource } from '../../wire/operator-api';
+import { API_PREFIX, IDEMPOTENCY_KEY_HEADER, StartProcessRequest, StdinWriteRequest } from '../../wire/operator-api';
+import type { ApiContext } from './api-context';
+import { environmentOf, listed } from './api-context';
+import type { HostedProcess } from './hosted-processes';
+import { discardBody, readJsonBody } from './json-body';
+import { ApiProblem } from './problem';
+import { streamProcessEvents } from './process-event-stream';
+import { sendApiJson, sendEmpty } from './responses';
+import type { Route, RouteContext } from './router';
+
+const PROCESSES = `${API_PREFIX}/environments/{environmentId}/processes`;
+const PROCESS = `${PROCESSES}/{processId}`;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+const SEQ = /^(0|[1-9][0-9]{0,15})$/;
+
+interface Target {
+  readonly environmentId: string;
+  readonly environment: Environment;
+  readonly hosted: HostedProcess;
+}
+
+function target(context: ApiContext, params: Readonly<Record<string, string>>): Target {
+  const environmentId = params['environmentId'] ?? '';
+  const processId = params['processId'] ?? '';
+  const environment = environmentOf(context, environmentId);
+  const hosted = context.processes.get(environmentId, environment, processId);
+  if (hosted === undefined) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${processId} in environment ${environmentId}`);
+  return { environmentId, environment, hosted };
+}
+
+function resourceOf(context: ApiContext, { environmentId, environment, hosted }: Target): ProcessResource {
+  const summary = listed(environment).find((s) => s.processId === hosted.process.processId);
+  if (summary === undefined) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${hosted.process.processId} in environment ${environmentId}`);
+  return context.processes.resource(environmentId, summary);
+}
+
+/** The seq to resume after: `?after=` wins over `Last-Event-ID`; 0 when neither is given. */
+function resumeAfter(req: IncomingMessage, query: URLSearchParams): number {
+  const raw = query.get('after') ?? (typeof req.headers['last-event-id'] === 'string' ? req.headers['last-event-id'] : undefined);
+  if (raw === undefined || raw === '') return 0;
+  if (!SEQ.test(raw.trim())) throw new ApiProblem(400, 'INVALID_REQUEST', 'after / Last-Event-ID must be a seq (a non-negative integer)');
+  return Number(raw.trim());
+}
+
+function idempotencyKey(req: IncomingMessage): string | undefined {
+  const key = req.headers[IDEMPOTENCY_KEY_HEADER];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) throw new ApiProblem(400, 'INVALID_REQUEST', 'Idempotency-Key must be 1 to 255 printable characters');
+  return key;
+}
+
+async function start(context: ApiContext, { req, res, params, tokenId }: RouteContext): Promise<void> {
+  const environmentId = params['environmentId'] ?? '';
+  const key = idempotencyKey(req);
+  const request = await readJsonBody(req, StartProcessRequest, context.maxBodyBytes);
+  const environment = environmentOf(context, environmentId);
+  const before = context.processes.startedFor(tokenId, environmentId, key);
+  const hosted = await context.processes.start(environmentId, environment, request, key === undefined ? undefined : { tokenId, key });
+  const resource = resourceOf(context, { environmentId, environment, hosted });
+  const location = `${API_PREFIX}/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(resource.id)}`;
+  sendApiJson(res, context.hostInstance, before ? 200 : 201, resource, before ? { location, 'idempotent-replayed': 'true' } : { location });
+}
+
+async function writeStdin(context: ApiContext, { req, res, params }: RouteContext): Promise<void> {
+  const request = await readJsonBody(req, StdinWriteRequest, context.maxBodyBytes);
+  const bytes = decodeCanonical(request.data);
+  if (bytes === undefined) throw new ApiProblem(400, 'INVALID_REQUEST', 'data must be standard base64');
+  const found = target(context, params);
+  if (found.hosted.stdin === undefined) throw new ApiProblem(409, 'STDIN_CLOSED', 'this process has no stdin: start it with pipeStdin or tty');
+  await found.hosted.stdin.write(request.writeId, bytes);
+  sendApiJson(res, context.hostInstance, 200, { writeId: request.writeId, status: 'accepted' });
+}
+
+/** The routes under `/api/v1/environments/{environmentId}/processes`. */
+export function processRoutes(context: ApiContext): Route[] {
+  const json = (status: number, body: unknown) => ({ res }: RouteContext) => sendApiJson(res, context.hostInstance, status, body);
+  return [
+    {
+      path: PROCESSES,
+      methods: {
+        GET: ({ res, params }) => {
+          const environmentId = params['environmentId'] ?? '';
+          const list = listed(environmentOf(context, environmentId));
+          context.processes.prune(environmentId, new Set(list.map((s) => s.processId)));
+          sendApiJson(res, context.hostInstance, 200, { processes: list.map((summary) => context.processes.resource(environmentId, summary)) });
+          return Promise.resolve();
+        },
+        POST: (route) => start(context, route),
+      },
+    },
+    {
+      path: PROCESS,
+      methods: {
+        GET: ({ res, params }) => {
+          sendApiJson(res, context.hostInstance, 200, resourceOf(context, target(context, params)));
+          return Promise.resolve();
+        },
+        DELETE: ({ res, params }) => {
+          const { hosted } = target(context, params);
+          const state = hosted.process.state;
+          if (state === 'running' || state === 'exited') throw new ApiProblem(409, 'PROCESS_RUNNING', 'the process has not closed: terminate it first');
+          hosted.process.release();
+          sendEmpty(res, context.hostInstance, 204);
+          return Promise.resolve();
+        },
+      },
+    },
+    {
+      path: `${PROCESS}/events`,
+      methods: {
+        GET: ({ req, res, params, query, tokenId }) => {
+          const after = resumeAfter(req, query);
+          const { hosted } = target(context, params);
+          streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, context.stallMs);
+          return Promise.resolve();
+        },
+      },
+    },
+    { path: `${PROCESS}/stdin`, methods: { POST: (route) => writeStdin(context, route) } },
+    {
+      path: `${PROCESS}/stdin/end`,
+      methods: {
+        POST: async (route) => {
+          await discardBody(route.req, context.maxBodyBytes);
+          const { hosted } = target(context, route.params);
+          if (hosted.stdin === undefined) throw new ApiProblem(409, 'STDIN_CLOSED', 'this process has no stdin: start it with pipeStdin or tty');
+          await hosted.stdin.end();
+          json(200, { status: 'ended' })(route);
+        },
+      },
+    },
+    {
+      path: `${PROCESS}/interrupt`,
+      methods: {
+        POST: async (route) => {
+          await discardBody(route.req, context.maxBodyBytes);
+          await target(context, route.params).hosted.process.signal('interrupt');
+          json(202, { status: 'interrupted' })(route);
+        },
+      },
+    },
+    {
+      path: `${PROCESS}/terminate`,
+      methods: {
+        POST: async (route) => {
+          await discardBody(route.req, context.maxBodyBytes);
+          const running = await target(context, route.params).hosted.process.terminate();
+          json(200, { running })(route);
+        },
+      },
+    },
+  ];
+}

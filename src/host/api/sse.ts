@@ -1,0 +1,157 @@
+/**
+ * Server-Sent Events for the operator API: the response headers (no buffering by proxies, no
+ * compression), a bounded send buffer per subscriber, a comment ping every 15 s on every open stream
+ * (one timer for the host, running only while a stream is open), and the per-token and total limits.
+ */
+import type { ServerResponse } from 'node:http';
+import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
+import { ApiProblem } from './problem';
+
+/** Limits of the host's event streams. */
+export interface SseLimits {
+  /** Bytes a subscriber may have waiting to be sent; past it its stream ends (it resumes by seq). */
+  readonly bufferBytes: number;
+  /** Streams one operator token may hold open; beyond, 429. */
+  readonly perToken: number;
+  /** Streams open in all; beyond, 503. */
+  readonly total: number;
+  /** Interval of the `: ping` comment. */
+  readonly pingMs: number;
+}
+
+/** Default {@link SseLimits}: 1 MiB, 256 per token, 1024 in all, a ping every 15 s. */
+export const DEFAULT_SSE_LIMITS: SseLimits = { bufferBytes: 1024 * 1024, perToken: 256, total: 1024, pingMs: 15_000 };
+
+const PING = Buffer.from(': ping\n\n');
+
+/** One open event stream. `write` refuses (and ends the stream) past the buffer bound. */
+export class SseStream {
+  private ended = false;
+  private readonly endListeners: (() => void)[] = [];
+
+  constructor(
+    readonly res: ServerResponse,
+    readonly tokenId: string,
+    private readonly bufferBytes: number,
+  ) {
+    res.once('close', () => this.finish());
+  }
+
+  /** Bytes waiting in this response's buffer. */
+  get buffered(): number {
+    return this.res.writableLength;
+  }
+
+  /** The stream ended (by us, the bound, or the client going away). */
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /** Half the bound: a replay pauses here and waits for `drain` before it goes on. */
+  get highWater(): number {
+    return this.bufferBytes >> 1;
+  }
+
+  /**
+   * Writes one whole frame; `false` (and the stream ends) when it would take the buffer past the bound,
+   * or the stream already ended. A frame is never cut: what the client got ends at an event boundary.
+   */
+  write(frame: Buffer): boolean {
+    if (this.ended) return false;
+    if (this.res.writableLength + frame.byteLength > this.bufferBytes) {
+      this.end();
+      return false;
+    }
+    this.res.write(frame);
+    return true;
+  }
+
+  /** The comment ping (skipped when the buffer is already over half the bound). */
+  ping(): void {
+    if (!this.ended && this.res.writableLength < this.highWater) this.res.write(PING);
+  }
+
+  /** Ends the response (idempotent). */
+  end(): void {
+    if (this.ended) return;
+    this.res.end();
+    this.finish();
+  }
+
+  /** Runs `listener` once, when the stream ends for any reason (at once if it already has). */
+  onEnd(listener: () => void): void {
+    if (this.ended) listener();
+    else this.endListeners.push(listener);
+  }
+
+  private finish(): void {
+    if (this.ended && this.endListeners.length === 0) return;
+    this.ended = true;
+    const listeners = this.endListeners.splice(0);
+    for (const listener of listeners) listener();
+  }
+}
+
+/** Opens event streams within the limits and pings them. `close()` ends them all. */
+export class SseHub {
+  private readonly streams = new Set<SseStream>();
+  private readonly perToken = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly limits: SseLimits,
+    private readonly hostInstance: string,
+  ) {}
+
+  /** Open streams (bookkeeping). */
+  get size(): number {
+    return this.streams.size;
+  }
+
+  /**
+   * Starts an event stream on `res` (status 200 and the SSE headers). Throws ApiProblem 429
+   * (`TOO_MANY_STREAMS`, this token holds its share) or 503 (the host holds its total), with `Retry-After`.
+   */
+  open(res: ServerResponse, tokenId: string): SseStream {
+    if ((this.perToken.get(tokenId) ?? 0) >= this.limits.perToken) {
+      throw new ApiProblem(429, 'TOO_MANY_STREAMS', `at most ${this.limits.perToken} event streams per token`, { 'retry-after': '5' });
+    }
+    if (this.streams.size >= this.limits.total) throw new ApiProblem(503, 'TOO_MANY_STREAMS', `at most ${this.limits.total} event streams in all`, { 'retry-after': '5' });
+    res.socket?.setNoDelay(true);
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+      'content-encoding': 'identity',
+      connection: 'keep-alive',
+      [HOST_INSTANCE_HEADER]: this.hostInstance,
+    });
+    res.flushHeaders();
+    const stream = new SseStream(res, tokenId, this.limits.bufferBytes);
+    this.streams.add(stream);
+    this.perToken.set(tokenId, (this.perToken.get(tokenId) ?? 0) + 1);
+    this.timer ??= setInterval(() => this.pingAll(), this.limits.pingMs);
+    stream.onEnd(() => this.forget(stream));
+    return stream;
+  }
+
+  /** Ends every stream (the host is closing). */
+  close(): void {
+    for (const stream of [...this.streams]) stream.end();
+  }
+
+  private pingAll(): void {
+    for (const stream of this.streams) stream.ping();
+  }
+
+  private forget(stream: SseStream): void {
+    if (!this.streams.delete(stream)) return;
+    const left = (this.perToken.get(stream.tokenId) ?? 1) - 1;
+    if (left <= 0) this.perToken.delete(stream.tokenId);
+    else this.perToken.set(stream.tokenId, left);
+    if (this.streams.size === 0 && this.timer !== undefined) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+}

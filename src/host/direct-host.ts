@@ -1,0 +1,194 @@
+/**
+ * The executors' side of the host of codex's direct remote transport (docs/protocol.md#direct-remote-transport): an HTTP(S)
+ * server with the environment registry endpoint and the WebSocket acceptor it hands out. Executors
+ * register with a SigV4 signature, get a url carrying a capability token, and dial it with a signed
+ * upgrade; each accepted socket becomes (or replaces) an environment's connection.
+ *
+ * Status codes matter to the executor: at registration anything but 200 makes it exit; on an upgrade
+ * 5xx/408/429 make it retry, 409 makes it re-register, and any other 4xx makes it exit and kill its
+ * processes. So limits answer 429 or 503, and 401 is kept for requests that do not belong.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import { CONNECT_PATH, decodeEnvironmentId, parseTarget, readBody, REGISTER_PATH, refuseUpgrade, safeHostHeader, sendJson } from './host-http';
+import type { HostServer, HostServerOptions } from './host-options';
+import { DIRECT_TRANSPORT, HOST_DEFAULTS as DEFAULTS } from './host-options';
+import { HostedEnvironments } from './hosted-environments';
+import { RateLimiter } from './rate-limiter';
+import { Registrations } from './registrations';
+import type { IssuedRegistration } from './registrations';
+import type { SigV4Policy } from './sigv4';
+import { verifySigV4 } from './sigv4';
+
+/**
+ * What a host's environments keep by default: processes started through the operator API replay
+ * 16 384 events / 4 MiB each to late subscribers (256 events of line output is under a second), within
+ * 256 MiB for all of them together.
+ */
+const HOSTED_MANAGER_DEFAULTS = {
+  clientName: 'exec-rx-host',
+  processHistory: { historyEvents: 16_384, historyBytes: 4 * 1024 * 1024 },
+  totalHistoryBytes: 256 * 1024 * 1024,
+} as const;
+
+const MAX_REGISTER_BODY_BYTES = 16 * 1024;
+const STALE_REGISTRATION_MS = 30_000;
+
+/** The executors' side of a host: registration, the signed WebSocket upgrade, and the environments. */
+export class DirectHost {
+  private readonly policy: SigV4Policy;
+  private readonly limiter: RateLimiter;
+  private readonly registrations: Registrations;
+  private readonly table: HostedEnvironments;
+  private readonly wss: WebSocketServer;
+  private readonly log: (line: string) => void;
+  private readonly maxEnvironments: number;
+
+  constructor(private readonly options: HostServerOptions) {
+    this.log = options.log ?? (() => undefined);
+    this.policy = { keys: options.credentials, region: options.region ?? DEFAULTS.region, service: options.service ?? DEFAULTS.service, maxClockSkewMs: options.maxClockSkewMs ?? DEFAULTS.maxClockSkewMs };
+    this.limiter = new RateLimiter(options.maxHandshakesPerSecond ?? DEFAULTS.rate, options.handshakeBurst ?? DEFAULTS.burst);
+    this.maxEnvironments = options.maxEnvironments ?? DEFAULTS.maxEnvironments;
+    this.registrations = new Registrations(this.maxEnvironments * 8);
+    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, ...options.manager }, this.log);
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
+  }
+
+  readonly onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    this.register(req, res).catch(() => {
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.destroy();
+    });
+  };
+
+  readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => undefined);
+    if (!this.limiter.tryTake()) return refuseUpgrade(socket, 429, { 'retry-after': String(this.limiter.retryAfterSeconds()) });
+    const target = parseTarget(req.url);
+    const match = target === undefined ? null : CONNECT_PATH.exec(target.pathname);
+    const id = decodeEnvironmentId(match?.[1]);
+    const token = target?.searchParams.get('token') ?? undefined;
+    if (match === null || id === undefined || token === undefined) return this.unauthorized(socket, 'unknown upgrade url');
+    const auth = verifySigV4({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: '' }, this.policy);
+    if (!auth.ok) return this.unauthorized(socket, `upgrade for ${id}: signature ${auth.reason}`);
+    const check = this.registrations.check(id, match[2] ?? '', token, auth.accessKeyId);
+    if (check === 'unauthorized') return this.unauthorized(socket, `upgrade for ${id}: bad capability token`);
+    if (check === 'stale') {
+      this.log(`upgrade for ${id}: superseded registration (409, the executor re-registers)`);
+      return refuseUpgrade(socket, 409);
+    }
+    const live = this.table.liveIds();
+    // A new generation (none yet, or the current one failed) must fit under the limit; a replacement always does.
+    if (!live.includes(id) && live.length >= this.maxEnvironments) {
+      this.log(`upgrade for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
+      return refuseUpgrade(socket, 503, { 'retry-after': '5' });
+    }
+    return this.accept(id, req, socket, head);
+  };
+
+  /** The environments this host serves (the operator API reads them). */
+  get environments(): HostedEnvironments {
+    return this.table;
+  }
+
+  /** The running host; `beforeClose` runs first when it closes (the operator API ends its streams). */
+  serve(server: Server, url: string, instanceId: string, beforeClose: () => void): HostServer {
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      instanceId,
+      environments$: this.table.environments$,
+      environment: (id) => this.table.get(id),
+      joinCommand: (environmentId = '<environment-id>') => this.joinCommand(this.options.publicUrl ?? url, environmentId),
+      dropSocket: (id) => this.table.dropSocket(id),
+      close: () => {
+        if (closing === undefined) beforeClose();
+        return (closing ??= this.close(server));
+      },
+    };
+  }
+
+  private async register(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = parseTarget(req.url);
+    if (req.method === 'GET' && target?.pathname === '/readyz') return sendJson(res, 200, { status: 'ready' });
+    const match = target === undefined ? null : REGISTER_PATH.exec(target.pathname);
+    if (match === null) return sendJson(res, 404, { error: 'not found' });
+    if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'POST' });
+    if (!this.limiter.tryTake()) return sendJson(res, 429, { error: 'too many requests' }, { 'retry-after': String(this.limiter.retryAfterSeconds()) });
+    const body = await readBody(req, MAX_REGISTER_BODY_BYTES);
+    if (body === undefined) return sendJson(res, 413, { error: 'request too large' }, { connection: 'close' });
+    const auth = verifySigV4({ method: 'POST', path: req.url ?? '/', headers: req.headers, body }, this.policy);
+    const id = decodeEnvironmentId(match[1]);
+    if (!auth.ok) {
+      this.log(`registration${id === undefined ? '' : ` for ${id}`}: refused (401, signature ${auth.reason})`);
+      return sendJson(res, 401, { error: 'unauthorized' });
+    }
+    const host = safeHostHeader(req);
+    if (id === undefined || host === undefined || !isDirectRequest(body)) return sendJson(res, 400, { error: 'bad registration request' });
+    if (!this.admit(id)) {
+      this.log(`registration for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
+      return sendJson(res, 503, { error: 'too many environments' }, { 'retry-after': '5' });
+    }
+    const issued = this.registrations.issue(id, auth.accessKeyId);
+    this.log(`registration for ${id}: accepted (${issued.registrationId})`);
+    sendJson(res, 200, { environment_id: id, transport: DIRECT_TRANSPORT, registration_id: issued.registrationId, url: this.connectUrl(host, id, issued) });
+  }
+
+  /** Whether a registration for `id` fits, making room by forgetting failed or never-connected environments. */
+  private admit(id: string): boolean {
+    const registered = this.registrations.environments();
+    const known = new Set([...registered.map(([envId]) => envId), ...this.table.liveIds()]);
+    if (known.has(id) || known.size < this.maxEnvironments) return true;
+    const failed = new Set(this.table.failedIds());
+    const now = Date.now();
+    const evictable = registered.find(([envId, issuedAt]) => failed.has(envId) || (this.table.get(envId) === undefined && now - issuedAt > STALE_REGISTRATION_MS));
+    if (evictable === undefined) return false;
+    this.registrations.forget(evictable[0]);
+    this.table.remove(evictable[0]);
+    return true;
+  }
+
+  private accept(id: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.table.adopt(id, ws));
+  }
+
+  private unauthorized(socket: Duplex, why: string): void {
+    this.log(`${why}: refused (401)`);
+    refuseUpgrade(socket, 401);
+  }
+
+  private connectUrl(host: string, id: string, issued: IssuedRegistration): string {
+    const base = this.options.publicUrl ?? `${this.options.tls === undefined ? 'http' : 'https'}://${host}`;
+    const wsBase = base.replace(/^http/, 'ws').replace(/\/+$/, '');
+    return `${wsBase}/cloud/environment/${encodeURIComponent(id)}/direct/connect/${issued.registrationId}?token=${issued.token}`;
+  }
+
+  private joinCommand(baseUrl: string, environmentId: string): string {
+    const service = this.policy.service === DEFAULTS.service ? '' : ` --aws-service ${this.policy.service}`;
+    return (
+      'AWS_ACCESS_KEY_ID=<access-key-id> AWS_SECRET_ACCESS_KEY=<secret-access-key> ' +
+      `codex exec-server --remote ${baseUrl} --remote-transport direct --aws-sigv4 --aws-region ${this.policy.region}${service} --environment-id ${environmentId}`
+    );
+  }
+
+  private async close(server: Server): Promise<void> {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await this.table.close();
+    for (const client of this.wss.clients) client.terminate();
+    this.wss.close();
+    this.registrations.clear();
+    await closed;
+  }
+}
+
+/** The registration body `{"transport":"direct_jsonrpc_v1"}` (other fields ignored). */
+function isDirectRequest(body: Buffer): boolean {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    return typeof parsed === 'object' && parsed !== null && 'transport' in parsed && parsed.transport === DIRECT_TRANSPORT;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,79 @@
+/** What a host is started with, and what it gives back. */
+import type { Observable } from 'rxjs';
+import type { EnvironmentManagerOptions } from '../environment/environment-manager';
+import type { OperatorApiOptions } from './api/operator-api';
+import type { HostedEnvironment } from './hosted-environments';
+import type { AccessKeyStore } from './sigv4';
+
+/** What {@link HostServer.environments$} lists (see `./hosted-environments`). */
+export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './hosted-environments';
+
+/** The transport name of the direct registration (docs/protocol.md#registration). */
+export const DIRECT_TRANSPORT = 'direct_jsonrpc_v1';
+
+/** Options of {@link startHostServer}. Every limit has a default; credentials do not. */
+export interface HostServerOptions {
+  /** Accepted access key ids and secrets (from a file or the environment, see `./host-credentials`). */
+  readonly credentials: AccessKeyStore;
+  /** Bind address. Plain HTTP is refused unless it is loopback. @default '127.0.0.1' */
+  readonly host?: string;
+  /** @default 0 (a free port) */
+  readonly port?: number;
+  /** Serve HTTPS/WSS with this PEM certificate chain and key. @default none: plain HTTP (loopback only) */
+  readonly tls?: {
+    /** The PEM certificate chain. */
+    readonly cert: string | Buffer;
+    /** The PEM private key. */
+    readonly key: string | Buffer;
+  };
+  /** The base url executors reach the host at, when it differs from what they dialled (a proxy). */
+  readonly publicUrl?: string;
+  /** SigV4 signing region executors use. @default 'us-east-1' */
+  readonly region?: string;
+  /** SigV4 signing service. @default 'execute-api' */
+  readonly service?: string;
+  /** How far a signature's `x-amz-date` may be from the host's clock. @default 300000 (5 min) */
+  readonly maxClockSkewMs?: number;
+  /** Largest WebSocket message accepted from an executor. @default 67108864 (64 MiB) */
+  readonly maxFrameBytes?: number;
+  /** Environments served at once; beyond, new ones get 503. @default 64 */
+  readonly maxEnvironments?: number;
+  /** Registrations plus upgrades per second, over all clients; beyond, 429. @default 10 */
+  readonly maxHandshakesPerSecond?: number;
+  /** Burst allowance of that rate. @default 20 */
+  readonly handshakeBurst?: number;
+  /** Options of each environment's manager. @default clientName 'exec-rx-host' */
+  readonly manager?: Partial<EnvironmentManagerOptions>;
+  /** Where the host writes what happens (one line each). Never given a token, signature or secret. @default none */
+  readonly log?: (line: string) => void;
+  /**
+   * The operator API (`/api/v1`, see `OperatorApiOptions`): on when given (its tokens are required),
+   * off otherwise (then only the executors' routes are served).
+   */
+  readonly operator?: OperatorApiOptions;
+}
+
+/** A running host. */
+export interface HostServer {
+  /** The base url (`http://127.0.0.1:PORT`), the executor's `--remote` and the operator API's origin. */
+  readonly url: string;
+  /** This host's instance id (a UUID made at start, in every operator API answer): a restart has another. */
+  readonly instanceId: string;
+  /**
+   * Every environment's current generation (id, generation, state, info, environment), as a new array
+   * on each change. Replays the current list to each subscriber; completes when the host closes; never errors.
+   */
+  readonly environments$: Observable<readonly HostedEnvironment[]>;
+  /** The current generation of one environment. */
+  environment(id: string): HostedEnvironment | undefined;
+  /** The command an executor runs to join, with `<placeholders>` where the credentials go. */
+  joinCommand(environmentId?: string): string;
+  /** Terminates an environment's current socket (the executor re-dials and is adopted as a replacement). */
+  dropSocket(environmentId: string): boolean;
+  /** Stops listening, closes every environment (processes stay with their executors) and socket. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Defaults of {@link HostServerOptions}. */
+export const HOST_DEFAULTS = { host: '127.0.0.1', region: 'us-east-1', service: 'execute-api', maxClockSkewMs: 300_000, maxFrameBytes: 64 * 1024 * 1024, maxEnvironments: 64, rate: 10, burst: 20 } as const;
+

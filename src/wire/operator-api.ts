@@ -1,0 +1,113 @@
+/**
+ * The operator API's wire shapes (`/api/v1`, served by `exec-rx host`, described by its OpenAPI
+ * document): request bodies the host decodes, resources and problems it answers, and the data of its
+ * Server-Sent Events. Pure data, shared by the host and by the clients that talk to it.
+ */
+import * as t from 'io-ts';
+import { Integer, NonNegativeInteger } from './integer';
+import { struct } from './struct';
+
+/** Every operator route starts with this. */
+export const API_PREFIX = '/api/v1';
+/** The response header naming the host instance (a UUID made at start): a restarted host has another one. */
+export const HOST_INSTANCE_HEADER = 'exec-rx-host-instance';
+/** The request header that makes a retried start return the same process. */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+const Id = t.refinement(t.string, (s) => /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(s), 'Id');
+const NonEmptyString = t.refinement(t.string, (s) => s.length > 0 && s.length <= 4096, 'NonEmptyString');
+const Dimension = t.refinement(NonNegativeInteger, (n) => n >= 1 && n <= 10_000, 'Dimension');
+
+/** A terminal size in character cells. */
+export const TtySize = struct('TtySize', { rows: Dimension, cols: Dimension });
+/** A terminal size in character cells. */
+export type TtySize = t.TypeOf<typeof TtySize>;
+
+/**
+ * `POST /api/v1/environments/{environmentId}/processes`. `cwd` defaults to the executor's home; `env` is
+ * laid over the executor's core environment (`TERM=xterm-256color` added for a tty); `tty` may carry the
+ * terminal's size; `pipeStdin` gives the process a stdin that can be written and ended.
+ */
+export const StartProcessRequest = struct(
+  'StartProcessRequest',
+  { argv: t.refinement(t.array(NonEmptyString), (argv) => argv.length >= 1 && argv.length <= 1024, 'Argv') },
+  { cwd: NonEmptyString, env: t.record(t.string, t.string), tty: t.union([t.boolean, TtySize]), pipeStdin: t.boolean },
+);
+/** The body of a start. */
+export type StartProcessRequest = t.TypeOf<typeof StartProcessRequest>;
+
+/**
+ * `POST .../processes/{processId}/stdin`: base64 bytes and a client-chosen `writeId`. The host applies a
+ * `writeId` once (it remembers the last 4096 per process): a retried POST gets the first answer.
+ */
+export const StdinWriteRequest = struct('StdinWriteRequest', {
+  writeId: t.refinement(t.string, (s) => s.length >= 1 && s.length <= 128, 'WriteId'),
+  data: t.string,
+});
+/** The body of a stdin write. */
+export type StdinWriteRequest = t.TypeOf<typeof StdinWriteRequest>;
+
+/** An error as the API reports it inside a resource or an event: the library's code and its message. */
+export const ApiError = struct('ApiError', { code: t.string, message: t.string });
+/** An error inside a resource or an event. */
+export type ApiError = t.TypeOf<typeof ApiError>;
+
+/** One process as the API shows it. `exitCode` and `error` are `null` until known. */
+export const ProcessResource = struct('ProcessResource', {
+  id: t.string,
+  environmentId: t.string,
+  argv: t.array(t.string),
+  tty: t.boolean,
+  pipeStdin: t.boolean,
+  state: t.keyof({ running: null, exited: null, closed: null, failed: null }),
+  exitCode: t.union([Integer, t.null]),
+  error: t.union([ApiError, t.null]),
+});
+/** One process as the API shows it. */
+export type ProcessResource = t.TypeOf<typeof ProcessResource>;
+
+/** One environment as the API shows it: its current generation, connection state and info. */
+export const EnvironmentResource = struct('EnvironmentResource', {
+  id: t.string,
+  generation: NonNegativeInteger,
+  state: t.keyof({ starting: null, connecting: null, connected: null, disconnected: null, failed: null, closed: null }),
+  error: t.union([ApiError, t.null]),
+  info: t.union([t.UnknownRecord, t.null]),
+  processCount: NonNegativeInteger,
+});
+/** One environment as the API shows it. */
+export type EnvironmentResource = t.TypeOf<typeof EnvironmentResource>;
+
+/** `GET /api/v1/overview`'s `overview` event: every environment with its processes. */
+export const Overview = struct('Overview', {
+  hostInstance: t.string,
+  environments: t.array(t.intersection([EnvironmentResource, struct('Processes', { processes: t.array(ProcessResource) })])),
+});
+/** The overview stream's snapshot. */
+export type Overview = t.TypeOf<typeof Overview>;
+
+/** RFC 9457 problem details, with the library's error `code` and the host instance. */
+export const Problem = struct(
+  'Problem',
+  { type: t.string, title: t.string, status: Integer, code: t.string, hostInstance: t.string },
+  { detail: t.string },
+);
+/** RFC 9457 problem details. */
+export type Problem = t.TypeOf<typeof Problem>;
+
+/** The SSE event types of a process's event stream. `id:` carries the seq of the sequenced ones. */
+export type ProcessSseEvent = 'output' | 'exited' | 'closed' | 'failed' | 'truncated';
+
+/** `event: output` data. */
+export const OutputEventData = struct('OutputEventData', { seq: NonNegativeInteger, stream: t.keyof({ stdout: null, stderr: null, pty: null }), chunk: t.string });
+/** `event: exited` data. */
+export const ExitedEventData = struct('ExitedEventData', { seq: NonNegativeInteger, exitCode: Integer });
+/** `event: closed` data. */
+export const ClosedEventData = struct('ClosedEventData', { seq: NonNegativeInteger });
+/** `event: failed` data: why the process failed (the stream ends after it). */
+export const FailedEventData = ApiError;
+/** `event: truncated` data: history no longer reaches; the events that follow start at `nextSeq`. */
+export const TruncatedEventData = struct('TruncatedEventData', { nextSeq: NonNegativeInteger, droppedEvents: NonNegativeInteger }, { droppedBytes: NonNegativeInteger });
+
+/** A safe id (environment or process): letters, digits and `._-`, at most 128 characters. */
+export const isSafeId = (value: string): boolean => Id.is(value);
