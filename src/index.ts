@@ -15,6 +15,7 @@ export type { NetworkPolicyDecider, NetworkPolicyRequest } from './environment/n
 export { ExecBackend } from './exec/exec-backend';
 export { toFileUri } from './wire/file-uri';
 export type { StartOptions, StartParams, StartedProcess } from './exec/exec-backend';
+export type { TtySize } from './exec/tty-size';
 export { ExecProcess } from './exec/exec-process';
 export type { ProcessStreamOptions, ProcessViewOptions } from './exec/exec-process';
 export type { ProcessState } from './exec/process-status';
@@ -64,6 +65,7 @@ export {
   ExecClientError,
   FrameTooLargeError,
   HandleLostError,
+  InvalidTtySizeError,
   NotFoundError,
   ProcessFailedError,
   ProcessGapError,
@@ -71,10 +73,11 @@ export {
   ReorderOverflowError,
   ReplacementRejectedError,
   RequestTimeoutError,
+  ResizeFailedError,
   ResumeFailedError,
   RpcError,
   SpawnError,
   TransportClosedError,
 } from './errors';
 export { ReplayTruncatedError } from './exec/replay-truncated-error';
-export type { CloseInitiator, ExecClientErrorCode, ResumeFailure } from './errors';
+export type { CloseInitiator, ExecClientErrorCode, ResizeFailure, ResumeFailure } from './errors';

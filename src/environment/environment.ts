@@ -82,7 +82,7 @@ export class Environment {
     this.processes$ = this.table.processes$;
     this.status$ = pollStatus(client, id, settings.polls, scheduler);
     this.info$ = pollInfo(client, id, settings.polls, scheduler, () => client.cachedInfo);
-    this.backend = new ExecBackend(client, settings.streamOptions, this.table);
+    this.backend = new ExecBackend(client, settings.streamOptions, this.table, () => this.info());
     this.filesystem = new RemoteFileSystem(client);
     this.http = new ExecHttpClient(client);
   }
