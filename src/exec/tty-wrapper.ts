@@ -49,7 +49,8 @@ export const WRAPPER = 'stty rows "$2" cols "$3" 2>/dev/null; tty >"$1" 2>/dev/n
 
 /**
  * `sh -c RESIZE <file> <rows> <cols> <-F|-f>`: waits (5 s at most) for the wrapper to have recorded the
- * pty (a resize may come right after the start), then sizes it.
+ * pty (a resize may come right after the start), then sizes it, setting only what changed: `stty` sets
+ * rows and cols one at a time, so changing both sends two SIGWINCHes (the last with the full size).
  */
 export const RESIZE = [
   'i=0',
@@ -59,7 +60,12 @@ export const RESIZE = [
   '  i=$((i + 1)); [ "$i" -le 100 ] || { echo "no terminal recorded in $0" >&2; exit 1; }',
   '  sleep 0.05',
   'done',
-  'exec stty "$3" "$p" rows "$1" cols "$2"',
+  's=$(stty "$3" "$p" size 2>/dev/null) || s=',
+  'a=',
+  '[ "${s% *}" = "$1" ] || a="rows $1"',
+  '[ "${s#* }" = "$2" ] || a="$a cols $2"',
+  '[ -n "$a" ] || exit 0',
+  'exec stty "$3" "$p" $a',
 ].join('\n');
 
 const UNLISTED = { unlisted: true } as const;
