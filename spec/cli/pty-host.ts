@@ -63,10 +63,10 @@ export interface PtyRun {
   stop(): Promise<void>;
 }
 
-/** Starts `argv` on a `rows` x `cols` pty. */
-export function startOnPty(rows: number, cols: number, argv: readonly string[]): PtyRun {
+/** Starts `argv` on a `rows` x `cols` pty, with our environment and `extraEnv`. */
+export function startOnPty(rows: number, cols: number, argv: readonly string[], extraEnv: Readonly<Record<string, string>> = {}): PtyRun {
   // python3 may be a shim that changes PATH: the command gets ours.
-  const env = { ...process.env, EXEC_RX_PTY_PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+  const env = { ...process.env, ...extraEnv, EXEC_RX_PTY_PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
   const child = spawn('python3', ['-c', HOST, String(rows), String(cols), ...argv], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let text = '';
   let errors = '';

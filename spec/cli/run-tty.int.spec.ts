@@ -2,7 +2,7 @@
  * `exec-rx run --tty` under a real terminal (a python3 pty host): the command's pty has the terminal's
  * size and follows it when exec-rx gets SIGWINCH, though the 0.171.0 executor has no resize.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, runCli } from './cli-process';
@@ -18,8 +18,8 @@ const lines = (text: string): string => text.replace(/\r+\n/g, '\n');
 describe('exec-rx run --tty on a terminal', () => {
   const runs: PtyRun[] = [];
   const scratch = mkdtempSync(join(tmpdir(), 'exec-rx-run-tty-spec-'));
-  const onPty = (rows: number, cols: number, args: readonly string[]): PtyRun => {
-    const run = startOnPty(rows, cols, [process.execPath, CLI, ...args]);
+  const onPty = (rows: number, cols: number, args: readonly string[], env: Readonly<Record<string, string>> = {}): PtyRun => {
+    const run = startOnPty(rows, cols, [process.execPath, CLI, ...args], env);
     runs.push(run);
     return run;
   };
@@ -28,9 +28,14 @@ describe('exec-rx run --tty on a terminal', () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('gives the command a 30x120 pty on a 30x120 terminal, and follows each resize of it (SIGWINCH to exec-rx)', async () => {
-    const run = onPty(30, 120, ['run', '--tty', '--', 'sh', '-c', SIZE_WATCHER]);
+  it('gives the command a 30x120 pty on a 30x120 terminal, follows each resize of it (SIGWINCH to exec-rx), and leaves no temp file', async () => {
+    // The embedded executor's temp dir (where the pty's path is recorded) follows TMPDIR.
+    const temp = join(scratch, 'tmp');
+    mkdirSync(temp);
+    const recorded = (): string[] => readdirSync(temp).filter((name) => name.startsWith('exec-rx-tty-'));
+    const run = onPty(30, 120, ['run', '--tty', '--', 'sh', '-c', SIZE_WATCHER], { TMPDIR: temp });
     expect(lines(await run.waitFor('ready'))).toBe('30 120\nready\n');
+    expect(recorded()).toHaveLength(1);
     let from = run.output().length;
     run.resize(40, 100);
     await run.waitFor('40 100', from);
@@ -42,6 +47,7 @@ describe('exec-rx run --tty on a terminal', () => {
     // stty sets rows, then cols: a trap may run in between (40 120, 25 100) or twice, never after the last.
     // The command's pty echoes the Ctrl-C as ^C.
     expect(lines(run.output())).toMatch(/^30 120\nready\n(?:40 1[02]0\n)?40 100\n(?:25 (?:100|90)\n)?25 90\n(?:\^C\n?)?$/);
+    expect(recorded()).toEqual([]);
   });
 
   it('exits 127 for a missing program with the same message as without a terminal (the start not sized)', async () => {

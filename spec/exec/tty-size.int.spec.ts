@@ -54,12 +54,14 @@ describe('a sized tty (real executor)', () => {
     const recorded = (await firstValueFrom(starts.seen$.pipe(filter((s) => s.kind === 'wrapper')))).params.argv[4] ?? '';
     expect(recorded).toMatch(/^\/tmp\/exec-rx-tty-[0-9a-f-]{36}$/);
     expect(existsSync(recorded)).toBe(true);
-    const removal = firstValueFrom(starts.seen$.pipe(filter((s) => s.kind === 'remove')));
     await process.signal('interrupt');
     expect(await firstValueFrom(process.exitCode$)).toBe(0);
-    const removed = await (await removal).started;
-    expect(await firstValueFrom(removed.process.exitCode$)).toBe(0);
+    // idle() waits for the helper removing the recorded path, started when the command ended.
+    await backend.idle();
     expect(existsSync(recorded)).toBe(false);
+    const removal = await firstValueFrom(starts.seen$.pipe(filter((s) => s.kind === 'remove')));
+    expect(removal.params.argv).toEqual(['rm', '-f', '--', recorded]);
+    expect(await firstValueFrom((await removal.started).process.exitCode$)).toBe(0);
     await expect(process.resize(50, 50)).rejects.toMatchObject({ code: 'RESIZE_FAILED', reason: 'ended' });
     expect({ resizeHelpers: starts.count('resize'), listed: (await firstValueFrom(environment.processes$)).map((p) => p.argv) }).toEqual({ resizeHelpers: 1, listed: [SIZE_WATCHER] });
     process.release();

@@ -17,6 +17,9 @@ export type { StartedProcess, StartOptions, StartParams } from './start-params';
 
 /** Starts processes on one environment (codex `ExecBackend`). */
 export class ExecBackend {
+  /** Helper work left running after a sized tty ended (removing its recorded pty path). */
+  private readonly chores = new Set<Promise<void>>();
+
   /**
    * @internal Built by its Environment, which owns the session and the process list; `info` gives the
    * environment info (temp dir, platform) a sized tty start needs.
@@ -41,7 +44,8 @@ export class ExecBackend {
     if (typeof params.tty === 'object') {
       const size = checkTtySize(params.tty.rows, params.tty.cols);
       const info = await this.info().catch(() => undefined);
-      return startSizedTty((p, o) => this.start(p, o), params, size, options, info);
+      const host = { start: (p: StartParams, o?: StartOptions) => this.start(p, o), track: (chore: Promise<void>) => this.track(chore) };
+      return startSizedTty(host, params, size, options, info);
     }
     const processId = params.processId ?? randomUUID();
     const tty = params.tty === true;
@@ -66,6 +70,21 @@ export class ExecBackend {
       if (error instanceof TransportClosedError) this.cleanUpAmbiguousStart(processId);
       throw error;
     }
+  }
+
+  /**
+   * Resolves once the helper processes still running after their sized tty ended (each removes the pty
+   * path it recorded in the executor's temp dir) have finished, those that start meanwhile included.
+   * Never rejects. `EnvironmentManager.close` waits for it (bounded); await it before closing a connection
+   * some other way right after a sized tty ended, or its temp file may stay behind.
+   */
+  async idle(): Promise<void> {
+    while (this.chores.size > 0) await Promise.all([...this.chores]);
+  }
+
+  private track(chore: Promise<void>): void {
+    this.chores.add(chore);
+    void chore.then(() => this.chores.delete(chore));
   }
 
   /** The start may have happened: terminate that id once connected again (terminate is safe to repeat). */

@@ -26,6 +26,14 @@ import type { TtySize } from './tty-size';
 /** The backend's `start`, through which every process here goes. */
 export type StartProcess = (params: StartParams, options?: StartOptions) => Promise<StartedProcess>;
 
+/** What the sized start needs of its backend. */
+export interface TtyHost {
+  /** Starts the wrapper and every helper. */
+  readonly start: StartProcess;
+  /** Keeps track of work left running after the command ended (removing the recorded path), to await before closing. */
+  readonly track: (chore: Promise<void>) => void;
+}
+
 /** Exit status of {@link CHECK} when `stty` or `tty` is missing (any other non-zero: `sh` cannot exec the program). */
 const NO_STTY = 3;
 
@@ -76,7 +84,8 @@ const UNLISTED = { unlisted: true } as const;
  * `unsizedReason`). Rejects with the start's typed error (SpawnError for a missing program, exactly as an
  * unsized start would); nothing is left running then.
  */
-export async function startSizedTty(start: StartProcess, params: StartParams, size: TtySize, options: StartOptions, info: EnvironmentInfo | undefined): Promise<StartedProcess> {
+export async function startSizedTty(host: TtyHost, params: StartParams, size: TtySize, options: StartOptions, info: EnvironmentInfo | undefined): Promise<StartedProcess> {
+  const { start } = host;
   const unsized = async (reason: string): Promise<StartedProcess> => ({ ...(await start({ ...params, tty: true }, options)), sized: false, unsizedReason: reason });
   if (info?.platformOs === 'windows') return unsized('a Windows executor has no sh and stty to size a terminal with');
   if (params.arg0 !== undefined && params.arg0 !== null) return unsized('arg0 cannot pass through the sizing wrapper');
@@ -102,7 +111,7 @@ export async function startSizedTty(start: StartProcess, params: StartParams, si
   };
   const resizer = new TtyResizer(started.process.processId, size, apply);
   started.process.attachResizer(resizer);
-  removeWhenEnded(started.process, resizer, () => runHelper(start, { ...helpers, argv: ['rm', '-f', '--', file] }));
+  removeWhenEnded(started.process, resizer, () => host.track(runHelper(start, { ...helpers, argv: ['rm', '-f', '--', file] }).then(noop, noop)));
   return { ...started, sized: true };
 }
 
@@ -134,12 +143,14 @@ async function runHelper(start: StartProcess, params: StartParams): Promise<{ re
 }
 
 /** Once the command is no longer running: no more resizes, and the recorded path is removed (best effort). */
-function removeWhenEnded(process: ExecProcess, resizer: TtyResizer, remove: () => Promise<unknown>): void {
+function removeWhenEnded(process: ExecProcess, resizer: TtyResizer, remove: () => void): void {
   process.state$.pipe(filter((state) => state !== 'running'), take(1)).subscribe(() => {
     resizer.end();
-    remove().catch(() => undefined);
+    remove();
   });
 }
+
+const noop = (): void => undefined;
 
 /** The executor's temp dir as a native (POSIX) path; `/tmp` when unknown. */
 function nativeTempDir(info: EnvironmentInfo | undefined): string {

@@ -15,7 +15,7 @@ import { followTerminalSize } from './terminal-size';
 const EXIT_FAILED = 255;
 /** Exit status when our stdout/stderr reader went away (128 + SIGPIPE). */
 const EXIT_BROKEN_PIPE = 141;
-/** How long cleaning up stdin (terminating the FIFO helper) may hold up the exit. */
+/** How long cleaning up stdin (terminating the FIFO helper), and a pty's temp file, may hold up the exit. */
 const DISPOSE_LIMIT_MS = 3_000;
 
 /**
@@ -50,6 +50,8 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
     relay?.stop();
     // No waiting for a helper on an executor that is gone: its processes went with it.
     if (sink !== undefined) await bounded(Promise.race([sink.dispose(), executorGone]), DISPOSE_LIMIT_MS);
+    // A sized pty's temp file is removed by a helper once the command ended: let it finish.
+    if (launched.tty) await bounded(Promise.race([target.environment.getExecBackend().idle(), executorGone]), DISPOSE_LIMIT_MS);
   }
 }
 
