@@ -26,6 +26,8 @@ export type ExecClientErrorCode =
   | 'CONSUMER_OVERFLOW'
   | 'HANDLE_LOST'
   | 'CLOSED'
+  | 'INVALID_TTY_SIZE'
+  | 'RESIZE_FAILED'
   | OperatorApiErrorCode;
 
 /**

@@ -24,6 +24,7 @@ export type { Capabilities, EnvironmentInfo, ShellInfo } from './wire/environmen
 export { ExecBackend } from './exec/exec-backend';
 export { toFileUri } from './wire/file-uri';
 export type { StartOptions, StartParams, StartedProcess } from './exec/exec-backend';
+export type { TtySize } from './exec/tty-size';
 export { ExecProcess } from './exec/exec-process';
 export type { ProcessStreamOptions, ProcessViewOptions } from './exec/exec-process';
 export type { ProcessState } from './exec/process-status';
@@ -102,4 +103,6 @@ export {
   TransportClosedError,
 } from './errors';
 export { ReplayTruncatedError } from './exec/replay-truncated-error';
-export type { CloseInitiator, ExecClientErrorCode, ResumeFailure } from './errors';
+export type { CloseInitiator, ExecClientErrorCode, OperatorApiErrorCode, ResumeFailure } from './errors';
+export { InvalidTtySizeError, ResizeFailedError } from './exec/tty-errors';
+export type { ResizeFailure } from './exec/tty-errors';

@@ -29,11 +29,37 @@ export interface CliRun {
 
 const joined = (chunks: readonly Chunk[]): string => chunks.map((c) => c.text).join('');
 
+/** Every cli this spec file started that has not exited: a failing spec must not leave one running. */
+const running = new Set<ChildProcessWithoutNullStreams>();
+
+afterAll(async () => {
+  const left = [...running];
+  for (const child of left) child.kill('SIGTERM');
+  await Promise.all(
+    left.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          const kill = setTimeout(() => child.kill('SIGKILL'), 3_000);
+          child.once('close', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          if (child.exitCode !== null || child.signalCode !== null) {
+            clearTimeout(kill);
+            resolve();
+          }
+        }),
+    ),
+  );
+});
+
 /** Starts `node dist/src/cli/main.js ...args` with pipes on every stdio. */
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): CliRun {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const started = Date.now();
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('close', () => running.delete(child));
   const output = { stdout: [] as Chunk[], stderr: [] as Chunk[] };
   const waiters: (() => void)[] = [];
   for (const name of ['stdout', 'stderr'] as const) {

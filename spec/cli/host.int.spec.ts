@@ -13,7 +13,11 @@ describe('exec-rx host', () => {
     const host = startCli(['host', '--port', '0'], { ...process.env, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET });
     await host.waitFor('stdout', '--environment-id <environment-id>\n');
     const stdout = host.stdout.map((c) => c.text).join('');
-    expect(stdout).toMatch(/^exec-rx host listening on http:\/\/127\.0\.0\.1:\d+\nAn executor joins with:\n {2}AWS_ACCESS_KEY_ID=<access-key-id> AWS_SECRET_ACCESS_KEY=<secret-access-key> codex exec-server --remote http:\/\/127\.0\.0\.1:\d+ --remote-transport direct --aws-sigv4 --aws-region us-east-1 --environment-id <environment-id>\n$/);
+    expect(stdout).toMatch(
+      /^exec-rx host listening on http:\/\/127\.0\.0\.1:\d+\nOperator API and page: http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{43}\nAn executor joins with:\n {2}AWS_ACCESS_KEY_ID=<access-key-id> AWS_SECRET_ACCESS_KEY=<secret-access-key> codex exec-server --remote http:\/\/127\.0\.0\.1:\d+ --remote-transport direct --aws-sigv4 --aws-region us-east-1 --environment-id <environment-id>\n$/,
+    );
+    const operatorUrl = /Operator API and page: (\S+)/.exec(stdout)?.[1] ?? '';
+    const token = operatorUrl.split('#token=')[1] ?? '';
     const remoteUrl = /--remote (\S+)/.exec(stdout)?.[1] ?? '';
 
     const executor = await startDirectExecutor({ remoteUrl, environmentId: 'cli-host-1', credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
@@ -25,7 +29,10 @@ describe('exec-rx host', () => {
     const all = [...host.stdout, ...host.stderr].map((c) => c.text).join('');
     expect(all).toContain('accepting 1 access key(s) from environment');
     expect(all).not.toContain(SECRET);
-    expect(all).not.toMatch(/token=|Signature=/);
+    expect(all).not.toMatch(/Signature=/);
+    // The operator url (with the token the host made) is written once, and the token nowhere else.
+    expect(all.split(operatorUrl)).toHaveLength(2);
+    expect(all.split(token)).toHaveLength(2);
   });
 
   it('refuses to start without accepted keys, saying where they go', async () => {

@@ -54,7 +54,7 @@ export const USAGE = `usage:
       --stdio            spawn a codex executor over stdio
       --cwd DIR          working directory of the command
       --env K=V          set an environment variable (repeatable)
-      --tty              give the command a pseudo-terminal
+      --tty              give the command a pseudo-terminal, sized as yours and following its resizes
       --verbose          report every connection change
     With neither --connect nor --stdio, a codex executor from @openai/codex joins an in-process host.
   exec-rx host [--port N] [--host 127.0.0.1] [--tls-cert FILE --tls-key FILE]

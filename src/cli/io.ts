@@ -1,7 +1,10 @@
 /** The command line's view of its own process: stdio, environment and directory, injectable for specs. */
 import type { Readable, Writable } from 'node:stream';
 
-/** This process's stdio, environment and directory (injectable). */
+/**
+ * This process's stdio, environment and directory (injectable). A terminal stdout (`isTTY`) gives its
+ * size in `columns` and `rows` and emits `resize` when it changes (as Node's `tty.WriteStream` does on SIGWINCH).
+ */
 export interface CliIo {
   readonly stdin: Readable;
   readonly stdout: Writable & { readonly isTTY?: boolean; readonly columns?: number; readonly rows?: number };

@@ -169,13 +169,15 @@ export class EnvironmentManager {
   /**
    * Detaches from every executor and settles everything: processes fail with ClosedError, waiting calls
    * reject, sockets close. The executor keeps the session for its retention time unless
-   * `terminateProcesses` asks to terminate the live processes first.
+   * `terminateProcesses` asks to terminate the live processes first. Waits first (at most 2 s) for the
+   * helpers removing the temp files of sized ttys that ended (see `ExecBackend.idle`).
    */
   async close(options: CloseOptions = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const { environment } of this.environments.values()) {
       if (options.terminateProcesses === true) await environment.terminateAll();
+      await environment.helpersIdle();
       environment.client.close('exec-server environment manager closed');
     }
   }

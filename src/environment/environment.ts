@@ -14,6 +14,9 @@ import { toConnectionState } from './connection-state';
 import type { EnvironmentInfoState, EnvironmentPollOptions } from './environment-polls';
 import { failedProbe, INFO_TIMEOUT_MS, observedStatus, pollInfo, pollStatus, STATUS_TIMEOUT_MS, statusFromState } from './environment-polls';
 
+/** How long closing waits for helper processes cleaning up after sized ttys. */
+const HELPERS_IDLE_LIMIT_MS = 2_000;
+
 /** What an Environment is built with (by its EnvironmentManager). */
 export interface EnvironmentSettings {
   /** Per-process history limits and the shared budget, for each process started. */
@@ -83,7 +86,7 @@ export class Environment {
     this.processes$ = this.table.processes$;
     this.status$ = pollStatus(client, id, settings.polls, scheduler);
     this.info$ = pollInfo(client, id, settings.polls, scheduler, () => client.cachedInfo);
-    this.backend = new ExecBackend(client, settings.streamOptions, this.table);
+    this.backend = new ExecBackend(client, settings.streamOptions, this.table, () => this.info());
     this.filesystem = new RemoteFileSystem(client);
     this.http = new ExecHttpClient(client);
   }
@@ -130,6 +133,16 @@ export class Environment {
     const info = await firstValueFrom(this.client.call('environment/info', undefined, { timeoutMs: INFO_TIMEOUT_MS }));
     this.infoPromise = Promise.resolve(info);
     return info;
+  }
+
+  /**
+   * @internal Waits, at most 2 s, for the helper processes still removing what sized ttys left in the
+   * executor's temp dir (`ExecBackend.idle`); used by `EnvironmentManager.close`.
+   */
+  async helpersIdle(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.backend.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, HELPERS_IDLE_LIMIT_MS)))]);
+    clearTimeout(timer);
   }
 
   /** Terminates every live process (best effort, 5 s each); used by `EnvironmentManager.close`. */

@@ -4,57 +4,31 @@ import { TransportClosedError } from '../errors';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecSession } from '../session/exec-session';
 import { toFileUri } from '../wire/file-uri';
+import type { EnvironmentInfo } from '../wire/environment';
 import type { ExecParams, ExecResponse } from '../wire/process';
 import type { ProcessStreamOptions } from './exec-process';
 import { ExecProcess } from './exec-process';
 import type { ProcessTable } from './process-table';
+import type { StartedProcess, StartOptions, StartParams } from './start-params';
+import { checkTtySize } from './tty-size';
+import { startSizedTty } from './tty-wrapper';
 
-/**
- * What `start` takes: the wire's ExecParams, with conveniences. `processId` is generated when absent (an
- * id stays reserved on the executor for 80 s after its process closes); `cwd` may be a native absolute
- * path or a `file://` URI; `env` defaults to `{}` (an empty environment), `tty` to false.
- */
-export type StartParams = Omit<ExecParams, 'processId' | 'cwd' | 'env' | 'tty'> & {
-  /** Our key for the process (unique in the session, reserved for 80 s after it closes). @default a random UUID */
-  readonly processId?: string;
-  /** The working directory: a native absolute path or a `file://` URI. */
-  readonly cwd: string;
-  /** The child's exact environment (or what is overlaid on `envPolicy`'s base). @default `{}`: empty */
-  readonly env?: Readonly<Record<string, string>>;
-  /** Run in a pseudo-terminal (output as stream `pty`; a tty spawn needs `PATH` in `env`). @default false */
-  readonly tty?: boolean;
-};
-
-/** How a started process appears in its environment's process list (`Environment.processes$`). */
-export interface StartOptions {
-  /**
-   * Leave it off the list (a helper process of a wrapper, such as the stdin FIFO's). Its history is
-   * still kept, and released like any other when it is.
-   * @default false
-   */
-  readonly unlisted?: boolean;
-  /** The argv to list, when the command is started through a wrapper. @default params.argv */
-  readonly listedArgv?: readonly string[];
-}
-
-/** What `start` resolves with. */
-export interface StartedProcess {
-  /** The running process: its events, output views, stdin and signals. */
-  readonly process: ExecProcess;
-  /**
-   * The sandbox it runs in: `none`, `macosSeatbelt`, `linuxSeccomp`, `windowsRestrictedToken` or
-   * `windowsMxc`; `undefined` from a legacy executor.
-   */
-  readonly sandboxType: ExecResponse['sandboxType'];
-}
+export type { StartedProcess, StartOptions, StartParams } from './start-params';
 
 /** Starts processes on one environment (codex `ExecBackend`). */
 export class ExecBackend {
-  /** @internal Built by its Environment, which owns the session and the process list. */
+  /** Helper work left running after a sized tty ended (removing its recorded pty path). */
+  private readonly chores = new Set<Promise<void>>();
+
+  /**
+   * @internal Built by its Environment, which owns the session and the process list; `info` gives the
+   * environment info (temp dir, platform) a sized tty start needs.
+   */
   constructor(
     private readonly client: ExecSession,
     private readonly streamOptions: () => ProcessStreamOptions,
     private readonly table: ProcessTable,
+    private readonly info: () => Promise<EnvironmentInfo> = () => firstValueFrom(client.call('environment/info', undefined)),
   ) {}
 
   /**
@@ -63,10 +37,18 @@ export class ExecBackend {
    * RpcError, or TransportClosedError when the socket died before the reply: a start is never sent
    * twice, and the host then terminates that processId on the executor as soon as it can.
    * Once started, the process is listed in `Environment.processes$` (see {@link StartOptions}).
+   * With `tty: { rows, cols }` it rejects first with InvalidTtySizeError for a bad size (nothing sent),
+   * and resolves with `sized: false` and an `unsizedReason` when the executor cannot size a pty.
    */
   async start(params: StartParams, options: StartOptions = {}): Promise<StartedProcess> {
+    if (typeof params.tty === 'object') {
+      const size = checkTtySize(params.tty.rows, params.tty.cols);
+      const info = await this.info().catch(() => undefined);
+      const host = { start: (p: StartParams, o?: StartOptions) => this.start(p, o), track: (chore: Promise<void>) => this.track(chore) };
+      return startSizedTty(host, params, size, options, info);
+    }
     const processId = params.processId ?? randomUUID();
-    const tty = params.tty ?? false;
+    const tty = params.tty === true;
     const wire: ExecParams = { ...params, processId, cwd: toFileUri(params.cwd), env: { ...params.env }, tty };
     const table = this.table;
     const process = new ExecProcess(processId, this.client, this.streamOptions(), () => table.released(processId), () => table.changed(processId));
@@ -82,12 +64,27 @@ export class ExecBackend {
       // notifications first): then there is nothing left to carry across reconnects.
       if (process.state !== 'closed' && process.state !== 'failed') this.client.addProcess(process.inbox, route);
       if (options.unlisted !== true) table.add(process, options.listedArgv ?? params.argv, tty);
-      return { process, sandboxType: response.sandboxType };
+      return { process, sandboxType: response.sandboxType, sized: false };
     } catch (error: unknown) {
       route?.unsubscribe();
       if (error instanceof TransportClosedError) this.cleanUpAmbiguousStart(processId);
       throw error;
     }
+  }
+
+  /**
+   * Resolves once the helper processes still running after their sized tty ended (each removes the pty
+   * path it recorded in the executor's temp dir) have finished, those that start meanwhile included.
+   * Never rejects. `EnvironmentManager.close` waits for it (bounded); await it before closing a connection
+   * some other way right after a sized tty ended, or its temp file may stay behind.
+   */
+  async idle(): Promise<void> {
+    while (this.chores.size > 0) await Promise.all([...this.chores]);
+  }
+
+  private track(chore: Promise<void>): void {
+    this.chores.add(chore);
+    void chore.then(() => this.chores.delete(chore));
   }
 
   /** The start may have happened: terminate that id once connected again (terminate is safe to repeat). */

@@ -3,6 +3,7 @@ import { asyncScheduler, defer, firstValueFrom, lastValueFrom, of, race, timer }
 import { filter, map, take, toArray } from 'rxjs/operators';
 import type { ExecClientError } from '../errors';
 import { ExecClientError as BaseError } from '../errors';
+import { ResizeFailedError } from './tty-errors';
 import type { ExecSession } from '../session/exec-session';
 import { isTerminal } from '../session/exec-session';
 import { toBytes } from '../wire/bytes';
@@ -19,6 +20,8 @@ import type { ProcessEvent } from './process-event';
 import { DEFAULT_HOLE_FILL_DELAY_MS, ProcessInbox } from './process-inbox';
 import type { ProcessState } from './process-status';
 import { ProcessStatus } from './process-status';
+import type { TtyResizer } from './tty-resizer';
+import type { TtySize } from './tty-size';
 
 /** Limits of one process's history and reorder buffer. */
 export interface ProcessStreamOptions {
@@ -53,6 +56,7 @@ export class ExecProcess {
   private readonly status: ProcessStatus;
   private readonly scheduler: SchedulerLike;
   private writeCounter = 0;
+  private resizer: TtyResizer | undefined;
 
   /**
    * Every event of the process: a replay of the retained history (after a `truncated` marker when some
@@ -226,6 +230,30 @@ export class ExecProcess {
   /** Kills the process group; resolves `true` if it was running. Exit code 137, then `closed`, follow. */
   async terminate(): Promise<boolean> {
     return (await firstValueFrom(this.session.call('process/terminate', { processId: this.processId }))).running;
+  }
+
+  /** The terminal size last applied, for a process started with `tty: { rows, cols }` that got it; else `undefined`. */
+  get ttySize(): TtySize | undefined {
+    return this.resizer?.size;
+  }
+
+  /**
+   * Resizes the process's terminal (it gets SIGWINCH). Resizes are coalesced: at most one helper process
+   * runs on the executor at a time, and the last size asked wins. Resolves once this size (or a later
+   * one) was applied. Rejects with InvalidTtySizeError for a bad size, ResizeFailedError when the process
+   * has no sized terminal (`unsized`), has ended (`ended`) or the helper failed (`failed`); a failed
+   * resize never affects the process.
+   */
+  resize(rows: number, cols: number): Promise<void> {
+    if (this.resizer === undefined) {
+      return Promise.reject(new ResizeFailedError(this.processId, 'unsized', 'it was not started with a terminal size (tty: { rows, cols }), or the executor could not size it'));
+    }
+    return this.resizer.resize(rows, cols);
+  }
+
+  /** @internal Set by the sized tty start (`exec/tty-wrapper`). */
+  attachResizer(resizer: TtyResizer): void {
+    this.resizer = resizer;
   }
 
   /**

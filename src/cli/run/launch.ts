@@ -13,6 +13,7 @@ import type { CliIo } from '../io';
 import type { OpenTarget } from './run-target';
 import type { StdinSink } from './stdin-relay';
 import { ptySink } from './stdin-relay';
+import { terminalSize } from './terminal-size';
 
 /** A started command and where its stdin goes. */
 export interface Launched {
@@ -26,15 +27,18 @@ const inheritExecutorEnv = (): NonNullable<StartParams['envPolicy']> => ({ inher
 
 /**
  * Starts the command. Rejects with the start's typed error (SpawnError ...) or `CannotStartError` when
- * the program is missing or not executable; nothing is left running then.
+ * the program is missing or not executable; nothing is left running then. With `--tty` on a terminal
+ * the pty gets our terminal's size; when the executor cannot size it, `say`s so once.
  */
-export async function launch(target: OpenTarget, options: RunOptions, io: CliIo): Promise<Launched> {
+export async function launch(target: OpenTarget, options: RunOptions, io: CliIo, say: (line: string) => void): Promise<Launched> {
   const info = await target.environment.info();
   const params = startParams(options, target.local, info, io);
   const backend = target.environment.getExecBackend();
   if (options.tty) {
-    const { process } = await backend.start({ ...params, tty: true });
-    return { process, sink: ptySink(process), tty: true };
+    const size = terminalSize(io);
+    const started = await backend.start({ ...params, tty: size ?? true });
+    if (started.unsizedReason !== undefined) say(`the terminal keeps the executor's default size and does not follow resizes: ${started.unsizedReason}`);
+    return { process: started.process, sink: ptySink(started.process), tty: true };
   }
   if (info.platformOs === 'windows') {
     // No sh or mkfifo there: the command runs without stdin.
@@ -46,13 +50,9 @@ export async function launch(target: OpenTarget, options: RunOptions, io: CliIo)
 }
 
 function startParams(options: RunOptions, local: boolean, info: EnvironmentInfo, io: CliIo): StartParams {
+  // No COLUMNS/LINES: the pty has the size, and curses and less would prefer stale variables to it after a resize.
   const terminal: Record<string, string> = {};
-  if (options.tty) {
-    if (io.stdout.isTTY === true && io.stdout.columns !== undefined && io.stdout.rows !== undefined) {
-      Object.assign(terminal, { COLUMNS: String(io.stdout.columns), LINES: String(io.stdout.rows) });
-    }
-    if (!local) terminal['TERM'] = io.env['TERM'] ?? 'xterm-256color';
-  }
+  if (options.tty && !local) terminal['TERM'] = io.env['TERM'] ?? 'xterm-256color';
   const localEnv: Record<string, string> = {};
   if (local) for (const [name, value] of Object.entries(io.env)) if (value !== undefined) localEnv[name] = value;
   const env = { ...localEnv, ...terminal, ...options.env };

@@ -37,7 +37,7 @@ export async function runCommand(options: RunOptions, io: CliIo): Promise<number
   }
   const reporting = reportConnection(target.environment.connectionState$, say, { verbose: options.verbose });
   try {
-    const launched = await launch(target, options, io);
+    const launched = await launch(target, options, io, say);
     return await supervise(launched, target, io, say);
   } catch (error: unknown) {
     io.stdin.destroy();

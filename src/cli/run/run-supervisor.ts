@@ -9,17 +9,18 @@ import type { CliIo } from '../io';
 import type { Launched } from './launch';
 import type { OpenTarget } from './run-target';
 import { rawTerminal, relayStdin } from './stdin-relay';
+import { followTerminalSize } from './terminal-size';
 
 /** Exit status when exec-rx itself failed: no executor, a lost connection, a failed process. */
 const EXIT_FAILED = 255;
 /** Exit status when our stdout/stderr reader went away (128 + SIGPIPE). */
 const EXIT_BROKEN_PIPE = 141;
-/** How long cleaning up stdin (terminating the FIFO helper) may hold up the exit. */
+/** How long cleaning up stdin (terminating the FIFO helper), and a pty's temp file, may hold up the exit. */
 const DISPOSE_LIMIT_MS = 3_000;
 
 /**
- * Streams the command's output, forwards stdin and signals, and resolves with its exit status once it
- * closed (all output written). Resolves 255 after writing one line when the process fails or the
+ * Streams the command's output, forwards stdin, signals and (with a pty) our terminal's size, and
+ * resolves with its exit status once it closed (all output written). Resolves 255 after writing one line when the process fails or the
  * executor exits — or 128+n, silently, when that exit follows signal n (the embedded executor shares
  * our process group, so a terminal's Ctrl-C reaches it too and it ends with its processes).
  * Restores the terminal and stops reading stdin before resolving. Never rejects.
@@ -30,6 +31,7 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
   const relay = sink === undefined ? undefined : relayStdin(io.stdin, sink);
   if (relay === undefined) io.stdin.destroy();
   const signals = forwardSignals(process);
+  const sizing = launched.tty ? followTerminalSize(process, io, say) : undefined;
   const executorGone = firstValueFrom(target.executorExit$).then((message) => Promise.reject(new Error(message)));
   executorGone.catch(() => undefined);
   const output = pumpOutput(process, io);
@@ -43,10 +45,13 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
   } finally {
     output.stop();
     signals.dispose();
+    sizing?.dispose();
     terminal?.restore();
     relay?.stop();
     // No waiting for a helper on an executor that is gone: its processes went with it.
     if (sink !== undefined) await bounded(Promise.race([sink.dispose(), executorGone]), DISPOSE_LIMIT_MS);
+    // A sized pty's temp file is removed by a helper once the command ended: let it finish.
+    if (launched.tty) await bounded(Promise.race([target.environment.getExecBackend().idle(), executorGone]), DISPOSE_LIMIT_MS);
   }
 }
 
