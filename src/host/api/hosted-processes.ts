@@ -107,7 +107,8 @@ export class HostedProcesses {
 
   private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest): Promise<HostedProcess> {
     const info = await environment.info();
-    const tty = request.tty !== undefined && request.tty !== false;
+    const size = typeof request.tty === 'object' ? { rows: request.tty.rows, cols: request.tty.cols } : undefined;
+    const tty = request.tty === true || size !== undefined;
     const processId = randomUUID();
     const params: StartParams = {
       processId,
@@ -119,7 +120,8 @@ export class HostedProcesses {
     const backend = environment.getExecBackend();
     let hosted: HostedProcess;
     if (tty) {
-      const { process } = await backend.start({ ...params, tty: true });
+      // A size goes through the sizing wrapper (docs: README, --tty); the start still succeeds unsized where the executor cannot size a pty.
+      const { process } = await backend.start({ ...params, tty: size ?? true });
       hosted = { environmentId, process, pipeStdin: false, stdin: new ProcessStdin({ kind: 'pty', process }) };
     } else if (request.pipeStdin === true) {
       const { process, feeder } = await startWithStdinFifo(backend, params, tempDirOf(info));

@@ -107,6 +107,14 @@ export const OPENAPI_DOCUMENT: Json = {
       parameters: pathParams('environmentId', 'processId'),
       post: { summary: 'Send SIGINT (exit 130 follows)', responses: { '202': json(obj({ status: { const: 'interrupted' } }), 'Sent'), ...problems(400, 401, 404, 413, 429, 503) } },
     },
+    [`${processPath}/resize`]: {
+      parameters: pathParams('environmentId', 'processId'),
+      post: {
+        summary: "Resize a sized tty's terminal (the command gets SIGWINCH; resizes coalesce, the last wins)",
+        requestBody: { required: true, content: { 'application/json': { schema: ref('TtySize') } } },
+        responses: { '200': json(ref('TtySize'), 'Applied (or a later size superseded it)'), ...problems(400, 401, 404, 409, 413, 415, 429, 503) },
+      },
+    },
     [`${processPath}/terminate`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: { summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 404, 413, 429, 503) } },

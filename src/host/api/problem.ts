@@ -39,6 +39,8 @@ const LIBRARY_STATUS: Readonly<Partial<Record<ExecClientErrorCode, number>>> = {
   FRAME_TOO_LARGE: 502,
   PROCESS_FAILED: 409,
   PROCESS_GAP: 409,
+  RESIZE_FAILED: 409,
+  INVALID_TTY_SIZE: 400,
 };
 
 const statusOf = (error: ExecClientError): number => LIBRARY_STATUS[error.code] ?? 500;

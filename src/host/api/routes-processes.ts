@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Environment } from '../../environment/environment';
 import { decodeCanonical } from '../../wire/base64';
 import type { ProcessResource } from '../../wire/operator-api';
-import { API_PREFIX, IDEMPOTENCY_KEY_HEADER, StartProcessRequest, StdinWriteRequest } from '../../wire/operator-api';
+import { API_PREFIX, IDEMPOTENCY_KEY_HEADER, StartProcessRequest, StdinWriteRequest, TtySize } from '../../wire/operator-api';
 import type { ApiContext } from './api-context';
 import { environmentOf, listed } from './api-context';
 import type { HostedProcess } from './hosted-processes';
@@ -144,6 +144,16 @@ export function processRoutes(context: ApiContext): Route[] {
           await discardBody(route.req, context.maxBodyBytes);
           await target(context, route.params).hosted.process.signal('interrupt');
           json(202, { status: 'interrupted' })(route);
+        },
+      },
+    },
+    {
+      path: `${PROCESS}/resize`,
+      methods: {
+        POST: async (route) => {
+          const size = await readJsonBody(route.req, TtySize, context.maxBodyBytes);
+          await target(context, route.params).hosted.process.resize(size.rows, size.cols);
+          json(200, { rows: size.rows, cols: size.cols })(route);
         },
       },
     },
