@@ -83,7 +83,7 @@ export const OPENAPI_DOCUMENT: Json = {
       delete: { summary: 'Release a closed process (its history and its place in the list)', responses: { '204': { description: 'Released' }, ...problems(400, 401, 404, 409, 429, 503) } },
     },
     [`${processPath}/events`]: {
-      parameters: [...(pathParams('environmentId', 'processId') as readonly Json[]), { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'Resume after this seq (wins over Last-Event-ID).' }],
+      parameters: [...(pathParams('environmentId', 'processId') as readonly Json[]), { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'Resume after this seq (wins over Last-Event-ID).' }, { name: 'follow', in: 'query', required: false, schema: { enum: ['true', 'false'] }, description: '`false`: only what the host holds now, then the stream ends. Default `true` (then live).' }],
       get: {
         summary: "A process's events",
         description:

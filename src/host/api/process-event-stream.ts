@@ -21,9 +21,13 @@ import type { SseStream } from './sse';
 /** How long a paused replay waits for the client to take what was sent. */
 export const DEFAULT_STALL_MS = 30_000;
 
-/** Streams `process`'s events after `afterSeq` into `stream`. Returns at once; teardown follows the stream's end. */
-export function streamProcessEvents(process: ExecProcess, stream: SseStream, afterSeq: number, stallMs = DEFAULT_STALL_MS): void {
-  new ProcessEventPump(process, stream, afterSeq, stallMs).start();
+/**
+ * Streams `process`'s events after `afterSeq` into `stream`; with `follow: false`, only what the host
+ * holds now (its history, filled from the executor's window), then the stream ends. Returns at once;
+ * teardown follows the stream's end.
+ */
+export function streamProcessEvents(process: ExecProcess, stream: SseStream, afterSeq: number, options: { readonly follow: boolean; readonly stallMs?: number }): void {
+  new ProcessEventPump(process, stream, afterSeq, options.stallMs ?? DEFAULT_STALL_MS, options.follow).start();
 }
 
 class ProcessEventPump {
@@ -38,6 +42,7 @@ class ProcessEventPump {
     /** The last seq the client has: everything written is after it. */
     private cursor: number,
     private readonly stallMs: number,
+    private readonly follow: boolean,
   ) {
     stream.onEnd(() => this.stop());
   }
@@ -59,6 +64,11 @@ class ProcessEventPump {
       .pipe(takeWhile(() => !paused(), true))
       .subscribe({ next: (event) => this.onEvent(event), complete: () => this.onComplete() });
     this.replaying = false;
+    // Caught up with what the host holds: without `follow`, that is the end (unless a replay paused).
+    if (!this.follow && this.subscription !== undefined && !this.subscription.closed) {
+      this.stop();
+      this.stream.end();
+    }
   }
 
   private onEvent(event: ProcessEvent): void {

@@ -118,8 +118,9 @@ export function processRoutes(context: ApiContext): Route[] {
       methods: {
         GET: ({ req, res, params, query, tokenId }) => {
           const after = resumeAfter(req, query);
+          const follow = query.get('follow') !== 'false';
           const { hosted } = target(context, params);
-          streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, context.stallMs);
+          streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, { follow, stallMs: context.stallMs });
           return Promise.resolve();
         },
       },
