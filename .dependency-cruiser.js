@@ -5,6 +5,7 @@
  *
  *   cli/                       the command line: the only place that knows a terminal
  *   host/   executor/          the direct-transport server | spawning codex executors (rooms apart)
+ *   client/                    exec-rx/client: the host's operator API over fetch (browser-safe: wire/ only)
  *   index.ts                   the main entry: the client library, no server code
  *   environment/               EnvironmentManager, Environment
  *   exec/   fs/   http/        processes, filesystem, HTTP (rooms apart) over the session's narrow port
@@ -29,7 +30,8 @@ const BELOW = {
   index: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment'],
   host: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment'],
   executor: ['errors', 'wire'],
-  cli: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment', 'host', 'executor'],
+  client: ['errors', 'wire'],
+  cli: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment', 'host', 'executor', 'client'],
 };
 
 /** The path pattern of a room: a folder, or one of the two top-level files. */
@@ -67,6 +69,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/host/' },
       to: { path: 'node_modules/aws4/' },
+    },
+    {
+      name: 'client-is-browser-safe',
+      comment: 'exec-rx/client runs in browsers: no Node built-in (node:*, fs, http ...) anywhere in its graph',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { dependencyTypes: ['core'] },
     },
     {
       name: 'no-unresolvable',

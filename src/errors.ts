@@ -52,7 +52,8 @@ export type OperatorApiErrorCode =
   | 'PROCESS_RUNNING'
   | 'TOO_MANY_REQUESTS'
   | 'TOO_MANY_STREAMS'
-  | 'HOST_ERROR';
+  | 'HOST_ERROR'
+  | 'HOST_UNREACHABLE';
 
 /** Base class of every error exec-rx raises. `name` is the subclass name. */
 export abstract class ExecClientError extends Error {
@@ -286,4 +287,22 @@ export class HandleLostError extends ExecClientError {
 /** The manager, environment or connection was closed by its owner. */
 export class ClosedError extends ExecClientError {
   readonly code = 'CLOSED';
+}
+
+/**
+ * A request to a host's operator API failed (`exec-rx/client`): the problem+json `code` the host
+ * answered (one of the library's codes, or the API's own), `PROCESS_GONE` when the host restarted and
+ * no longer knows the process, or `HOST_UNREACHABLE` when it stayed unreachable too long. `status` is
+ * the HTTP status when there was an answer; `hostInstance` names the host that answered.
+ */
+export class HostApiError extends ExecClientError {
+  constructor(
+    readonly code: ExecClientErrorCode,
+    message: string,
+    readonly status: number | undefined,
+    readonly hostInstance: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }

@@ -1,0 +1,144 @@
+/**
+ * `HostClient`: an exec-rx host's operator API as RxJS streams and promises, for Node 20 and browsers
+ * (fetch and web streams only). It keeps the library's promise over HTTP: a process's events arrive
+ * once each, in order, across dropped connections and a host unreachable for a while, resumed by seq.
+ */
+import type { Observable } from 'rxjs';
+import { distinctUntilChanged, map } from 'rxjs/operators';
+import { HostApiError } from '../errors';
+import type { TtySize } from '../wire/operator-api';
+import { encodeBase64 } from './base64';
+import type { HostConnection } from './host-connection';
+import { send } from './host-connection';
+import type { EnvironmentOverview, HostProcessEvent, ProcessResource, StartOptions, StartRequest } from './host-types';
+import { overview } from './overview-stream';
+import type { ProcessEventsOptions } from './process-event-stream';
+import { processEvents } from './process-event-stream';
+import type { RetryPolicy } from './retry';
+import { DEFAULT_RETRY_POLICY } from './retry';
+
+/** Options of a {@link HostClient}. */
+export interface HostClientOptions {
+  /** The host's base url (`http://127.0.0.1:8080`). */
+  readonly url: string;
+  /** An operator token, or a function giving the current one. */
+  readonly token: string | (() => string);
+  /** The fetch to use. @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+  /** Backoff, jitter and how long the host may stay unreachable. @default DEFAULT_RETRY_POLICY (200 ms doubling to 5 s, jitter 0.5, 60 s) */
+  readonly retry?: Partial<RetryPolicy>;
+  /** Randomness of the jitter (specs pass a fixed one). @default Math.random */
+  readonly random?: () => number;
+}
+
+/** Per-call options: an AbortSignal. */
+export interface CallOptions {
+  /** Aborting stops waiting and retrying (AbortedError); what the host already did stays done. */
+  readonly signal?: AbortSignal;
+}
+
+const segment = encodeURIComponent;
+const newId = (): string => globalThis.crypto.randomUUID();
+
+/** A client of one host's operator API. Holds no connection between calls; every stream is cold. */
+export class HostClient {
+  private readonly connection: HostConnection;
+
+  constructor(options: HostClientOptions) {
+    const token = options.token;
+    this.connection = {
+      baseUrl: options.url.replace(/\/+$/, ''),
+      token: typeof token === 'string' ? () => token : token,
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+      random: options.random ?? Math.random,
+    };
+  }
+
+  /**
+   * The overview: every environment with its processes, a new array on each change. Reconnects by
+   * itself; never completes; errors with HostApiError (`UNAUTHORIZED`, `HOST_UNREACHABLE` …).
+   * Unsubscribing closes the stream.
+   */
+  environments$(): Observable<readonly EnvironmentOverview[]> {
+    return overview(this.connection);
+  }
+
+  /** One environment's processes, from the overview stream, on each change; completes and errors as {@link environments$}. */
+  processes$(environmentId: string): Observable<readonly ProcessResource[]> {
+    return this.environments$().pipe(
+      map((list) => list.find((e) => e.id === environmentId)?.processes ?? []),
+      distinctUntilChanged((a, b) => JSON.stringify(a) === JSON.stringify(b)),
+    );
+  }
+
+  /**
+   * Starts a process. One Idempotency-Key per call (given or made), so the call's own retries never
+   * start it twice. Resolves with the process; rejects with HostApiError (`SPAWN_FAILED`, …) or AbortedError.
+   */
+  async start(environmentId: string, request: StartRequest, options: StartOptions = {}): Promise<ProcessResource> {
+    const answer = await send(this.connection, {
+      method: 'POST',
+      path: `/api/v1/environments/${segment(environmentId)}/processes`,
+      body: request,
+      headers: { 'idempotency-key': options.idempotencyKey ?? newId() },
+      signal: options.signal,
+      retry: 'idempotent',
+    });
+    return answer.body as ProcessResource;
+  }
+
+  /**
+   * A process's events after `afterSeq`: each once, in order, across dropped connections and the host
+   * unreachable for up to `maxOfflineMs`; `truncated` where the host no longer holds what was asked.
+   * Completes after `closed` (or, with `follow: false`, once what the host holds was delivered). Errors
+   * with HostApiError: a `failed` event's code, `PROCESS_GONE` (the host restarted without it),
+   * `HOST_UNREACHABLE`, or the host's refusal. Cold; unsubscribing ends the stream.
+   */
+  events$(environmentId: string, processId: string, options: ProcessEventsOptions = {}): Observable<HostProcessEvent> {
+    return processEvents(this.connection, environmentId, processId, options);
+  }
+
+  /** Writes to stdin, once per `writeId` (made per call when not given; retries reuse it). Resolves once the executor accepted the bytes. */
+  async write(environmentId: string, processId: string, data: Uint8Array | string, options: CallOptions & { readonly writeId?: string } = {}): Promise<void> {
+    const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+    await this.post(environmentId, processId, 'stdin', { writeId: options.writeId ?? newId(), data: encodeBase64(bytes) }, options, 'idempotent');
+  }
+
+  /** Ends the process's input (idempotent). */
+  async endStdin(environmentId: string, processId: string, options: CallOptions = {}): Promise<void> {
+    await this.post(environmentId, processId, 'stdin/end', undefined, options, 'idempotent');
+  }
+
+  /** Sends SIGINT (exit 130 follows). Not retried after an unclear failure: a second interrupt is not the same. */
+  async interrupt(environmentId: string, processId: string, options: CallOptions = {}): Promise<void> {
+    await this.post(environmentId, processId, 'interrupt', undefined, options, 'unsafe');
+  }
+
+  /** Kills the process group (exit 137 follows); resolves whether it was running. */
+  async terminate(environmentId: string, processId: string, options: CallOptions = {}): Promise<boolean> {
+    const answer = await this.post(environmentId, processId, 'terminate', undefined, options, 'idempotent');
+    return (answer as { readonly running?: unknown }).running === true;
+  }
+
+  /** Resizes a sized tty's terminal (the command gets SIGWINCH). */
+  async resize(environmentId: string, processId: string, size: TtySize, options: CallOptions = {}): Promise<void> {
+    await this.post(environmentId, processId, 'resize', size, options, 'idempotent');
+  }
+
+  /** Releases a closed process (its history and its place in the list); a process already gone counts as released. */
+  async release(environmentId: string, processId: string, options: CallOptions = {}): Promise<void> {
+    try {
+      await send(this.connection, { method: 'DELETE', path: processPath(environmentId, processId), signal: options.signal, retry: 'idempotent' });
+    } catch (error: unknown) {
+      if (!(error instanceof HostApiError && error.code === 'PROCESS_NOT_FOUND')) throw error;
+    }
+  }
+
+  private async post(environmentId: string, processId: string, action: string, body: unknown, options: CallOptions, retry: 'idempotent' | 'unsafe'): Promise<unknown> {
+    const answer = await send(this.connection, { method: 'POST', path: `${processPath(environmentId, processId)}/${action}`, body, signal: options.signal, retry });
+    return answer.body;
+  }
+}
+
+const processPath = (environmentId: string, processId: string): string => `/api/v1/environments/${segment(environmentId)}/processes/${segment(processId)}`;

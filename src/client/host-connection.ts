@@ -1,0 +1,129 @@
+/**
+ * The client's HTTP side: one request to the operator API with the bearer token, retried when that is
+ * safe, and every failure a typed {@link HostApiError} (problem+json read back into its code).
+ */
+import * as E from 'fp-ts/lib/Either';
+import { AbortedError, HostApiError } from '../errors';
+import { decodeWith } from '../wire/decode';
+import { HOST_INSTANCE_HEADER, Problem } from '../wire/operator-api';
+import type { RetryPolicy } from './retry';
+import { backoffDelay, retryAfterMs, sleep } from './retry';
+
+/** Where and how the client reaches a host. */
+export interface HostConnection {
+  /** The host's base url, without a trailing slash (`http://127.0.0.1:8080`). */
+  readonly baseUrl: string;
+  /** The operator token (asked for each request, so it can rotate). */
+  readonly token: () => string;
+  readonly fetch: typeof fetch;
+  readonly policy: RetryPolicy;
+  readonly random: () => number;
+}
+
+/**
+ * When a request may be sent again: `idempotent` ones (GET, a start with its Idempotency-Key, a write
+ * with its writeId, end, terminate) after any failure the host may not have seen through; `unsafe`
+ * ones (interrupt) only when the host said it did not act (429, 503).
+ */
+export type RetryMode = 'idempotent' | 'unsafe';
+
+/** One request. */
+export interface ApiRequest {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  /** The path under the base url, with its query (`/api/v1/environments`). */
+  readonly path: string;
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal | undefined;
+  readonly retry: RetryMode;
+}
+
+/** An answer that was not an error. */
+export interface ApiAnswer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly hostInstance: string | undefined;
+}
+
+const decodeProblem = decodeWith(Problem);
+
+/** The typed error of an error answer: its problem+json `code` when it has one, else by status. */
+export async function errorOf(response: Response, what: string): Promise<HostApiError> {
+  const hostInstance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch {
+    body = undefined;
+  }
+  const problem = decodeProblem(body);
+  if (E.isRight(problem)) {
+    const code = problem.right.code as HostApiError['code'];
+    return new HostApiError(code, `${what}: ${problem.right.title}${problem.right.detail === undefined ? '' : `: ${problem.right.detail}`}`, response.status, hostInstance);
+  }
+  return new HostApiError(response.status === 401 ? 'UNAUTHORIZED' : 'HOST_ERROR', `${what}: HTTP ${response.status}`, response.status, hostInstance);
+}
+
+/** Whether an answer's status says the host did not act and asks to come back (429, 503). */
+export const isBusy = (status: number): boolean => status === 429 || status === 503;
+
+/** A proxy in between could not reach the host (502, 504): like no answer at all. A 500 is the host's own failure. */
+export const isGatewayFailure = (status: number): boolean => status === 502 || status === 504;
+
+/**
+ * Sends `request`, retrying as its mode allows, with backoff and jitter, honouring `Retry-After`, until
+ * the host has been unreachable for `maxOfflineMs`. Resolves with a 2xx answer; rejects with
+ * HostApiError (the host's code; `HOST_UNREACHABLE`), or AbortedError when `signal` aborts.
+ */
+export async function send(connection: HostConnection, request: ApiRequest): Promise<ApiAnswer> {
+  const what = `${request.method} ${request.path.split('?')[0] ?? ''}`;
+  let failures = 0;
+  let unreachableSince: number | undefined;
+  for (;;) {
+    let response: Response | undefined;
+    let cause: unknown;
+    try {
+      response = await connection.fetch(`${connection.baseUrl}${request.path}`, init(connection, request));
+    } catch (error: unknown) {
+      if (request.signal?.aborted === true) throw new AbortedError(what);
+      cause = error;
+    }
+    if (response !== undefined && response.ok) {
+      const body: unknown = response.status === 204 ? undefined : await response.json();
+      return { status: response.status, body, hostInstance: response.headers.get(HOST_INSTANCE_HEADER) ?? undefined };
+    }
+    if (response !== undefined && isBusy(response.status)) {
+      unreachableSince = undefined;
+      const wait = retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures, connection.policy, connection.random);
+      await response.body?.cancel();
+      failures += 1;
+      await sleep(wait, request.signal, what);
+      continue;
+    }
+    const retryable = request.retry === 'idempotent' && (response === undefined || isGatewayFailure(response.status));
+    if (!retryable) throw response === undefined ? unreachable(what, cause) : await errorOf(response, what);
+    await response?.body?.cancel();
+    unreachableSince ??= Date.now();
+    if (Date.now() - unreachableSince > connection.policy.maxOfflineMs) throw unreachable(what, cause, connection.policy.maxOfflineMs);
+    await sleep(backoffDelay(failures, connection.policy, connection.random), request.signal, what);
+    failures += 1;
+  }
+}
+
+/** The fetch options of a request: the token, JSON, the signal. */
+export function init(connection: HostConnection, request: Pick<ApiRequest, 'method' | 'body' | 'headers' | 'signal'>): RequestInit {
+  const headers: Record<string, string> = { authorization: `Bearer ${connection.token()}`, ...request.headers };
+  if (request.body !== undefined) headers['content-type'] = 'application/json';
+  return {
+    method: request.method,
+    headers,
+    ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+    ...(request.signal === undefined ? {} : { signal: request.signal }),
+  };
+}
+
+/** The host could not be reached (for `afterMs` when given). */
+export function unreachable(what: string, cause: unknown, afterMs?: number): HostApiError {
+  const reason = cause instanceof Error ? cause.message : 'no answer';
+  return new HostApiError('HOST_UNREACHABLE', `${what}: the host is unreachable${afterMs === undefined ? '' : ` for over ${afterMs / 1000} s`} (${reason})`, undefined, undefined, { cause });
+}

@@ -1,0 +1,27 @@
+/**
+ * `exec-rx/client`: a client of an exec-rx host's operator API (`exec-rx host`), for Node 20 and
+ * browsers. {@link HostClient} lists environments and processes, starts processes, and streams their
+ * events with the library's promise kept over HTTP: every output byte once, in order, across dropped
+ * connections and a host unreachable for a while, resumed by seq; typed errors with the library's codes.
+ *
+ * Nothing here needs a Node built-in: it uses `fetch`, web streams, `TextDecoder`/`TextEncoder`,
+ * `atob`/`btoa` and `crypto.randomUUID`, which browsers and Node 20 both have.
+ *
+ * @packageDocumentation
+ * @module exec-rx/client
+ */
+
+/* The client */
+export { HostClient } from './host-client';
+export type { CallOptions, HostClientOptions } from './host-client';
+export type { ProcessEventsOptions } from './process-event-stream';
+export type { EnvironmentOverview, HostProcessEvent, StartOptions, StartRequest } from './host-types';
+export type { RetryPolicy } from './retry';
+export { DEFAULT_RETRY_POLICY } from './retry';
+
+/* What the API answers with */
+export type { ApiError, EnvironmentResource, ProcessResource, TtySize } from '../wire/operator-api';
+
+/* Errors */
+export { AbortedError, ExecClientError, HostApiError } from '../errors';
+export type { ExecClientErrorCode, OperatorApiErrorCode } from '../errors';

@@ -1,0 +1,48 @@
+/**
+ * `HostClient.environments$`: the host's overview stream (every environment with its processes), one
+ * snapshot per change, reconnecting by itself while the host is unreachable for up to `maxOfflineMs`.
+ */
+import * as E from 'fp-ts/lib/Either';
+import { Observable } from 'rxjs';
+import { HostApiError } from '../errors';
+import { decodeWith, parseJson } from '../wire/decode';
+import { Overview } from '../wire/operator-api';
+import type { HostConnection } from './host-connection';
+import type { EnvironmentOverview } from './host-types';
+import { refusalOf, runSse } from './sse-session';
+
+const decodeOverview = decodeWith(Overview);
+
+/**
+ * Emits the environments (each with its processes) on each change, the first snapshot as soon as the
+ * stream opens. Never completes by itself; errors with HostApiError when the host refuses (401 …) or
+ * stays unreachable past `maxOfflineMs`. Unsubscribing aborts the request and any wait.
+ */
+export function overview(connection: HostConnection): Observable<readonly EnvironmentOverview[]> {
+  return new Observable<readonly EnvironmentOverview[]>((subscriber) => {
+    const abort = new AbortController();
+    let snapshots = 0;
+    const session = {
+      path: () => '/api/v1/overview',
+      finished: () => false,
+      progress: () => snapshots,
+      refusal: refusalOf('overview'),
+      onOpen: () => undefined,
+      onMessage: (message: { readonly event: string; readonly data: string }) => {
+        if (message.event !== 'overview') return;
+        const parsed = parseJson(message.data);
+        const snapshot = E.isRight(parsed) ? decodeOverview(parsed.right) : parsed;
+        if (E.isLeft(snapshot)) throw new HostApiError('DECODE_FAILED', `overview: ${snapshot.left.message}`, undefined, undefined);
+        snapshots += 1;
+        subscriber.next(snapshot.right.environments);
+      },
+    };
+    runSse(connection, 'overview', session, abort.signal).then(
+      () => subscriber.complete(),
+      (error: unknown) => {
+        if (!abort.signal.aborted) subscriber.error(error);
+      },
+    );
+    return () => abort.abort();
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * `HostClient.events$`: a process's events from a host, exactly once and in order across dropped
+ * connections, resumed by seq; a host unreachable for up to `maxOfflineMs` is waited out with backoff
+ * and jitter (and `Retry-After`); a host that restarted and lost the process fails `PROCESS_GONE`.
+ */
+import * as E from 'fp-ts/lib/Either';
+import type * as t from 'io-ts';
+import { Observable } from 'rxjs';
+import { HostApiError } from '../errors';
+import { decodeWith, parseJson } from '../wire/decode';
+import { ClosedEventData, ExitedEventData, FailedEventData, HOST_INSTANCE_HEADER, OutputEventData, TruncatedEventData } from '../wire/operator-api';
+import { decodeBase64 } from './base64';
+import type { HostConnection } from './host-connection';
+import { errorOf } from './host-connection';
+import type { HostProcessEvent } from './host-types';
+import type { SseMessage } from './sse-reader';
+import type { SseSession } from './sse-session';
+import { runSse } from './sse-session';
+
+/** Options of {@link processEvents}. */
+export interface ProcessEventsOptions {
+  /** Start after this seq (what the subscriber already has). @default 0 */
+  readonly afterSeq?: number;
+  /** Keep streaming live events (`true`), or stop once what the host holds now was delivered. @default true */
+  readonly follow?: boolean;
+}
+
+function decoded<A>(codec: t.Type<A, unknown, unknown>, data: string, what: string): A {
+  const parsed = parseJson(data);
+  const result = E.isRight(parsed) ? decodeWith(codec)(parsed.right) : parsed;
+  if (E.isLeft(result)) throw new HostApiError('DECODE_FAILED', `${what}: ${result.left.message}`, undefined, undefined);
+  return result.right;
+}
+
+/** Follows one process's event stream, tracking the last seq delivered so every reconnect resumes after it. */
+class Follower implements SseSession {
+  private lastSeq: number;
+  private ended = false;
+  private everFound = false;
+
+  constructor(
+    private readonly basePath: string,
+    private readonly follow: boolean,
+    afterSeq: number,
+    private readonly emit: (event: HostProcessEvent) => void,
+  ) {
+    this.lastSeq = afterSeq;
+  }
+
+  path(): string {
+    return `${this.basePath}?after=${this.lastSeq}${this.follow ? '' : '&follow=false'}`;
+  }
+
+  /** Over after `closed`; without `follow`, after the first whole stream. */
+  finished(): boolean {
+    return this.ended || (!this.follow && this.everFound);
+  }
+
+  progress(): number {
+    return this.lastSeq;
+  }
+
+  /** An error answer: PROCESS_GONE when the process was found before (the host restarted and lost it). */
+  async refusal(response: Response): Promise<HostApiError> {
+    const error = await errorOf(response, 'events');
+    if (this.everFound && (error.code === 'PROCESS_NOT_FOUND' || error.code === 'ENVIRONMENT_NOT_FOUND')) {
+      const instance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
+      return new HostApiError('PROCESS_GONE', `events: the host (instance ${instance ?? 'unknown'}) no longer knows this process: ${error.message}`, error.status, instance, { cause: error });
+    }
+    return error;
+  }
+
+  onOpen(): void {
+    this.everFound = true;
+  }
+
+  onMessage(message: SseMessage): void {
+    switch (message.event) {
+      case 'output': {
+        const data = decoded(OutputEventData, message.data, 'output event');
+        if (this.accept(data.seq)) this.emit({ type: 'output', seq: data.seq, stream: data.stream, chunk: decodeBase64(data.chunk) });
+        return;
+      }
+      case 'exited': {
+        const data = decoded(ExitedEventData, message.data, 'exited event');
+        if (this.accept(data.seq)) this.emit({ type: 'exited', seq: data.seq, exitCode: data.exitCode });
+        return;
+      }
+      case 'closed': {
+        const data = decoded(ClosedEventData, message.data, 'closed event');
+        if (!this.accept(data.seq)) return;
+        this.ended = true;
+        this.emit({ type: 'closed', seq: data.seq });
+        return;
+      }
+      case 'truncated': {
+        const data = decoded(TruncatedEventData, message.data, 'truncated event');
+        if (data.nextSeq <= this.lastSeq + 1) return;
+        this.lastSeq = data.nextSeq - 1;
+        this.emit({ type: 'truncated', nextSeq: data.nextSeq, droppedEvents: data.droppedEvents });
+        return;
+      }
+      case 'failed': {
+        const data = decoded(FailedEventData, message.data, 'failed event');
+        throw new HostApiError(data.code as HostApiError['code'], data.message, undefined, undefined);
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Whether `seq` is the next one: a repeat is skipped; a skip without a `truncated` marker is a hole, loudly. */
+  private accept(seq: number): boolean {
+    if (seq <= this.lastSeq) return false;
+    if (seq !== this.lastSeq + 1) throw new HostApiError('PROCESS_GAP', `events: the host sent seq ${seq} after ${this.lastSeq} with no truncated marker`, undefined, undefined);
+    this.lastSeq = seq;
+    return true;
+  }
+}
+
+/**
+ * The events of process `processId` of `environmentId`, after `afterSeq`: each once, in seq order, a
+ * `truncated` marker where the host no longer holds what was asked. Completes after `closed` (or, with
+ * `follow: false`, once what the host holds was delivered). Errors with HostApiError: the code of a
+ * `failed` event, `PROCESS_GONE`, `HOST_UNREACHABLE` after `maxOfflineMs`, the host's refusal
+ * (`UNAUTHORIZED`, `PROCESS_NOT_FOUND` …), `PROCESS_GAP` if a hole ever came unmarked. Cold: each
+ * subscription is its own stream; unsubscribing aborts the request and every wait.
+ */
+export function processEvents(connection: HostConnection, environmentId: string, processId: string, options: ProcessEventsOptions = {}): Observable<HostProcessEvent> {
+  const path = `/api/v1/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(processId)}/events`;
+  return new Observable<HostProcessEvent>((subscriber) => {
+    const abort = new AbortController();
+    const follower = new Follower(path, options.follow ?? true, options.afterSeq ?? 0, (event) => subscriber.next(event));
+    runSse(connection, 'events', follower, abort.signal).then(
+      () => subscriber.complete(),
+      (error: unknown) => {
+        if (!abort.signal.aborted) subscriber.error(error);
+      },
+    );
+    return () => abort.abort();
+  });
+}

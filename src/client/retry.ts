@@ -1,0 +1,51 @@
+/**
+ * How the client waits between attempts: exponential backoff with jitter, `Retry-After` when the host
+ * gives one, and a bound on how long the host may stay unreachable before a call or stream fails.
+ */
+import { AbortedError } from '../errors';
+
+/** The client's retry settings. */
+export interface RetryPolicy {
+  /** First delay after a failed attempt. @default 200 */
+  readonly initialDelayMs: number;
+  /** Largest delay between attempts (before jitter). @default 5000 */
+  readonly maxDelayMs: number;
+  /** Each delay is drawn from [delay × (1 − jitter), delay]. @default 0.5 */
+  readonly jitter: number;
+  /** How long the host may stay unreachable (refused, reset, 5xx) before the call fails `HOST_UNREACHABLE`. @default 60000 */
+  readonly maxOfflineMs: number;
+}
+
+/** Default {@link RetryPolicy}. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 200, maxDelayMs: 5_000, jitter: 0.5, maxOfflineMs: 60_000 };
+
+/** The delay before attempt `attempt + 1` (`attempt` counts failures so far, from 0). */
+export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  const delay = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.min(attempt, 30));
+  return Math.round(delay * (1 - policy.jitter * random()));
+}
+
+/** `Retry-After` in milliseconds (seconds or an HTTP date), or `undefined`. */
+export function retryAfterMs(header: string | null, now: () => number = Date.now): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now());
+}
+
+/** Waits `ms`; rejects with AbortedError when `signal` aborts first (the timer is cleared either way). */
+export function sleep(ms: number, signal: AbortSignal | undefined, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) return reject(new AbortedError(what));
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new AbortedError(what));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * The reconnect loop both of the client's event streams share: open the stream, read it, open it again
+ * when it ends or fails; back off (with jitter, or as `Retry-After` says) while the host is busy or
+ * unreachable, and give up with `HOST_UNREACHABLE` once it stayed unreachable past `maxOfflineMs`.
+ */
+import { HostApiError } from '../errors';
+import type { HostConnection } from './host-connection';
+import { errorOf, init, isBusy, isGatewayFailure, unreachable } from './host-connection';
+import { backoffDelay, retryAfterMs, sleep } from './retry';
+import type { SseMessage } from './sse-reader';
+import { readSse } from './sse-reader';
+
+/** What one stream does with its connection's life. */
+export interface SseSession {
+  /** The path and query of the next attempt (e.g. with the seq to resume after). */
+  path(): string;
+  /** A stream opened (200). */
+  onOpen(): void;
+  /** Each whole event; throwing a HostApiError ends the session with it. */
+  onMessage(message: SseMessage): void;
+  /** Whether the session is over (after a stream ended): a final event came, or nothing more is wanted. */
+  finished(): boolean;
+  /** A progress mark (the last seq): an attempt that moved it resets the backoff. */
+  progress(): number;
+  /** The error for a refusal (a non-retryable answer) by the host. */
+  refusal(response: Response): Promise<HostApiError>;
+}
+
+/** Runs `session` until it is finished (resolves) or cannot go on (rejects); `signal` stops it quietly. */
+export async function runSse(connection: HostConnection, what: string, session: SseSession, signal: AbortSignal): Promise<void> {
+  let failures = 0;
+  let unreachableSince: number | undefined;
+  const wait = (ms: number): Promise<void> => sleep(ms, signal, what);
+  while (!session.finished()) {
+    let response: Response | undefined;
+    let cause: unknown;
+    try {
+      response = await connection.fetch(`${connection.baseUrl}${session.path()}`, init(connection, { method: 'GET', signal, headers: { accept: 'text/event-stream' } }));
+    } catch (error: unknown) {
+      if (signal.aborted) return;
+      cause = error;
+    }
+    if (response?.status === 200) {
+      unreachableSince = undefined;
+      session.onOpen();
+      const before = session.progress();
+      try {
+        await readSse(response, (message) => session.onMessage(message));
+      } catch (error: unknown) {
+        if (signal.aborted || error instanceof HostApiError) throw error;
+      }
+      // A cut after progress reconnects at once; streams that keep ending without progress back off.
+      failures = session.progress() > before ? 0 : failures + 1;
+      if (failures > 0 && !session.finished()) await wait(backoffDelay(failures - 1, connection.policy, connection.random));
+      continue;
+    }
+    if (response !== undefined && isBusy(response.status)) {
+      await response.body?.cancel();
+      await wait(retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures++, connection.policy, connection.random));
+      continue;
+    }
+    if (response !== undefined && !isGatewayFailure(response.status)) throw await session.refusal(response);
+    await response?.body?.cancel();
+    unreachableSince ??= Date.now();
+    if (Date.now() - unreachableSince > connection.policy.maxOfflineMs) throw unreachable(what, cause, connection.policy.maxOfflineMs);
+    await wait(backoffDelay(failures++, connection.policy, connection.random));
+  }
+}
+
+/** The default refusal: the host's problem, typed. */
+export const refusalOf = (what: string) => (response: Response): Promise<HostApiError> => errorOf(response, what);
