@@ -11,6 +11,7 @@ import { OperatorTokens } from '../../../src/host/api/operator-tokens';
 import type { HostServer, HostServerOptions } from '../../../src/host/host-server';
 import { startHostServer } from '../../../src/host/host-server';
 import type { ProcessResource, StartProcessRequest } from '../../../src/wire/operator-api';
+import { HOST_INSTANCE_HEADER } from '../../../src/wire/operator-api';
 import { startDirectExecutor, trackForCleanup } from '../../support/executor';
 import type { ApiResponse, SseEvent } from './api-client';
 import { ApiClient, paths, within } from './api-client';
@@ -112,3 +113,30 @@ export const b64 = (text: string): string => Buffer.from(text, 'utf8').toString(
 
 /** A host-generated process id: a UUID. */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A problem answer's body. */
+export interface ProblemBody {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly code: string;
+  readonly detail?: string;
+  readonly hostInstance: string;
+}
+
+/**
+ * Expects `response` to be an RFC 9457 problem with `status` and `code`, naming `hostInstance` in its
+ * body and its `exec-rx-host-instance` header; returns the body.
+ */
+export function expectProblem(response: ApiResponse, status: number, code: string, hostInstance: string): ProblemBody {
+  const body = (typeof response.body === 'object' && response.body !== null ? response.body : {}) as Partial<ProblemBody>;
+  expect({ status: response.status, contentType: response.headers['content-type'], header: response.headers[HOST_INSTANCE_HEADER], code: body.code, bodyStatus: body.status, hostInstance: body.hostInstance }).toEqual({
+    status,
+    contentType: 'application/problem+json',
+    header: hostInstance,
+    code,
+    bodyStatus: status,
+    hostInstance,
+  });
+  return body as ProblemBody;
+}
