@@ -72,6 +72,19 @@ describe('operator API: bad input', () => {
     }
   });
 
+  it('answers a program or cwd that cannot start with 422 SPAWN_FAILED, with or without a pipe or tty, and lists nothing', async () => {
+    const before = await listedIds();
+    const outcomes = [];
+    for (const extra of [{}, { pipeStdin: true }, { tty: true }]) {
+      const missing = await setup.api.post(paths.processes(ENV), { argv: ['no-such-program-for-bad-input'], ...extra });
+      outcomes.push({ extra, status: missing.status, code: (missing.body as { code?: string }).code });
+      problem(missing, 422, 'SPAWN_FAILED');
+    }
+    for (const extra of [{}, { pipeStdin: true }]) problem(await setup.api.post(paths.processes(ENV), { argv: ['true'], cwd: '/no/such/dir', ...extra }), 422, 'SPAWN_FAILED');
+    expect(outcomes.map((o) => o.status)).toEqual([422, 422, 422]);
+    expect(await listedIds()).toEqual(before);
+  });
+
   it('answers unknown environments with 404 ENVIRONMENT_NOT_FOUND and unknown processes with 404 PROCESS_NOT_FOUND', async () => {
     const before = await listedIds();
     const api = setup.api;
