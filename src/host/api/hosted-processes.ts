@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Environment } from '../../environment/environment';
 import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
+import { startSizedTty } from '../../exec/sized-tty';
 import { startWithStdinFifo } from '../../exec/stdin-fifo';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { EnvironmentInfo } from '../../wire/environment';
@@ -119,7 +120,7 @@ export class HostedProcesses {
     const backend = environment.getExecBackend();
     let hosted: HostedProcess;
     if (tty) {
-      const { process } = await backend.start({ ...params, tty: true });
+      const { process } = typeof request.tty === 'object' ? await startSizedTty(backend, params, request.tty) : await backend.start({ ...params, tty: true });
       hosted = { environmentId, process, pipeStdin: false, stdin: new ProcessStdin(process, { kind: 'pty' }) };
     } else if (request.pipeStdin === true) {
       const { process, feeder } = await startWithStdinFifo(backend, params, tempDirOf(info));
