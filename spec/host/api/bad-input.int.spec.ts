@@ -72,16 +72,16 @@ describe('operator API: bad input', () => {
     }
   });
 
-  it('answers a program or cwd that cannot start with 422 SPAWN_FAILED, with or without a pipe or tty, and lists nothing', async () => {
+  it('answers a program or cwd that cannot start with 422 SPAWN_FAILED, with or without a pipe or a (sized) tty, and lists nothing', async () => {
     const before = await listedIds();
     const outcomes = [];
-    for (const extra of [{}, { pipeStdin: true }, { tty: true }]) {
+    for (const extra of [{}, { pipeStdin: true }, { tty: true }, { tty: { rows: 30, cols: 90 } }]) {
       const missing = await setup.api.post(paths.processes(ENV), { argv: ['no-such-program-for-bad-input'], ...extra });
       outcomes.push({ extra, status: missing.status, code: (missing.body as { code?: string }).code });
       problem(missing, 422, 'SPAWN_FAILED');
     }
-    for (const extra of [{}, { pipeStdin: true }]) problem(await setup.api.post(paths.processes(ENV), { argv: ['true'], cwd: '/no/such/dir', ...extra }), 422, 'SPAWN_FAILED');
-    expect(outcomes.map((o) => o.status)).toEqual([422, 422, 422]);
+    for (const extra of [{}, { pipeStdin: true }, { tty: { rows: 30, cols: 90 } }]) problem(await setup.api.post(paths.processes(ENV), { argv: ['true'], cwd: '/no/such/dir', ...extra }), 422, 'SPAWN_FAILED');
+    expect(outcomes.map((o) => o.status)).toEqual([422, 422, 422, 422]);
     expect(await listedIds()).toEqual(before);
   });
 
