@@ -28,13 +28,17 @@ export class CannotStartError extends Error {
   }
 }
 
-const PREPARE = [
+/**
+ * A `sh -c` script that exits like a shell would for the program `$1`: 127 when it is not found (on
+ * `PATH`, or as a path), 126 when it is not executable; it falls through otherwise.
+ */
+export const PROGRAM_CHECK = [
   'case "$1" in',
   '*/*) if [ ! -e "$1" ]; then exit 127; elif [ -d "$1" ] || [ ! -x "$1" ]; then exit 126; fi ;;',
   '*) command -v -- "$1" >/dev/null 2>&1 || exit 127 ;;',
   'esac',
-  'exec mkfifo -m 600 "$0"',
 ].join('\n');
+const PREPARE = `${PROGRAM_CHECK}\nexec mkfifo -m 600 "$0"`;
 const FEEDER = 'exec 3>"$0" && rm -f "$0" || exit 1\nwhile IFS= read -r n && [ "$n" -gt 0 ]; do head -c "$n" >&3 || exit 1; echo; done';
 const WRAPPER = 'exec 0<"$0" && rm -f "$0" || exit 1\nexec "$@"';
 

@@ -122,10 +122,10 @@ export class HostedProcesses {
     if (tty) {
       // A size goes through the sizing wrapper (docs: README, --tty); the start still succeeds unsized where the executor cannot size a pty.
       const { process } = await backend.start({ ...params, tty: size ?? true });
-      hosted = { environmentId, process, pipeStdin: false, stdin: new ProcessStdin({ kind: 'pty', process }) };
+      hosted = { environmentId, process, pipeStdin: false, stdin: new ProcessStdin(process, { kind: 'pty' }) };
     } else if (request.pipeStdin === true) {
       const { process, feeder } = await startWithStdinFifo(backend, params, tempDirOf(info));
-      hosted = { environmentId, process, pipeStdin: true, stdin: new ProcessStdin({ kind: 'fifo', feeder }) };
+      hosted = { environmentId, process, pipeStdin: true, stdin: new ProcessStdin(process, { kind: 'fifo', feeder }) };
     } else {
       const { process } = await backend.start(params);
       hosted = { environmentId, process, pipeStdin: false, stdin: undefined };

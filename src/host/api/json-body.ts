@@ -3,9 +3,9 @@
  * failure is an ApiProblem with its own code; nothing is acted on before the whole body decoded.
  */
 import type { IncomingMessage } from 'node:http';
-import type * as t from 'io-ts';
+import * as t from 'io-ts';
 import * as E from 'fp-ts/lib/Either';
-import { decodeWith, parseJson } from '../../wire/decode';
+import { parseJson } from '../../wire/decode';
 import { ApiProblem } from './problem';
 
 /** Reads the body, at most `limit` bytes; rejects with 413 beyond (reading stops at once). */
@@ -34,10 +34,36 @@ function readLimited(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/** Whether the keys below `type` index its members (an intersection's or a union's), not the value's fields. */
+function indexesMembers(type: t.Decoder<unknown, unknown>): boolean {
+  const inner = type instanceof t.ExactType ? (type.type as unknown) : type;
+  return inner instanceof t.IntersectionType || inner instanceof t.UnionType;
+}
+
+/**
+ * Where the body failed `codec`: `path: expected Type`, one per failing path. Never the values sent: a
+ * body carries a process's env, its argv and its stdin, and none of it belongs in an error.
+ */
+export function describeDecodeErrors(errors: t.Errors): string {
+  const lines = new Set<string>();
+  for (const error of errors) {
+    const keys: string[] = [];
+    let expected = error.context[0]?.type.name ?? 'a value';
+    error.context.forEach((entry, index) => {
+      const parent = error.context[index - 1]?.type;
+      if (parent === undefined || indexesMembers(parent)) return;
+      keys.push(entry.key);
+      expected = entry.type.name;
+    });
+    lines.add(`${keys.length === 0 ? 'the body' : keys.join('.')}: expected ${expected}`);
+  }
+  return [...lines].join('; ');
+}
+
 /**
  * The body decoded by `codec`. Rejects with ApiProblem 415 (`UNSUPPORTED_MEDIA_TYPE`) unless it is
  * `application/json`, 413 (`BODY_TOO_LARGE`), 400 `MALFORMED_JSON` when it does not parse, 400
- * `INVALID_REQUEST` naming the failing paths when it does not match `codec`.
+ * `INVALID_REQUEST` naming the failing paths (never the values) when it does not match `codec`.
  */
 export async function readJsonBody<A>(req: IncomingMessage, codec: t.Type<A, unknown, unknown>, limit: number): Promise<A> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
@@ -45,8 +71,8 @@ export async function readJsonBody<A>(req: IncomingMessage, codec: t.Type<A, unk
   const body = await readLimited(req, limit);
   const parsed = parseJson(body.toString('utf8'));
   if (E.isLeft(parsed)) throw new ApiProblem(400, 'MALFORMED_JSON', 'the body is not valid JSON');
-  const decoded = decodeWith(codec)(parsed.right);
-  if (E.isLeft(decoded)) throw new ApiProblem(400, 'INVALID_REQUEST', decoded.left.details.join('; ').slice(0, 2000));
+  const decoded = codec.decode(parsed.right);
+  if (E.isLeft(decoded)) throw new ApiProblem(400, 'INVALID_REQUEST', describeDecodeErrors(decoded.left).slice(0, 2000));
   return decoded.right;
 }
 

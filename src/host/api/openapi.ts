@@ -53,7 +53,10 @@ export const OPENAPI_DOCUMENT: Json = {
   },
   security: [{ operatorToken: [] }],
   paths: {
-    [`${API_PREFIX}/openapi.json`]: { get: { summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } } },
+    [`${API_PREFIX}/openapi.json`]: {
+      get: { summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } },
+      head: { summary: "This document's headers", security: [], responses: { '200': json({ type: 'object' }, 'The headers of the OpenAPI document, no body') } },
+    },
     [`${API_PREFIX}/host`]: { get: { summary: 'The host instance', responses: { '200': json(ref('HostInfo'), 'This host'), ...problems(401, 429) } } },
     [`${API_PREFIX}/environments`]: { get: { summary: 'List environments', responses: { '200': json(ref('EnvironmentList'), 'Every environment'), ...problems(401, 429) } } },
     [`${API_PREFIX}/environments/{environmentId}`]: {
@@ -87,7 +90,7 @@ export const OPENAPI_DOCUMENT: Json = {
       get: {
         summary: "A process's events",
         description:
-          'Events `output` (data `OutputEventData`, bytes base64), `exited`, `closed`, `failed` and `truncated`; `id:` is the seq. The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID).',
+          'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), `failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID).',
         responses: { '200': eventStream('An event stream'), ...problems(400, 401, 404, 429, 503) },
       },
     },
@@ -165,6 +168,7 @@ export const OPENAPI_DOCUMENT: Json = {
       OutputEventData: obj({ seq: { type: 'integer' }, stream: { enum: ['stdout', 'stderr', 'pty'] }, chunk: { type: 'string', contentEncoding: 'base64' } }),
       ExitedEventData: obj({ seq: { type: 'integer' }, exitCode: { type: 'integer' } }),
       ClosedEventData: obj({ seq: { type: 'integer' } }),
+      FailedEventData: ref('ApiError'),
       TruncatedEventData: obj({ nextSeq: { type: 'integer' }, droppedEvents: { type: 'integer' }, droppedBytes: { type: 'integer' } }, ['nextSeq', 'droppedEvents']),
     },
   },

@@ -39,6 +39,14 @@ export interface OperatorApiOptions {
 }
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
+/** The methods of the public paths (the OpenAPI document and the landing page). */
+const PUBLIC_METHODS = ['GET', 'HEAD'] as const;
+
+/** A path template the API serves and the methods it has there. */
+export interface ServedRoute {
+  readonly path: string;
+  readonly methods: readonly string[];
+}
 
 /** Serves the operator API on the host's HTTP server. `close()` ends every event stream. */
 export class OperatorApi {
@@ -74,6 +82,14 @@ export class OperatorApi {
     return target === '/' || target.startsWith('/?') || target.startsWith('/#') || target === '/api' || target.startsWith('/api/') || target.startsWith('/api?');
   }
 
+  /**
+   * Every path under `/api/v1` this API answers, with its methods: the OpenAPI document and the routed
+   * paths (the landing page `/` is not part of the API). A spec holds this and the document together.
+   */
+  get routes(): readonly ServedRoute[] {
+    return [{ path: OPENAPI_PATH, methods: PUBLIC_METHODS }, ...this.router.routes.map((route) => ({ path: route.path, methods: Object.keys(route.methods) }))];
+  }
+
   /** Answers one request. Never throws; every failure is a problem+json answer. */
   handle(req: IncomingMessage, res: ServerResponse): void {
     this.dispatch(req, res).catch((error: unknown) => {
@@ -105,7 +121,7 @@ export class OperatorApi {
   }
 
   private servePublic(method: string, path: string, res: ServerResponse): void {
-    if (method !== 'GET' && method !== 'HEAD') throw new ApiProblem(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`, { allow: 'GET, HEAD' });
+    if (!(PUBLIC_METHODS as readonly string[]).includes(method)) throw new ApiProblem(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`, { allow: PUBLIC_METHODS.join(', ') });
     if (path === OPENAPI_PATH) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(this.openapi), 'cache-control': 'no-store', [HOST_INSTANCE_HEADER]: this.hostInstance });
       res.end(method === 'HEAD' ? undefined : this.openapi);

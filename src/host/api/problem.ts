@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { ExecClientErrorCode } from '../../errors';
 import { ExecClientError } from '../../errors';
+import { CannotStartError } from '../../exec/stdin-fifo';
 import type { Problem } from '../../wire/operator-api';
 import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
 
@@ -45,9 +46,14 @@ const LIBRARY_STATUS: Readonly<Partial<Record<ExecClientErrorCode, number>>> = {
 
 const statusOf = (error: ExecClientError): number => LIBRARY_STATUS[error.code] ?? 500;
 
-/** Any thrown value as a problem: ApiProblems as they are, library errors by their code, the rest 500. */
+/**
+ * Any thrown value as a problem: ApiProblems as they are, library errors by their code, a program a
+ * wrapper found missing (`CannotStartError`) as 422 `SPAWN_FAILED` like any other spawn failure, the
+ * rest 500.
+ */
 export function problemOf(error: unknown): ApiProblem {
   if (error instanceof ApiProblem) return error;
+  if (error instanceof CannotStartError) return new ApiProblem(422, 'SPAWN_FAILED', `cannot start ${error.program}: ${error.message}`);
   if (error instanceof ExecClientError) {
     const status = statusOf(error);
     return new ApiProblem(status, error.code, error.message, status === 503 ? { 'retry-after': '1' } : {});

@@ -13,8 +13,8 @@ export const REMEMBERED_WRITES = 4096;
 
 const CTRL_D = 0x04;
 
-/** Where the bytes go: the FIFO helper of a `pipeStdin` process, or the pty of a tty one. */
-export type StdinTarget = { readonly kind: 'fifo'; readonly feeder: FifoFeeder } | { readonly kind: 'pty'; readonly process: ExecProcess };
+/** Where the bytes go: the FIFO helper of a `pipeStdin` process, or the pty of the (tty) process itself. */
+export type StdinTarget = { readonly kind: 'fifo'; readonly feeder: FifoFeeder } | { readonly kind: 'pty' };
 
 interface Remembered {
   readonly fingerprint: string;
@@ -28,12 +28,17 @@ export class ProcessStdin {
   private ended: Promise<void> | undefined;
   private lastByte = 0x0a;
 
-  constructor(private readonly target: StdinTarget) {}
+  /** @param process the command whose input this is (a write once it stopped running is refused) */
+  constructor(
+    private readonly process: ExecProcess,
+    private readonly target: StdinTarget,
+  ) {}
 
   /**
    * Writes `bytes` once for `writeId`: a repeat with the same bytes gets the first write's outcome; a
-   * repeat with other bytes throws 422 `WRITE_ID_REUSED`; a write after the end throws 409
-   * `STDIN_CLOSED`. Resolves once the executor accepted the bytes (after every earlier write).
+   * repeat with other bytes throws 422 `WRITE_ID_REUSED`; a write after the end, or once the process
+   * no longer runs, throws 409 `STDIN_CLOSED`. Resolves once the executor accepted the bytes (after
+   * every earlier write).
    */
   write(writeId: string, bytes: Uint8Array): Promise<void> {
     const fingerprint = createHash('sha256').update(bytes).digest('base64');
@@ -61,7 +66,7 @@ export class ProcessStdin {
         return;
       }
       const eof = this.lastByte === 0x0a || this.lastByte === 0x0d ? [CTRL_D] : [CTRL_D, CTRL_D];
-      await this.target.process.write(Uint8Array.from(eof));
+      if (this.process.state === 'running') await this.process.write(Uint8Array.from(eof));
     });
     return this.ended;
   }
@@ -78,12 +83,14 @@ export class ProcessStdin {
   }
 
   private async send(bytes: Uint8Array): Promise<void> {
+    // The executor still accepts writes to a pty whose process has exited: they would go nowhere.
+    if (this.process.state !== 'running') throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer runs');
     if (bytes.byteLength > 0) this.lastByte = bytes[bytes.byteLength - 1] ?? this.lastByte;
     if (this.target.kind === 'fifo') {
       if (!(await this.target.feeder.write(bytes))) throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer reads its input');
       return;
     }
-    const status = await this.target.process.write(bytes);
+    const status = await this.process.write(bytes);
     if (status !== 'accepted') throw new ApiProblem(409, 'STDIN_CLOSED', `the executor answered ${status}`);
   }
 }

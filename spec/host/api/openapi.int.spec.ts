@@ -1,0 +1,196 @@
+/**
+ * The OpenAPI document at /api/v1/openapi.json is true, against a real host and a real codex executor:
+ * every documented method of every documented path answers a real request (neither 404 nor 405), with a
+ * documented status and a body valid (JSON Schema 2020-12, ajv) against the schema documented for that
+ * status and content type; every other method answers 405 with `Allow` listing exactly the documented
+ * ones; and the router serves nothing the document does not list.
+ */
+import { OperatorApi } from '../../../src/host/api/operator-api';
+import { OperatorTokens } from '../../../src/host/api/operator-tokens';
+import { HostedEnvironments } from '../../../src/host/hosted-environments';
+import type { ProcessResource, ProcessSseEvent } from '../../../src/wire/operator-api';
+import { API_PREFIX, HOST_INSTANCE_HEADER } from '../../../src/wire/operator-api';
+import type { ApiResponse, EventStream, SseEvent } from './api-client';
+import { paths } from './api-client';
+import type { ApiHost } from './api-host';
+import { b64, finished, OPERATOR_TOKEN, startApiHost, startProcess } from './api-host';
+import type { DocumentedOperation, OpenApiDocument } from './openapi-document';
+import { DocumentValidator, methodsOf, operationsOf } from './openapi-document';
+
+const ENV = 'openapi-1';
+const PROCESSES = `${API_PREFIX}/environments/{environmentId}/processes`;
+const PROCESS = `${PROCESSES}/{processId}`;
+
+/** The schema of each event's data, by event name (every event the streams send). */
+const EVENT_SCHEMAS: Readonly<Record<ProcessSseEvent | 'overview', string>> = {
+  output: 'OutputEventData',
+  exited: 'ExitedEventData',
+  closed: 'ClosedEventData',
+  failed: 'FailedEventData',
+  truncated: 'TruncatedEventData',
+  overview: 'Overview',
+};
+
+/** What one real request saw: a whole answer, or an event stream's head and the events read from it. */
+interface Observed {
+  readonly status: number;
+  readonly headers: ApiResponse['headers'];
+  readonly text: string;
+  readonly body: unknown;
+  readonly events?: readonly SseEvent[];
+}
+
+/** Reads an event stream with `read`, then closes it; a refusal is observed as it is. */
+async function observeStream(setup: ApiHost, path: string, read: (stream: EventStream) => Promise<unknown>): Promise<Observed> {
+  const opened = await setup.api.events(path);
+  if ('refused' in opened) return opened.refused;
+  try {
+    await read(opened.stream);
+    return { status: opened.stream.status, headers: opened.stream.headers, text: '', body: undefined, events: [...opened.stream.events] };
+  } finally {
+    await opened.stream.close();
+  }
+}
+
+describe('the OpenAPI document is true', () => {
+  let setup: ApiHost;
+  let document: OpenApiDocument;
+  let validator: DocumentValidator;
+  let served: ApiResponse;
+  const started: Record<'running' | 'interrupted' | 'terminated' | 'piped' | 'done' | 'released', ProcessResource | undefined> = {
+    running: undefined,
+    interrupted: undefined,
+    terminated: undefined,
+    piped: undefined,
+    done: undefined,
+    released: undefined,
+  };
+  const idOf = (name: keyof typeof started): string => started[name]?.id ?? 'not-started';
+  const fill = (template: string): string => template.replace('{environmentId}', ENV).replace('{processId}', idOf('running'));
+
+  beforeAll(async () => {
+    setup = await startApiHost({ environmentId: ENV });
+    served = await setup.api.get(paths.openapi, { token: null });
+    document = served.body as OpenApiDocument;
+    validator = new DocumentValidator(document);
+    const sleeper = { argv: ['sleep', '60'] };
+    started.running = await startProcess(setup.api, ENV, sleeper);
+    started.interrupted = await startProcess(setup.api, ENV, sleeper);
+    started.terminated = await startProcess(setup.api, ENV, sleeper);
+    started.piped = await startProcess(setup.api, ENV, { argv: ['cat'], pipeStdin: true });
+    started.done = await startProcess(setup.api, ENV, { argv: ['echo', 'done'] });
+    started.released = await startProcess(setup.api, ENV, { argv: ['echo', 'released'] });
+    await finished(setup.api, ENV, idOf('done'));
+    await finished(setup.api, ENV, idOf('released'));
+  });
+
+  /** A real request for each documented operation, and the status it must get. */
+  const probes = (): Record<string, { readonly status: number; readonly send: () => Promise<Observed> }> => {
+    const api = setup.api;
+    return {
+      [`GET ${paths.openapi}`]: { status: 200, send: () => api.get(paths.openapi, { token: null }) },
+      [`HEAD ${paths.openapi}`]: { status: 200, send: () => api.request('HEAD', paths.openapi, { token: null }) },
+      [`GET ${paths.host}`]: { status: 200, send: () => api.get(paths.host) },
+      [`GET ${paths.environments}`]: { status: 200, send: () => api.get(paths.environments) },
+      [`GET ${API_PREFIX}/environments/{environmentId}`]: { status: 200, send: () => api.get(paths.environment(ENV)) },
+      [`GET ${paths.overview}`]: { status: 200, send: () => observeStream(setup, paths.overview, (s) => s.next((e) => e.event === 'overview')) },
+      [`GET ${PROCESSES}`]: { status: 200, send: () => api.get(paths.processes(ENV)) },
+      [`POST ${PROCESSES}`]: { status: 201, send: () => api.post(paths.processes(ENV), { argv: ['echo', 'openapi'], cwd: '/tmp', env: { A: 'b' }, tty: false, pipeStdin: false }) },
+      [`GET ${PROCESS}`]: { status: 200, send: () => api.get(paths.process(ENV, idOf('running'))) },
+      [`DELETE ${PROCESS}`]: { status: 204, send: () => api.delete(paths.process(ENV, idOf('released'))) },
+      [`GET ${PROCESS}/events`]: { status: 200, send: () => observeStream(setup, paths.events(ENV, idOf('done')), (s) => s.ended()) },
+      [`POST ${PROCESS}/stdin`]: { status: 200, send: () => api.post(paths.stdin(ENV, idOf('piped')), { writeId: 'openapi-1', data: b64('written\n') }) },
+      [`POST ${PROCESS}/stdin/end`]: { status: 200, send: () => api.post(paths.stdinEnd(ENV, idOf('piped'))) },
+      [`POST ${PROCESS}/interrupt`]: { status: 202, send: () => api.post(paths.interrupt(ENV, idOf('interrupted'))) },
+      [`POST ${PROCESS}/terminate`]: { status: 200, send: () => api.post(paths.terminate(ENV, idOf('terminated'))) },
+    };
+  };
+
+  /** Everything wrong with what `operation` answered, by the document; `[]` when it is all as documented. */
+  function check(operation: DocumentedOperation, observed: Observed): string[] {
+    const errors: string[] = [];
+    if (observed.headers[HOST_INSTANCE_HEADER] !== setup.host.instanceId) errors.push(`${HOST_INSTANCE_HEADER} is ${String(observed.headers[HOST_INSTANCE_HEADER])}`);
+    const documented = validator.responseOf(operation, observed.status);
+    if (documented === undefined) return [...errors, `status ${observed.status} is not documented (${observed.text.slice(0, 200)})`];
+    const content = documented.response.content;
+    const type = (observed.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+    if (content === undefined) return observed.text === '' ? errors : [...errors, 'a body where the document has none'];
+    if (content[type] === undefined) return [...errors, `content type "${type}" is not documented (${Object.keys(content).join(', ')})`];
+    if (operation.method === 'HEAD') return observed.text === '' ? errors : [...errors, 'a body in a HEAD answer'];
+    if (type !== 'text/event-stream') return [...errors, ...validator.validateContent(documented.at, type, observed.body)];
+    const events = observed.events ?? [];
+    if (events.length === 0) errors.push('no event');
+    for (const event of events) {
+      const schema = (EVENT_SCHEMAS as Readonly<Record<string, string>>)[event.event];
+      if (schema === undefined) errors.push(`event "${event.event}" is not one the API documents`);
+      else errors.push(...validator.validateSchema(schema, JSON.parse(event.data)).map((error) => `event ${event.event}: ${error}`));
+    }
+    return errors;
+  }
+
+  it('is served without a token, as OpenAPI 3.1 JSON naming the host instance', () => {
+    expect(served.status).toBe(200);
+    expect(served.headers['content-type']).toBe('application/json');
+    expect(served.headers[HOST_INSTANCE_HEADER]).toBe(setup.host.instanceId);
+    expect(document.openapi).toBe('3.1.0');
+    expect(operationsOf(document).length).toBeGreaterThanOrEqual(15);
+  });
+
+  it('answers a real request on every documented method and path, with a documented status and a body valid against its schema', async () => {
+    const table = probes();
+    const outcomes: Record<string, { status: number; errors: string[] }> = {};
+    const expected: Record<string, { status: number; errors: string[] }> = {};
+    for (const operation of operationsOf(document)) {
+      const key = `${operation.method} ${operation.path}`;
+      const probe = table[key];
+      expected[key] = { status: probe?.status ?? 0, errors: [] };
+      if (probe === undefined) {
+        outcomes[key] = { status: -1, errors: ['the spec has no real request for this documented operation'] };
+        continue;
+      }
+      const observed = await probe.send();
+      outcomes[key] = { status: observed.status, errors: check(operation, observed) };
+    }
+    expect(outcomes).toEqual(expected);
+    // Every request the spec knows was documented (so the table above did run each).
+    expect(Object.keys(table).sort()).toEqual(Object.keys(expected).sort());
+  });
+
+  it('answers every undocumented method with 405, Allow listing exactly the documented methods, as a valid problem', async () => {
+    const outcomes: { path: string; method: string; status: number; allow: string[]; code: unknown; errors: string[] }[] = [];
+    const expected: typeof outcomes = [];
+    const notAllowed = { path: '', method: 'PUT', operation: { responses: { '405': { $ref: '#/components/responses/Problem405' } } } };
+    for (const path of Object.keys(document.paths)) {
+      const documented = methodsOf(document, path);
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !documented.includes(m))) {
+        const answer = await setup.api.request(method, fill(path), { json: {} });
+        const allow = String(answer.headers['allow'] ?? '')
+          .split(/,\s*/)
+          .filter((m) => m !== '')
+          .sort();
+        const errors = check({ ...notAllowed, path, method }, answer);
+        outcomes.push({ path, method, status: answer.status, allow, code: (answer.body as { code?: unknown }).code, errors });
+        expected.push({ path, method, status: 405, allow: documented, code: 'METHOD_NOT_ALLOWED', errors: [] });
+      }
+    }
+    expect(outcomes).toEqual(expected);
+    expect(outcomes.length).toBeGreaterThanOrEqual(30);
+  });
+
+  it('documents every route the router serves, with the same methods, and the data of every event the streams send', () => {
+    const api = new OperatorApi(new HostedEnvironments({ clientName: 'openapi-spec' }, () => undefined), { tokens: new OperatorTokens([OPERATOR_TOKEN]) }, 'instance', () => undefined);
+    const routed = Object.fromEntries(api.routes.map((route) => [route.path, [...route.methods].sort()]));
+    const documented = Object.fromEntries(Object.keys(document.paths).map((path) => [path, methodsOf(document, path)]));
+    expect(routed).toEqual(documented);
+    const missing = Object.values(EVENT_SCHEMAS).filter((name) => document.components.schemas[name] === undefined);
+    expect(missing).toEqual([]);
+  });
+
+  it('kept the processes it drove consistent with their answers', async () => {
+    const piped = await finished(setup.api, ENV, idOf('piped'));
+    expect(piped).toMatchObject({ stdout: 'written\n', exitCode: 0 });
+    expect((await finished(setup.api, ENV, idOf('interrupted'))).exitCode).toBe(130);
+    expect((await finished(setup.api, ENV, idOf('terminated'))).exitCode).toBe(137);
+    expect((await setup.api.get(paths.process(ENV, idOf('released')))).status).toBe(404);
+  });
+});
