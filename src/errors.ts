@@ -297,9 +297,12 @@ export class ClosedError extends ExecClientError {
  */
 export class HostApiError extends ExecClientError {
   constructor(
+    /** The problem's code (the library's, or the operator API's own). */
     readonly code: ExecClientErrorCode,
     message: string,
+    /** The HTTP status, when the host answered. */
     readonly status: number | undefined,
+    /** The host instance that answered (`exec-rx-host-instance`), when known. */
     readonly hostInstance: string | undefined,
     options?: { cause?: unknown },
   ) {

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as api from '../../src';
+import * as client from '../../src/client';
 import * as host from '../../src/host';
 import type { PackedTarball } from '../support/package-install';
 import { installTarballOffline, npmEnv, packTarball } from '../support/package-install';
@@ -48,22 +49,24 @@ describe('the packed tarball', () => {
     const listed = nodeIn(['-e', "const fs = require('fs'); process.stdout.write(JSON.stringify({ modules: fs.readdirSync('node_modules').filter((n) => !n.startsWith('.')).sort(), bin: fs.realpathSync('node_modules/.bin/exec-rx') }))"]);
     expect(listed).toEqual({
       // @openai/codex is an optional peer: not installed; tslib comes with rxjs.
-      modules: ['aws4', 'exec-rx', 'fp-ts', 'io-ts', 'rxjs', 'tslib', 'ws'],
+      modules: ['aws4', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'rxjs', 'tslib', 'ws'],
       bin: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js'),
     });
   });
 });
 
 describe('the installed package', () => {
-  it('loads both entries from CommonJS, with the same names as the source', () => {
+  it('loads every entry from CommonJS, with the same names as the source', () => {
     const script = [
       "const main = require('exec-rx');",
       "const host = require('exec-rx/host');",
+      "const client = require('exec-rx/client');",
       'process.stdout.write(JSON.stringify({',
       "  from: require.resolve('exec-rx'),",
       '  main: Object.keys(main).sort(),',
       '  host: Object.keys(host).sort(),',
-      '  kinds: [typeof main.EnvironmentManager.fromAcceptedWebsocket, typeof main.RpcConnection, typeof host.startHostServer, typeof host.loadHostCredentials, host.DIRECT_TRANSPORT],',
+      '  client: Object.keys(client).sort(),',
+      '  kinds: [typeof main.EnvironmentManager.fromAcceptedWebsocket, typeof main.RpcConnection, typeof host.startHostServer, typeof host.loadHostCredentials, host.DIRECT_TRANSPORT, typeof client.HostClient],',
       "  code: new main.TransportClosedError('remote', 1006, 'x').code,",
       '}));',
     ].join('\n');
@@ -71,31 +74,36 @@ describe('the installed package', () => {
       from: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'index.js'),
       main: Object.keys(api).sort(),
       host: Object.keys(host).sort(),
-      kinds: ['function', 'function', 'function', 'function', 'direct_jsonrpc_v1'],
+      client: Object.keys(client).sort(),
+      kinds: ['function', 'function', 'function', 'function', 'direct_jsonrpc_v1', 'function'],
       code: 'TRANSPORT_CLOSED',
     });
   });
 
-  it('loads both entries from ESM (named imports and import()), with the same names as the source', () => {
+  it('loads every entry from ESM (named imports and import()), with the same names as the source', () => {
     writeFileSync(
       join(project, 'load.mjs'),
       [
         "import { startHostServer, loadHostCredentials } from 'exec-rx/host';",
         "import { EnvironmentManager, ExecClientError } from 'exec-rx';",
+        "import { HostClient } from 'exec-rx/client';",
+        "const client = await import('exec-rx/client');",
         "const main = await import('exec-rx');",
         "const host = await import('exec-rx/host');",
         `const names = (m) => Object.keys(m).filter((k) => !${JSON.stringify([...INTEROP])}.includes(k)).sort();`,
         'process.stdout.write(JSON.stringify({',
         '  main: names(main),',
         '  host: names(host),',
-        '  kinds: [typeof startHostServer, typeof loadHostCredentials, typeof EnvironmentManager.connect, typeof ExecClientError],',
+        '  client: names(client),',
+        '  kinds: [typeof startHostServer, typeof loadHostCredentials, typeof EnvironmentManager.connect, typeof ExecClientError, typeof HostClient],',
         '}));',
       ].join('\n'),
     );
     expect(nodeIn(['load.mjs'])).toEqual({
       main: Object.keys(api).sort(),
       host: Object.keys(host).sort(),
-      kinds: ['function', 'function', 'function', 'function'],
+      client: Object.keys(client).sort(),
+      kinds: ['function', 'function', 'function', 'function', 'function'],
     });
   });
 

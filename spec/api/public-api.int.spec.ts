@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import * as api from '../../src';
+import * as client from '../../src/client';
 import * as host from '../../src/host';
 
 const root = join(__dirname, '..', '..');
@@ -14,6 +15,10 @@ describe('public API', () => {
 
   it('exports exactly the curated names from exec-rx/host', () => {
     expect(Object.keys(host).sort()).toMatchSnapshot();
+  });
+
+  it('exports exactly the curated names from exec-rx/client', () => {
+    expect(Object.keys(client).sort()).toMatchSnapshot();
   });
 
   it('loads from the built CommonJS package with plain node', () => {

@@ -6,11 +6,13 @@
 import type { Observable } from 'rxjs';
 import { distinctUntilChanged, map } from 'rxjs/operators';
 import { HostApiError } from '../errors';
-import type { TtySize } from '../wire/operator-api';
+import * as E from 'fp-ts/lib/Either';
+import { decodeWith } from '../wire/decode';
+import { ProcessResource as ProcessResourceCodec } from '../wire/operator-api';
 import { encodeBase64 } from './base64';
 import type { HostConnection } from './host-connection';
 import { send } from './host-connection';
-import type { EnvironmentOverview, HostProcessEvent, ProcessResource, StartOptions, StartRequest } from './host-types';
+import type { EnvironmentOverview, HostProcessEvent, ProcessResource, StartOptions, StartRequest, TerminalSize } from './host-types';
 import { overview } from './overview-stream';
 import type { ProcessEventsOptions } from './process-event-stream';
 import { processEvents } from './process-event-stream';
@@ -38,6 +40,7 @@ export interface CallOptions {
 }
 
 const segment = encodeURIComponent;
+const decodeProcess = decodeWith(ProcessResourceCodec);
 const newId = (): string => globalThis.crypto.randomUUID();
 
 /** A client of one host's operator API. Holds no connection between calls; every stream is cold. */
@@ -85,7 +88,9 @@ export class HostClient {
       signal: options.signal,
       retry: 'idempotent',
     });
-    return answer.body as ProcessResource;
+    const resource = decodeProcess(answer.body);
+    if (E.isLeft(resource)) throw new HostApiError('DECODE_FAILED', `start: the host answered something else than a process: ${resource.left.message}`, answer.status, answer.hostInstance);
+    return resource.right;
   }
 
   /**
@@ -122,7 +127,7 @@ export class HostClient {
   }
 
   /** Resizes a sized tty's terminal (the command gets SIGWINCH). */
-  async resize(environmentId: string, processId: string, size: TtySize, options: CallOptions = {}): Promise<void> {
+  async resize(environmentId: string, processId: string, size: TerminalSize, options: CallOptions = {}): Promise<void> {
     await this.post(environmentId, processId, 'resize', size, options, 'idempotent');
   }
 

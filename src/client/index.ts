@@ -15,12 +15,22 @@
 export { HostClient } from './host-client';
 export type { CallOptions, HostClientOptions } from './host-client';
 export type { ProcessEventsOptions } from './process-event-stream';
-export type { EnvironmentOverview, HostProcessEvent, StartOptions, StartRequest } from './host-types';
+export type {
+  ApiErrorInfo,
+  EnvironmentOverview,
+  EnvironmentResource,
+  HostClosedEvent,
+  HostExitedEvent,
+  HostOutputEvent,
+  HostProcessEvent,
+  HostTruncatedEvent,
+  ProcessResource,
+  StartOptions,
+  StartRequest,
+  TerminalSize,
+} from './host-types';
 export type { RetryPolicy } from './retry';
 export { DEFAULT_RETRY_POLICY } from './retry';
-
-/* What the API answers with */
-export type { ApiError, EnvironmentResource, ProcessResource, TtySize } from '../wire/operator-api';
 
 /* Errors */
 export { AbortedError, ExecClientError, HostApiError } from '../errors';

@@ -17,7 +17,7 @@ import type { SseMessage } from './sse-reader';
 import type { SseSession } from './sse-session';
 import { runSse } from './sse-session';
 
-/** Options of {@link processEvents}. */
+/** Options of `HostClient.events$`. */
 export interface ProcessEventsOptions {
   /** Start after this seq (what the subscriber already has). @default 0 */
   readonly afterSeq?: number;

@@ -16,9 +16,13 @@ import type { TtySize } from './tty-size';
  * the command starts unsized and `StartedProcess.unsizedReason` says why. @default false
  */
 export type StartParams = Omit<ExecParams, 'processId' | 'cwd' | 'env' | 'tty'> & {
+  /** Our key for the process (unique in the session, reserved for 80 s after it closes). @default a random UUID */
   readonly processId?: string;
+  /** The working directory: a native absolute path or a `file://` URI. */
   readonly cwd: string;
+  /** The child's exact environment (or what is overlaid on `envPolicy`'s base). @default `{}`: empty */
   readonly env?: Readonly<Record<string, string>>;
+  /** A pseudo-terminal (output as stream `pty`; a tty spawn needs `PATH` in `env`), optionally sized (see above). @default false */
   readonly tty?: boolean | TtySize;
 };
 
@@ -36,7 +40,12 @@ export interface StartOptions {
 
 /** What `start` resolves with. */
 export interface StartedProcess {
+  /** The running process: its events, output views, stdin and signals. */
   readonly process: ExecProcess;
+  /**
+   * The sandbox it runs in: `none`, `macosSeatbelt`, `linuxSeccomp`, `windowsRestrictedToken` or
+   * `windowsMxc`; `undefined` from a legacy executor.
+   */
   readonly sandboxType: ExecResponse['sandboxType'];
   /** Whether the pty was sized as asked (`tty: { rows, cols }`); `false` for every other start. */
   readonly sized: boolean;

@@ -4,7 +4,9 @@ import { ExecClientError } from '../errors';
 export class InvalidTtySizeError extends ExecClientError {
   readonly code = 'INVALID_TTY_SIZE';
   constructor(
+    /** The rows asked for. */
     readonly rows: number,
+    /** The columns asked for. */
     readonly cols: number,
   ) {
     super(`invalid terminal size ${rows}x${cols}: rows and cols must be integers from 1 to 10000`);
@@ -22,7 +24,9 @@ export type ResizeFailure = 'unsized' | 'ended' | 'failed';
 export class ResizeFailedError extends ExecClientError {
   readonly code = 'RESIZE_FAILED';
   constructor(
+    /** The process whose terminal was to be resized. */
     readonly processId: string,
+    /** Why the size was not applied. */
     readonly reason: ResizeFailure,
     detail: string,
     options?: { cause?: unknown },

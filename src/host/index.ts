@@ -22,3 +22,9 @@ export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './ho
 export { loadHostCredentials } from './host-credentials';
 export type { LoadedCredentials } from './host-credentials';
 export type { AccessKeyStore } from './sigv4';
+
+/* The operator API it serves when `operator` is given */
+export type { OperatorApiOptions } from './api/operator-api';
+export { OperatorTokens, loadOperatorTokens, OPERATOR_TOKEN_ENV } from './api/operator-tokens';
+export type { GeneratedOperatorToken, LoadedOperatorTokens } from './api/operator-tokens';
+export type { SseLimits } from './api/sse';

@@ -15,6 +15,14 @@ const TOKEN = /^[\x21-\x7e]{16,512}$/;
 
 const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
+/** A token the host made, and the tokens that accept it. */
+export interface GeneratedOperatorToken {
+  /** Accepts `token` only. */
+  readonly tokens: OperatorTokens;
+  /** The token itself: show it once (the url's fragment), then drop it. */
+  readonly token: string;
+}
+
 /** The accepted operator tokens (as digests). */
 export class OperatorTokens {
   private readonly digests: readonly Buffer[];
@@ -29,7 +37,7 @@ export class OperatorTokens {
   }
 
   /** A fresh random token (256 bits, base64url) and the tokens that accept it; show the token once, then drop it. */
-  static generate(): { readonly tokens: OperatorTokens; readonly token: string } {
+  static generate(): GeneratedOperatorToken {
     const token = randomBytes(32).toString('base64url');
     return { tokens: new OperatorTokens([token]), token };
   }
@@ -57,8 +65,11 @@ export class OperatorTokens {
 
 /** Where the operator tokens came from, and a warning to show (a file others can read); names no token. */
 export interface LoadedOperatorTokens {
+  /** The tokens read. */
   readonly tokens: OperatorTokens;
+  /** Where they came from (the file, `EXEC_RX_OPERATOR_TOKEN`, or both). */
   readonly source: string;
+  /** A warning to show, e.g. a tokens file others can read. */
   readonly warning?: string;
 }
 
