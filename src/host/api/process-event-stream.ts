@@ -32,6 +32,8 @@ export function streamProcessEvents(process: ExecProcess, stream: SseStream, aft
 class ProcessEventPump {
   private subscription: Subscription | undefined;
   private replaying = false;
+  /** The last replay stopped at the high water (rather than at the process's end). */
+  private pausedReplay = false;
   private stall: NodeJS.Timeout | undefined;
   /** What a fill still has to write (it pauses at the high water like a replay). */
   private fillQueue: FillItem[] = [];
@@ -57,10 +59,15 @@ class ProcessEventPump {
       return;
     }
     this.replaying = true;
-    const paused = (): boolean => this.replaying && this.stream.buffered >= this.stream.highWater;
+    this.pausedReplay = false;
+    const goOn = (): boolean => {
+      if (!this.replaying || this.stream.buffered < this.stream.highWater) return true;
+      this.pausedReplay = true;
+      return false;
+    };
     this.subscription = this.process
       .eventsAfter$(this.cursor)
-      .pipe(takeWhile(() => !paused(), true))
+      .pipe(takeWhile(goOn, true))
       .subscribe({ next: (event) => this.onEvent(event), complete: () => this.onComplete() });
     this.replaying = false;
   }
@@ -72,19 +79,14 @@ class ProcessEventPump {
     if (event.type === 'closed' || event.type === 'failed') this.stream.end();
   }
 
-  /** The source completed: the process ended (the stream ends too), or a replay paused at the high water. */
+  /** The source completed: a replay paused at the high water (it goes on after `drain`), or the process ended. */
   private onComplete(): void {
     this.subscription = undefined;
     if (this.stream.isEnded) return;
-    const state = this.process.state;
-    const last = this.process.historyStartSeq - 1;
-    if ((state === 'closed' || state === 'failed') && this.cursor >= last && this.stream.buffered < this.stream.highWater) {
-      // A released history replays no `closed`: the process did close, at the last seq (the history's end).
-      if (state === 'closed') this.stream.write(frameOf({ type: 'closed', seq: last }));
-      this.stream.end();
-      return;
-    }
-    this.afterDrain();
+    if (this.pausedReplay) return this.afterDrain();
+    // The process ended without a last event after the cursor: the client resumed at or past its end
+    // (a history that no longer holds the end goes through the fill, which gives the close). Nothing follows.
+    this.stream.end();
   }
 
   /** Goes on once the client took what was sent; ends the stream if it takes nothing for `stallMs`. */
