@@ -6,7 +6,8 @@
  * connections, so an offset may fall anywhere: inside a frame, a chunk header, a response head): the
  * client gets exactly the bytes up to the offset and then FIN; the host's side is destroyed.
  *
- * Its log has one entry per request: the resume point, the first and last ids it forwarded whole, and
+ * It takes one request per connection (as the SSE reader sends them, `agent: false`). Its log has one
+ * entry per request: the resume point, the first and last ids it forwarded whole, and
  * every id at or below the resume point the host sent (there must be none).
  */
 import { connect, createServer } from 'node:net';
