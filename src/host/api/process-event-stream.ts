@@ -2,8 +2,9 @@
  * One subscriber's SSE stream of a process's events, from a seq on: exactly what follows it, then live.
  *
  * - Where the host's history still reaches, events come from it (`eventsAfter$`), their frames shared.
- * - Where it no longer does, the gap is filled from the executor's own window with `process/read`; only
- *   what neither reaches becomes one `truncated` event (naming the seq that follows).
+ * - Where it no longer does, the gap is filled from the executor's own window with `process/read` (see
+ *   `./window-fill`), again each time the history moved on meanwhile; only what neither reaches becomes
+ *   one `truncated` event (naming the seq that follows).
  * - A replay (history, or fill) pauses at half the buffer bound and goes on after `drain`, so a late
  *   subscriber is never cut for catching up; a live burst that takes the buffer past the bound ends the
  *   stream (the client resumes by seq). A subscriber that drains nothing for `stallMs` is ended too.
@@ -17,6 +18,8 @@ import { ExecClientError } from '../../errors';
 import type { ReadResponse } from '../../wire/process';
 import { failedFrame, frameOf, truncatedFrame } from './event-frames';
 import type { SseStream } from './sse';
+import type { FillItem } from './window-fill';
+import { planFill } from './window-fill';
 
 /** How long a paused replay waits for the client to take what was sent. */
 export const DEFAULT_STALL_MS = 30_000;
@@ -33,8 +36,11 @@ export function streamProcessEvents(process: ExecProcess, stream: SseStream, aft
 class ProcessEventPump {
   private subscription: Subscription | undefined;
   private replaying = false;
+  /** The last replay stopped at the high water (rather than at the process's end). */
+  private pausedReplay = false;
   private stall: NodeJS.Timeout | undefined;
-  private filled = false;
+  /** What a fill still has to write (it pauses at the high water like a replay). */
+  private fillQueue: FillItem[] = [];
 
   constructor(
     private readonly process: ExecProcess,
@@ -49,8 +55,8 @@ class ProcessEventPump {
 
   start(): void {
     if (this.stream.isEnded) return;
-    if (!this.filled && this.cursor + 1 < this.process.historyStartSeq) {
-      this.filled = true;
+    if (this.fillQueue.length > 0) return this.writeFill();
+    if (this.cursor + 1 < this.process.historyStartSeq) {
       this.process.read(this.cursor, null, 0).then(
         (read) => this.fill(read),
         (error: unknown) => this.fail(error),
@@ -58,10 +64,15 @@ class ProcessEventPump {
       return;
     }
     this.replaying = true;
-    const paused = (): boolean => this.replaying && this.stream.buffered >= this.stream.highWater;
+    this.pausedReplay = false;
+    const goOn = (): boolean => {
+      if (!this.replaying || this.stream.buffered < this.stream.highWater) return true;
+      this.pausedReplay = true;
+      return false;
+    };
     this.subscription = this.process
       .eventsAfter$(this.cursor)
-      .pipe(takeWhile(() => !paused(), true))
+      .pipe(takeWhile(goOn, true))
       .subscribe({ next: (event) => this.onEvent(event), complete: () => this.onComplete() });
     this.replaying = false;
     // Caught up with what the host holds: without `follow`, that is the end (unless a replay paused).
@@ -78,19 +89,14 @@ class ProcessEventPump {
     if (event.type === 'closed' || event.type === 'failed') this.stream.end();
   }
 
-  /** The source completed: the process ended (the stream ends too), or a replay paused at the high water. */
+  /** The source completed: a replay paused at the high water (it goes on after `drain`), or the process ended. */
   private onComplete(): void {
     this.subscription = undefined;
     if (this.stream.isEnded) return;
-    const state = this.process.state;
-    const last = this.process.historyStartSeq - 1;
-    if ((state === 'closed' || state === 'failed') && this.cursor >= last && this.stream.buffered < this.stream.highWater) {
-      // A released history replays no `closed`: the process did close, at the last seq (the history's end).
-      if (state === 'closed') this.stream.write(frameOf({ type: 'closed', seq: last }));
-      this.stream.end();
-      return;
-    }
-    this.afterDrain();
+    if (this.pausedReplay) return this.afterDrain();
+    // The process ended without a last event after the cursor: the client resumed at or past its end
+    // (a history that no longer holds the end goes through the fill, which gives the close). Nothing follows.
+    this.stream.end();
   }
 
   /** Goes on once the client took what was sent; ends the stream if it takes nothing for `stallMs`. */
@@ -108,36 +114,29 @@ class ProcessEventPump {
     }, this.stallMs);
   }
 
-  /** Writes the executor's chunks between the cursor and the host's history; what neither has, as `truncated`. */
+  /** Plans the gap between the cursor and the host's history from the executor's window, and writes it. */
   private fill(read: ReadResponse): void {
     if (this.stream.isEnded) return;
     const until = this.process.historyStartSeq;
-    const chunks = read.chunks.filter((c) => c.seq > this.cursor && c.seq < until);
-    let next = this.cursor + 1;
-    for (const chunk of chunks) {
-      if (chunk.seq !== next) break;
-      this.stream.write(frameOf({ type: 'output', seq: chunk.seq, stream: chunk.stream, chunk: chunk.chunk }));
-      this.cursor = chunk.seq;
-      next += 1;
+    // A closed process whose history holds nothing: its close is the gap's last seq.
+    const closeSeq = this.process.state === 'closed' && until > this.process.lastPublishedSeq ? this.process.lastPublishedSeq : undefined;
+    this.fillQueue = planFill(read, { cursor: this.cursor, until, closeSeq });
+    // Never stuck: a read that reaches nothing past the cursor leaves the gap to one marker.
+    if (this.fillQueue.length === 0) this.fillQueue = [{ kind: 'truncated', nextSeq: until, droppedEvents: until - this.cursor - 1 }];
+    this.writeFill();
+  }
+
+  /** Writes the planned fill up to the high water (then waits for `drain`), and goes on from the history after it. */
+  private writeFill(): void {
+    for (let item = this.fillQueue[0]; item !== undefined; item = this.fillQueue[0]) {
+      if (this.stream.buffered >= this.stream.highWater) return this.afterDrain();
+      this.fillQueue.shift();
+      const frame = item.kind === 'event' ? frameOf(item.event) : truncatedFrame(item.nextSeq, item.droppedEvents);
+      if (!this.stream.write(frame)) return this.stop();
+      this.cursor = item.kind === 'event' ? item.event.seq : item.nextSeq - 1;
+      if (item.kind === 'event' && item.event.type === 'closed') return this.stream.end();
     }
-    // An exit inside the gap is the one seq no chunk carries (docs/protocol.md#reading-with-a-cursor).
-    if (next < until && read.exited && read.exitCode !== null && chunks.every((c) => c.seq !== next)) {
-      this.stream.write(frameOf({ type: 'exited', seq: next, exitCode: read.exitCode, sandboxDenied: read.sandboxDenied }));
-      this.cursor = next;
-      next += 1;
-      for (const chunk of chunks.filter((c) => c.seq >= next)) {
-        if (chunk.seq !== next) break;
-        this.stream.write(frameOf({ type: 'output', seq: chunk.seq, stream: chunk.stream, chunk: chunk.chunk }));
-        this.cursor = chunk.seq;
-        next += 1;
-      }
-    }
-    if (next < until) {
-      this.stream.write(truncatedFrame(until, until - next));
-      this.cursor = until - 1;
-    }
-    if (this.stream.buffered >= this.stream.highWater) this.afterDrain();
-    else this.start();
+    this.start();
   }
 
   private fail(error: unknown): void {
@@ -147,6 +146,7 @@ class ProcessEventPump {
   }
 
   private stop(): void {
+    this.fillQueue = [];
     this.subscription?.unsubscribe();
     this.subscription = undefined;
     clearTimeout(this.stall);
