@@ -80,7 +80,7 @@ describe('operator API: bad input', () => {
       outcomes.push({ extra, status: missing.status, code: (missing.body as { code?: string }).code });
       problem(missing, 422, 'SPAWN_FAILED');
     }
-    for (const extra of [{}, { pipeStdin: true }, { tty: { rows: 30, cols: 90 } }]) problem(await setup.api.post(paths.processes(ENV), { argv: ['true'], cwd: '/no/such/dir', ...extra }), 422, 'SPAWN_FAILED');
+    for (const extra of [{}, { pipeStdin: true }, { tty: true }, { tty: { rows: 30, cols: 90 } }]) problem(await setup.api.post(paths.processes(ENV), { argv: ['true'], cwd: '/no/such/dir', ...extra }), 422, 'SPAWN_FAILED');
     expect(outcomes.map((o) => o.status)).toEqual([422, 422, 422, 422]);
     expect(await listedIds()).toEqual(before);
   });

@@ -57,8 +57,9 @@ describe('the OpenAPI document is true', () => {
   let document: OpenApiDocument;
   let validator: DocumentValidator;
   let served: ApiResponse;
-  const started: Record<'running' | 'interrupted' | 'terminated' | 'piped' | 'done' | 'released', ProcessResource | undefined> = {
+  const started: Record<'running' | 'interrupted' | 'terminated' | 'piped' | 'sized' | 'done' | 'released', ProcessResource | undefined> = {
     running: undefined,
+    sized: undefined,
     interrupted: undefined,
     terminated: undefined,
     piped: undefined,
@@ -78,6 +79,7 @@ describe('the OpenAPI document is true', () => {
     started.interrupted = await startProcess(setup.api, ENV, sleeper);
     started.terminated = await startProcess(setup.api, ENV, sleeper);
     started.piped = await startProcess(setup.api, ENV, { argv: ['cat'], pipeStdin: true });
+    started.sized = await startProcess(setup.api, ENV, { argv: ['sleep', '60'], tty: { rows: 24, cols: 80 } });
     started.done = await startProcess(setup.api, ENV, { argv: ['echo', 'done'] });
     started.released = await startProcess(setup.api, ENV, { argv: ['echo', 'released'] });
     await finished(setup.api, ENV, idOf('done'));
@@ -102,6 +104,7 @@ describe('the OpenAPI document is true', () => {
       [`POST ${PROCESS}/stdin`]: { status: 200, send: () => api.post(paths.stdin(ENV, idOf('piped')), { writeId: 'openapi-1', data: b64('written\n') }) },
       [`POST ${PROCESS}/stdin/end`]: { status: 200, send: () => api.post(paths.stdinEnd(ENV, idOf('piped'))) },
       [`POST ${PROCESS}/interrupt`]: { status: 202, send: () => api.post(paths.interrupt(ENV, idOf('interrupted'))) },
+      [`POST ${PROCESS}/resize`]: { status: 200, send: () => api.post(`${paths.process(ENV, idOf('sized'))}/resize`, { rows: 40, cols: 100 }) },
       [`POST ${PROCESS}/terminate`]: { status: 200, send: () => api.post(paths.terminate(ENV, idOf('terminated'))) },
     };
   };

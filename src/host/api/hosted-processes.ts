@@ -9,6 +9,7 @@ import type { Environment } from '../../environment/environment';
 import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
 import { startWithStdinFifo } from '../../exec/stdin-fifo';
+import { NotFoundError } from '../../errors';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { EnvironmentInfo } from '../../wire/environment';
 import type { ProcessResource, StartProcessRequest } from '../../wire/operator-api';
@@ -118,6 +119,9 @@ export class HostedProcesses {
       envPolicy: CORE_ENV,
     };
     const backend = environment.getExecBackend();
+    // The executor runs a tty command in its own directory when the cwd asked for is missing (it
+    // fails any other start): check it, so every kind of start refuses a missing cwd alike.
+    if (tty && request.cwd !== undefined) await requireDirectory(environment, request.cwd);
     let hosted: HostedProcess;
     if (tty) {
       // A size goes through the sizing wrapper (docs: README, --tty); the start still succeeds unsized where the executor cannot size a pty.
@@ -139,6 +143,18 @@ export class HostedProcesses {
 }
 
 const scopeOf = (tokenId: string, environmentId: string, key: string): string => `${tokenId}\u0000${environmentId}\u0000${key}`;
+
+/** Throws 422 `SPAWN_FAILED` unless `cwd` is a directory on the executor. */
+async function requireDirectory(environment: Environment, cwd: string): Promise<void> {
+  const metadata = await environment
+    .getFilesystem()
+    .getMetadata(cwd)
+    .catch((error: unknown) => {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    });
+  if (metadata === undefined || !metadata.isDirectory) throw new ApiProblem(422, 'SPAWN_FAILED', `cannot start in ${cwd}: no such directory on the executor`);
+}
 
 /** The request as stable JSON (sorted keys), for comparing a retried start with the first. */
 function canonical(value: unknown): string {
