@@ -160,11 +160,11 @@ export class Environment {
     const known = statusFromState(this.client, this.id);
     if (known !== undefined) return Promise.resolve(known);
     const live = this.client.liveRpc();
-    const probe =
-      live === undefined
-        ? firstValueFrom(this.client.connection(true).pipe(mergeMap((rpc) => rpc.request('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS }))))
-        : live.call('environment/status', undefined, { timeoutMs: STATUS_TIMEOUT_MS });
-    // Plain promise chaining, not async/await: this is the health probe a UI may poll hard.
+    // One promise on the common path: this is the health probe a UI may poll hard.
+    if (live !== undefined) return live.callThen('environment/status', undefined, STATUS_OPTIONS, observedStatus, failedProbe);
+    const probe = firstValueFrom(this.client.connection(true).pipe(mergeMap((rpc) => rpc.request('environment/status', undefined, STATUS_OPTIONS))));
     return probe.then(observedStatus, failedProbe);
   }
 }
+
+const STATUS_OPTIONS = { timeoutMs: STATUS_TIMEOUT_MS } as const;

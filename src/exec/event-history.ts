@@ -1,10 +1,10 @@
 import type { Subscriber, TeardownLogic } from 'rxjs';
 import { Observable } from 'rxjs';
 import { filter } from 'rxjs/operators';
-import type { BudgetLease, HistoryBudget } from './history-budget';
+import type { BudgetLease, BudgetMember, HistoryBudget } from './history-budget';
 import type { FailedEvent, ProcessEvent, TruncatedEvent } from './process-event';
 import type { SequencedEvent } from '../wire/process-event';
-import { eventBytes } from './process-event';
+import { RetainedLog } from './retained-log';
 import { RingDeque } from './ring-deque';
 
 /** Bounds of one process's replay history (codex `ExecProcessEventLog`: 256 events, 1 MiB). */
@@ -38,9 +38,12 @@ export type HistoryInput = SequencedEvent | FailedEvent;
  * subscriber's callback is queued and delivered after the current one, so every subscriber sees the
  * same order.
  *
+ * Output is retained in a {@link RetainedLog} (no object per retained chunk); what a replay hands out
+ * is made again from it, once per retained event. Live subscribers get the appended objects themselves.
+ *
  * Teardown: the history holds no timers; `release()` drops what it retains and leaves the budget.
  */
-export class EventHistory {
+export class EventHistory implements BudgetMember {
   /**
    * Every event of the process, per subscriber: first ONE `truncated` marker when anything was dropped
    * (its `nextSeq` is the seq of the first replayed event), then the retained events, then live events,
@@ -51,30 +54,33 @@ export class EventHistory {
    * it never errors. A subscriber arriving after the end gets the replay (and the `failed` value) and
    * completes at once. Unsubscribing only removes that subscriber.
    */
-  readonly events$: Observable<ProcessEvent>;
+  get events$(): Observable<ProcessEvent> {
+    this.eventsObservable ??= new Observable<ProcessEvent>((subscriber) => this.attach(subscriber, 0));
+    return this.eventsObservable;
+  }
 
   private readonly maxEvents: number;
   private readonly maxBytes: number;
-  private readonly ring = new RingDeque<SequencedEvent>();
-  /** Absolute index of the ring's front (= events ever evicted or released). */
+  private readonly log = new RetainedLog();
+  /** Absolute index of the log's oldest event (= events ever evicted, released or never retained). */
   private first = 0;
-  private bytes = 0;
   private dropped = 0;
   private droppedPayload = 0;
   private lastSeq = 0;
   private ended = false;
   private failure: FailedEvent | undefined;
   private released = false;
-  private subscribers: readonly Subscriber<ProcessEvent>[] = [];
+  private subscribers: readonly Subscriber<ProcessEvent>[] = NO_SUBSCRIBERS;
   private emitting = false;
-  private readonly deferred = new RingDeque<HistoryInput>();
+  /** Appends made while emitting, delivered after the current one (made on first need). */
+  private deferred: RingDeque<HistoryInput> | undefined;
   private lease: BudgetLease | undefined;
+  private eventsObservable: Observable<ProcessEvent> | undefined;
 
   constructor(options: EventHistoryOptions = {}, budget?: HistoryBudget) {
     this.maxEvents = options.maxEvents ?? DEFAULT_HISTORY_EVENTS;
     this.maxBytes = options.maxBytes ?? DEFAULT_HISTORY_BYTES;
-    this.lease = budget?.register({ firstIndex: () => this.first, evictOldest: () => this.evictOldest() });
-    this.events$ = new Observable<ProcessEvent>((subscriber) => this.attach(subscriber, 0));
+    this.lease = budget?.register(this);
   }
 
   /**
@@ -98,12 +104,12 @@ export class EventHistory {
 
   /** Events retained for replay. */
   get retainedEvents(): number {
-    return this.ring.length;
+    return this.log.length;
   }
 
   /** Output payload bytes retained for replay. */
   get retainedBytes(): number {
-    return this.bytes;
+    return this.log.payloadBytes;
   }
 
   /** Events dropped from the front of the history so far (by its bounds, the budget or `release()`). */
@@ -132,16 +138,20 @@ export class EventHistory {
    */
   append(event: HistoryInput): void {
     if (this.emitting) {
-      this.deferred.push(event);
+      (this.deferred ??= new RingDeque<HistoryInput>(4)).push(event);
       return;
     }
     this.emitting = true;
     try {
       this.process(event);
-      for (let next = this.deferred.shift(); next !== undefined; next = this.deferred.shift()) this.process(next);
+      if (this.deferred !== undefined && this.deferred.length > 0) this.drainDeferred(this.deferred);
     } finally {
       this.emitting = false;
     }
+  }
+
+  private drainDeferred(deferred: RingDeque<HistoryInput>): void {
+    for (let next = deferred.shift(); next !== undefined; next = deferred.shift()) this.process(next);
   }
 
   /**
@@ -150,10 +160,26 @@ export class EventHistory {
    * `truncated` marker (and completion, once ended). Later events are not retained. Idempotent.
    */
   release(): void {
-    while (this.ring.length > 0) this.evictOldest();
+    while (this.log.length > 0) this.evictOldest();
+    this.log.clear();
     this.released = true;
     this.lease?.release();
     this.lease = undefined;
+  }
+
+  /** @internal Absolute index of the oldest retained event (the budget's view of this history). */
+  firstIndex(): number {
+    return this.first;
+  }
+
+  /** @internal Drops the oldest retained event (its own bounds, the budget, or `release()`). */
+  evictOldest(): void {
+    if (this.log.length === 0) return;
+    const bytes = this.log.shift();
+    this.first += 1;
+    this.dropped += 1;
+    this.droppedPayload += bytes;
+    if (this.lease !== undefined) this.lease.evicted(bytes);
   }
 
   private process(event: HistoryInput): void {
@@ -168,29 +194,27 @@ export class EventHistory {
   }
 
   private store(event: SequencedEvent): void {
-    const bytes = eventBytes(event);
+    const bytes = event.type === 'output' ? event.chunk.byteLength : 0;
     this.lastSeq = event.seq;
     if (this.released) {
       this.dropped += 1;
       this.droppedPayload += bytes;
       return;
     }
-    this.lease?.appended(this.first + this.ring.length, bytes);
-    this.ring.push(event);
-    this.bytes += bytes;
-    while (this.ring.length > this.maxEvents || this.bytes > this.maxBytes) this.evictOldest();
-    this.lease?.enforce();
+    // Room first, within the own bounds: the log only ever holds what it may keep.
+    const log = this.log;
+    while (log.length > 0 && (log.length >= this.maxEvents || log.payloadBytes + bytes > this.maxBytes)) this.evictOldest();
+    if (this.maxEvents < 1 || bytes > this.maxBytes) return this.dropOnArrival(bytes);
+    const index = this.first + log.length;
+    log.push(event);
+    if (this.lease !== undefined) this.lease.appended(index, bytes);
   }
 
-  private evictOldest(): void {
-    const event = this.ring.shift();
-    if (event === undefined) return;
-    const bytes = eventBytes(event);
+  /** Nothing older is left and the event alone is over a bound: it is dropped, and still takes its index. */
+  private dropOnArrival(bytes: number): void {
     this.first += 1;
-    this.bytes -= bytes;
     this.dropped += 1;
     this.droppedPayload += bytes;
-    this.lease?.evicted(bytes);
   }
 
   private finish(failure: FailedEvent | undefined): void {
@@ -198,7 +222,7 @@ export class EventHistory {
     this.failure = failure;
     this.lease?.terminated();
     const subscribers = this.subscribers;
-    this.subscribers = [];
+    this.subscribers = NO_SUBSCRIBERS;
     for (const subscriber of subscribers) {
       if (failure !== undefined) subscriber.next(failure);
       subscriber.complete();
@@ -211,7 +235,7 @@ export class EventHistory {
 
   /** The seq of the oldest retained event (the next one to come when nothing is retained). */
   firstRetainedSeq(): number {
-    return this.ring.peek()?.seq ?? this.lastSeq + 1;
+    return this.log.firstSeq ?? this.lastSeq + 1;
   }
 
   /**
@@ -223,13 +247,13 @@ export class EventHistory {
     if (this.dropped > 0 && afterSeq + 1 < firstSeq) subscriber.next(this.marker());
     let cursor = this.first + Math.max(0, afterSeq + 1 - firstSeq);
     // Bounds are re-read each step: a subscriber's callback may append (and evict) during its replay.
-    while (cursor < this.first + this.ring.length && !subscriber.closed) {
+    while (cursor < this.first + this.log.length && !subscriber.closed) {
       if (cursor < this.first) {
         subscriber.next(this.marker()); // eviction overtook this replay: say so rather than skip silently
         cursor = this.first;
         continue;
       }
-      const event = this.ring.at(cursor - this.first);
+      const event = this.log.at(cursor - this.first);
       cursor += 1;
       if (event !== undefined) subscriber.next(event);
     }
@@ -241,7 +265,11 @@ export class EventHistory {
     }
     this.subscribers = [...this.subscribers, subscriber];
     return () => {
-      this.subscribers = this.subscribers.filter((s) => s !== subscriber);
+      const rest = this.subscribers.filter((s) => s !== subscriber);
+      this.subscribers = rest.length === 0 ? NO_SUBSCRIBERS : rest;
     };
   }
 }
+
+/** Shared by every history without live subscribers (never written: subscribing makes a new array). */
+const NO_SUBSCRIBERS: readonly Subscriber<ProcessEvent>[] = [];

@@ -10,12 +10,13 @@ export interface BudgetMember {
 
 /** A history's registration with a {@link HistoryBudget}. Each method is O(1) amortised. */
 export interface BudgetLease {
-  /** Records the event appended at absolute `index` with `bytes` payload bytes. Does not evict yet. */
+  /**
+   * Records the event appended at absolute `index` with `bytes` payload bytes (after the member applied
+   * its own bounds), then evicts until the shared total is within budget again.
+   */
   appended(index: number, bytes: number): void;
   /** Records that the member dropped its oldest event (for any reason). */
   evicted(bytes: number): void;
-  /** Evicts until the shared total is within budget again (call after the member applied its own bounds). */
-  enforce(): void;
   /** The process closed or failed: its history is now evicted first. */
   terminated(): void;
   /** Unregisters; the member's retained bytes no longer count. Idempotent. */
@@ -41,6 +42,7 @@ class Lease implements BudgetLease {
     this.events += 1;
     this.bytes += bytes;
     this.budget.recordAppend(this, index, bytes);
+    this.budget.enforce();
   }
 
   evicted(bytes: number): void {
@@ -48,10 +50,6 @@ class Lease implements BudgetLease {
     this.events -= 1;
     this.bytes -= bytes;
     this.budget.recordEvict(this, bytes);
-  }
-
-  enforce(): void {
-    this.budget.enforce();
   }
 
   terminated(): void {
@@ -74,8 +72,9 @@ class Lease implements BudgetLease {
  *    (the first to end is emptied first);
  * 2. then the globally oldest events of running processes (a FIFO of append positions, checked lazily).
  *
- * Every operation is O(1) amortised: stale FIFO entries are skipped when met and compacted away once
- * they outnumber the live ones. The budget holds no timers and no subscriptions; a history registers
+ * Every operation is O(1) amortised: consecutive appends of one history share one FIFO entry (its last
+ * index; while a single process streams, the FIFO holds one entry that each append moves forward), stale
+ * entries are skipped when met and compacted away once they outnumber the live ones. The budget holds no timers and no subscriptions; a history registers
  * itself on construction and unregisters in `release()`.
  */
 export class HistoryBudget {
@@ -84,7 +83,7 @@ export class HistoryBudget {
   private members = 0;
   /** Ended histories that may still hold events, in the order they ended. */
   private readonly ended = new RingDeque<Lease>();
-  /** Append order of live histories' events: `owners[i]` appended its event number `indexes[i]`. */
+  /** Append order of live histories' events: `owners[i]` appended a run of events ending at its event number `indexes[i]`. */
   private readonly owners = new RingDeque<Lease>();
   private readonly indexes = new RingDeque<number>();
 
@@ -117,8 +116,11 @@ export class HistoryBudget {
     this.total += bytes;
     if (lease.state !== LIVE) return;
     this.liveEvents += 1;
-    this.owners.push(lease);
-    this.indexes.push(index);
+    if (this.owners.peekLast() === lease) this.indexes.setLast(index);
+    else {
+      this.owners.push(lease);
+      this.indexes.push(index);
+    }
   }
 
   /** @internal */
@@ -160,10 +162,12 @@ export class HistoryBudget {
     return undefined;
   }
 
+  /** The owner of the oldest entry still holding an event; entries whose run is gone are dropped. */
   private nextLiveVictim(): Lease | undefined {
-    for (let lease = this.owners.shift(); lease !== undefined; lease = this.owners.shift()) {
-      const index = this.indexes.shift() ?? -1;
-      if (isAlive(lease, index)) return lease;
+    for (let lease = this.owners.peek(); lease !== undefined; lease = this.owners.peek()) {
+      if (isAlive(lease, this.indexes.peek() ?? -1)) return lease;
+      this.owners.shift();
+      this.indexes.shift();
     }
     return undefined;
   }

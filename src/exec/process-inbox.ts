@@ -1,5 +1,5 @@
-import type { SchedulerLike, Subscription } from 'rxjs';
-import { timer } from 'rxjs';
+import type { SchedulerLike } from 'rxjs';
+import { Subscription, timer } from 'rxjs';
 import type { ExecClientError } from '../errors';
 import { ExecClientError as BaseError, ProcessFailedError, ProtocolError } from '../errors';
 import type { ProcessWireEvent } from '../rpc/notification-router';
@@ -55,7 +55,8 @@ export class ProcessInbox implements ProcessSink {
 
   /** Routes this process's notifications from `rpc`, until the process ends. */
   bind(rpc: RpcConnection): Subscription {
-    const route = rpc.processEvents(this.processId).subscribe((event) => this.onWire(event));
+    const route = new Subscription();
+    route.add(rpc.routeProcess(this.processId, { next: (event) => this.onWire(event), complete: () => route.unsubscribe() }));
     if (this.status.ended) route.unsubscribe();
     else this.routes.add(route);
     route.add(() => this.routes.delete(route));
@@ -82,6 +83,8 @@ export class ProcessInbox implements ProcessSink {
     if (this.status.ended) return;
     if (event.type === 'malformed') return this.fillHole();
     this.noteSeq(event.seq);
+    // Hot path: the next output in order, nothing waiting (no array, no state change, no hole).
+    if (event.type === 'output' && this.buffer.acceptNext(event)) return this.history.append(event);
     try {
       this.publish(this.buffer.push(event));
     } catch (error: unknown) {

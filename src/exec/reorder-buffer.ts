@@ -1,5 +1,5 @@
 import { ReorderOverflowError } from '../errors';
-import type { ExitedEvent, SequencedEvent } from '../wire/process-event';
+import type { ExitedEvent, OutputEvent, SequencedEvent } from '../wire/process-event';
 
 /** Bounds on what a {@link ReorderBuffer} holds while it waits for a missing seq (docs/protocol.md#our-reorder-buffer). */
 export interface ReorderLimits {
@@ -109,6 +109,17 @@ export class ReorderBuffer {
       return this.pending.size === 0 ? [event] : this.drain([event]);
     }
     return this.hold(event, seq, bytes);
+  }
+
+  /**
+   * The hot path of {@link push}: when `event` is the next seq, nothing waits and it fits the limits,
+   * publishes it and returns `true` (the caller publishes `event` alone). Otherwise changes nothing and
+   * returns `false`: the caller uses {@link push}.
+   */
+  acceptNext(event: OutputEvent): boolean {
+    if (this.stopped || event.seq !== this.last + 1 || this.pending.size !== 0 || event.chunk.byteLength > this.limits.maxPendingBytes) return false;
+    this.last = event.seq;
+    return true;
   }
 
   /**

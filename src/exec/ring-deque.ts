@@ -50,6 +50,16 @@ export class RingDeque<T> {
     return this.slots[(this.head + index) & this.mask];
   }
 
+  /** The back value without removing it (`undefined` when empty). */
+  peekLast(): T | undefined {
+    return this.size === 0 ? undefined : this.slots[(this.head + this.size - 1) & this.mask];
+  }
+
+  /** Replaces the back value (ignored when empty). */
+  setLast(value: T): void {
+    if (this.size > 0) this.slots[(this.head + this.size - 1) & this.mask] = value;
+  }
+
   /** Drops every value and returns to the initial capacity. */
   clear(): void {
     const capacity = powerOfTwoAtLeast(this.initialCapacity);

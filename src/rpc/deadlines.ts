@@ -5,13 +5,22 @@ export interface Deadline {
   cancel(): void;
 }
 
-interface Entry {
-  readonly at: number;
-  fire: (() => void) | undefined;
+/**
+ * What {@link Deadlines.armFor} arms: an object that carries its own deadline fields (so arming makes no
+ * object) and whose `expire()` runs once the deadline passes. Leave the fields to the Deadlines.
+ */
+export interface DeadlineEntry {
+  expire(): void;
+  /** When it expires (scheduler time). */
+  deadlineAt: number;
+  /** The queue it waits in while armed; `undefined` once cancelled or fired. */
+  deadlineQueue: DeadlineQueue | undefined;
 }
 
-interface Queue {
-  readonly entries: Entry[];
+/** One FIFO of entries sharing a timeout value. */
+export interface DeadlineQueue {
+  readonly delayMs: number;
+  readonly entries: DeadlineEntry[];
   head: number;
   action: Subscription | undefined;
 }
@@ -19,33 +28,41 @@ interface Queue {
 /**
  * Call timeouts without a timer per call: calls that share a timeout value expire in the order they
  * started, so each distinct value keeps a FIFO and one scheduled action for its head. Arming costs an
- * array push; cancelling releases the callback and trims settled entries off the head, so a queue holds
+ * array push; cancelling releases the target and trims settled entries off the head, so a queue holds
  * only the calls started since its oldest pending one. The scheduler is injected (specs run in virtual
  * time) and sees one action per distinct timeout value at a time.
  */
 export class Deadlines {
-  private readonly queues = new Map<number, Queue>();
+  private readonly queues = new Map<number, DeadlineQueue>();
 
   constructor(private readonly scheduler: SchedulerLike) {}
 
   /** Calls `fire` once `delayMs` has passed, unless cancelled first. */
   arm(delayMs: number, fire: () => void): Deadline {
-    const entry: Entry = { at: this.scheduler.now() + delayMs, fire };
+    const entry: DeadlineEntry = { expire: fire, deadlineAt: 0, deadlineQueue: undefined };
+    this.armFor(delayMs, entry);
+    return { cancel: () => this.cancel(entry) };
+  }
+
+  /** Calls `entry.expire()` once `delayMs` has passed, unless `cancel(entry)` comes first. Makes no object. */
+  armFor(delayMs: number, entry: DeadlineEntry): void {
     let queue = this.queues.get(delayMs);
     if (queue === undefined) {
-      queue = { entries: [], head: 0, action: undefined };
+      queue = { delayMs, entries: [], head: 0, action: undefined };
       this.queues.set(delayMs, queue);
     }
+    entry.deadlineAt = this.scheduler.now() + delayMs;
+    entry.deadlineQueue = queue;
     queue.entries.push(entry);
     if (queue.action === undefined) queue.action = this.schedule(delayMs, delayMs);
-    const owner = queue;
-    return {
-      cancel: () => {
-        if (entry.fire === undefined) return;
-        entry.fire = undefined;
-        this.trim(delayMs, owner);
-      },
-    };
+  }
+
+  /** Cancels `entry` (idempotent; nothing for an entry never armed). */
+  cancel(entry: DeadlineEntry): void {
+    const queue = entry.deadlineQueue;
+    if (queue === undefined) return;
+    entry.deadlineQueue = undefined;
+    this.trim(queue);
   }
 
   /** Number of armed, unfired entries still held (bookkeeping). */
@@ -66,12 +83,12 @@ export class Deadlines {
   }
 
   /** Drops settled entries off the head; an emptied queue stops its action. */
-  private trim(delayMs: number, queue: Queue): void {
+  private trim(queue: DeadlineQueue): void {
     const { entries } = queue;
-    while (queue.head < entries.length && entries[queue.head]?.fire === undefined) queue.head += 1;
+    while (queue.head < entries.length && entries[queue.head]?.deadlineQueue === undefined) queue.head += 1;
     if (queue.head === entries.length) {
       queue.action?.unsubscribe();
-      if (this.queues.get(delayMs) === queue) this.queues.delete(delayMs);
+      if (this.queues.get(queue.delayMs) === queue) this.queues.delete(queue.delayMs);
       return;
     }
     if (queue.head > 1024 && queue.head * 2 > entries.length) {
@@ -85,14 +102,14 @@ export class Deadlines {
     if (queue === undefined) return;
     queue.action = undefined;
     const now = this.scheduler.now();
-    for (let entry = queue.entries[queue.head]; entry !== undefined && entry.at <= now; entry = queue.entries[queue.head]) {
+    for (let entry = queue.entries[queue.head]; entry !== undefined && entry.deadlineAt <= now; entry = queue.entries[queue.head]) {
       queue.head += 1;
-      const fire = entry.fire;
-      entry.fire = undefined;
-      fire?.();
+      const armed = entry.deadlineQueue !== undefined;
+      entry.deadlineQueue = undefined;
+      if (armed) entry.expire();
     }
-    this.trim(delayMs, queue);
+    this.trim(queue);
     const next = queue.entries[queue.head];
-    if (this.queues.get(delayMs) === queue && next !== undefined && queue.action === undefined) queue.action = this.schedule(delayMs, next.at - now);
+    if (this.queues.get(delayMs) === queue && next !== undefined && queue.action === undefined) queue.action = this.schedule(delayMs, next.deadlineAt - now);
   }
 }

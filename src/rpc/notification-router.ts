@@ -1,9 +1,9 @@
-import type { Subscriber } from 'rxjs';
 import { Observable, Subject } from 'rxjs';
 import * as E from 'fp-ts/lib/Either';
 import type { DecodeError } from '../errors';
 import type { SequencedEvent } from '../wire/process-event';
 import { decodeWith } from '../wire/decode';
+import { outputEventOf } from '../wire/output-event';
 import { ProcessClosedNotification, ProcessExitedNotification, decodeProcessOutput } from '../wire/process';
 import { NOTIFICATIONS } from '../wire/methods';
 import type { Diagnostic } from './diagnostics';
@@ -20,15 +20,26 @@ export type ProcessWireEvent =
       readonly error: DecodeError;
     };
 
+/**
+ * Where one process's wire events go: called synchronously for each, in arrival order. `complete` runs
+ * once when the route ends (replaced by another route for the same process, or the connection closed).
+ */
+export interface ProcessRoute {
+  readonly next: (event: ProcessWireEvent) => void;
+  readonly complete: () => void;
+}
+
 const decodeExited = decodeWith(ProcessExitedNotification);
 const decodeClosed = decodeWith(ProcessClosedNotification);
 
 /**
  * Routes notifications: process notifications by processId through one Map lookup (never one filter per
- * process), the others by method. Notifications for processes nobody routes are ignored, as codex does.
+ * process) straight to the process's {@link ProcessRoute}, the others by method. Notifications for
+ * processes nobody routes are ignored, as codex does. A `process/output` frame makes one object: the
+ * event itself.
  */
 export class NotificationRouter {
-  private readonly processes = new Map<string, Subscriber<ProcessWireEvent>>();
+  private readonly processes = new Map<string, ProcessRoute>();
   private readonly methods = new Map<string, Subject<unknown>>();
   private completed = false;
 
@@ -38,18 +49,28 @@ export class NotificationRouter {
     return this.processes.size;
   }
 
+  /**
+   * Routes `processId`'s events to `route` (completing the route it replaces) until the returned
+   * function runs or the router completes. Once completed, `route` completes at once.
+   */
+  route(processId: string, route: ProcessRoute): () => void {
+    if (this.completed) {
+      route.complete();
+      return noop;
+    }
+    const previous = this.processes.get(processId);
+    this.processes.set(processId, route);
+    previous?.complete();
+    return () => {
+      if (this.processes.get(processId) === route) this.processes.delete(processId);
+    };
+  }
+
+  /** {@link route} as an Observable: one subscriber per process; completes when replaced or closed. */
   byProcess(processId: string): Observable<ProcessWireEvent> {
-    return new Observable<ProcessWireEvent>((subscriber) => {
-      if (this.completed) {
-        subscriber.complete();
-        return undefined;
-      }
-      this.processes.get(processId)?.complete();
-      this.processes.set(processId, subscriber);
-      return () => {
-        if (this.processes.get(processId) === subscriber) this.processes.delete(processId);
-      };
-    });
+    return new Observable<ProcessWireEvent>((subscriber) =>
+      this.route(processId, { next: (event) => subscriber.next(event), complete: () => subscriber.complete() }),
+    );
   }
 
   byMethod(method: string): Observable<unknown> {
@@ -71,13 +92,15 @@ export class NotificationRouter {
     });
   }
 
-  dispatch(method: string, params: unknown): void {
+  /** Dispatches one notification. `ascii`: its frame held ASCII only (see `decodeCanonical`). */
+  dispatch(method: string, params: unknown, ascii = false): void {
     switch (method) {
       case 'process/output': {
-        const decoded = decodeProcessOutput(params);
-        return E.isRight(decoded)
-          ? this.toProcess(decoded.right.processId, { type: 'output', seq: decoded.right.seq, stream: decoded.right.stream, chunk: decoded.right.chunk })
-          : this.malformed(method, params, decoded.left);
+        const event = outputEventOf(params, ascii);
+        if (event === undefined) return this.malformedOutput(params);
+        // outputEventOf returned an event: params is an object whose processId is a string.
+        this.processes.get((params as { readonly processId: string }).processId)?.next(event);
+        return;
       }
       case 'process/exited': {
         const decoded = decodeExited(params);
@@ -96,8 +119,9 @@ export class NotificationRouter {
 
   complete(): void {
     this.completed = true;
-    for (const subscriber of [...this.processes.values()]) subscriber.complete();
+    const routes = [...this.processes.values()];
     this.processes.clear();
+    for (const route of routes) route.complete();
     for (const subject of [...this.methods.values()]) subject.complete();
     this.methods.clear();
   }
@@ -120,6 +144,14 @@ export class NotificationRouter {
     this.methods.get(method)?.next(decoded.right);
   }
 
+  /** The codec names what failed (the hot path only said no; it never refuses what the codec accepts). */
+  private malformedOutput(params: unknown): void {
+    const decoded = decodeProcessOutput(params);
+    if (E.isLeft(decoded)) return this.malformed('process/output', params, decoded.left);
+    const { processId, seq, stream, chunk } = decoded.right;
+    this.toProcess(processId, { type: 'output', seq, stream, chunk });
+  }
+
   /** A malformed process notification leaves a hole in that process's seq run: report it to the process. */
   private malformed(method: string, params: unknown, error: DecodeError): void {
     const processId = typeof params === 'object' && params !== null && 'processId' in params ? params.processId : undefined;
@@ -128,3 +160,5 @@ export class NotificationRouter {
     else route.next({ type: 'malformed', method, error });
   }
 }
+
+const noop = (): void => undefined;

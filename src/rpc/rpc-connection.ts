@@ -1,55 +1,28 @@
-import type { SchedulerLike, Subscription } from 'rxjs';
-import { asyncScheduler, Observable, Subject } from 'rxjs';
-import * as E from 'fp-ts/lib/Either';
-import { AbortedError, FrameTooLargeError, TransportClosedError } from '../errors';
-import { frames } from '../transport/socket-port';
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler, Observable, Subject, Subscription } from 'rxjs';
+import { AbortedError, TransportClosedError } from '../errors';
 import type { SocketPort } from '../transport/socket-port';
 import type { Inbound } from '../wire/jsonrpc';
-import { encodeNotification, encodeRequest, parseInbound, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
+import type { RequestId } from '../wire/jsonrpc';
+import { encodeNotification, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
 import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
-import { encodeParams } from '../wire/methods';
 import type { Diagnostic } from './diagnostics';
+import type { FrameHandlers } from './frame-reader';
+import { readFrame } from './frame-reader';
 import type { KeepaliveOptions } from './keepalive';
 import { silentPeer } from './keepalive';
+import type { CallOptions, RpcConnectionOptions } from './rpc-options';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './rpc-options';
 import { NotificationRouter } from './notification-router';
-import type { ProcessWireEvent } from './notification-router';
-import type { CallSink, Reply } from './pending-calls';
-import { PendingCalls } from './pending-calls';
+import type { ProcessRoute, ProcessWireEvent } from './notification-router';
+import type { CallSink, PendingCallHandle, Reply } from './pending-calls';
+import { PendingCalls, ThenSink } from './pending-calls';
 import { toRpcError } from './rpc-error';
-import type { ServerRequestHandler } from './server-requests';
 import { ServerRequests } from './server-requests';
 
-/** The default per-call timeout. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-export type { KeepaliveOptions } from './keepalive';
-
-/** Options of {@link RpcConnection}. */
-export interface RpcConnectionOptions {
-  /** Drives timeouts and keepalive; tests pass a TestScheduler. @default asyncScheduler */
-  readonly scheduler?: SchedulerLike;
-  /** Default per-call timeout. @default 30000 */
-  readonly requestTimeoutMs?: number;
-  /** WebSocket keepalive; `false` or absent disables it. @default undefined (off) */
-  readonly keepalive?: KeepaliveOptions | false;
-  /** Answers server-to-client requests; a method it returns `undefined` for gets -32601. */
-  readonly serverRequests?: ServerRequestHandler;
-  /** The largest frame we send; bigger calls fail with FrameTooLargeError. @default 16777216 */
-  readonly maxOutboundFrameBytes?: number;
-}
-
-/** Per-call options. */
-export interface CallOptions {
-  /** Overrides the connection's default timeout for this call. */
-  readonly timeoutMs?: number;
-  /** Aborting fails the call with AbortedError (the reply, if it comes, is reported as unknown). */
-  readonly signal?: AbortSignal;
-}
-
-const refuse = (sink: CallSink<never>, error: unknown): (() => void) => {
-  sink.error(error);
-  return () => undefined;
-};
+export { DEFAULT_REQUEST_TIMEOUT_MS } from './rpc-options';
+export type { CallOptions, KeepaliveOptions, RpcConnectionOptions } from './rpc-options';
 
 /**
  * One JSON-RPC connection over a {@link SocketPort}: requests correlated by id, notifications routed by
@@ -65,9 +38,13 @@ export class RpcConnection {
   private readonly messagesSubject = new Subject<Inbound>();
   private readonly closedSubject = new Subject<TransportClosedError>();
   private readonly scheduler: SchedulerLike;
-  private readonly maxFrameBytes: number;
   private readonly pongs = new Subject<void>();
-  private nextId = 1;
+  private readonly frameHandlers: FrameHandlers = {
+    unparsable: (error) => this.diagnosticsSubject.next({ type: 'unparsableFrame', error }),
+    notification: (method, params, ascii) => this.router.dispatch(method, params, ascii),
+    response: (id, result) => this.onResult(id, result),
+    message: (message, ascii) => this.onMessage(message, ascii),
+  };
   private closedError: TransportClosedError | undefined;
   private keepaliveFailure: string | undefined;
 
@@ -99,10 +76,9 @@ export class RpcConnection {
     private readonly options: RpcConnectionOptions = {},
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
-    this.maxFrameBytes = options.maxOutboundFrameBytes ?? MAX_INBOUND_FRAME_BYTES;
     const diagnose = (d: Diagnostic): void => this.diagnosticsSubject.next(d);
     this.router = new NotificationRouter(diagnose);
-    this.pending = new PendingCalls(this.scheduler);
+    this.pending = new PendingCalls(this.scheduler, options.maxOutboundFrameBytes ?? MAX_INBOUND_FRAME_BYTES);
     this.serverRequests = new ServerRequests(options.serverRequests, {
       send: (frame) => {
         if (this.port.isOpen) this.port.send(frame);
@@ -145,10 +121,18 @@ export class RpcConnection {
    * redirect notifications before the initialize reply. Unsubscribing closes the port.
    */
   open(): Subscription {
-    const reading = frames(this.port, () => this.pongs.next()).subscribe({
-      next: (frame) => this.onFrame(frame),
-      error: (error: unknown) => this.onClosed(error instanceof TransportClosedError ? error : new TransportClosedError('remote', 1006, String(error))),
-    });
+    const reading = new Subscription();
+    // The port's handlers call in directly: no Observable between the socket and the frame handler.
+    reading.add(
+      this.port.listen({
+        message: (frame, ascii) => readFrame(frame, ascii === true, this.messagesSubject.observed, this.frameHandlers),
+        pong: () => this.pongs.next(),
+        close: (initiator, code, reason) => {
+          this.onClosed(new TransportClosedError(initiator, code, reason));
+          reading.unsubscribe();
+        },
+      }),
+    );
     if (this.options.keepalive !== undefined && this.options.keepalive !== false) reading.add(this.startKeepalive(this.options.keepalive));
     // The listeners are gone by now, so settle what is pending here: we closed it.
     reading.add(() => {
@@ -174,15 +158,16 @@ export class RpcConnection {
    * reply is reported to diagnostics.
    */
   request<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Observable<ResultOf<M>> {
-    return new Observable<ResultOf<M>>((subscriber) =>
-      this.startCall(method, params, options, {
+    return new Observable<ResultOf<M>>((subscriber) => {
+      const call = this.startCall(method, params, options, {
         next: (result) => {
           subscriber.next(result);
           subscriber.complete();
         },
         error: (error) => subscriber.error(error),
-      }),
-    );
+      });
+      return () => call.drop();
+    });
   }
 
   /** Promise twin of {@link request}: resolves with the result or rejects with the same typed errors. */
@@ -193,26 +178,27 @@ export class RpcConnection {
   }
 
   /**
-   * One call: registers the reply route, arms the timeout and the abort listener, then sends. The
-   * returned function (idempotent) drops all three; it runs on settle and on unsubscribe.
+   * @internal {@link call} mapping its outcome in the same promise: resolves with `onResult(result)`, or
+   * with `onError(error)` where {@link call} would reject. The mappers must not throw.
    */
-  private startCall<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions, sink: CallSink<ResultOf<M>>): () => void {
-    const refused = this.closedError ?? (options.signal?.aborted === true ? new AbortedError(method) : undefined);
-    if (refused !== undefined) return refuse(sink, refused);
-    const id = this.nextId++;
-    const frame = encodeRequest(id, method, encodeParams(method, params));
-    const tooLarge = this.frameTooLarge(method, frame);
-    if (tooLarge !== undefined) return refuse(sink, tooLarge);
-    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    const call = this.pending.add(id, method, timeoutMs, options.signal, sink);
-    // The route is registered before sending, so a synchronous answer cannot be missed.
-    try {
-      this.port.send(frame);
-    } catch (error: unknown) {
-      call.fail(error);
-    }
-    return call.drop;
+  callThen<M extends MethodName, T>(method: M, params: ParamsOf<M>, options: CallOptions, onResult: (result: ResultOf<M>) => T, onError: (error: unknown) => T): Promise<T> {
+    return new Promise<T>((resolve) => {
+      this.startCall(method, params, options, new ThenSink(resolve, onResult, onError));
+    });
   }
+
+  /** One call (see PendingCalls.start), refused at once (nothing sent) once closed or when the signal was already aborted. */
+  private startCall<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions, sink: CallSink<ResultOf<M>>): PendingCallHandle {
+    const refused = this.closedError ?? (options.signal?.aborted === true ? new AbortedError(method) : undefined);
+    if (refused !== undefined) {
+      sink.error(refused);
+      return REFUSED;
+    }
+    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    return this.pending.start(method, params, timeoutMs, options.signal, this.sendFrame, sink);
+  }
+
+  private readonly sendFrame = (frame: string): void => this.port.send(frame);
 
   /** Sends the `initialized` notification: the only notification a client may send (others close the connection). */
   sendInitialized(): void {
@@ -236,21 +222,15 @@ export class RpcConnection {
     return this.router.byProcess(processId);
   }
 
-  private frameTooLarge(method: string, frame: string): FrameTooLargeError | undefined {
-    // A UTF-16 length bounds the UTF-8 size from both sides; measure only when it could be over.
-    if (frame.length * 3 <= this.maxFrameBytes) return undefined;
-    const bytes = Buffer.byteLength(frame, 'utf8');
-    return bytes > this.maxFrameBytes ? new FrameTooLargeError(method, bytes, this.maxFrameBytes) : undefined;
+  /**
+   * @internal {@link processEvents} without an Observable: `route` is called for each event until the
+   * returned function runs; its `complete` runs when another route replaces it or the connection closes.
+   */
+  routeProcess(processId: string, route: ProcessRoute): () => void {
+    return this.router.route(processId, route);
   }
 
-  private onFrame(frame: string | Uint8Array): void {
-    const text = typeof frame === 'string' ? frame : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength).toString('utf8');
-    const parsed = parseInbound(text);
-    if (E.isLeft(parsed)) {
-      this.diagnosticsSubject.next({ type: 'unparsableFrame', error: parsed.left });
-      return;
-    }
-    const message = parsed.right;
+  private onMessage(message: Inbound, ascii: boolean): void {
     if (this.messagesSubject.observed) {
       this.messagesSubject.next(message);
       // A subscriber closed the connection: nothing is left to act on this message.
@@ -261,10 +241,14 @@ export class RpcConnection {
       case 'error':
         return this.onReply(message);
       case 'notification':
-        return this.router.dispatch(message.method, message.params);
+        return this.router.dispatch(message.method, message.params, ascii);
       case 'request':
         return this.serverRequests.handle(message.id, message.method, message.params);
     }
+  }
+
+  private onResult(id: RequestId, result: unknown): void {
+    if (!this.pending.settleResult(id, result)) this.diagnosticsSubject.next({ type: 'unknownResponse', id });
   }
 
   private onReply(reply: Reply): void {
@@ -296,3 +280,5 @@ export class RpcConnection {
     this.diagnosticsSubject.complete();
   }
 }
+
+const REFUSED: PendingCallHandle = { fail: () => undefined, drop: () => undefined };

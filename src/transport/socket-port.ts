@@ -4,8 +4,13 @@ import { TransportClosedError } from '../errors';
 
 /** Callbacks a {@link SocketPort} calls. */
 export interface SocketHandlers {
-  /** One complete inbound message: a text frame (string) or a binary frame (bytes), or one stdio line. */
-  readonly message: (frame: string | Uint8Array) => void;
+  /**
+   * One complete inbound message: a text frame (string) or a binary frame (bytes), or one stdio line.
+   * `ascii` is `true` only when the port knows the text holds no character a valid multi-byte UTF-8
+   * sequence made (a WebSocket text frame whose byte length equals its string length): decoding may
+   * then skip its scans for non-ASCII characters. Absent means unknown.
+   */
+  readonly message: (frame: string | Uint8Array, ascii?: boolean) => void;
   /** The port closed; called once. `initiator` is `local` when we called `close()`. */
   readonly close: (initiator: CloseInitiator, closeCode: number, reason: string) => void;
   /** A keepalive pong arrived (WebSocket only). */

@@ -36,7 +36,11 @@ export function wsSocketPort(socket: WebSocket, options: WsSocketPortOptions = {
   };
   const onMessage = (data: RawData, isBinary: boolean): void => {
     if (options.ackPong === true && pongScheduled === undefined) pongScheduled = setImmediate(sendAckPong);
-    handlers?.message(isBinary ? toBytes(data) : data.toString());
+    if (handlers === undefined) return;
+    if (isBinary) return handlers.message(toBytes(data));
+    const text = data.toString();
+    // UTF-8 takes more bytes than UTF-16 units for every character a valid multi-byte sequence makes.
+    handlers.message(text, Buffer.isBuffer(data) && data.length === text.length);
   };
   const onClose = (code: number, reason: Buffer): void => {
     closed = true;

@@ -1,5 +1,7 @@
+import { Buffer } from 'node:buffer';
 import * as t from 'io-ts';
 import { toBuffer } from './bytes';
+import { decodeBase64Into } from './chunk-arena';
 
 /**
  * Whether `s` is canonical standard base64 (RFC 4648 §4): alphabet `A–Z a–z 0–9 + /`, length a multiple
@@ -18,15 +20,23 @@ export function isBase64(s: string): boolean {
   return decodeCanonical(s) !== undefined;
 }
 
-/** The bytes `s` encodes, or `undefined` when `s` is not canonical base64 (see {@link isBase64}). */
-export function decodeCanonical(s: string): Buffer | undefined {
+/**
+ * The bytes `s` encodes, or `undefined` when `s` is not canonical base64 (see {@link isBase64}).
+ *
+ * `ascii`: the caller knows `s` holds ASCII characters only (it came out of a frame whose UTF-8 bytes
+ * and UTF-16 length are equal), so the scan for non-ASCII characters is skipped. Every other check runs.
+ * Chunks of 4 KiB to 16 KiB are decoded into a shared arena (see `./chunk-arena`): a view, never
+ * written again, instead of one allocation each.
+ */
+export function decodeCanonical(s: string, ascii = false): Buffer | undefined {
   const length = s.length;
   if ((length & 3) !== 0) return undefined;
   const padding = length === 0 || s.charCodeAt(length - 1) !== EQUALS ? 0 : s.charCodeAt(length - 2) === EQUALS ? 2 : 1;
-  const bytes = Buffer.from(s, 'base64');
-  if (bytes.length !== (length >> 2) * 3 - padding) return undefined;
-  if (s.indexOf('-') !== -1 || s.indexOf('_') !== -1 || Buffer.byteLength(s, 'utf8') !== length) return undefined;
-  return padding === 0 || unusedBitsAreZero(s.charCodeAt(length - 1 - padding), padding) ? bytes : undefined;
+  const expected = (length >> 2) * 3 - padding;
+  // Checked before decoding: a refused string must not take arena space.
+  if (s.indexOf('-') !== -1 || s.indexOf('_') !== -1 || (!ascii && Buffer.byteLength(s, 'utf8') !== length)) return undefined;
+  if (padding !== 0 && !unusedBitsAreZero(s.charCodeAt(length - 1 - padding), padding)) return undefined;
+  return decodeBase64Into(s, expected);
 }
 
 const EQUALS = 61;

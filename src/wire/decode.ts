@@ -23,3 +23,15 @@ export function parseJson(text: string): E.Either<DecodeError, unknown> {
     return E.left(new DecodeError('JSON', [cause instanceof Error ? cause.message : String(cause)]));
   }
 }
+
+/** What {@link tryParseJson} returns for text that is not JSON. */
+export const NOT_JSON: unique symbol = Symbol('NOT_JSON');
+
+/** `JSON.parse`, or {@link NOT_JSON} when it throws: no Either and no error object on the hot path. */
+export function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return NOT_JSON;
+  }
+}

@@ -164,9 +164,13 @@ export function inboundOf(value: unknown): Inbound | undefined {
  */
 export function parseInbound(frame: string): E.Either<DecodeError, Inbound> {
   const parsed = parseJson(frame);
-  if (E.isLeft(parsed)) return parsed;
-  const inbound = inboundOf(parsed.right);
-  return inbound === undefined ? E.map(classify)(decodeWith(JsonRpcMessage)(parsed.right)) : E.right(inbound);
+  return E.isLeft(parsed) ? parsed : classifyParsed(parsed.right);
+}
+
+/** {@link parseInbound} of a value `JSON.parse` already made. */
+export function classifyParsed(value: unknown): E.Either<DecodeError, Inbound> {
+  const inbound = inboundOf(value);
+  return inbound === undefined ? E.map(classify)(decodeWith(JsonRpcMessage)(value)) : E.right(inbound);
 }
 
 /** Serialises a request; `params` is omitted when `undefined`. Throws a TypeError on values JSON cannot hold. */

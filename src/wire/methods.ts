@@ -8,6 +8,7 @@ import {
   CapabilityRootsDiscoverV1Response,
 } from './capabilities';
 import { decodeWith } from './decode';
+import { environmentStatusOf, execResponseOf, terminateResponseOf, writeResponseOf } from './fast-results';
 import {
   EnvironmentConfigReadParams,
   EnvironmentConfigReadResponse,
@@ -81,10 +82,39 @@ export function encodeParams<M extends MethodName>(method: M, params: ParamsOf<M
   return spec.params.encode(params);
 }
 
+type ResultDecoder = (result: unknown) => E.Either<DecodeError, unknown>;
+
+const FAST_RESULTS: Readonly<Partial<Record<MethodName, (result: unknown) => unknown>>> = {
+  'environment/status': environmentStatusOf,
+  'process/write': writeResponseOf,
+  'process/terminate': terminateResponseOf,
+  'process/start': execResponseOf,
+};
+
+/** One decoder per method, made once: the hand-written one first (`./fast-results`), then the codec. */
+const RESULT_DECODERS = Object.fromEntries(
+  (Object.keys(METHODS) as MethodName[]).map((method): [MethodName, ResultDecoder] => {
+    const codec = decodeWith<unknown, unknown>((METHODS[method] as MethodSpec).result);
+    const fast = FAST_RESULTS[method];
+    if (fast === undefined) return [method, codec];
+    return [method, (result) => {
+      const decoded = fast(result);
+      return decoded === undefined ? codec(result) : E.right(decoded);
+    }];
+  }),
+) as Readonly<Record<MethodName, ResultDecoder>>;
+
 /** Decodes a method's `result`; the {@link DecodeError} names the failing paths. */
 export function decodeResult<M extends MethodName>(method: M, result: unknown): E.Either<DecodeError, ResultOf<M>> {
-  const spec: MethodSpec = METHODS[method];
-  return decodeWith<ResultOf<M>, unknown>(spec.result)(result);
+  return RESULT_DECODERS[method](result) as E.Either<DecodeError, ResultOf<M>>;
+}
+
+/** {@link decodeResult} without the Either (the hot path of a reply): the result, or the DecodeError. */
+export function decodeResultOrError<M extends MethodName>(method: M, result: unknown): ResultOf<M> | DecodeError {
+  const fast = FAST_RESULTS[method]?.(result);
+  if (fast !== undefined) return fast as ResultOf<M>;
+  const decoded = decodeResult(method, result);
+  return E.isLeft(decoded) ? decoded.left : decoded.right;
 }
 
 /** Whether a call of `method` may be sent again after an ambiguous disconnect ({@link MethodSpec.replayable}). */

@@ -2,10 +2,11 @@ import * as t from 'io-ts';
 import * as E from 'fp-ts/lib/Either';
 import type { DecodeError } from '../errors';
 import type { OutputStream as EventOutputStream } from './process-event';
-import { Base64Bytes, decodeCanonical } from './base64';
+import { Base64Bytes } from './base64';
 import { decodeWith } from './decode';
 import { ShellInfo } from './environment';
-import { Integer, isNonNegativeInteger, NonNegativeInteger } from './integer';
+import { Integer, NonNegativeInteger } from './integer';
+import { outputEventOf } from './output-event';
 import { withDefault } from './presence';
 import { SandboxContext } from './sandbox';
 import { struct } from './struct';
@@ -274,12 +275,8 @@ export type ProcessClosedNotification = t.TypeOf<typeof ProcessClosedNotificatio
  * property spec holds the two equal.
  */
 export function processOutputOf(params: unknown): ProcessOutputNotification | undefined {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return undefined;
-  const { processId, seq, stream, chunk } = params as { readonly [key: string]: unknown };
-  if (typeof processId !== 'string' || !isNonNegativeInteger(seq) || typeof chunk !== 'string') return undefined;
-  if (stream !== 'stdout' && stream !== 'stderr' && stream !== 'pty') return undefined;
-  const bytes = decodeCanonical(chunk);
-  return bytes === undefined ? undefined : { processId, seq, stream, chunk: bytes };
+  const event = outputEventOf(params);
+  return event === undefined ? undefined : { processId: (params as { readonly processId: string }).processId, seq: event.seq, stream: event.stream, chunk: event.chunk };
 }
 
 /**

@@ -1,0 +1,94 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { EventHistory } from '../../src/exec/event-history';
+import type { ProcessEvent } from '../../src/exec/process-event';
+import { RetainedLog } from '../../src/exec/retained-log';
+import type { OutputEvent, SequencedEvent } from '../../src/wire/process-event';
+import { closed, exited, output, outputBytes } from './event-builders';
+
+const replay = (history: EventHistory): ProcessEvent[] => {
+  const seen: ProcessEvent[] = [];
+  history.events$.subscribe((event) => seen.push(event)).unsubscribe();
+  return seen;
+};
+
+describe('RetainedLog', () => {
+  it('gives every event back equal, outputs with their own copy of the bytes in the class they came in', () => {
+    const log = new RetainedLog();
+    const buffer = outputBytes(1, Buffer.from('from the wire'), 'stderr');
+    const plain = output(2, 'a plain Uint8Array', 'pty');
+    const exit = exited(3, 7, true);
+    const close = closed(4);
+    for (const event of [buffer, plain, exit, close]) log.push(event);
+    const back = [0, 1, 2, 3].map((i) => log.at(i));
+    expect(back).toEqual([buffer, plain, exit, close]);
+    expect(back.map((event) => (event?.type === 'output' ? event.chunk.constructor.name : event?.type))).toEqual(['Buffer', 'Uint8Array', 'exited', 'closed']);
+    // Copies, not the originals: the log never hands out memory it reuses.
+    expect(back[0]).not.toBe(buffer);
+    const copy = (back[0] as OutputEvent).chunk;
+    expect(copy.buffer === buffer.chunk.buffer && copy.byteOffset === buffer.chunk.byteOffset).toBe(false);
+    // exited and closed are kept as they came; an output is made again once and then shared.
+    expect(back[2]).toBe(exit);
+    expect(log.at(0)).toBe(back[0]);
+  });
+
+  it('keeps counts and bytes exact through any pushes and shifts, with the bytes of each event intact (property)', () => {
+    const step = fc.oneof(fc.record({ push: fc.integer({ min: 0, max: 9000 }) }), fc.record({ shift: fc.constant(true) }));
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 120 }), (steps) => {
+        const log = new RetainedLog();
+        const model: SequencedEvent[] = [];
+        let seq = 0;
+        for (const s of steps) {
+          if ('push' in s) {
+            seq += 1;
+            const event = outputBytes(seq, randomBytes(s.push));
+            log.push(event);
+            model.push(event);
+          } else {
+            const dropped = model.shift();
+            expect(log.shift()).toBe(dropped?.type === 'output' ? dropped.chunk.byteLength : 0);
+          }
+          expect(log.length).toBe(model.length);
+          expect(log.payloadBytes).toBe(model.reduce((n, e) => n + (e.type === 'output' ? e.chunk.byteLength : 0), 0));
+          expect(log.firstSeq).toBe(model[0]?.seq);
+        }
+        expect(model.map((_, i) => log.at(i))).toEqual(model);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('gives its byte ring back once a big history is mostly evicted', () => {
+    const history = new EventHistory({ maxEvents: 1000, maxBytes: 1 << 20 });
+    for (let seq = 1; seq <= 128; seq += 1) history.append(outputBytes(seq, randomBytes(8192)));
+    history.release();
+    expect({ events: history.retainedEvents, bytes: history.retainedBytes }).toEqual({ events: 0, bytes: 0 });
+  });
+});
+
+describe('EventHistory chunks a consumer holds', () => {
+  it('stay as they were after they left the history and its byte ring was reused many times over', () => {
+    const history = new EventHistory({ maxEvents: 8, maxBytes: 64 * 1024 });
+    const live: Uint8Array[] = [];
+    history.events$.subscribe((event) => {
+      if (event.type === 'output') live.push(event.chunk);
+    });
+    const sent: Buffer[] = [];
+    let seq = 0;
+    const append = (): void => {
+      seq += 1;
+      const bytes = randomBytes(8000);
+      sent.push(bytes);
+      history.append(outputBytes(seq, Buffer.from(bytes)));
+    };
+    for (let i = 0; i < 8; i += 1) append();
+    // A late subscriber's replay: copies made from the byte ring.
+    const replayed = replay(history).flatMap((event) => (event.type === 'output' ? [event] : []));
+    expect(replayed.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    for (let i = 0; i < 200; i += 1) append();
+    const digest = (chunks: readonly Uint8Array[]): string[] => chunks.map((chunk) => createHash('sha256').update(chunk).digest('hex'));
+    expect(digest(live)).toEqual(digest(sent));
+    expect(digest(replayed.map((event) => event.chunk))).toEqual(digest(sent.slice(0, 8)));
+  });
+});

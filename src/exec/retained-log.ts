@@ -1,0 +1,219 @@
+// Imported, not the global: on Node 20 the global `Buffer` is an accessor, a getter call per use.
+import { Buffer } from 'node:buffer';
+import type { OutputStream, SequencedEvent } from '../wire/process-event';
+
+const STREAMS: readonly OutputStream[] = ['stdout', 'stderr', 'pty'];
+/** Smallest byte ring (Node's pool serves it). */
+const MIN_CAPACITY = 64;
+/** A ring this small is kept even when most of it is unused. */
+const KEEP_CAPACITY = 4096;
+/** Outputs this large are kept as events, not as numbers (see `push`). */
+const MAX_SLOT_BYTES = 2 ** 28;
+
+/**
+ * The retained events of one history, oldest first, with contiguous seqs. It keeps no object per output
+ * event: each one is a small integer (its byte length, stream and class) in a ring of slots, and its bytes
+ * are copied into one byte ring that is reused and never handed out. So a history at its bound holds a
+ * few objects whatever it retains, instead of three per chunk that the young generation would copy on
+ * every scavenge (and grow for).
+ *
+ * {@link at} gives an event back: an output is made again, with its own copy of the bytes (of the class
+ * the original chunk had: `Buffer` or `Uint8Array`), and kept in its slot from then on, so every replay
+ * of it shares one object. `exited` and `closed` are kept as they came.
+ */
+export class RetainedLog {
+  /** Ring of slots: a number `byteLength * 8 + stream * 2 + isBuffer` for an output not yet made again, else the event. */
+  private slots: (number | SequencedEvent)[] = EMPTY_SLOTS;
+  private head = 0;
+  private count = 0;
+  private firstSeqValue = 0;
+  /** Ring of output bytes: `bytesUsed` bytes from `bytesHead`, in slot order. */
+  private bytes: Uint8Array | undefined;
+  /** `bytes.byteLength` (0 without a ring). */
+  private capacity = 0;
+  private bytesHead = 0;
+  private bytesUsed = 0;
+  /** Where the last {@link at} found its bytes: slot `scanIndex` starts `scanOffset` bytes after `bytesHead`. */
+  private scanIndex = 0;
+  private scanOffset = 0;
+
+  /** Retained events. */
+  get length(): number {
+    return this.count;
+  }
+
+  /** Retained output payload bytes. */
+  get payloadBytes(): number {
+    return this.bytesUsed;
+  }
+
+  /** The seq of the oldest retained event (`undefined` when empty). */
+  get firstSeq(): number | undefined {
+    return this.count === 0 ? undefined : this.firstSeqValue;
+  }
+
+  /** Appends `event`, whose seq follows the last one's. */
+  push(event: SequencedEvent): void {
+    const count = this.count;
+    if (count === this.slots.length) this.growSlots();
+    if (count === 0) this.firstSeqValue = event.seq;
+    let slot: number | SequencedEvent = event;
+    if (event.type === 'output') {
+      const chunk = event.chunk;
+      const length = chunk.byteLength;
+      if (length > 0) this.copyIn(chunk, length);
+      // Past 2^28 bytes the number would not stay a small integer: keep the event itself then.
+      if (length < MAX_SLOT_BYTES) {
+        const stream = event.stream;
+        slot = length * 8 + (stream === 'stdout' ? 0 : stream === 'stderr' ? 2 : 4) + (chunk instanceof Buffer ? 1 : 0);
+      }
+    }
+    this.slots[(this.head + count) & (this.slots.length - 1)] = slot;
+    this.count = count + 1;
+  }
+
+  /** Drops the oldest event; returns its payload bytes (0 when empty or not an output). */
+  shift(): number {
+    const count = this.count;
+    if (count === 0) return 0;
+    const slots = this.slots;
+    const head = this.head;
+    const slot = slots[head] ?? 0;
+    slots[head] = 0;
+    this.head = (head + 1) & (slots.length - 1);
+    this.count = count - 1;
+    this.firstSeqValue += 1;
+    const length = typeof slot === 'number' ? slot >>> 3 : slot.type === 'output' ? slot.chunk.byteLength : 0;
+    if (this.scanIndex > 0) {
+      this.scanIndex -= 1;
+      this.scanOffset -= length;
+    }
+    if (length > 0) {
+      const used = this.bytesUsed - length;
+      let next = this.bytesHead + length;
+      if (next >= this.capacity) next -= this.capacity;
+      this.bytesUsed = used;
+      this.bytesHead = next;
+      // Give memory back once most of it is unused (a history the budget emptied, a burst that passed).
+      if (used * 8 < this.capacity && this.capacity > KEEP_CAPACITY) this.shrink();
+    }
+    return length;
+  }
+
+  /** The event `index` places behind the oldest (`undefined` when out of range), made again if needed. */
+  at(index: number): SequencedEvent | undefined {
+    if (index < 0 || index >= this.count) return undefined;
+    const position = (this.head + index) & (this.slots.length - 1);
+    const slot = this.slots[position];
+    if (typeof slot !== 'number') return slot;
+    const event: SequencedEvent = { type: 'output', seq: this.firstSeqValue + index, stream: STREAMS[(slot & 7) >> 1] ?? 'stdout', chunk: this.copyOut(index, slot) };
+    this.slots[position] = event;
+    return event;
+  }
+
+  /** Drops everything (the byte ring too). */
+  clear(): void {
+    this.slots = EMPTY_SLOTS;
+    this.head = 0;
+    this.count = 0;
+    this.bytes = undefined;
+    this.capacity = 0;
+    this.bytesHead = 0;
+    this.bytesUsed = 0;
+    this.scanIndex = 0;
+    this.scanOffset = 0;
+  }
+
+  private growSlots(): void {
+    const old = this.slots;
+    const slots = new Array<number | SequencedEvent>(Math.max(4, old.length * 2)).fill(0);
+    for (let i = 0; i < this.count; i += 1) slots[i] = old[(this.head + i) & (old.length - 1)] ?? 0;
+    this.slots = slots;
+    this.head = 0;
+  }
+
+  /** Copies `chunk` in after the retained bytes: one `set` unless the free space wraps or is short. */
+  private copyIn(chunk: Uint8Array, length: number): void {
+    const head = this.bytesHead;
+    const capacity = this.capacity;
+    let at = head + this.bytesUsed;
+    if (at >= capacity) at -= capacity;
+    const ring = this.bytes;
+    if (ring !== undefined && length <= (at >= head ? capacity - at : head - at)) {
+      ring.set(chunk, at);
+      this.bytesUsed += length;
+    } else this.copyInWrapping(chunk, length);
+  }
+
+  private copyInWrapping(chunk: Uint8Array, length: number): void {
+    if (this.bytes === undefined || this.capacity - this.bytesUsed < length) this.resize(Math.max(MIN_CAPACITY, powerOfTwoAtLeast(this.bytesUsed + length)));
+    const ring = this.bytes;
+    if (ring === undefined) return;
+    let at = this.bytesHead + this.bytesUsed;
+    if (at >= this.capacity) at -= this.capacity;
+    const first = this.capacity - at;
+    if (length <= first) ring.set(chunk, at);
+    else {
+      ring.set(chunk.subarray(0, first), at);
+      ring.set(chunk.subarray(first), 0);
+    }
+    this.bytesUsed += length;
+  }
+
+  private shrink(): void {
+    if (this.bytesUsed === 0) {
+      this.bytes = undefined;
+      this.capacity = 0;
+      this.bytesHead = 0;
+    } else this.resize(this.capacity / 4);
+  }
+
+  /** Moves the retained bytes, in order, to a ring of `capacity` bytes. */
+  private resize(capacity: number): void {
+    const next = Buffer.allocUnsafe(capacity);
+    const ring = this.bytes;
+    if (ring !== undefined && this.bytesUsed > 0) this.read(ring, this.bytesHead, this.bytesUsed, next);
+    this.bytes = next;
+    this.capacity = capacity;
+    this.bytesHead = 0;
+  }
+
+  /** The bytes of the output at `index` (its slot is `slot`), copied out of the ring. */
+  private copyOut(index: number, slot: number): Uint8Array {
+    const length = slotBytes(slot);
+    const copy = (slot & 1) === 1 ? Buffer.allocUnsafe(length) : new Uint8Array(length);
+    const ring = this.bytes;
+    if (length === 0 || ring === undefined) return copy;
+    // Replays walk forward: continue from the last position found, so a whole replay is linear.
+    if (index < this.scanIndex) {
+      this.scanIndex = 0;
+      this.scanOffset = 0;
+    }
+    for (; this.scanIndex < index; this.scanIndex += 1) this.scanOffset += slotBytes(this.slots[(this.head + this.scanIndex) & (this.slots.length - 1)]);
+    this.read(ring, (this.bytesHead + this.scanOffset) % ring.byteLength, length, copy);
+    return copy;
+  }
+
+  /** Copies `length` bytes starting at `from` (wrapping) out of `ring` into the start of `into`. */
+  private read(ring: Uint8Array, from: number, length: number, into: Uint8Array): void {
+    const first = Math.min(length, ring.byteLength - from);
+    into.set(ring.subarray(from, from + first), 0);
+    if (first < length) into.set(ring.subarray(0, length - first), first);
+  }
+}
+
+/** Shared by every empty log; never written (a push first makes a real ring). */
+const EMPTY_SLOTS: (number | SequencedEvent)[] = [];
+
+/** Payload bytes of a slot. */
+function slotBytes(slot: number | SequencedEvent | undefined): number {
+  if (slot === undefined) return 0;
+  if (typeof slot === 'number') return slot >>> 3;
+  return slot.type === 'output' ? slot.chunk.byteLength : 0;
+}
+
+function powerOfTwoAtLeast(n: number): number {
+  let capacity = 1;
+  while (capacity < n) capacity *= 2;
+  return capacity;
+}
