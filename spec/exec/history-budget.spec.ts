@@ -74,6 +74,26 @@ describe('HistoryBudget', () => {
     expect({ members: budget.memberCount, bytes: budget.totalBytes }).toEqual({ members: 1, bytes: 2 });
   });
 
+  it('does not keep ended histories once they are released: its list of them stays bounded', () => {
+    const budget = new HistoryBudget(1_000_000);
+    const kept: EventHistory[] = [];
+    for (let i = 0; i < 10_000; i += 1) {
+      const history = new EventHistory({}, budget);
+      history.append(output(1, 'x'));
+      history.append(closed(2));
+      if (i % 100 === 0) kept.push(history);
+      else history.release();
+    }
+    expect({ members: budget.memberCount, bytes: budget.totalBytes }).toEqual({ members: 100, bytes: 100 });
+    expect(budget.endedEntries).toBeLessThanOrEqual(2 * 100 + 64);
+    // The kept ones are still evicted first, oldest ended first, when the budget is exceeded.
+    const big = new EventHistory({}, budget);
+    big.append(output(1, 'y'.repeat(999_950)));
+    expect(kept.map((history) => history.retainedBytes).filter((bytes) => bytes === 0)).toHaveLength(50);
+    expect(kept[49]?.retainedBytes).toBe(0);
+    expect(kept[50]?.retainedBytes).toBe(1);
+  });
+
   it('keeps its bookkeeping proportional to what is retained (stale entries are compacted)', () => {
     const budget = new HistoryBudget(1_000_000);
     const history = new EventHistory({ maxEvents: 4 }, budget);

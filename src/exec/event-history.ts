@@ -6,6 +6,8 @@ import type { FailedEvent, ProcessEvent, TruncatedEvent } from './process-event'
 import type { SequencedEvent } from '../wire/process-event';
 import { RetainedLog } from './retained-log';
 import { RingDeque } from './ring-deque';
+import type { ObservableSource } from './source-observable';
+import { SourceObservable } from './source-observable';
 
 /** Bounds of one process's replay history (codex `ExecProcessEventLog`: 256 events, 1 MiB). */
 export interface EventHistoryOptions {
@@ -43,7 +45,7 @@ export type HistoryInput = SequencedEvent | FailedEvent;
  *
  * Teardown: the history holds no timers; `release()` drops what it retains and leaves the budget.
  */
-export class EventHistory implements BudgetMember {
+export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent> {
   /**
    * Every event of the process, per subscriber: first ONE `truncated` marker when anything was dropped
    * (its `nextSeq` is the seq of the first replayed event), then the retained events, then live events,
@@ -55,7 +57,7 @@ export class EventHistory implements BudgetMember {
    * completes at once. Unsubscribing only removes that subscriber.
    */
   get events$(): Observable<ProcessEvent> {
-    this.eventsObservable ??= new Observable<ProcessEvent>((subscriber) => this.attach(subscriber, 0));
+    this.eventsObservable ??= new SourceObservable<ProcessEvent>(this, 0);
     return this.eventsObservable;
   }
 
@@ -242,6 +244,11 @@ export class EventHistory implements BudgetMember {
    * Replays the retained events after `afterSeq` (seqs are contiguous, so the first wanted one sits at a
    * known index), then joins the live set, all inside `subscribe`.
    */
+  /** @internal The subscribe function of {@link events$} (`afterSeq` 0) and of `eventsAfter$`. */
+  subscribeTo(subscriber: Subscriber<ProcessEvent>, afterSeq: number): TeardownLogic {
+    return this.attach(subscriber, afterSeq);
+  }
+
   private attach(subscriber: Subscriber<ProcessEvent>, afterSeq: number): TeardownLogic {
     const firstSeq = this.firstRetainedSeq();
     if (this.dropped > 0 && afterSeq + 1 < firstSeq) subscriber.next(this.marker());

@@ -51,7 +51,8 @@ export class ExecBackend {
     const tty = params.tty === true;
     const wire: ExecParams = { ...params, processId, cwd: toFileUri(params.cwd), env: { ...params.env }, tty };
     const table = this.table;
-    const process = new ExecProcess(processId, this.client, this.streamOptions(), () => table.released(processId), () => table.changed(processId));
+    // The list itself hears the process: no closure (whose context would keep this call's locals).
+    const process = new ExecProcess(processId, this.client, { ...this.streamOptions(), listener: table });
     let route: { unsubscribe(): void } | undefined;
     try {
       const live = this.client.liveRpc();

@@ -18,7 +18,7 @@ import type { OutputViewOptions, StreamSelection } from './output-views';
 import { bytesOf, exitCodeOf, linesOf, textOf } from './output-views';
 import type { ProcessEvent } from './process-event';
 import { DEFAULT_HOLE_FILL_DELAY_MS, ProcessInbox } from './process-inbox';
-import type { ProcessState } from './process-status';
+import type { ProcessState, StatusListener } from './process-status';
 import { ProcessStatus } from './process-status';
 import type { TtyResizer } from './tty-resizer';
 import type { TtySize } from './tty-size';
@@ -35,6 +35,14 @@ export interface ProcessStreamOptions {
   readonly holeFillDelayMs?: number;
   /** Drives the hole-fill timer and `read`'s local wait; tests pass a TestScheduler. @default asyncScheduler */
   readonly scheduler?: SchedulerLike | undefined;
+  /** @internal Hears state changes and the release (the environment's process list). */
+  readonly listener?: ProcessListener | undefined;
+}
+
+/** @internal What hears a process change state or release its history (the environment's process list). */
+export interface ProcessListener {
+  released(processId: string): void;
+  changed(processId: string): void;
 }
 
 /** Options of the byte, text and line views of a process. */
@@ -51,10 +59,11 @@ export interface ProcessViewOptions extends OutputViewOptions {
  * exactly once, across socket replacements; late subscribers get a bounded replay first. Unsubscribing
  * from any view never stops the process: `terminate()` does.
  */
-export class ExecProcess {
+export class ExecProcess implements StatusListener {
   private readonly history: EventHistory;
   private readonly status: ProcessStatus;
   private readonly scheduler: SchedulerLike;
+  private readonly listener: ProcessListener | undefined;
   private writeCounter = 0;
   private resizer: TtyResizer | undefined;
 
@@ -63,35 +72,44 @@ export class ExecProcess {
    * was dropped), then live events. Completes after `closed` or after a `failed` event; never errors.
    * Each subscriber gets its own replay; unsubscribing does not affect the process.
    */
-  readonly events$: Observable<ProcessEvent>;
+  get events$(): Observable<ProcessEvent> {
+    return this.history.events$;
+  }
 
   /**
    * The process's state: replays the current one (`running`, `exited`, `closed` or `failed`), then
    * each change; completes after `closed` or `failed`. Never errors; unsubscribing affects nothing else.
    */
-  readonly state$: Observable<ProcessState>;
+  get state$(): Observable<ProcessState> {
+    return this.status.state$;
+  }
 
   /** @internal The session's side of the process: notifications, recovery reads, failure. */
   readonly inbox: ProcessInbox;
 
   /**
-   * @internal Built by `ExecBackend.start`. `onChange` runs after each state change, `onRelease` when
-   * the history is released (the environment's process list listens to both).
+   * @internal Built by `ExecBackend.start`, which passes its environment's process list as
+   * `options.listener`; `onChange` and `onRelease` are the same two calls as functions (specs).
+   * Either way, one runs after each state change, the other when the history is released.
    */
   constructor(
     /** Our key for the process on the executor (`StartParams.processId`, or a generated UUID). */
     readonly processId: string,
     private readonly session: ExecSession,
     options: ProcessStreamOptions = {},
-    private readonly onRelease: () => void = noop,
-    onChange: () => void = noop,
+    onRelease?: () => void,
+    onChange?: () => void,
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
+    this.listener = options.listener ?? (onRelease === undefined && onChange === undefined ? undefined : { released: onRelease ?? noop, changed: onChange ?? noop });
     this.history = new EventHistory({ maxEvents: options.historyEvents ?? 256, maxBytes: options.historyBytes ?? 1_048_576 }, options.budget);
-    this.status = new ProcessStatus(onChange);
+    this.status = new ProcessStatus(this);
     this.inbox = new ProcessInbox(processId, session, this.history, this.status, this.scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS);
-    this.events$ = this.history.events$;
-    this.state$ = this.status.state$;
+  }
+
+  /** @internal The status changed: the listener hears it. */
+  stateChanged(): void {
+    this.listener?.changed(this.processId);
   }
 
   /** running, exited (output may still follow), closed, or failed. */
@@ -262,7 +280,7 @@ export class ExecProcess {
    */
   release(): void {
     this.history.release();
-    this.onRelease();
+    this.listener?.released(this.processId);
   }
 
   private source(options: ProcessViewOptions): Observable<ProcessEvent> {

@@ -74,13 +74,17 @@ class Lease implements BudgetLease {
  *
  * Every operation is O(1) amortised: consecutive appends of one history share one FIFO entry (its last
  * index; while a single process streams, the FIFO holds one entry that each append moves forward), stale
- * entries are skipped when met and compacted away once they outnumber the live ones. The budget holds no timers and no subscriptions; a history registers
- * itself on construction and unregisters in `release()`.
+ * entries are skipped when met and compacted away once they outnumber the live ones. The list of ended
+ * histories is compacted the same way, so that released ones do not pile up in it (a manager that
+ * runs processes for days holds only the ended histories that are still retained). The budget holds no
+ * timers and no subscriptions; a history registers itself on construction and unregisters in `release()`.
  */
 export class HistoryBudget {
   private total = 0;
   private liveEvents = 0;
   private members = 0;
+  /** Ended histories not yet released: the entries of `ended` that may still matter. */
+  private terminatedMembers = 0;
   /** Ended histories that may still hold events, in the order they ended. */
   private readonly ended = new RingDeque<Lease>();
   /** Append order of live histories' events: `owners[i]` appended a run of events ending at its event number `indexes[i]`. */
@@ -98,6 +102,11 @@ export class HistoryBudget {
   /** Entries in the append-order FIFO, stale ones included (bookkeeping: stays O(live events)). */
   get trackedEntries(): number {
     return this.owners.length;
+  }
+
+  /** Entries in the list of ended histories, released ones not yet dropped included (bookkeeping). */
+  get endedEntries(): number {
+    return this.ended.length;
   }
 
   /** Registered histories. */
@@ -132,11 +141,14 @@ export class HistoryBudget {
   /** @internal */
   recordTerminate(lease: Lease): void {
     this.liveEvents -= lease.events;
+    this.terminatedMembers += 1;
     this.ended.push(lease);
+    if (this.ended.length > 2 * this.terminatedMembers + 64) this.compactEnded();
   }
 
   /** @internal */
   recordRelease(lease: Lease): void {
+    if (lease.state === TERMINATED) this.terminatedMembers -= 1;
     this.total -= lease.bytes;
     if (lease.state === LIVE) this.liveEvents -= lease.events;
     this.members -= 1;
@@ -170,6 +182,15 @@ export class HistoryBudget {
       this.indexes.shift();
     }
     return undefined;
+  }
+
+  /** Released histories stay in the ended list until met; drop them once they are the majority. */
+  private compactEnded(): void {
+    const ended = this.ended;
+    for (let i = ended.length; i > 0; i -= 1) {
+      const lease = ended.shift();
+      if (lease !== undefined && lease.state === TERMINATED) ended.push(lease);
+    }
   }
 
   /** Entries of evicted events stay in the FIFO until met; drop them once they are the majority. */

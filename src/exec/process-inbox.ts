@@ -22,15 +22,18 @@ export const DEFAULT_HOLE_FILL_DELAY_MS = 250;
  * status. A hole (a malformed or lost notification) is filled by a `process/read` after a short delay;
  * a gap the executor can no longer fill fails the process and terminates it.
  *
- * Teardown: once the process is closed or failed, its routes, its hole timer and its registration with
- * the session are dropped.
+ * Teardown: once the process is closed or failed, its routes, its hole timer, its reorder buffer and its
+ * registration with the session are dropped (a finished process keeps a few numbers here).
  */
 export class ProcessInbox implements ProcessSink {
-  private readonly buffer: ReorderBuffer;
-  private readonly routes = new Set<Subscription>();
+  /** Until the process ends. */
+  private buffer: ReorderBuffer | undefined;
+  /** The routes of the connections it is bound to (made on first bind, dropped at the end). */
+  private routes: Set<Subscription> | undefined;
   private holeTimer: Subscription | undefined;
   private fillingHole = false;
   private highestSeen = 0;
+  private finalSeq = 0;
 
   constructor(
     readonly processId: string,
@@ -45,7 +48,7 @@ export class ProcessInbox implements ProcessSink {
 
   /** The last seq published to consumers (0 when none). Recovery reads start after it. */
   get lastPublishedSeq(): number {
-    return this.buffer.lastPublishedSeq;
+    return this.buffer === undefined ? this.finalSeq : this.buffer.lastPublishedSeq;
   }
 
   /** The highest seq seen from the executor, published or not (a synthesized read's `nextSeq` follows it). */
@@ -58,14 +61,14 @@ export class ProcessInbox implements ProcessSink {
     const route = new Subscription();
     route.add(rpc.routeProcess(this.processId, { next: (event) => this.onWire(event), complete: () => route.unsubscribe() }));
     if (this.status.ended) route.unsubscribe();
-    else this.routes.add(route);
-    route.add(() => this.routes.delete(route));
+    else (this.routes ??= new Set()).add(route);
+    route.add(() => this.routes?.delete(route));
     return route;
   }
 
   /** Merges a recovery read through the reorder buffer. Throws typed errors (the session then fails the process). */
   recover(read: ReadResponse): void {
-    if (this.status.ended) return;
+    if (this.status.ended || this.buffer === undefined) return;
     this.noteSeq(read.nextSeq - 1);
     this.publish(mergeRecoveryRead(this.buffer, read));
   }
@@ -80,13 +83,14 @@ export class ProcessInbox implements ProcessSink {
   }
 
   private onWire(event: ProcessWireEvent): void {
-    if (this.status.ended) return;
+    const buffer = this.buffer;
+    if (buffer === undefined || this.status.ended) return;
     if (event.type === 'malformed') return this.fillHole();
     this.noteSeq(event.seq);
     // Hot path: the next output in order, nothing waiting (no array, no state change, no hole).
-    if (event.type === 'output' && this.buffer.acceptNext(event)) return this.history.append(event);
+    if (event.type === 'output' && buffer.acceptNext(event)) return this.history.append(event);
     try {
-      this.publish(this.buffer.push(event));
+      this.publish(buffer.push(event));
     } catch (error: unknown) {
       this.failAndTerminate(error);
     }
@@ -99,20 +103,25 @@ export class ProcessInbox implements ProcessSink {
       this.history.append(event);
     }
     if (this.status.state === 'closed') return this.ended();
-    if (this.buffer.missingRange() !== undefined) this.scheduleHoleFill();
+    if (this.buffer?.missingRange() !== undefined) this.scheduleHoleFill();
   }
 
   /** Closed or failed: drop the routes, the hole timer and the session's registration. */
   private ended(): void {
     this.holeTimer?.unsubscribe();
-    for (const route of [...this.routes]) route.unsubscribe();
+    this.holeTimer = undefined;
+    const routes = this.routes;
+    this.routes = undefined;
+    if (routes !== undefined) for (const route of [...routes]) route.unsubscribe();
+    if (this.buffer !== undefined) this.finalSeq = this.buffer.lastPublishedSeq;
+    this.buffer = undefined;
     this.session.removeProcess(this.processId);
   }
 
   private scheduleHoleFill(): void {
     if (this.holeTimer !== undefined && !this.holeTimer.closed) return;
     this.holeTimer = timer(this.holeFillDelayMs, this.scheduler).subscribe(() => {
-      if (this.buffer.missingRange() !== undefined) this.fillHole();
+      if (this.buffer?.missingRange() !== undefined) this.fillHole();
     });
   }
 

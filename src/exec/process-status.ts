@@ -1,41 +1,53 @@
-import type { Subscriber } from 'rxjs';
-import { Observable } from 'rxjs';
+import type { Observable, Subscriber, TeardownLogic } from 'rxjs';
 import type { ExecClientError } from '../errors';
+import type { ObservableSource } from './source-observable';
+import { SourceObservable } from './source-observable';
 
 /** What `ExecProcess.state` reports: `running`, `exited` (output may still follow), `closed`, or `failed`. */
 export type ProcessState = 'running' | 'exited' | 'closed' | 'failed';
 
+/** Told after each change of a {@link ProcessStatus} (the process, which tells its environment's list). */
+export interface StatusListener {
+  stateChanged(): void;
+}
+
 /**
  * The lifecycle of one process: its state, exit code and failure, and `state$` for whoever watches.
- * Observers are kept only while someone subscribes (a finished process holds none), so a thousand
- * kept processes cost a few fields each.
+ * Observers are kept only while someone subscribes and `state$` is made on first use (a finished
+ * process holds neither), so a thousand kept processes cost a few fields each.
  */
-export class ProcessStatus {
+export class ProcessStatus implements ObservableSource<ProcessState> {
   private value: ProcessState = 'running';
   private exit: number | undefined;
   private error: ExecClientError | undefined;
-  private observers: Subscriber<ProcessState>[] = [];
+  private observers: readonly Subscriber<ProcessState>[] = NO_OBSERVERS;
+  private stateObservable: Observable<ProcessState> | undefined;
+
+  /** `listener.stateChanged()` runs after each change (the environment's process list listens there). */
+  constructor(private readonly listener: StatusListener) {}
 
   /**
    * The current state, then each change: `running`, `exited`, then `closed`; or `failed` from any of
    * them. Replays the current state to each subscriber and completes after `closed` or `failed` (at
    * once for a subscriber arriving later). Never errors. Unsubscribing only removes that subscriber.
    */
-  readonly state$: Observable<ProcessState>;
+  get state$(): Observable<ProcessState> {
+    this.stateObservable ??= new SourceObservable<ProcessState>(this, 0);
+    return this.stateObservable;
+  }
 
-  /** `onChange` runs after each change (the environment's process list listens there). */
-  constructor(private readonly onChange: () => void) {
-    this.state$ = new Observable<ProcessState>((subscriber) => {
-      subscriber.next(this.value);
-      if (this.ended) {
-        subscriber.complete();
-        return undefined;
-      }
-      this.observers = [...this.observers, subscriber];
-      return () => {
-        this.observers = this.observers.filter((o) => o !== subscriber);
-      };
-    });
+  /** @internal The subscribe function of {@link state$}. */
+  subscribeTo(subscriber: Subscriber<ProcessState>): TeardownLogic {
+    subscriber.next(this.value);
+    if (this.ended) {
+      subscriber.complete();
+      return undefined;
+    }
+    this.observers = [...this.observers, subscriber];
+    return () => {
+      const rest = this.observers.filter((o) => o !== subscriber);
+      this.observers = rest.length === 0 ? NO_OBSERVERS : rest;
+    };
   }
 
   get state(): ProcessState {
@@ -78,11 +90,14 @@ export class ProcessStatus {
   private become(next: ProcessState): void {
     this.value = next;
     const observers = this.observers;
-    if (this.ended) this.observers = [];
+    if (this.ended) this.observers = NO_OBSERVERS;
     for (const observer of observers) {
       observer.next(next);
       if (this.ended) observer.complete();
     }
-    this.onChange();
+    this.listener.stateChanged();
   }
 }
+
+/** Shared by every status nobody observes (never written: subscribing makes a new array). */
+const NO_OBSERVERS: readonly Subscriber<ProcessState>[] = [];

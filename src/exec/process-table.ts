@@ -39,8 +39,10 @@ interface Entry {
   readonly process: ExecProcess;
   readonly argv: readonly string[];
   readonly tty: boolean;
-  summary: ProcessSummary;
-  expiry: Subscription | undefined;
+  /** Made when a snapshot needs it, kept until the process changes. */
+  summary: ProcessSummary | undefined;
+  /** When it ended (scheduler time), once it has. */
+  endedAt: number;
   released: boolean;
 }
 
@@ -56,6 +58,8 @@ export class ProcessTable {
   private readonly entries = new Map<string, Entry>();
   /** Ended processes, oldest first (a Set keeps insertion order). */
   private readonly ended = new Set<string>();
+  /** One timer for all of them: set for the oldest ended process while any is listed. */
+  private expiry: Subscription | undefined;
   private readonly keepClosedMs: number;
   private readonly keepClosed: number;
   private readonly scheduler: SchedulerLike;
@@ -101,7 +105,7 @@ export class ProcessTable {
   /** Lists a started process. */
   add(process: ExecProcess, argv: readonly string[], tty: boolean): void {
     if (this.finished) return;
-    const entry: Entry = { process, argv: Object.freeze([...argv]), tty, summary: summarize(process, argv, tty), expiry: undefined, released: false };
+    const entry: Entry = { process, argv: Object.freeze([...argv]), tty, summary: undefined, endedAt: 0, released: false };
     this.entries.set(process.processId, entry);
     this.changed(process.processId);
   }
@@ -110,8 +114,9 @@ export class ProcessTable {
   changed(processId: string): void {
     const entry = this.entries.get(processId);
     if (entry === undefined) return;
-    entry.summary = summarize(entry.process, entry.argv, entry.tty);
-    if (entry.summary.state === 'closed' || entry.summary.state === 'failed') this.onEnded(processId, entry);
+    entry.summary = undefined;
+    const state = entry.process.state;
+    if (state === 'closed' || state === 'failed') this.onEnded(processId, entry);
     this.publish();
   }
 
@@ -127,7 +132,8 @@ export class ProcessTable {
   end(): void {
     if (this.finished) return;
     this.finished = true;
-    for (const entry of this.entries.values()) entry.expiry?.unsubscribe();
+    this.expiry?.unsubscribe();
+    this.expiry = undefined;
     const observers = this.observers;
     this.observers = [];
     for (const observer of observers) observer.complete();
@@ -139,8 +145,9 @@ export class ProcessTable {
       this.remove(processId);
       return;
     }
+    entry.endedAt = this.scheduler.now();
     this.ended.add(processId);
-    if (!this.finished) entry.expiry = this.scheduler.schedule(() => this.remove(processId), this.keepClosedMs);
+    if (this.expiry === undefined) this.scheduleExpiry();
     for (const oldest of this.ended) {
       if (this.ended.size <= this.keepClosed) break;
       this.remove(oldest);
@@ -153,9 +160,35 @@ export class ProcessTable {
     if (entry === undefined) return;
     this.entries.delete(processId);
     this.ended.delete(processId);
-    entry.expiry?.unsubscribe();
+    if (this.ended.size === 0) {
+      this.expiry?.unsubscribe();
+      this.expiry = undefined;
+    }
     entry.process.release();
     this.publish();
+  }
+
+  /** Arms the one timer for the oldest ended process (nothing once finished or when none is listed). */
+  private scheduleExpiry(): void {
+    const oldest = this.ended.values().next();
+    const entry = oldest.done === true ? undefined : this.entries.get(oldest.value);
+    if (this.finished || entry === undefined) return;
+    const delay = Math.max(0, entry.endedAt + this.keepClosedMs - this.scheduler.now());
+    this.expiry = this.scheduler.schedule(() => {
+      this.expiry = undefined;
+      this.expire();
+    }, delay);
+  }
+
+  /** Takes off the list every ended process whose `keepClosedMs` has passed, then re-arms the timer. */
+  private expire(): void {
+    const now = this.scheduler.now();
+    for (const processId of [...this.ended]) {
+      const entry = this.entries.get(processId);
+      if (entry !== undefined && entry.endedAt + this.keepClosedMs > now) break;
+      this.remove(processId);
+    }
+    this.scheduleExpiry();
   }
 
   private publish(): void {
@@ -166,7 +199,7 @@ export class ProcessTable {
   }
 
   private snapshot(): readonly ProcessSummary[] {
-    this.snapshotCache ??= Object.freeze([...this.entries.values()].map((entry) => entry.summary));
+    this.snapshotCache ??= Object.freeze([...this.entries.values()].map((entry) => (entry.summary ??= summarize(entry.process, entry.argv, entry.tty))));
     return this.snapshotCache;
   }
 }

@@ -24,6 +24,9 @@ export interface SeqRange {
   readonly to: number;
 }
 
+/** Shared by every buffer with nothing waiting (never written: the first event to wait makes a Map). */
+const NOTHING_PENDING = new Map<number, SequencedEvent>();
+
 /** Shared empty result: no allocation when nothing becomes publishable. */
 export const NOTHING_PUBLISHED: readonly SequencedEvent[] = Object.freeze([]);
 
@@ -46,7 +49,8 @@ export const NOTHING_PUBLISHED: readonly SequencedEvent[] = Object.freeze([]);
  */
 export class ReorderBuffer {
   private last = 0;
-  private readonly pending = new Map<number, SequencedEvent>();
+  /** Events waiting for a lower seq; the shared empty map until the first one waits. */
+  private pending: Map<number, SequencedEvent> = NOTHING_PENDING;
   private bytes = 0;
   private exitPublished = false;
   private pendingExitSeq = 0;
@@ -164,6 +168,7 @@ export class ReorderBuffer {
     if (this.pending.size >= maxPendingEvents) throw this.overflow(`exceeds ${maxPendingEvents} entries`);
     this.checkSingleEvent(bytes);
     if (this.bytes + bytes > maxPendingBytes) throw this.overflow(`exceeds ${maxPendingBytes} bytes`);
+    if (this.pending === NOTHING_PENDING) this.pending = new Map();
     this.pending.set(seq, event);
     this.bytes += bytes;
     if (event.type === 'exited' && this.pendingExitSeq === 0) this.pendingExitSeq = seq;
@@ -210,7 +215,7 @@ export class ReorderBuffer {
 
   private stop(): void {
     this.stopped = true;
-    this.pending.clear();
+    this.pending = NOTHING_PENDING;
     this.bytes = 0;
     this.pendingExitSeq = 0;
   }
