@@ -205,6 +205,18 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
     }
     // Room first, within the own bounds: the log only ever holds what it may keep.
     const log = this.log;
+    if (log.length >= this.maxEvents && log.length > 0) {
+      // The steady state of a stream at its event bound: drop the oldest and take this one in one step.
+      const freed = log.rotate(event, this.maxBytes);
+      if (freed >= 0) {
+        const index = this.first + log.length;
+        this.first += 1;
+        this.dropped += 1;
+        this.droppedPayload += freed;
+        if (this.lease !== undefined) this.lease.rotated(freed, index, bytes);
+        return;
+      }
+    }
     while (log.length > 0 && (log.length >= this.maxEvents || log.payloadBytes + bytes > this.maxBytes)) this.evictOldest();
     if (this.maxEvents < 1 || bytes > this.maxBytes) return this.dropOnArrival(bytes);
     const index = this.first + log.length;

@@ -17,6 +17,8 @@ export interface BudgetLease {
   appended(index: number, bytes: number): void;
   /** Records that the member dropped its oldest event (for any reason). */
   evicted(bytes: number): void;
+  /** {@link evicted} (`freed` bytes) and {@link appended} in one step: the member rotated its oldest out. */
+  rotated(freed: number, index: number, bytes: number): void;
   /** The process closed or failed: its history is now evicted first. */
   terminated(): void;
   /** Unregisters; the member's retained bytes no longer count. Idempotent. */
@@ -50,6 +52,12 @@ class Lease implements BudgetLease {
     this.events -= 1;
     this.bytes -= bytes;
     this.budget.recordEvict(this, bytes);
+  }
+
+  rotated(freed: number, index: number, bytes: number): void {
+    if (this.state === RELEASED) return;
+    this.bytes += bytes - freed;
+    this.budget.recordRotate(this, freed, index, bytes);
   }
 
   terminated(): void {
@@ -129,7 +137,23 @@ export class HistoryBudget {
     else {
       this.owners.push(lease);
       this.indexes.push(index);
+      // The FIFO only grows here: bound it here (by what is live).
+      this.compactIfStale();
     }
+  }
+
+  /** @internal An eviction and an append of the same member: the live event count does not change. */
+  recordRotate(lease: Lease, freed: number, index: number, bytes: number): void {
+    this.total += bytes - freed;
+    if (lease.state === LIVE) {
+      if (this.owners.peekLast() === lease) this.indexes.setLast(index);
+      else {
+        this.owners.push(lease);
+        this.indexes.push(index);
+        this.compactIfStale();
+      }
+    }
+    if (this.total > this.maxBytes) this.evictOverBudget();
   }
 
   /** @internal */
@@ -156,6 +180,10 @@ export class HistoryBudget {
 
   /** @internal Evicts until within budget (or nothing is left to evict). */
   enforce(): void {
+    if (this.total > this.maxBytes) this.evictOverBudget();
+  }
+
+  private evictOverBudget(): void {
     while (this.total > this.maxBytes) {
       const victim = this.nextEndedVictim() ?? this.nextLiveVictim();
       if (victim === undefined) return;
@@ -163,7 +191,6 @@ export class HistoryBudget {
       victim.member.evictOldest();
       if (victim.events === before) return; // a member that cannot evict must not spin this loop
     }
-    this.compactIfStale();
   }
 
   private nextEndedVictim(): Lease | undefined {

@@ -57,19 +57,55 @@ export class RetainedLog {
     const count = this.count;
     if (count === this.slots.length) this.growSlots();
     if (count === 0) this.firstSeqValue = event.seq;
-    let slot: number | SequencedEvent = event;
-    if (event.type === 'output') {
-      const chunk = event.chunk;
-      const length = chunk.byteLength;
-      if (length > 0) this.copyIn(chunk, length);
-      // Past 2^28 bytes the number would not stay a small integer: keep the event itself then.
-      if (length < MAX_SLOT_BYTES) {
-        const stream = event.stream;
-        slot = length * 8 + (stream === 'stdout' ? 0 : stream === 'stderr' ? 2 : 4) + (chunk instanceof Buffer ? 1 : 0);
-      }
-    }
+    const slot = this.slotOf(event, event.type === 'output' ? event.chunk.byteLength : 0);
     this.slots[(this.head + count) & (this.slots.length - 1)] = slot;
     this.count = count + 1;
+  }
+
+  /**
+   * Drops the oldest event and appends `event` in one step, when the result holds at most `maxBytes`
+   * payload bytes: returns the dropped payload bytes; otherwise changes nothing and returns -1.
+   */
+  rotate(event: SequencedEvent, maxBytes: number): number {
+    const count = this.count;
+    if (count === 0) return -1;
+    const slots = this.slots;
+    const head = this.head;
+    const oldest = slots[head] ?? 0;
+    const freed = typeof oldest === 'number' ? oldest >>> 3 : oldest.type === 'output' ? oldest.chunk.byteLength : 0;
+    const length = event.type === 'output' ? event.chunk.byteLength : 0;
+    if (this.bytesUsed - freed + length > maxBytes) return -1;
+    // Only the common case: the ring of slots is exactly full, so the new slot takes the oldest's place.
+    if (count !== slots.length) {
+      this.shift();
+      this.push(event);
+      return freed;
+    }
+    if (this.scanIndex > 0) {
+      this.scanIndex -= 1;
+      this.scanOffset -= freed;
+    }
+    if (freed > 0) {
+      let next = this.bytesHead + freed;
+      if (next >= this.capacity) next -= this.capacity;
+      this.bytesUsed -= freed;
+      this.bytesHead = next;
+    }
+    this.firstSeqValue += 1;
+    this.head = (head + 1) & (slots.length - 1);
+    slots[head] = this.slotOf(event, length);
+    return freed;
+  }
+
+  /** The slot of `event` (whose payload is `length` bytes), its bytes copied in. */
+  private slotOf(event: SequencedEvent, length: number): number | SequencedEvent {
+    if (event.type !== 'output') return event;
+    const chunk = event.chunk;
+    if (length > 0) this.copyIn(chunk, length);
+    // Past 2^28 bytes the number would not stay a small integer: keep the event itself then.
+    if (length >= MAX_SLOT_BYTES) return event;
+    const stream = event.stream;
+    return length * 8 + (stream === 'stdout' ? 0 : stream === 'stderr' ? 2 : 4) + (chunk instanceof Buffer ? 1 : 0);
   }
 
   /** Drops the oldest event; returns its payload bytes (0 when empty or not an output). */
