@@ -33,7 +33,8 @@ describe('RetainedLog', () => {
   });
 
   it('keeps counts and bytes exact through any pushes and shifts, with the bytes of each event intact (property)', () => {
-    const step = fc.oneof(fc.record({ push: fc.integer({ min: 0, max: 9000 }) }), fc.record({ shift: fc.constant(true) }));
+    const size = fc.oneof(fc.constantFrom(0, 64, 128, 4096, 8192), fc.integer({ min: 0, max: 9000 }));
+    const step = fc.oneof(fc.record({ push: size }), fc.record({ shift: fc.constant(true) }));
     fc.assert(
       fc.property(fc.array(step, { maxLength: 120 }), (steps) => {
         const log = new RetainedLog();
@@ -57,6 +58,24 @@ describe('RetainedLog', () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('never writes over retained bytes when the byte ring is exactly full (sizes that fill it to the byte)', () => {
+    for (const sizes of [[8192, 8192], [64, 64, 64], [4096, 4096, 8192, 16_384], [100, 28, 128, 256]]) {
+      const log = new RetainedLog();
+      const events = sizes.map((size, i) => outputBytes(i + 1, randomBytes(size)));
+      for (const event of events) log.push(event);
+      expect(events.map((_, i) => log.at(i))).toEqual(events);
+      // And after the ring turned: shift one, push one of the same size, at every position.
+      for (let turn = 0; turn < sizes.length * 2; turn += 1) {
+        const gone = events.shift();
+        log.shift();
+        const next = outputBytes((gone?.seq ?? 0) + sizes.length, randomBytes(gone?.type === 'output' ? gone.chunk.byteLength : 0));
+        events.push(next);
+        log.push(next);
+        expect(events.map((_, i) => log.at(i))).toEqual(events);
+      }
+    }
   });
 
   it('gives its byte ring back once a big history is mostly evicted', () => {

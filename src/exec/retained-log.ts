@@ -175,7 +175,8 @@ export class RetainedLog {
     let at = head + this.bytesUsed;
     if (at >= capacity) at -= capacity;
     const ring = this.bytes;
-    if (ring !== undefined && length <= (at >= head ? capacity - at : head - at)) {
+    // A full ring has its write position at its head: the free space must be checked as a whole too.
+    if (ring !== undefined && length <= capacity - this.bytesUsed && length <= (at >= head ? capacity - at : head - at)) {
       ring.set(chunk, at);
       this.bytesUsed += length;
     } else this.copyInWrapping(chunk, length);
