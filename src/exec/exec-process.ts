@@ -18,7 +18,7 @@ import type { OutputViewOptions, StreamSelection } from './output-views';
 import { bytesOf, exitCodeOf, linesOf, textOf } from './output-views';
 import type { ProcessEvent } from './process-event';
 import { DEFAULT_HOLE_FILL_DELAY_MS, ProcessInbox } from './process-inbox';
-import type { ProcessState, StatusListener } from './process-status';
+import type { ProcessState } from './process-status';
 import { ProcessStatus } from './process-status';
 import type { TtyResizer } from './tty-resizer';
 import type { TtySize } from './tty-size';
@@ -59,7 +59,7 @@ export interface ProcessViewOptions extends OutputViewOptions {
  * exactly once, across socket replacements; late subscribers get a bounded replay first. Unsubscribing
  * from any view never stops the process: `terminate()` does.
  */
-export class ExecProcess implements StatusListener {
+export class ExecProcess {
   private readonly history: EventHistory;
   private readonly status: ProcessStatus;
   private readonly scheduler: SchedulerLike;
