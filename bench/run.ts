@@ -2,7 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,soak]
+ *
+ * Every suite but the soak runs by default; the soak (about 3 minutes) runs with `--only=soak`.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -13,22 +15,27 @@ import { runInNewContext } from 'node:vm';
 import type { BenchContext } from './lib/context';
 import { stopEverything } from './lib/executors';
 import { machine, markdown } from './lib/report';
-import type { Figure } from './lib/report';
+import type { Row } from './lib/report';
 import { framesSuite } from './suites/frames';
 import { memorySuite } from './suites/memory';
 import { rttSuite } from './suites/rtt';
 import { scaleSuite } from './suites/scale';
+import { soakSuite } from './suites/soak';
 import { startExitSuite } from './suites/start-exit';
 import { throughputSuite } from './suites/throughput';
 
-const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise<Figure[]>]> = [
+const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise<Row[]>]> = [
   ['throughput', throughputSuite],
   ['frames', framesSuite],
   ['start-exit', startExitSuite],
   ['rtt', rttSuite],
   ['memory', memorySuite],
   ['scale', scaleSuite],
+  ['soak', soakSuite],
 ];
+
+/** Suites that run only when `--only` names them. */
+const ON_REQUEST = new Set(['soak']);
 
 interface Args {
   readonly quick: boolean;
@@ -69,11 +76,11 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 20));
     },
   };
-  const figures: Figure[] = [];
+  const figures: Row[] = [];
   const failures: { suite: string; error: string }[] = [];
   const loads: { suite: string; before: number; after: number; seconds: number }[] = [];
   for (const [name, suite] of SUITES) {
-    if (args.only !== undefined && !args.only.includes(name)) continue;
+    if (args.only === undefined ? ON_REQUEST.has(name) : !args.only.includes(name)) continue;
     const t0 = performance.now();
     const before = loadavg()[0] ?? Number.NaN;
     log(`== ${name} (load average ${before.toFixed(2)})`);
@@ -98,9 +105,11 @@ async function main(): Promise<void> {
   const dir = join(__dirname, '..', '..', 'bench', 'results');
   await mkdir(dir, { recursive: true });
   const result = { date: new Date().toISOString(), machine: m, executor, quick: args.quick, runs: args.runs, seconds, loads, figures, failures };
-  await writeFile(join(dir, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
-  await writeFile(join(dir, 'latest.md'), table + failed);
-  process.stdout.write(`\n${table}${failed}\nwritten: ${join(dir, 'latest.json')}, ${join(dir, 'latest.md')}\n`);
+  // A partial run (`--only`) does not overwrite the whole table: it gets its own files.
+  const name = args.only === undefined ? 'latest' : `latest-${args.only.join('+')}`;
+  await writeFile(join(dir, `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(join(dir, `${name}.md`), table + failed);
+  process.stdout.write(`\n${table}${failed}\nwritten: ${join(dir, `${name}.json`)}, ${join(dir, `${name}.md`)}\n`);
   if (failures.length > 0) process.exitCode = 1;
 }
 

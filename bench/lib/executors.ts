@@ -58,6 +58,12 @@ export function trackChild(child: ChildProcess): ChildProcess {
   return child;
 }
 
+/** Tracks a server-like helper (a proxy) so that `stopEverything` closes it. */
+export function trackCloser<T extends { close(): Promise<void> }>(closer: T): T {
+  closers.add(closer);
+  return closer;
+}
+
 /** Stops every executor, child and server still running. Idempotent, never rejects. */
 export async function stopEverything(): Promise<void> {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -71,9 +77,12 @@ export async function stopEverything(): Promise<void> {
  * The host side of the direct transport: an environment registry (`POST
  * /cloud/environment/{id}/direct/register` → a ws url) and the acceptor of that url. Each environment id
  * gets its own url, so several direct executors can be connected at once. No authentication is checked.
+ * The soak points the registered url at a proxy (`dialVia`) and takes every re-dial (`adopt`).
  */
 export class DirectHost {
   private readonly waiting = new Map<string, (socket: WebSocket) => void>();
+  private readonly adopters = new Map<string, (socket: WebSocket) => void>();
+  private readonly dialUrls = new Map<string, string>();
 
   private constructor(
     private readonly server: Server,
@@ -130,6 +139,21 @@ export class DirectHost {
     }
   }
 
+  /** The host's own port (what a proxy in front of it forwards to). */
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Registers `environmentId` with `url` (a proxy in front of this host) instead of this host's own. */
+  dialVia(environmentId: string, url: string): void {
+    this.dialUrls.set(environmentId, url);
+  }
+
+  /** Hands every later socket of `environmentId` that nobody waits for to `adopt` (re-dials). */
+  adopt(environmentId: string, adopt: (socket: WebSocket) => void): void {
+    this.adopters.set(environmentId, adopt);
+  }
+
   /** The next socket dialled in for `environmentId`. */
   nextSocket(environmentId: string): Promise<WebSocket> {
     return new Promise<WebSocket>((resolve) => this.waiting.set(environmentId, resolve));
@@ -137,6 +161,7 @@ export class DirectHost {
 
   async close(): Promise<void> {
     closers.delete(this);
+    this.adopters.clear();
     for (const client of this.wss.clients) client.terminate();
     this.wss.close();
     this.server.closeAllConnections();
@@ -150,6 +175,8 @@ export class DirectHost {
       waiter(socket);
       return;
     }
+    const adopter = this.adopters.get(environmentId);
+    if (adopter !== undefined) return adopter(socket);
     // A re-dial nobody asked for (the executor reconnects after we closed its socket): refuse it.
     socket.terminate();
   }
@@ -162,8 +189,8 @@ export class DirectHost {
       return;
     }
     const id = decodeURIComponent(match[1] ?? '');
-    const port = (this.server.address() as AddressInfo).port;
-    const body = JSON.stringify({ environment_id: id, transport: 'direct_jsonrpc_v1', registration_id: 'reg-1', url: `ws://127.0.0.1:${port}/connect/${encodeURIComponent(id)}` });
+    const url = this.dialUrls.get(id) ?? `ws://127.0.0.1:${this.port}/connect/${encodeURIComponent(id)}`;
+    const body = JSON.stringify({ environment_id: id, transport: 'direct_jsonrpc_v1', registration_id: 'reg-1', url });
     request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(body));
   }
 }

@@ -9,7 +9,7 @@ import type { BenchContext } from '../lib/context';
 import { sized } from '../lib/context';
 import { trackChild, withListening } from '../lib/executors';
 import { figure } from '../lib/report';
-import type { Figure } from '../lib/report';
+import type { Row } from '../lib/report';
 import { interleave, series } from '../lib/stats';
 import type { Metrics } from '../lib/stats';
 
@@ -37,18 +37,18 @@ function probe(mode: string, url: string, amount: number): Promise<Metrics> {
   });
 }
 
-export async function memorySuite(context: BenchContext): Promise<Figure[]> {
+export async function memorySuite(context: BenchContext): Promise<Row[]> {
   const bytes = sized(context, 100_000_000, 20_000_000);
   const count = sized(context, 1_000, 200);
   return withListening(1, async ([url = '']) => {
     context.log(`  streaming ${bytes / 1e6} MB`);
     const stream = await interleave(
-      { raw: () => probe('stream-raw', url, bytes), rx: () => probe('stream-rx', url, bytes) },
+      { raw: () => probe('stream-raw', url, bytes), rx: () => probe('stream-rx', url, bytes), ctl: () => probe('stream-raw', url, bytes) },
       { runs: context.runs, warmup: 0, log: context.log },
     );
     context.log(`  ${count} finished processes kept`);
     const procs = await interleave(
-      { raw: () => probe('procs-raw', url, count), rx: () => probe('procs-rx', url, count) },
+      { raw: () => probe('procs-raw', url, count), rx: () => probe('procs-rx', url, count), ctl: () => probe('procs-raw', url, count) },
       { runs: context.runs, warmup: 0, log: context.log },
     );
     const mib = (values: number[]): number[] => values.map((v) => v / MIB);
@@ -59,7 +59,8 @@ export async function memorySuite(context: BenchContext): Promise<Figure[]> {
         unit: 'MiB',
         raw: mib(series(stream.raw, 'growth')),
         rx: mib(series(stream.rx, 'growth')),
-        absoluteGoal: { max: 16 },
+        ctl: mib(series(stream.ctl, 'growth')),
+        diffGoal: { max: 4 },
         note: `idle RSS (min–max): raw ${(Math.min(...series(stream.raw, 'idleRss')) / MIB).toFixed(1)}–${(Math.max(...series(stream.raw, 'idleRss')) / MIB).toFixed(1)} MiB, exec-rx ${(Math.min(...series(stream.rx, 'idleRss')) / MIB).toFixed(1)}–${(Math.max(...series(stream.rx, 'idleRss')) / MIB).toFixed(1)} MiB`,
       }),
       figure({
@@ -68,6 +69,8 @@ export async function memorySuite(context: BenchContext): Promise<Figure[]> {
         unit: 'B',
         raw: series(procs.raw, 'bytesPerProcess'),
         rx: series(procs.rx, 'bytesPerProcess'),
+        ctl: series(procs.ctl, 'bytesPerProcess'),
+        ratioGoal: { max: 1.5 },
         note: 'each process ran `/bin/echo hello` (output, exited, closed); raw keeps every event with its decoded chunk, exec-rx keeps the ExecProcess (history not released)',
       }),
       figure({
@@ -76,6 +79,7 @@ export async function memorySuite(context: BenchContext): Promise<Figure[]> {
         unit: 'B',
         raw: series(procs.raw, 'rssPerProcess'),
         rx: series(procs.rx, 'rssPerProcess'),
+        ctl: series(procs.ctl, 'rssPerProcess'),
       }),
     ];
   });

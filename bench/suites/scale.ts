@@ -11,7 +11,7 @@ import { sized } from '../lib/context';
 import { withListening } from '../lib/executors';
 import { RawClient } from '../lib/raw-client';
 import { figure } from '../lib/report';
-import type { Figure } from '../lib/report';
+import type { Figure, Row } from '../lib/report';
 import { at, expectEqual, rawRun, rxConnect, rxEnvironment, rxRun } from '../lib/runs';
 import type { ProcessRun } from '../lib/runs';
 import { interleave, median, series } from '../lib/stats';
@@ -47,17 +47,19 @@ async function scenario(context: BenchContext, environments: number, perEnvironm
         {
           raw: () => turn(environments, perEnvironment, bytesEach, (e) => rawRun(at(raws, e), argv)),
           rx: () => turn(environments, perEnvironment, bytesEach, (e) => rxRun(at(envs, e), argv)),
+          ctl: () => turn(environments, perEnvironment, bytesEach, (e) => rawRun(at(raws, e), argv)),
         },
         { runs: context.runs, warmup: 1, between: context.settle, log: context.log },
       );
       return [
-        figure({ suite: 'scale', label: `${label}: total`, unit: 'MB/s', raw: series(runs.raw, 'mbps'), rx: series(runs.rx, 'mbps') }),
+        figure({ suite: 'scale', label: `${label}: total`, unit: 'MB/s', raw: series(runs.raw, 'mbps'), rx: series(runs.rx, 'mbps'), ctl: series(runs.ctl, 'mbps') }),
         figure({
           suite: 'scale',
           label: `${label}: worst start→closed`,
           unit: 'ms',
           raw: series(runs.raw, 'worstMs'),
           rx: series(runs.rx, 'worstMs'),
+          ctl: series(runs.ctl, 'worstMs'),
           note: `median process start→closed: raw ${median(series(runs.raw, 'p50Ms')).toFixed(1)} ms, exec-rx ${median(series(runs.rx, 'p50Ms')).toFixed(1)} ms`,
         }),
       ];
@@ -68,7 +70,7 @@ async function scenario(context: BenchContext, environments: number, perEnvironm
   });
 }
 
-export async function scaleSuite(context: BenchContext): Promise<Figure[]> {
+export async function scaleSuite(context: BenchContext): Promise<Row[]> {
   const one = await scenario(context, 1, sized(context, 100, 20), 1_000_000);
   const ten = await scenario(context, 10, sized(context, 100, 10), 100_000);
   return [...one, ...ten];

@@ -7,11 +7,11 @@ import { sized } from '../lib/context';
 import { withListening } from '../lib/executors';
 import { RawClient } from '../lib/raw-client';
 import { figure } from '../lib/report';
-import type { Figure } from '../lib/report';
+import type { Row } from '../lib/report';
 import { expectEqual, rawRun, rxConnect, rxEnvironment, rxRun } from '../lib/runs';
 import { interleave, series } from '../lib/stats';
 
-export async function throughputSuite(context: BenchContext): Promise<Figure[]> {
+export async function throughputSuite(context: BenchContext): Promise<Row[]> {
   const bytes = sized(context, 100_000_000, 20_000_000);
   const argv = ['head', '-c', String(bytes), '/dev/zero'];
   return withListening(1, async ([url = '']) => {
@@ -27,7 +27,7 @@ export async function throughputSuite(context: BenchContext): Promise<Figure[]> 
         return { mbps: bytes / 1e6 / (result.ms / 1000), cpuUs: (cpu.user + cpu.system) / result.frames };
       };
       const runs = await interleave(
-        { raw: () => measure(() => rawRun(raw, argv)), rx: () => measure(() => rxRun(environment, argv)) },
+        { raw: () => measure(() => rawRun(raw, argv)), rx: () => measure(() => rxRun(environment, argv)), ctl: () => measure(() => rawRun(raw, argv)) },
         // Cheap (about 1 s a pair), and the executor's pace varies with the machine's load: more pairs.
         { runs: context.quick ? context.runs : Math.max(context.runs, 15), warmup: 1, between: context.settle, log: context.log },
       );
@@ -38,6 +38,7 @@ export async function throughputSuite(context: BenchContext): Promise<Figure[]> 
           unit: 'MB/s',
           raw: series(runs.raw, 'mbps'),
           rx: series(runs.rx, 'mbps'),
+          ctl: series(runs.ctl, 'mbps'),
           ratioGoal: { min: 0.95 },
         }),
         figure({
@@ -46,6 +47,7 @@ export async function throughputSuite(context: BenchContext): Promise<Figure[]> 
           unit: 'µs',
           raw: series(runs.raw, 'cpuUs'),
           rx: series(runs.rx, 'cpuUs'),
+          ctl: series(runs.ctl, 'cpuUs'),
           note: 'user + system CPU time of the bench process per process/output frame; the executor, not the client, sets the pace here',
         }),
       ];
