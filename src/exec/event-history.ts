@@ -63,7 +63,7 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
 
   private readonly maxEvents: number;
   private readonly maxBytes: number;
-  private readonly log = new RetainedLog();
+  private readonly log: RetainedLog;
   /** Absolute index of the log's oldest event (= events ever evicted, released or never retained). */
   private first = 0;
   private dropped = 0;
@@ -82,6 +82,7 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
   constructor(options: EventHistoryOptions = {}, budget?: HistoryBudget) {
     this.maxEvents = options.maxEvents ?? DEFAULT_HISTORY_EVENTS;
     this.maxBytes = options.maxBytes ?? DEFAULT_HISTORY_BYTES;
+    this.log = new RetainedLog(this.maxBytes);
     this.lease = budget?.register(this);
   }
 

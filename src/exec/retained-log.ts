@@ -7,6 +7,8 @@ const STREAMS: readonly OutputStream[] = ['stdout', 'stderr', 'pty'];
 const MIN_CAPACITY = 64;
 /** A ring this small is kept even when most of it is unused. */
 const KEEP_CAPACITY = 4096;
+/** Past this capacity a ring grows straight to the byte bound it was given. */
+const GROW_DIRECT_ABOVE = 64 * 1024;
 /** Outputs this large are kept as events, not as numbers (see `push`). */
 const MAX_SLOT_BYTES = 2 ** 28;
 
@@ -22,6 +24,9 @@ const MAX_SLOT_BYTES = 2 ** 28;
  * of it shares one object. `exited` and `closed` are kept as they came.
  */
 export class RetainedLog {
+  /** `maxBytes`: the history's byte bound, which the retained bytes never exceed (unbounded by default). */
+  constructor(private readonly maxBytes = Number.POSITIVE_INFINITY) {}
+
   /** Ring of slots: a number `byteLength * 8 + stream * 2 + isBuffer` for an output not yet made again, else the event. */
   private slots: (number | SequencedEvent)[] = EMPTY_SLOTS;
   private head = 0;
@@ -183,7 +188,7 @@ export class RetainedLog {
   }
 
   private copyInWrapping(chunk: Uint8Array, length: number): void {
-    if (this.bytes === undefined || this.capacity - this.bytesUsed < length) this.resize(Math.max(MIN_CAPACITY, powerOfTwoAtLeast(this.bytesUsed + length)));
+    if (this.bytes === undefined || this.capacity - this.bytesUsed < length) this.resize(this.grownCapacity(this.bytesUsed + length));
     const ring = this.bytes;
     if (ring === undefined) return;
     let at = this.bytesHead + this.bytesUsed;
@@ -197,12 +202,22 @@ export class RetainedLog {
     this.bytesUsed += length;
   }
 
+  /**
+   * Doubling while small; past {@link GROW_DIRECT_ABOVE}, straight to the history's byte bound: a stream
+   * at its bound then makes one big ring instead of five ever larger ones that linger until a full GC.
+   * Untouched pages of a big ring cost no resident memory.
+   */
+  private grownCapacity(needed: number): number {
+    const doubled = Math.max(MIN_CAPACITY, powerOfTwoAtLeast(needed));
+    return doubled > GROW_DIRECT_ABOVE && this.maxBytes >= needed ? Math.max(doubled, this.maxBytes) : doubled;
+  }
+
   private shrink(): void {
     if (this.bytesUsed === 0) {
       this.bytes = undefined;
       this.capacity = 0;
       this.bytesHead = 0;
-    } else this.resize(this.capacity / 4);
+    } else this.resize(Math.max(MIN_CAPACITY, powerOfTwoAtLeast(this.bytesUsed * 2)));
   }
 
   /** Moves the retained bytes, in order, to a ring of `capacity` bytes. */
