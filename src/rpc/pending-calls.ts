@@ -51,6 +51,11 @@ class PendingCall implements PendingCallHandle, DeadlineEntry {
     }
   }
 
+  /** Not settled, failed or dropped yet. */
+  get pending(): boolean {
+    return this.sink !== undefined;
+  }
+
   drop(): void {
     if (this.sink === undefined) return;
     // Released here: a settled call may stay a while in its deadline queue, holding nothing.
@@ -116,10 +121,11 @@ export class PendingCalls {
 
   /**
    * Starts one call with a fresh id: encodes it (FrameTooLargeError, nothing sent, when it is over the
-   * frame limit), registers it before sending (so a synchronous answer cannot be missed), arms its
-   * deadline (RequestTimeoutError) and abort listener (AbortedError), then hands the frame to `send`; a
-   * `send` that throws fails the call with what it threw. A reply decodes into `sink` (an error reply as
-   * RpcError / NotFoundError / SpawnError, a result failing its codec as DecodeError).
+   * frame limit), registers it and its abort listener (AbortedError) before sending (so a synchronous
+   * answer cannot be missed), hands the frame to `send` (a `send` that throws fails the call with what
+   * it threw), then arms its deadline (RequestTimeoutError) from that moment. A reply decodes into
+   * `sink` (an error reply as RpcError / NotFoundError / SpawnError, a result failing its codec as
+   * DecodeError).
    */
   start<M extends MethodName>(method: M, params: ParamsOf<M>, timeoutMs: number, signal: AbortSignal | undefined, send: (frame: string) => void, sink: CallSink<ResultOf<M>>): PendingCallHandle {
     const id = this.nextId++;
@@ -131,12 +137,14 @@ export class PendingCalls {
       return call;
     }
     this.calls.set(id, call);
-    this.deadlines.armFor(timeoutMs, call);
     try {
       send(frame);
     } catch (error: unknown) {
       call.fail(error);
     }
+    // Armed once the frame is out (a first timer made here overlaps the round trip); not for a call
+    // already settled (a synchronous answer, or a send that threw).
+    if (call.pending) this.deadlines.armFor(timeoutMs, call);
     return call;
   }
 
