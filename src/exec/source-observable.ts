@@ -13,8 +13,8 @@ export interface ObservableSource<T> {
  */
 export class SourceObservable<T> extends Observable<T> {
   constructor(
-    /** @internal */ readonly origin: ObservableSource<T>,
-    /** @internal */ readonly key: number,
+    /** What it subscribes to. */ readonly origin: ObservableSource<T>,
+    /** Passed to `origin.subscribeTo` with each subscriber. */ readonly key: number,
   ) {
     super(subscribeToSource);
   }
