@@ -2,7 +2,7 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host]
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -15,6 +15,7 @@ import { stopEverything } from './lib/executors';
 import { machine, markdown } from './lib/report';
 import type { Figure } from './lib/report';
 import { framesSuite } from './suites/frames';
+import { hostSuite } from './suites/host';
 import { memorySuite } from './suites/memory';
 import { rttSuite } from './suites/rtt';
 import { scaleSuite } from './suites/scale';
@@ -28,6 +29,7 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['rtt', rttSuite],
   ['memory', memorySuite],
   ['scale', scaleSuite],
+  ['host', hostSuite],
 ];
 
 interface Args {
