@@ -8,7 +8,7 @@ import { describeHostError, spawnFailureOf } from '../../src/cli/remote/host-err
 import { lsJson, lsTable, shellQuote } from '../../src/cli/remote/ls-format';
 import { rootReason, watchedFetch } from '../../src/cli/remote/watched-fetch';
 import type { EnvironmentOverview } from '../../src/client/host-types';
-import { HostApiError } from '../../src/errors';
+import { HostApiError } from '../../src/client/host-api-error';
 
 const sse = { accept: 'text/event-stream' };
 

@@ -3,7 +3,8 @@
  * safe, and every failure a typed {@link HostApiError} (problem+json read back into its code).
  */
 import * as E from 'fp-ts/lib/Either';
-import { AbortedError, HostApiError } from '../errors';
+import { AbortedError } from '../errors';
+import { HostApiError } from './host-api-error';
 import { decodeWith } from '../wire/decode';
 import { HOST_INSTANCE_HEADER, Problem } from '../wire/operator-api';
 import type { RetryPolicy } from './retry';

@@ -4,7 +4,7 @@
  */
 import * as E from 'fp-ts/lib/Either';
 import { Observable } from 'rxjs';
-import { HostApiError } from '../errors';
+import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { Overview } from '../wire/operator-api';
 import type { HostConnection } from './host-connection';

@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either';
 import type * as t from 'io-ts';
 import { Observable } from 'rxjs';
-import { HostApiError } from '../errors';
+import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { ClosedEventData, ExitedEventData, FailedEventData, HOST_INSTANCE_HEADER, OutputEventData, TruncatedEventData } from '../wire/operator-api';
 import { decodeBase64 } from './base64';

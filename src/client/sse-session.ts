@@ -3,7 +3,7 @@
  * when it ends or fails; back off (with jitter, or as `Retry-After` says) while the host is busy or
  * unreachable, and give up with `HOST_UNREACHABLE` once it stayed unreachable past `maxOfflineMs`.
  */
-import { HostApiError } from '../errors';
+import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
 import { errorOf, init, isBusy, isGatewayFailure, unreachable } from './host-connection';
 import { backoffDelay, retryAfterMs, sleep } from './retry';

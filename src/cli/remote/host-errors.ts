@@ -3,7 +3,7 @@
  * host's errors carry none, and the url has neither a query nor a fragment), and, for a start that could
  * not spawn its program, the exit status a shell would give.
  */
-import { HostApiError } from '../../errors';
+import { HostApiError } from '../../client/host-api-error';
 import { rootReason } from './watched-fetch';
 
 /** Exit status when the program is missing (as a shell). */

@@ -4,7 +4,7 @@
  * to its pty, and its exit code once it closed.
  */
 import type { HostClient } from '../../client/host-client';
-import { HostApiError } from '../../errors';
+import { HostApiError } from '../../client/host-api-error';
 import type { CliIo } from '../io';
 import { forwardSignals } from '../run/forward-signals';
 import type { StdinSink } from '../run/stdin-relay';

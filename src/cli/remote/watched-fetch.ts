@@ -7,7 +7,7 @@ import type { Observable } from 'rxjs';
 import { BehaviorSubject } from 'rxjs';
 import { distinctUntilChanged } from 'rxjs/operators';
 import type { ConnectionState } from '../../environment/connection-state';
-import { HostApiError } from '../../errors';
+import { HostApiError } from '../../client/host-api-error';
 
 /** A fetch for HostClient and what it saw of the connection. */
 export interface WatchedFetch {
