@@ -59,6 +59,11 @@ export class SseBody {
     return this.put(new TextEncoder().encode(text));
   }
 
+  /** Sends bytes (any part of a frame, a UTF-8 sequence split where it falls). */
+  pushBytes(bytes: Uint8Array): this {
+    return this.put(bytes);
+  }
+
   /** Ends the body as the host does after `closed` (a clean end). */
   end(): this {
     this.put({ end: true });
@@ -161,7 +166,8 @@ export function problem(status: number, code: string, options: { readonly header
 /** An empty answer with `status` (a gateway's 502, a 204). */
 export const empty = (status: number, headers: Record<string, string> = {}): Response => new Response(null, { status, headers });
 
-const b64 = (text: string): string => btoa(text);
+/** Standard base64 of `text`'s UTF-8. */
+const b64 = (text: string): string => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
 
 /** SSE frames of a process's event stream. */
 export const frames = {

@@ -35,7 +35,10 @@ function decoded<A>(codec: t.Type<A, unknown, unknown>, data: string, what: stri
 /** Follows one process's event stream, tracking the last seq delivered so every reconnect resumes after it. */
 class Follower implements SseSession {
   private lastSeq: number;
+  /** `closed` came: nothing follows it. */
   private ended = false;
+  /** The host ended a stream whole (with `follow: false`, all it held was delivered). */
+  private drained = false;
   private everFound = false;
 
   constructor(
@@ -51,9 +54,9 @@ class Follower implements SseSession {
     return `${this.basePath}?after=${this.lastSeq}${this.follow ? '' : '&follow=false'}`;
   }
 
-  /** Over after `closed`; without `follow`, after the first whole stream. */
+  /** Over after `closed`; without `follow`, once a stream ended whole (a cut one is resumed). */
   finished(): boolean {
-    return this.ended || (!this.follow && this.everFound);
+    return this.ended || (!this.follow && this.drained);
   }
 
   progress(): number {
@@ -74,7 +77,12 @@ class Follower implements SseSession {
     this.everFound = true;
   }
 
+  onEnd(): void {
+    this.drained = true;
+  }
+
   onMessage(message: SseMessage): void {
+    if (this.ended) return;
     switch (message.event) {
       case 'output': {
         const data = decoded(OutputEventData, message.data, 'output event');
