@@ -153,6 +153,11 @@ describe('HostClient.events$: refusals and a lost process', () => {
     expect(lines).toEqual(['output:1:stdout:a']);
   });
 
+  it('the same host instance saying it no longer knows the process (released) is not a restart: PROCESS_NOT_FOUND', async () => {
+    const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a')).fail(), problem(404, 'PROCESS_NOT_FOUND', { instance: HOST_A }));
+    expect(await collect(client(fake)).done).toMatchObject({ code: 'PROCESS_NOT_FOUND', hostInstance: HOST_A });
+  });
+
   it('errors HOST_UNREACHABLE once the host stayed unreachable past maxOfflineMs', async () => {
     const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a')).fail());
     for (let i = 0; i < 1000; i += 1) fake.reply(networkError());

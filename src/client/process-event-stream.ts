@@ -40,6 +40,8 @@ class Follower implements SseSession {
   /** The host ended a stream whole (with `follow: false`, all it held was delivered). */
   private drained = false;
   private everFound = false;
+  /** The host instance that served the last stream opened. */
+  private instance: string | undefined;
 
   constructor(
     private readonly basePath: string,
@@ -63,18 +65,24 @@ class Follower implements SseSession {
     return this.lastSeq;
   }
 
-  /** An error answer: PROCESS_GONE when the process was found before (the host restarted and lost it). */
+  /**
+   * An error answer: PROCESS_GONE when the process was found before and another host instance now says
+   * it does not know it (the host restarted and lost it); the instance that served it saying so is its
+   * own answer (released), as is a process never found.
+   */
   async refusal(response: Response): Promise<HostApiError> {
     const error = await errorOf(response, 'events');
-    if (this.everFound && (error.code === 'PROCESS_NOT_FOUND' || error.code === 'ENVIRONMENT_NOT_FOUND')) {
-      const instance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
-      return new HostApiError('PROCESS_GONE', `events: the host (instance ${instance ?? 'unknown'}) no longer knows this process: ${error.message}`, error.status, instance, { cause: error });
+    const restarted = error.hostInstance === undefined || error.hostInstance !== this.instance;
+    if (this.everFound && restarted && (error.code === 'PROCESS_NOT_FOUND' || error.code === 'ENVIRONMENT_NOT_FOUND')) {
+      const was = this.instance ?? 'unknown';
+      return new HostApiError('PROCESS_GONE', `events: the host restarted (instance ${was}, now ${error.hostInstance ?? 'unknown'}) and no longer knows this process: ${error.message}`, error.status, error.hostInstance, { cause: error });
     }
     return error;
   }
 
-  onOpen(): void {
+  onOpen(response: Response): void {
     this.everFound = true;
+    this.instance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
   }
 
   onEnd(): void {
