@@ -112,7 +112,8 @@ export class Transcript {
 export function expectWhole(transcript: Transcript, truth: GroundTruth, totalBytes: number, context: string): void {
   const seqs = transcript.events.map((e) => (e.type === 'truncated' ? -1 : e.seq));
   const firstBad = seqs.findIndex((seq, i) => seq !== i + 1);
-  expect({ firstBad, context }).toEqual({ firstBad: -1, context });
+  const there = firstBad < 0 ? [] : transcript.events.slice(Math.max(0, firstBad - 1), firstBad + 2).map((e) => (e.type === 'output' ? `output:${e.seq}` : JSON.stringify(e)));
+  expect({ firstBad, context, there }).toEqual({ firstBad: -1, context, there: [] });
   expect({ last: seqs.length, context }).toEqual({ last: truth.lastSeq, context });
   expect(transcript.events.filter((e) => e.type !== 'output').map((e) => (e.type === 'exited' ? `exited:${e.exitCode}` : e.type))).toEqual(['exited:0', 'closed']);
   expect(transcript.events.at(-1)?.type).toBe('closed');
