@@ -19,7 +19,7 @@ import type { GroundTruth } from '../host/sse/sse-setup';
 import { sha256 } from '../host/sse/sse-setup';
 import { trackForCleanup } from '../support/executor';
 
-export { EXECUTOR_CREDENTIALS, OPERATOR_TOKEN, startApiHost } from '../host/api/api-host';
+export { environmentReady, EXECUTOR_CREDENTIALS, OPERATOR_TOKEN, startApiHost } from '../host/api/api-host';
 export type { ApiHost } from '../host/api/api-host';
 export { connected, GroundTruth, PATH_ENV, reached, sha256, within } from '../host/sse/sse-setup';
 

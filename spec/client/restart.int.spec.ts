@@ -8,9 +8,8 @@
 import { HostApiError } from '../../src/client';
 import type { HostServer } from '../../src/host/host-server';
 import type { ApiHost } from './client-setup';
-import { countingFetch, hostClient, PATH_ENV, portOf, startApiHost, startHostOnPort, Transcript, within } from './client-setup';
-import { holdOutage } from '../faults/fault-kit';
-import { trackForCleanup } from '../support/executor';
+import { countingFetch, environmentReady, EXECUTOR_CREDENTIALS, hostClient, PATH_ENV, portOf, startApiHost, startHostOnPort, Transcript, within } from './client-setup';
+import { startDirectExecutor, trackForCleanup } from '../support/executor';
 import type { SseProxy } from '../support/sse-proxy';
 import { startSseProxy } from '../support/sse-proxy';
 
@@ -53,7 +52,8 @@ describe('HostClient.events$ across a host restart that lost the process', () =>
     const newHost = await startHostOnPort(portOf(oldHost.url));
     const reachableAt = performance.now();
     const elapsed = await expectGone(transcript, oldHost, newHost, reachableAt);
-    globalThis.process.stdout.write(`client restart (at once): PROCESS_GONE ${elapsed.toFixed(0)} ms after the new host listened\n`);
+    const cause = (((await transcript.done) as HostApiError).cause as HostApiError | undefined)?.code;
+    globalThis.process.stdout.write(`client restart (at once, the new host answered ${cause ?? '?'}): PROCESS_GONE ${elapsed.toFixed(0)} ms after the new host listened\n`);
   });
 
   it('fails PROCESS_GONE within 10 s when the host comes back while the client waits between retries', async () => {
@@ -72,7 +72,7 @@ describe('HostClient.events$ across a host restart that lost the process', () =>
     globalThis.process.stdout.write(`client restart (between retries, after ${counting.failures()} refused attempts): PROCESS_GONE ${elapsed.toFixed(0)} ms after the new host listened\n`);
   });
 
-  it('fails PROCESS_GONE within 10 s when the host is restarted behind a proxy that refused meanwhile', async () => {
+  it('fails PROCESS_GONE within 10 s when the host is restarted behind a proxy that refused meanwhile, an executor joined to the new host', async () => {
     const { setup, transcript, counting, proxy } = await ticking('client-restart-proxied', true);
     if (proxy === undefined) throw new Error('no proxy');
     await proxy.refuse('reset');
@@ -80,11 +80,15 @@ describe('HostClient.events$ across a host restart that lost the process', () =>
     const oldHost = setup.host;
     await oldHost.close();
     const newHost = await startHostOnPort(portOf(oldHost.url));
-    // The new host has been up a while; the client only reaches it once the proxy lets it through.
-    await holdOutage(500);
+    // An executor joins the new host under the same environment id: the new host knows the environment
+    // but not the process. Only then does the proxy let the client through.
+    const joined = environmentReady(newHost, setup.environmentId);
+    await startDirectExecutor({ remoteUrl: newHost.url, environmentId: setup.environmentId, credentials: EXECUTOR_CREDENTIALS });
+    await within(joined, 30_000, 'an executor joining the new host');
     await proxy.accept();
     const reachableAt = performance.now();
     const elapsed = await expectGone(transcript, oldHost, newHost, reachableAt);
-    globalThis.process.stdout.write(`client restart (behind a refusing proxy): PROCESS_GONE ${elapsed.toFixed(0)} ms after the proxy let it through\n`);
+    expect(((await transcript.done) as HostApiError).cause).toMatchObject({ code: 'PROCESS_NOT_FOUND', status: 404 });
+    globalThis.process.stdout.write(`client restart (behind a refusing proxy, an executor joined): PROCESS_GONE ${elapsed.toFixed(0)} ms after the proxy let it through\n`);
   });
 });
