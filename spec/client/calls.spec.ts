@@ -4,7 +4,7 @@
  * the AbortSignal of each call. Retry policies are tiny (1–5 ms), so the real timers stay short.
  */
 import { AbortedError, HostApiError, HostClient } from '../../src/client';
-import { empty, FakeFetch, HOST_A, json, networkError, problem } from './fake-fetch';
+import { empty, FakeFetch, HOST_A, json, networkError, problem, SseBody } from './fake-fetch';
 
 const ENV = 'env-1';
 const PID = '11111111-2222-4333-8444-555555555555';
@@ -179,5 +179,41 @@ describe('HostClient calls: AbortSignal', () => {
     abort.abort();
     await expect(client(fake).start(ENV, { argv: ['/bin/true'] }, { signal: abort.signal })).rejects.toBeInstanceOf(AbortedError);
     expect(fake.calls.length).toBeLessThanOrEqual(1);
+  });
+
+  it('aborting while the answer body is read rejects AbortedError too', async () => {
+    const body = new SseBody('{"running":');
+    const fake = new FakeFetch().reply(new Response(body.stream, { status: 200, headers: { 'content-type': 'application/json' } }));
+    const abort = new AbortController();
+    const pending = client(fake).terminate(ENV, PID, { signal: abort.signal }).catch((e: unknown) => e);
+    await fake.callsMade(1);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    abort.abort();
+    body.abort();
+    expect(await pending).toBeInstanceOf(AbortedError);
+    expect(fake.calls).toHaveLength(1);
+  });
+});
+
+describe('HostClient calls: answers that break', () => {
+  it('a 2xx answer that is not JSON rejects DECODE_FAILED (typed), not a SyntaxError', async () => {
+    const fake = new FakeFetch().reply(new Response('<html>', { status: 200, headers: { 'exec-rx-host-instance': HOST_A } }));
+    const error = await client(fake).terminate(ENV, PID).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HostApiError);
+    expect(error).toMatchObject({ code: 'DECODE_FAILED', status: 200, hostInstance: HOST_A });
+  });
+
+  it('a connection that drops while a 2xx answer is read is no answer: an idempotent call is sent again', async () => {
+    const broken = new SseBody('{"runn').fail();
+    const fake = new FakeFetch().reply(new Response(broken.stream, { status: 200 }), json(200, { running: true }));
+    expect(await client(fake).terminate(ENV, PID)).toBe(true);
+    expect(fake.calls).toHaveLength(2);
+  });
+
+  it('... and an interrupt is not (the host may have acted): HOST_UNREACHABLE', async () => {
+    const broken = new SseBody('{"sta').fail();
+    const fake = new FakeFetch().reply(new Response(broken.stream, { status: 202 }), json(202, { status: 'interrupted' }));
+    await expect(client(fake).interrupt(ENV, PID)).rejects.toMatchObject({ code: 'HOST_UNREACHABLE' });
+    expect(fake.calls).toHaveLength(1);
   });
 });
