@@ -3,7 +3,7 @@
  * ExecProcesses whose events come through their inbox, a table driven by the TestScheduler.
  */
 import type { Observable } from 'rxjs';
-import { NEVER } from 'rxjs';
+
 import { map } from 'rxjs/operators';
 import { ClosedError } from '../../src/errors';
 import { ExecProcess } from '../../src/exec/exec-process';

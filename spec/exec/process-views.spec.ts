@@ -1,6 +1,6 @@
 /** The views of ExecProcess with their options: `afterSeq` resumes, `allowTruncated` carries on past a marker. */
 import type { Observable } from 'rxjs';
-import { lastValueFrom, NEVER } from 'rxjs';
+import { lastValueFrom } from 'rxjs';
 import { toArray } from 'rxjs/operators';
 import { ExecProcess } from '../../src/exec/exec-process';
 import { ReplayTruncatedError } from '../../src/exec/replay-truncated-error';

@@ -28,6 +28,7 @@ export function overview(connection: HostConnection): Observable<readonly Enviro
       progress: () => snapshots,
       refusal: refusalOf('overview'),
       onOpen: () => undefined,
+      onEnd: () => undefined,
       onMessage: (message: { readonly event: string; readonly data: string }) => {
         if (message.event !== 'overview') return;
         const parsed = parseJson(message.data);

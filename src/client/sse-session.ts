@@ -14,11 +14,13 @@ import { readSse } from './sse-reader';
 export interface SseSession {
   /** The path and query of the next attempt (e.g. with the seq to resume after). */
   path(): string;
-  /** A stream opened (200). */
-  onOpen(): void;
+  /** A stream opened (200): its response, for the host instance that serves it. */
+  onOpen(response: Response): void;
   /** Each whole event; throwing a HostApiError ends the session with it. */
   onMessage(message: SseMessage): void;
-  /** Whether the session is over (after a stream ended): a final event came, or nothing more is wanted. */
+  /** The host ended the stream (its body ended whole; a dropped connection is not an end). */
+  onEnd(): void;
+  /** Whether the session is over: a final event came, or nothing more is wanted. Checked after each event too: reading stops there. */
   finished(): boolean;
   /** A progress mark (the last seq): an attempt that moved it resets the backoff. */
   progress(): number;
@@ -42,10 +44,11 @@ export async function runSse(connection: HostConnection, what: string, session: 
     }
     if (response?.status === 200) {
       unreachableSince = undefined;
-      session.onOpen();
+      session.onOpen(response);
       const before = session.progress();
       try {
-        await readSse(response, (message) => session.onMessage(message));
+        await readSse(response, (message) => session.onMessage(message), () => session.finished());
+        session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
       }
