@@ -130,6 +130,23 @@ describe('HostClient.events$', () => {
 });
 
 describe('HostClient.events$: refusals and a lost process', () => {
+  it('takes a stream silent past streamIdleMs for a dead connection: drops it and resumes by seq', async () => {
+    // The first stream delivers seq 1, then goes silent (no ping, no close): a half-open connection.
+    const silent = new SseBody(frames.output(1, 'a'));
+    const fake = new FakeFetch().reply(silent, new SseBody(frames.output(2, 'b'), frames.exited(3, 0), frames.closed(4)).end());
+    const { lines, done } = collect(client(fake, { streamIdleMs: 30 }));
+    expect(await done).toBeUndefined();
+    expect(lines).toEqual(['output:1:stdout:a', 'output:2:stdout:b', 'exited:3:0', 'closed:4']);
+    expect(afters(fake)).toEqual(['0', '1']);
+    expect(silent.cancelled).toBe(true);
+  });
+
+  it('a host answering 503 past maxOfflineMs is unreachable (HOST_UNREACHABLE), while 429 only slows it down', async () => {
+    const busy = Array.from({ length: 60 }, () => problem(503, 'ENVIRONMENT_FAILED'));
+    const { done } = collect(client(new FakeFetch().reply(...busy), { maxOfflineMs: 20 }));
+    expect(await done).toMatchObject({ code: 'HOST_UNREACHABLE' });
+  });
+
   it('a process never found is PROCESS_NOT_FOUND, with the status and host instance', async () => {
     const fake = new FakeFetch().reply(problem(404, 'PROCESS_NOT_FOUND'));
     const error = await collect(client(fake)).done;

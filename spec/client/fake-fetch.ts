@@ -183,11 +183,12 @@ export const frames = {
  * Records the delays the client asks `setTimeout` for (the timers still run, for real). Restore it
  * with the returned function.
  */
-export function recordTimerDelays(): { readonly delays: number[]; restore(): void } {
+export function recordTimerDelays(ignore?: number): { readonly delays: number[]; restore(): void } {
   const delays: number[] = [];
   const real = globalThis.setTimeout;
   const spy = jest.spyOn(globalThis, 'setTimeout').mockImplementation(((handler: () => void, ms?: number) => {
-    delays.push(ms ?? 0);
+    // `ignore`: a delay that is not a wait (the event streams' idle watchdog, streamIdleMs).
+    if (ms !== ignore) delays.push(ms ?? 0);
     return real(handler, ms);
   }) as typeof setTimeout);
   return { delays, restore: () => spy.mockRestore() };

@@ -12,7 +12,9 @@ import { empty, FakeFetch, frames, json, networkError, problem, recordTimerDelay
 
 const ENV = 'env-1';
 const PID = '11111111-2222-4333-8444-555555555555';
-const POLICY: RetryPolicy = { initialDelayMs: 2, maxDelayMs: 16, jitter: 0.5, maxOfflineMs: 60_000 };
+/** The event streams' idle watchdog: set on every read, not a wait; the timer spy leaves it out. */
+const IDLE_MS = 45_001;
+const POLICY: RetryPolicy = { initialDelayMs: 2, maxDelayMs: 16, jitter: 0.5, maxOfflineMs: 60_000, streamIdleMs: IDLE_MS };
 
 /** A random source that plays `values` in a loop. */
 const sequence = (values: readonly number[]): (() => number) => {
@@ -41,7 +43,7 @@ afterEach(() => {
 
 describe('backoff with jitter', () => {
   it('doubles from initialDelayMs to maxDelayMs, each drawn from [delay × (1 − jitter), delay]', () => {
-    const policy: RetryPolicy = { initialDelayMs: 100, maxDelayMs: 1_000, jitter: 0.5, maxOfflineMs: 1 };
+    const policy: RetryPolicy = { initialDelayMs: 100, maxDelayMs: 1_000, jitter: 0.5, maxOfflineMs: 1, streamIdleMs: 45_000 };
     expect([0, 1, 2, 3, 4, 5, 40].map((n) => backoffDelay(n, policy, () => 0))).toEqual([100, 200, 400, 800, 1_000, 1_000, 1_000]);
     expect([0, 1, 2, 3, 4].map((n) => backoffDelay(n, policy, () => 0.999999))).toEqual([50, 100, 200, 400, 500]);
     expect([0, 1, 2].map((n) => backoffDelay(n, policy, () => 0.5))).toEqual([75, 150, 300]);
@@ -57,7 +59,7 @@ describe('backoff with jitter', () => {
 
   it('a call waits that way between its attempts (network errors, 502s)', async () => {
     const fake = new FakeFetch().reply(networkError(), empty(502), networkError(), empty(504), networkError(), networkError(), json(200, { status: 'ended' }));
-    timers = recordTimerDelays();
+    timers = recordTimerDelays(IDLE_MS);
     await client(fake, sequence([0, 0.999, 0.5, 0.25])).endStdin(ENV, PID);
     expect(fake.calls).toHaveLength(7);
     expect(timers.delays).toEqual([2, 2, 6, 14, 16, 8]);
@@ -66,7 +68,7 @@ describe('backoff with jitter', () => {
 
   it('an event stream waits that way while the host is unreachable, and reconnects at once after a cut with progress', async () => {
     const fake = new FakeFetch().reply(networkError(), networkError(), empty(502), networkError(), new SseBody(frames.output(1, 'a')).fail(), networkError(), new SseBody(frames.output(2, 'b'), frames.closed(3)).end());
-    timers = recordTimerDelays();
+    timers = recordTimerDelays(IDLE_MS);
     const events = await firstValueFrom(client(fake, sequence([0.999, 0, 0.5, 0.1, 0.7])).events$(ENV, PID).pipe(toArray()));
     expect(events.map((e) => (e.type === 'truncated' ? -1 : e.seq))).toEqual([1, 2, 3]);
     expect(fake.calls.map((c) => c.url.searchParams.get('after'))).toEqual(['0', '0', '0', '0', '0', '1', '1']);
@@ -78,7 +80,7 @@ describe('backoff with jitter', () => {
 
   it('an event stream that keeps opening without progress backs off too', async () => {
     const fake = new FakeFetch().reply(new SseBody(frames.ping()).end(), new SseBody().fail(), new SseBody(frames.ping()).end(), new SseBody(frames.closed(1)).end());
-    timers = recordTimerDelays();
+    timers = recordTimerDelays(IDLE_MS);
     const events = await firstValueFrom(client(fake, () => 0).events$(ENV, PID).pipe(toArray()));
     expect(events).toEqual([{ type: 'closed', seq: 1 }]);
     expect(timers.delays).toEqual([2, 4, 8]);
@@ -111,7 +113,7 @@ describe('Retry-After', () => {
   ] as const)('a call answered %i with Retry-After in %s waits that long, then sends again', async (status, form) => {
     const header = form === 'seconds' ? '1' : inTwoSeconds();
     const fake = new FakeFetch().reply(problem(status, status === 429 ? 'RATE_LIMITED' : 'ENVIRONMENT_RECOVERING', { headers: { 'retry-after': header } }), json(200, { running: true }));
-    timers = recordTimerDelays();
+    timers = recordTimerDelays(IDLE_MS);
     expect(await client(fake, () => 0).terminate(ENV, PID)).toBe(true);
     expect(timers.delays).toHaveLength(1);
     const [delay = 0] = timers.delays;
@@ -127,7 +129,7 @@ describe('Retry-After', () => {
   ] as const)('an event stream answered %i with Retry-After in %s waits that long, then opens again', async (status, form) => {
     const header = form === 'seconds' ? '1' : inTwoSeconds();
     const fake = new FakeFetch().reply(problem(status, 'TOO_MANY_STREAMS', { headers: { 'retry-after': header } }), new SseBody(frames.output(1, 'x'), frames.closed(2)).end());
-    timers = recordTimerDelays();
+    timers = recordTimerDelays(IDLE_MS);
     const events = await firstValueFrom(client(fake, () => 0).events$(ENV, PID).pipe(toArray()));
     expect(events.map((e) => e.type)).toEqual(['output', 'closed']);
     expect(timers.delays).toHaveLength(1);
@@ -140,7 +142,7 @@ describe('Retry-After', () => {
 
   it('without Retry-After, a 503 backs off like any failure', async () => {
     const fake = new FakeFetch().reply(problem(503, 'ENVIRONMENT_RECOVERING'), problem(503, 'ENVIRONMENT_RECOVERING'), problem(429, 'RATE_LIMITED'), json(202, { status: 'interrupted' }));
-    timers = recordTimerDelays();
+    timers = recordTimerDelays(IDLE_MS);
     await client(fake, () => 0).interrupt(ENV, PID);
     expect(timers.delays).toEqual([2, 4, 8]);
   });

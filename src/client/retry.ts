@@ -12,12 +12,17 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
   /** Each delay is drawn from [delay × (1 − jitter), delay]. @default 0.5 */
   readonly jitter: number;
-  /** How long the host may stay unreachable (refused, reset, 5xx) before the call fails `HOST_UNREACHABLE`. @default 60000 */
+  /** How long the host may stay unreachable (refused, reset, 502/503/504) before the call fails `HOST_UNREACHABLE`. @default 60000 */
   readonly maxOfflineMs: number;
+  /**
+   * An event stream silent this long (the host pings every 15 s) is taken for a dead connection:
+   * it is dropped and opened again, resuming by seq. @default 45000
+   */
+  readonly streamIdleMs: number;
 }
 
 /** Default {@link RetryPolicy}. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 200, maxDelayMs: 5_000, jitter: 0.5, maxOfflineMs: 60_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 200, maxDelayMs: 5_000, jitter: 0.5, maxOfflineMs: 60_000, streamIdleMs: 45_000 };
 
 /** The delay before attempt `attempt + 1` (`attempt` counts failures so far, from 0). */
 export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {

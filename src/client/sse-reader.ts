@@ -19,7 +19,7 @@ export interface SseMessage {
  * event (nothing after it is delivered); rejects when the connection fails or `signal` aborts. The body
  * is cancelled in every case.
  */
-export async function readSse(response: Response, onEvent: (message: SseMessage) => void, stop: () => boolean = () => false): Promise<void> {
+export async function readSse(response: Response, onEvent: (message: SseMessage) => void, stop: () => boolean = () => false, onBytes: () => void = () => undefined): Promise<void> {
   const body = response.body;
   if (body === null) return;
   const reader = body.getReader();
@@ -41,6 +41,7 @@ export async function readSse(response: Response, onEvent: (message: SseMessage)
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
+      onBytes();
       parser.feed(decoder.decode(value, { stream: true }));
       if (failure !== undefined) throw failure;
       if (stopped) break;

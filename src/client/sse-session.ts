@@ -36,10 +36,24 @@ export async function runSse(connection: HostConnection, what: string, session: 
   while (!session.finished()) {
     let response: Response | undefined;
     let cause: unknown;
+    // One attempt's own abort: the caller's signal, or a stream gone silent past streamIdleMs.
+    const attempt = new AbortController();
+    const stopAttempt = (): void => attempt.abort();
+    signal.addEventListener('abort', stopAttempt, { once: true });
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const heard = (): void => {
+      clearTimeout(idle);
+      idle = setTimeout(stopAttempt, connection.policy.streamIdleMs);
+    };
     try {
-      response = await connection.fetch(`${connection.baseUrl}${session.path()}`, init(connection, { method: 'GET', signal, headers: { accept: 'text/event-stream' } }));
+      heard();
+      response = await connection.fetch(`${connection.baseUrl}${session.path()}`, init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: 'text/event-stream' } }));
     } catch (error: unknown) {
-      if (signal.aborted) return;
+      if (signal.aborted) {
+        clearTimeout(idle);
+        signal.removeEventListener('abort', stopAttempt);
+        return;
+      }
       cause = error;
     }
     if (response?.status === 200) {
@@ -47,18 +61,29 @@ export async function runSse(connection: HostConnection, what: string, session: 
       session.onOpen(response);
       const before = session.progress();
       try {
-        await readSse(response, (message) => session.onMessage(message), () => session.finished());
+        await readSse(response, (message) => session.onMessage(message), () => session.finished(), heard);
         session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
+      } finally {
+        clearTimeout(idle);
+        signal.removeEventListener('abort', stopAttempt);
       }
       // A cut after progress reconnects at once; streams that keep ending without progress back off.
       failures = session.progress() > before ? 0 : failures + 1;
       if (failures > 0 && !session.finished()) await wait(backoffDelay(failures - 1, connection.policy, connection.random));
       continue;
     }
+    clearTimeout(idle);
+    signal.removeEventListener('abort', stopAttempt);
     if (response !== undefined && isBusy(response.status)) {
       await response.body?.cancel();
+      // A host that keeps answering 503 (its environment failed, its streams are full) is unavailable
+      // like one that does not answer; 429 only asks to slow down.
+      if (response.status === 503) {
+        unreachableSince ??= Date.now();
+        if (Date.now() - unreachableSince > connection.policy.maxOfflineMs) throw unreachable(what, cause, connection.policy.maxOfflineMs);
+      }
       await wait(retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures++, connection.policy, connection.random));
       continue;
     }
