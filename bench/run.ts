@@ -2,7 +2,7 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,soak]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak]
  *
  * Every suite but the soak runs by default; the soak (about 3 minutes) runs with `--only=soak`.
  */
@@ -17,6 +17,7 @@ import { stopEverything } from './lib/executors';
 import { machine, markdown } from './lib/report';
 import type { Row } from './lib/report';
 import { framesSuite } from './suites/frames';
+import { hostSuite } from './suites/host';
 import { memorySuite } from './suites/memory';
 import { rttSuite } from './suites/rtt';
 import { scaleSuite } from './suites/scale';
@@ -31,6 +32,7 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['rtt', rttSuite],
   ['memory', memorySuite],
   ['scale', scaleSuite],
+  ['host', hostSuite],
   ['soak', soakSuite],
 ];
 

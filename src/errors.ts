@@ -288,24 +288,3 @@ export class HandleLostError extends ExecClientError {
 export class ClosedError extends ExecClientError {
   readonly code = 'CLOSED';
 }
-
-/**
- * A request to a host's operator API failed (`exec-rx/client`): the problem+json `code` the host
- * answered (one of the library's codes, or the API's own), `PROCESS_GONE` when the host restarted and
- * no longer knows the process, or `HOST_UNREACHABLE` when it stayed unreachable too long. `status` is
- * the HTTP status when there was an answer; `hostInstance` names the host that answered.
- */
-export class HostApiError extends ExecClientError {
-  constructor(
-    /** The problem's code (the library's, or the operator API's own). */
-    readonly code: ExecClientErrorCode,
-    message: string,
-    /** The HTTP status, when the host answered. */
-    readonly status: number | undefined,
-    /** The host instance that answered (`exec-rx-host-instance`), when known. */
-    readonly hostInstance: string | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}

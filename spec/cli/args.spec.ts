@@ -1,4 +1,25 @@
 import { parseHostArgs, parseRunArgs, UsageError } from '../../src/cli/args';
+import { hostAccess, parseLogsArgs, parseLsArgs } from '../../src/cli/host-args';
+
+const TOKEN = 'args-spec-token-do-not-print';
+/** A token file reader over a fixed set of files. */
+const files =
+  (contents: Record<string, string>) =>
+  (path: string): string => {
+    const text = contents[path];
+    if (text === undefined) throw new Error(`ENOENT: ${path}`);
+    return text;
+  };
+/** The message of what `parse` throws (it must throw a UsageError). */
+function usageMessage(parse: () => unknown): string {
+  try {
+    parse();
+  } catch (error: unknown) {
+    if (error instanceof UsageError) return error.message;
+    throw error;
+  }
+  throw new Error('no UsageError');
+}
 
 describe('exec-rx run arguments', () => {
   it('takes the command after --, with its own dashes', () => {
@@ -41,5 +62,106 @@ describe('exec-rx host arguments', () => {
     expect(() => parseHostArgs(['--secret', 'x'])).toThrow(UsageError);
     expect(() => parseHostArgs(['--tls-cert', 'c'])).toThrow('--tls-cert and --tls-key go together');
     expect(() => parseHostArgs(['--port', '70000'])).toThrow(UsageError);
+  });
+});
+
+describe('exec-rx run --host arguments', () => {
+  it('runs in a host environment with --host and --environment, the token from EXEC_RX_TOKEN or --token-file', () => {
+    expect(parseRunArgs(['--host', 'http://127.0.0.1:8080/', '--environment', 'local', '--cwd', '/tmp', '--env', 'A=1', '--', 'sh', '-c', 'echo'], { EXEC_RX_TOKEN: TOKEN })).toEqual({
+      argv: ['sh', '-c', 'echo'],
+      target: { kind: 'host', access: { url: 'http://127.0.0.1:8080', token: TOKEN }, environmentId: 'local' },
+      cwd: '/tmp',
+      env: { A: '1' },
+      tty: false,
+      verbose: false,
+    });
+    const read = files({ '/t': `  ${TOKEN}\n` });
+    expect(parseRunArgs(['--host', 'https://h.example:8443', '--environment', 'e', '--token-file', '/t', '--tty', '--', 'true'], { EXEC_RX_TOKEN: 'ignored-xxxxxxxx' }, read).target).toEqual({
+      kind: 'host',
+      access: { url: 'https://h.example:8443', token: TOKEN },
+      environmentId: 'e',
+    });
+  });
+
+  it('takes the host from EXEC_RX_HOST when --environment comes alone', () => {
+    expect(parseRunArgs(['--environment', 'e', '--', 'true'], { EXEC_RX_HOST: 'http://127.0.0.1:9000', EXEC_RX_TOKEN: TOKEN }).target).toEqual({ kind: 'host', access: { url: 'http://127.0.0.1:9000', token: TOKEN }, environmentId: 'e' });
+    // Without --environment, EXEC_RX_HOST does not take a local run away.
+    expect(parseRunArgs(['--', 'true'], { EXEC_RX_HOST: 'http://127.0.0.1:9000', EXEC_RX_TOKEN: TOKEN }).target).toEqual({ kind: 'embedded' });
+  });
+
+  it.each([
+    [['--host', 'http://127.0.0.1:1', '--connect', 'ws://x', '--environment', 'e', '--', 'true'], '--host excludes --connect and --stdio'],
+    [['--host', 'http://127.0.0.1:1', '--stdio', '--environment', 'e', '--', 'true'], '--host excludes --connect and --stdio'],
+    [['--host', 'http://127.0.0.1:1', '--', 'true'], '--host needs --environment ID (see exec-rx ls)'],
+    [['--host', 'http://127.0.0.1:1', '--environment', 'e', '--token', 't', '--', 'true'], '--token goes with --connect (with --host: --token-file or EXEC_RX_TOKEN)'],
+    [['--environment', 'e', '--connect', 'ws://x', '--', 'true'], '--environment goes with --host, not --connect or --stdio'],
+    [['--token-file', '/t', '--', 'true'], '--token-file goes with --host'],
+    [['--host', 'http://127.0.0.1:1', '--environment', '../x', '--', 'true'], '--environment must be letters, digits, ".", "_" or "-" (at most 128)'],
+    [['--environment', 'e', '--', 'true'], 'no host: pass --host URL or set EXEC_RX_HOST'],
+  ])('refuses %j: %s', (args, message) => {
+    expect(usageMessage(() => parseRunArgs(args, { EXEC_RX_TOKEN: TOKEN }))).toBe(message);
+  });
+
+  it('says where the token goes when there is none', () => {
+    expect(usageMessage(() => parseRunArgs(['--host', 'http://127.0.0.1:1', '--environment', 'e', '--', 'true'], {}))).toBe('no operator token: set EXEC_RX_TOKEN or pass --token-file FILE');
+  });
+});
+
+describe('where the host and its token come from', () => {
+  it('prefers --host to EXEC_RX_HOST and --token-file to EXEC_RX_TOKEN, trimming both tokens', () => {
+    const read = files({ '/f': `${TOKEN}\r\n` });
+    expect(hostAccess('http://127.0.0.1:1/', '/f', { EXEC_RX_HOST: 'http://127.0.0.1:2', EXEC_RX_TOKEN: 'other-token-xxxxxxxxx' }, read)).toEqual({ url: 'http://127.0.0.1:1', token: TOKEN });
+    expect(hostAccess(undefined, undefined, { EXEC_RX_HOST: 'http://127.0.0.1:2', EXEC_RX_TOKEN: ` ${TOKEN} ` })).toEqual({ url: 'http://127.0.0.1:2', token: TOKEN });
+    expect(hostAccess('http://127.0.0.1:1/base/', undefined, { EXEC_RX_TOKEN: TOKEN }).url).toBe('http://127.0.0.1:1/base');
+  });
+
+  it.each([
+    [undefined, undefined, { EXEC_RX_TOKEN: TOKEN }, 'no host: pass --host URL or set EXEC_RX_HOST'],
+    ['http://127.0.0.1:1', undefined, {}, 'no operator token: set EXEC_RX_TOKEN or pass --token-file FILE'],
+    ['http://127.0.0.1:1', undefined, { EXEC_RX_TOKEN: '  ' }, 'no operator token: set EXEC_RX_TOKEN or pass --token-file FILE'],
+    ['http://127.0.0.1:1', '/empty', {}, '--token-file /empty is empty'],
+    ['http://127.0.0.1:1', '/two', {}, '--token-file /two must hold one token (no spaces or line breaks inside)'],
+    ['http://127.0.0.1:1', '/missing', {}, 'cannot read --token-file /missing'],
+    ['ws://127.0.0.1:1', undefined, { EXEC_RX_TOKEN: TOKEN }, '--host expects an http:// or https:// url'],
+    ['not a url', undefined, { EXEC_RX_TOKEN: TOKEN }, "--host expects the host's url (http://HOST:PORT)"],
+  ] as const)('refuses host %j, token file %j, env %j: %s', (host, file, env, message) => {
+    expect(usageMessage(() => hostAccess(host, file, env, files({ '/empty': '\n  \n', '/two': 'a b\n' })))).toBe(message);
+  });
+
+  it('refuses a url carrying the token (the startup url) without repeating it', () => {
+    const message = usageMessage(() => hostAccess(`http://127.0.0.1:1/#token=${TOKEN}`, undefined, { EXEC_RX_TOKEN: TOKEN }));
+    expect(message).toMatch(/^--host expects the host's base url/);
+    expect(message).not.toContain(TOKEN);
+    expect(usageMessage(() => hostAccess(undefined, undefined, { EXEC_RX_HOST: `http://u:${TOKEN}@127.0.0.1:1`, EXEC_RX_TOKEN: TOKEN }))).not.toContain(TOKEN);
+  });
+});
+
+describe('exec-rx ls and logs arguments', () => {
+  const env = { EXEC_RX_HOST: 'http://127.0.0.1:7000', EXEC_RX_TOKEN: TOKEN };
+
+  it('parses ls [--host URL] [--token-file F] [--json]', () => {
+    expect(parseLsArgs([], env)).toEqual({ access: { url: 'http://127.0.0.1:7000', token: TOKEN }, json: false });
+    expect(parseLsArgs(['--host', 'http://127.0.0.1:1', '--token-file', '/f', '--json'], {}, files({ '/f': TOKEN }))).toEqual({ access: { url: 'http://127.0.0.1:1', token: TOKEN }, json: true });
+    expect(() => parseLsArgs(['extra'], env)).toThrow(UsageError);
+    expect(() => parseLsArgs(['--follow'], env)).toThrow(UsageError);
+    expect(usageMessage(() => parseLsArgs([], {}))).toBe('no host: pass --host URL or set EXEC_RX_HOST');
+  });
+
+  it('parses logs --environment ID PROCESS [--follow] [--after SEQ]', () => {
+    expect(parseLogsArgs(['--environment', 'local', 'p-1'], env)).toEqual({ access: { url: 'http://127.0.0.1:7000', token: TOKEN }, environmentId: 'local', processId: 'p-1', follow: false, afterSeq: 0 });
+    expect(parseLogsArgs(['p-1', '--environment', 'local', '--follow', '--after', '42', '--host', 'http://127.0.0.1:1'], env)).toMatchObject({ access: { url: 'http://127.0.0.1:1' }, processId: 'p-1', follow: true, afterSeq: 42 });
+  });
+
+  it.each([
+    [['p'], 'logs needs --environment ID'],
+    [['--environment', 'e'], 'logs takes one process id: exec-rx logs --environment ID PROCESS'],
+    [['--environment', 'e', 'p', 'q'], 'logs takes one process id: exec-rx logs --environment ID PROCESS'],
+    [['--environment', 'e', 'p', '--after', '-1'], "Option '--after' argument is ambiguous."],
+    [['--environment', 'e', 'p', '--after=-1'], '--after expects a seq (an integer, 0 or more)'],
+    [['--environment', 'e', 'p', '--after', '1.5'], '--after expects a seq (an integer, 0 or more)'],
+    [['--environment', 'e', 'p', '--after', 'x'], '--after expects a seq (an integer, 0 or more)'],
+    [['--environment', 'e', 'a/b'], 'the process id must be letters, digits, ".", "_" or "-" (at most 128)'],
+  ])('refuses logs %j: %s', (args, message) => {
+    expect(usageMessage(() => parseLogsArgs(args, env))).toBe(message);
   });
 });

@@ -83,11 +83,42 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = proce
 }
 
 /** Runs the cli to completion with `stdin` as its whole input; resolves with its output and status. */
-export async function runCli(args: readonly string[], stdin = '', env?: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(args: readonly string[], stdin: string | Uint8Array = '', env?: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const run = startCli(args, env);
   run.child.stdin.end(stdin);
   const { code } = await run.done;
   return { code, stdout: joined(run.stdout), stderr: joined(run.stderr) };
+}
+
+/**
+ * Runs the cli to completion with `stdin` as its whole input; resolves with its stdout as bytes (for
+ * binary output), its stderr and status. `onStdout` hears the stdout byte count after each chunk.
+ */
+export function runCliBytes(
+  args: readonly string[],
+  stdin: string | Uint8Array = '',
+  env: NodeJS.ProcessEnv = process.env,
+  onStdout?: (bytes: number) => void,
+): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  running.add(child);
+  const stdout: Buffer[] = [];
+  let stderr = '';
+  let count = 0;
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout.push(chunk);
+    count += chunk.byteLength;
+    onStdout?.(count);
+  });
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  child.stdin.end(stdin);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      running.delete(child);
+      resolve({ code, stdout: Buffer.concat(stdout), stderr });
+    }),
+  );
 }
 
 /** Runs `script` with bash (for pipelines around the cli); resolves with its output and status. */

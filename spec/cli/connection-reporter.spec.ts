@@ -33,4 +33,18 @@ describe('reportConnection', () => {
   it('reports every drop at once with --verbose', () => {
     expect(report('c d 10ms c', true)).toEqual(['lost the connection to the executor (exec-server transport disconnected: connection to accepted lost); resuming', expect.stringMatching(/^connection resumed after 0\.0 s$/)]);
   });
+
+  it('names the peer it was given, and a peer not reached yet as such', () => {
+    const lines: string[] = [];
+    testScheduler().run(({ cold, flush }) => {
+      reportConnection(cold('s 200ms d 1500ms c 100ms d 1200ms c', values), (line) => lines.push(line), { verbose: false, peer: 'the host' });
+      flush();
+    });
+    expect(lines).toEqual([
+      'cannot reach the host yet (exec-server transport disconnected: connection to accepted lost); retrying',
+      'connected after 1.5 s',
+      'lost the connection to the host (exec-server transport disconnected: connection to accepted lost); resuming',
+      'connection resumed after 1.2 s',
+    ]);
+  });
 });

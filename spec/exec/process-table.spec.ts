@@ -3,26 +3,15 @@
  * ExecProcesses whose events come through their inbox, a table driven by the TestScheduler.
  */
 import type { Observable } from 'rxjs';
-import { NEVER } from 'rxjs';
+
 import { map } from 'rxjs/operators';
 import { ClosedError } from '../../src/errors';
 import { ExecProcess } from '../../src/exec/exec-process';
 import type { ProcessSummary, ProcessTableOptions } from '../../src/exec/process-table';
 import { ProcessTable } from '../../src/exec/process-table';
-import type { ExecSession } from '../../src/session/exec-session';
+import { quietSession } from '../support/quiet-session';
 import type { ReadResponse } from '../../src/wire/process';
 import { testScheduler } from '../support/marbles';
-
-/** A session that is never asked anything in these specs (no holes, no terminate). */
-const quietSession: ExecSession = {
-  state: { type: 'connecting' },
-  state$: NEVER,
-  call: () => NEVER,
-  connection: () => NEVER,
-  liveRpc: () => undefined,
-  addProcess: () => undefined,
-  removeProcess: () => undefined,
-};
 
 /** A recovery read bringing one output chunk (seq 1), then optionally the exit (seq 2) and the close (seq 3). */
 const read = (end: 'running' | 'exited' | 'closed', exitCode = 0): ReadResponse => ({

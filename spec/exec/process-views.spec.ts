@@ -1,21 +1,11 @@
 /** The views of ExecProcess with their options: `afterSeq` resumes, `allowTruncated` carries on past a marker. */
 import type { Observable } from 'rxjs';
-import { lastValueFrom, NEVER } from 'rxjs';
+import { lastValueFrom } from 'rxjs';
 import { toArray } from 'rxjs/operators';
 import { ExecProcess } from '../../src/exec/exec-process';
 import { ReplayTruncatedError } from '../../src/exec/replay-truncated-error';
-import type { ExecSession } from '../../src/session/exec-session';
+import { quietSession } from '../support/quiet-session';
 import type { ReadResponse } from '../../src/wire/process';
-
-const quietSession: ExecSession = {
-  state: { type: 'connecting' },
-  state$: NEVER,
-  call: () => NEVER,
-  connection: () => NEVER,
-  liveRpc: () => undefined,
-  addProcess: () => undefined,
-  removeProcess: () => undefined,
-};
 
 /** A finished process whose output was `lines` on stdout (seq 1..n), then exit 0 and close. */
 function finished(lines: readonly string[], historyEvents = 256): ExecProcess {

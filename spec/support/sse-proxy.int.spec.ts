@@ -12,13 +12,14 @@ import { openSse } from './sse-reader';
 
 const frame = (id: number): string => `id: ${id}\nevent: output\ndata: {"seq":${id}}\n\n`;
 
-/** Answers `/ids?list=3,4,4,6` with those frames (one write each), then ends. */
+/** Answers `/ids?list=3,4,4,6` with those frames (one write each), then ends (`/hold?list=…` never ends). */
 async function scriptedServer(): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
-    const list = new URL(req.url ?? '/', 'http://x').searchParams.get('list') ?? '';
+    const url = new URL(req.url ?? '/', 'http://x');
+    const list = url.searchParams.get('list') ?? '';
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     for (const id of list.split(',').filter((s) => s !== '')) res.write(frame(Number(id)));
-    res.end();
+    if (url.pathname !== '/hold') res.end();
   });
   const port = await listenOnLoopback(server, 'scripted server');
   return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
@@ -59,5 +60,35 @@ describe('SSE fault proxy', () => {
     expect(cut.events.map((e) => e.id)).toEqual([1, 2]);
     expect(cut.partialBytes).toBeGreaterThan(0);
     expect(proxy.log[1]).toEqual(expect.objectContaining({ end: 'cut', cutInsideFrame: true, complete: false, lastId: 2, responseBytes: cutAt - whole }));
+  });
+
+  it('cuts every open connection at once: the reader keeps what it got', async () => {
+    const server = trackForCleanup(await scriptedServer());
+    const proxy = trackForCleanup(await startSseProxy(server.port));
+    const held = await openSse({ url: `${proxy.origin}/hold?list=1,2`, token: 'not-a-real-token-000' });
+    await new Promise<void>((resolve) => {
+      const poll = (): void => (proxy.log[0]?.lastId === 2 ? resolve() : void setImmediate(poll));
+      poll();
+    });
+    expect(proxy.cutAll()).toBe(1);
+    expect(await held.ended).toBe('cut');
+    expect(held.events.map((e) => e.id)).toEqual([1, 2]);
+    expect(proxy.log[0]).toEqual(expect.objectContaining({ end: 'cut', complete: false, bytesAfterRequest: 0 }));
+  });
+
+  it.each(['reset', 'unlisten'] as const)('plays a host that is down (%s): open connections go, new ones fail at once, then pass again', async (mode) => {
+    const server = trackForCleanup(await scriptedServer());
+    const proxy = trackForCleanup(await startSseProxy(server.port));
+    const held = await openSse({ url: `${proxy.origin}/hold?list=1`, token: 'not-a-real-token-000' });
+    await proxy.refuse(mode);
+    expect(await held.ended).toBe('cut');
+    const refusal = openSse({ url: `${proxy.origin}/ids?list=1`, token: 'not-a-real-token-000' });
+    await expect(refusal).rejects.toMatchObject({ code: mode === 'reset' ? 'ECONNRESET' : 'ECONNREFUSED' });
+    expect(proxy.refused).toBe(mode === 'reset' ? 1 : 0);
+    await proxy.accept();
+    const again = await openSse({ url: `${proxy.origin}/ids?list=7`, token: 'not-a-real-token-000' });
+    expect(await again.ended).toBe('end');
+    expect(again.events.map((e) => e.id)).toEqual([7]);
+    expect(proxy.log.map((r) => r.path)).toEqual(['/hold', '/ids']);
   });
 });

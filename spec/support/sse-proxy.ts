@@ -8,42 +8,20 @@
  *
  * It takes one request per connection (as the SSE reader sends them, `agent: false`). Its log has one
  * entry per request: the resume point, the first and last ids it forwarded whole, and
- * every id at or below the resume point the host sent (there must be none).
+ * every id at or below the resume point the host sent (there must be none); bytes a client sent after
+ * its first request head are counted (a reused connection would hide a request from the log).
+ *
+ * It can also play a host that is down: `refuse('reset')` resets every connection, open or new (the
+ * client sees ECONNRESET), `refuse('unlisten')` drops the open ones and stops listening (ECONNREFUSED);
+ * `accept()` lets connections through again, on the same port.
  */
 import { connect, createServer } from 'node:net';
 import type { Socket } from 'node:net';
 import { listenOnLoopback } from './listen-on-loopback';
-import { SseParser } from './sse-parser';
+import type { ProxiedRequest } from './sse-proxy-watch';
+import { HeadReader, ResponseWatcher, readRequestHead } from './sse-proxy-watch';
 
-/** One request through the proxy. Never holds the token. */
-export interface ProxiedRequest {
-  /** 1-based. */
-  readonly no: number;
-  /** The request line's path without its query. */
-  path: string;
-  /** The `Last-Event-ID` header it forwarded (a number; NaN when not numeric). */
-  lastEventId: number | undefined;
-  /** The `?after=` it forwarded. */
-  after: number | undefined;
-  /** The response status (0 before the head was forwarded whole). */
-  status: number;
-  /** Sequenced ids forwarded whole, first and last; how many. */
-  firstId: number | undefined;
-  lastId: number | undefined;
-  ids: number;
-  /** Ids in the response at or below the resume point (a duplicate the host should never send). */
-  readonly atOrBelowResume: number[];
-  /** Ids that did not follow the previous one (or the resume point) by exactly 1. */
-  readonly notContiguous: number[];
-  /** Response bytes forwarded on this connection. */
-  responseBytes: number;
-  /** The cut fell inside a frame (the client got part of one). */
-  cutInsideFrame: boolean;
-  /** The host ended the body (its terminating chunk was forwarded). */
-  complete: boolean;
-  /** How the connection ended: cut here, the host closed it, or the client went away. Undefined while open. */
-  end: 'cut' | 'host' | 'client' | undefined;
-}
+export type { ProxiedRequest } from './sse-proxy-watch';
 
 /** A running proxy. */
 export interface SseProxy {
@@ -54,58 +32,81 @@ export interface SseProxy {
   readonly totalResponseBytes: number;
   /** Cuts made so far. */
   readonly cuts: number;
+  /** Connections reset at once while refusing (`reset` mode). */
+  readonly refused: number;
   /** Cuts whichever connection is forwarding when the total response bytes reach each offset (ascending). */
   cutAt(offsets: readonly number[]): void;
+  /** Cuts every open connection now (the client gets what was forwarded, then FIN); returns how many. */
+  cutAll(): number;
+  /** Plays a host that is down until {@link accept}: every open connection goes, and new ones are reset or refused. */
+  refuse(mode: 'reset' | 'unlisten'): Promise<void>;
+  /** Lets connections through again (listening again on the same port after `unlisten`). */
+  accept(): Promise<void>;
   /** Stops listening and destroys every socket. */
   close(): Promise<void>;
 }
-
-const HEAD_END = Buffer.from('\r\n\r\n');
-const MAX_HEAD = 64 * 1024;
 
 /** Starts a proxy on 127.0.0.1 in front of `targetPort`. */
 export async function startSseProxy(targetPort: number): Promise<SseProxy> {
   const sockets = new Set<Socket>();
   const log: ProxiedRequest[] = [];
   const cutsPending: number[] = [];
+  const cutters = new Set<() => void>();
   let total = 0;
   let cuts = 0;
+  let refused = 0;
+  let refusing: 'reset' | 'unlisten' | undefined;
 
   const server = createServer((client) => {
+    if (refusing !== undefined) {
+      refused += 1;
+      client.on('error', () => undefined);
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = connect(targetPort, '127.0.0.1');
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('error', () => undefined);
       socket.once('close', () => sockets.delete(socket));
     }
-    const entry: ProxiedRequest = { no: log.length + 1, path: '', lastEventId: undefined, after: undefined, status: 0, firstId: undefined, lastId: undefined, ids: 0, atOrBelowResume: [], notContiguous: [], responseBytes: 0, cutInsideFrame: false, complete: false, end: undefined };
+    const entry: ProxiedRequest = { no: log.length + 1, path: '', lastEventId: undefined, after: undefined, status: 0, firstId: undefined, lastId: undefined, ids: 0, atOrBelowResume: [], notContiguous: [], responseBytes: 0, cutInsideFrame: false, complete: false, end: undefined, bytesAfterRequest: 0 };
     log.push(entry);
-    const request = new HeadReader((head) => readRequestHead(head, entry));
+    const request = new HeadReader((head, rest) => {
+      readRequestHead(head, entry);
+      entry.bytesAfterRequest += rest.length;
+    });
     const response = new ResponseWatcher(entry);
     let cutHere = false;
+    const cut = (): void => {
+      // The client keeps exactly what it got, then FIN; the host sees its client go away.
+      cuts += 1;
+      cutHere = true;
+      entry.end = 'cut';
+      entry.cutInsideFrame = response.insideFrame;
+      client.end();
+      upstream.destroy();
+    };
+    cutters.add(cut);
+    client.once('close', () => cutters.delete(cut));
     client.on('data', (chunk: Buffer) => {
-      request.push(chunk);
+      if (request.finished) entry.bytesAfterRequest += chunk.length;
+      else request.push(chunk);
       if (!upstream.destroyed && !upstream.write(chunk)) client.pause();
     });
     upstream.on('drain', () => client.resume());
     upstream.on('data', (chunk: Buffer) => {
       if (cutHere) return;
-      const cut = cutsPending[0];
-      const take = cut !== undefined && total + chunk.length >= cut ? Math.max(0, cut - total) : chunk.length;
+      const cutAt = cutsPending[0];
+      const take = cutAt !== undefined && total + chunk.length >= cutAt ? Math.max(0, cutAt - total) : chunk.length;
       const piece = chunk.subarray(0, take);
       total += take;
       entry.responseBytes += take;
       response.push(piece);
       const more = client.write(piece);
-      if (cut !== undefined && total >= cut) {
-        // The client keeps exactly what it got, then FIN; the host sees its client go away.
+      if (cutAt !== undefined && total >= cutAt) {
         cutsPending.shift();
-        cuts += 1;
-        cutHere = true;
-        entry.end = 'cut';
-        entry.cutInsideFrame = response.insideFrame;
-        client.end();
-        upstream.destroy();
+        cut();
         return;
       }
       if (!more) upstream.pause();
@@ -124,6 +125,14 @@ export async function startSseProxy(targetPort: number): Promise<SseProxy> {
 
   const port = await listenOnLoopback(server, 'sse proxy');
   let closing: Promise<void> | undefined;
+  const listenAgain = (): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
   return {
     origin: `http://127.0.0.1:${port}`,
     log,
@@ -133,18 +142,33 @@ export async function startSseProxy(targetPort: number): Promise<SseProxy> {
     get cuts() {
       return cuts;
     },
+    get refused() {
+      return refused;
+    },
     cutAt: (offsets) => {
       cutsPending.push(...offsets);
       cutsPending.sort((a, b) => a - b);
     },
+    cutAll: () => {
+      const open = [...cutters];
+      for (const cut of open) cut();
+      return open.length;
+    },
+    refuse: async (mode) => {
+      if (refusing !== undefined) throw new Error(`the proxy already refuses (${refusing})`);
+      refusing = mode;
+      if (mode === 'unlisten') server.close();
+      await Promise.all([...sockets].map((socket) => gone(socket, () => (mode === 'reset' ? socket.resetAndDestroy() : socket.destroy()))));
+    },
+    accept: async () => {
+      const was = refusing;
+      refusing = undefined;
+      if (was === 'unlisten' && closing === undefined) await listenAgain();
+    },
     close: () => {
       closing ??= (async () => {
-        const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-        await Promise.all([...sockets].map((socket) => new Promise<void>((resolve) => {
-          if (socket.closed) return resolve();
-          socket.once('close', () => resolve());
-          socket.destroy();
-        })));
+        const serverClosed = new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+        await Promise.all([...sockets].map((socket) => gone(socket, () => socket.destroy())));
         await serverClosed;
       })();
       return closing;
@@ -152,133 +176,12 @@ export async function startSseProxy(targetPort: number): Promise<SseProxy> {
   };
 }
 
-/** Collects a head (up to the blank line) from a byte stream, then ignores the rest. */
-class HeadReader {
-  private parts: Buffer[] = [];
-  private done = false;
 
-  constructor(private readonly onHead: (head: string, rest: Buffer) => void) {}
-
-  push(chunk: Buffer): void {
-    if (this.done) return;
-    this.parts.push(chunk);
-    const all = Buffer.concat(this.parts);
-    const end = all.indexOf(HEAD_END);
-    if (end < 0) {
-      if (all.length > MAX_HEAD) this.done = true;
-      this.parts = [all];
-      return;
-    }
-    this.done = true;
-    this.parts = [];
-    this.onHead(all.subarray(0, end).toString('latin1'), all.subarray(end + HEAD_END.length));
-  }
-}
-
-function readRequestHead(head: string, entry: ProxiedRequest): void {
-  const [requestLine = '', ...lines] = head.split('\r\n');
-  const target = requestLine.split(' ')[1] ?? '';
-  const url = new URL(target, 'http://proxy.invalid');
-  entry.path = url.pathname;
-  const after = url.searchParams.get('after');
-  if (after !== null) entry.after = Number(after);
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === 'last-event-id') entry.lastEventId = Number(line.slice(colon + 1).trim());
-  }
-}
-
-/** Follows a response: its head, then (for `text/event-stream`) the chunked body's frames. */
-class ResponseWatcher {
-  private readonly head: HeadReader;
-  private readonly chunks = new ChunkedDecoder(
-    (data) => this.sse.push(data),
-    () => (this.entry.complete = true),
-  );
-  private readonly sse: SseParser;
-  private streaming = false;
-  private previous: number | undefined;
-
-  constructor(private readonly entry: ProxiedRequest) {
-    this.head = new HeadReader((head, rest) => {
-      const [statusLine = '', ...lines] = head.split('\r\n');
-      entry.status = Number(statusLine.split(' ')[1] ?? 0);
-      const header = (name: string): string => lines.find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim().toLowerCase() ?? '';
-      this.streaming = header('content-type').startsWith('text/event-stream') && header('transfer-encoding') === 'chunked';
-      this.previous = this.resumePoint() ?? 0;
-      if (this.streaming) this.chunks.push(rest);
-    });
-    this.sse = new SseParser({ frame: (frame) => this.onId(frame.id === undefined ? undefined : Number(frame.id)) });
-  }
-
-  /** Part of a frame was forwarded after the last whole one. */
-  get insideFrame(): boolean {
-    return this.sse.partialBytes > 0;
-  }
-
-  push(piece: Buffer): void {
-    if (this.entry.status === 0) this.head.push(piece);
-    else if (this.streaming) this.chunks.push(piece);
-  }
-
-  private resumePoint(): number | undefined {
-    return this.entry.after ?? this.entry.lastEventId;
-  }
-
-  private onId(id: number | undefined): void {
-    if (id === undefined) {
-      this.previous = undefined; // a truncated marker (or failed): what follows starts anew
-      return;
-    }
-    const entry = this.entry;
-    const resume = this.resumePoint();
-    if (resume !== undefined && id <= resume) entry.atOrBelowResume.push(id);
-    if (this.previous !== undefined && id !== this.previous + 1) entry.notContiguous.push(id);
-    this.previous = id;
-    entry.firstId ??= id;
-    entry.lastId = id;
-    entry.ids += 1;
-  }
-}
-
-/** Decodes `Transfer-Encoding: chunked` incrementally, handing on the data. */
-class ChunkedDecoder {
-  private state: 'size' | 'data' | 'data-end' | 'trailer' | 'done' = 'size';
-  private line = '';
-  private left = 0;
-
-  constructor(
-    private readonly onData: (data: Buffer) => void,
-    private readonly onEnd: () => void,
-  ) {}
-
-  push(bytes: Buffer): void {
-    let i = 0;
-    while (i < bytes.length && this.state !== 'done') {
-      if (this.state === 'data') {
-        const take = Math.min(this.left, bytes.length - i);
-        this.onData(bytes.subarray(i, i + take));
-        this.left -= take;
-        i += take;
-        if (this.left === 0) this.state = 'data-end';
-        continue;
-      }
-      const byte = bytes[i] ?? 0;
-      i += 1;
-      if (byte !== 0x0a) {
-        if (byte !== 0x0d) this.line += String.fromCharCode(byte);
-        continue;
-      }
-      const line = this.line;
-      this.line = '';
-      if (this.state === 'size') {
-        this.left = parseInt(line.split(';')[0] ?? '', 16);
-        this.state = this.left === 0 ? 'trailer' : 'data';
-      } else if (this.state === 'data-end') this.state = 'size';
-      else if (line === '') {
-        this.state = 'done';
-        this.onEnd();
-      }
-    }
-  }
+/** Ends `socket` with `end` and resolves once it closed. */
+function gone(socket: Socket, end: () => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (socket.closed) return resolve();
+    socket.once('close', () => resolve());
+    end();
+  });
 }

@@ -1,13 +1,14 @@
 /**
- * Command-line parsing for `exec-rx run` and `exec-rx host` (node's `util.parseArgs`, strict). Throws
- * {@link UsageError} with a one-line message; the caller prints it with the usage text and exits 2.
+ * Command-line parsing for `exec-rx run` and `exec-rx host` (node's `util.parseArgs`, strict), and the
+ * usage text of every command (`ls` and `logs` are parsed in `host-args`). Throws {@link UsageError}
+ * with a one-line message; the caller prints it with the usage text and exits 2.
  */
 import { parseArgs } from 'node:util';
+import type { HostAccess, ReadText } from './host-args';
+import { checkId, hostAccess } from './host-args';
+import { asUsage, UsageError } from './usage-error';
 
-/** A command line that cannot be run; the message is shown to the user as is. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { UsageError } from './usage-error';
 
 /** Which executor `run` uses. */
 export type RunTarget =
@@ -16,7 +17,9 @@ export type RunTarget =
   /** A listening executor (`codex exec-server --listen ws://...`), with an optional bearer token. */
   | { readonly kind: 'connect'; readonly url: string; readonly token: string | undefined }
   /** A codex executor spawned over stdio. */
-  | { readonly kind: 'stdio' };
+  | { readonly kind: 'stdio' }
+  /** An environment of a running host, through its operator API (`--host`). */
+  | { readonly kind: 'host'; readonly access: HostAccess; readonly environmentId: string };
 
 /** What `exec-rx run` was asked to do. */
 export interface RunOptions {
@@ -52,11 +55,24 @@ export const USAGE = `usage:
       --connect URL      use a listening executor (ws://...); token from --token or EXEC_RX_TOKEN
       --token TOKEN      bearer token for --connect
       --stdio            spawn a codex executor over stdio
+      --host URL         run in an environment of a running exec-rx host (or EXEC_RX_HOST with
+                         --environment); operator token from --token-file FILE or EXEC_RX_TOKEN
+      --environment ID   the host's environment to run in (required with --host)
       --cwd DIR          working directory of the command
       --env K=V          set an environment variable (repeatable)
       --tty              give the command a pseudo-terminal, sized as yours and following its resizes
       --verbose          report every connection change
-    With neither --connect nor --stdio, a codex executor from @openai/codex joins an in-process host.
+    With none of --connect, --stdio and --host, a codex executor from @openai/codex joins an in-process host.
+  exec-rx ls [--host URL] [--token-file FILE] [--json]
+      a running host's environments (ENVIRONMENT GEN STATE PROCESSES) and their processes (ID STATE
+      EXIT ARGV). --json prints one document: {"host": URL, "environments": [{"id", "generation",
+      "state", "error", "processes": [{"id", "state", "exitCode", "argv", "tty", "pipeStdin",
+      "error"}]}]} (error: null or {"code", "message"}; exitCode: null until it exited)
+  exec-rx logs --environment ID PROCESS [--follow] [--after SEQ] [--host URL] [--token-file FILE]
+      a process's output as it was written (stdout to stdout, stderr to stderr): what the host holds,
+      or with --follow everything until the process closed; --after SEQ: only what follows event SEQ.
+      Exits 0 when done; a note on stderr where the host no longer holds the history.
+    ls and logs: the host from --host or EXEC_RX_HOST, the operator token from --token-file or EXEC_RX_TOKEN.
   exec-rx host [--port N] [--host 127.0.0.1] [--tls-cert FILE --tls-key FILE]
       --credentials-file FILE  accepted "ACCESS_KEY_ID SECRET" pairs (or EXEC_RX_CREDENTIALS_FILE,
                                or EXEC_RX_ACCESS_KEY_ID + EXEC_RX_SECRET_ACCESS_KEY)
@@ -68,19 +84,13 @@ export const USAGE = `usage:
       --local-executor         also start a codex executor that joins this host (throwaway credentials)
       --local-executor-id ID   its environment id (default: local)`;
 
-/** Runs a parser, turning its error into a {@link UsageError} (first line of the message only). */
-function asUsage<T>(parser: () => T): T {
-  try {
-    return parser();
-  } catch (error: unknown) {
-    throw new UsageError(error instanceof Error ? (error.message.split('\n')[0] ?? 'bad arguments') : 'bad arguments');
-  }
-}
-
 const RUN_OPTIONS = {
   connect: { type: 'string' },
   token: { type: 'string' },
   stdio: { type: 'boolean' },
+  host: { type: 'string' },
+  environment: { type: 'string' },
+  'token-file': { type: 'string' },
   cwd: { type: 'string' },
   env: { type: 'string', multiple: true },
   tty: { type: 'boolean' },
@@ -113,15 +123,27 @@ function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
   return env;
 }
 
-/** Parses `exec-rx run` arguments (after `run`). `env` supplies EXEC_RX_TOKEN. */
-export function parseRunArgs(args: readonly string[], env: NodeJS.ProcessEnv = process.env): RunOptions {
+/**
+ * Parses `exec-rx run` arguments (after `run`). `env` supplies EXEC_RX_TOKEN (and EXEC_RX_HOST when
+ * `--environment` comes without `--host`); `read` reads a `--token-file`.
+ */
+export function parseRunArgs(args: readonly string[], env: NodeJS.ProcessEnv = process.env, read?: ReadText): RunOptions {
   const { values, positionals } = asUsage(() => parseArgs({ args: [...args], options: RUN_OPTIONS, allowPositionals: true, strict: true }));
   if (positionals.length === 0) throw new UsageError('run needs a command: exec-rx run [options] -- <command> [args...]');
   if (values.connect !== undefined && values.stdio === true) throw new UsageError('--connect and --stdio exclude each other');
-  if (values.token !== undefined && values.connect === undefined) throw new UsageError('--token goes with --connect');
-  const token = values.token ?? (env['EXEC_RX_TOKEN'] === '' ? undefined : env['EXEC_RX_TOKEN']);
-  const target: RunTarget =
-    values.connect !== undefined ? { kind: 'connect', url: checkWsUrl(values.connect), token } : values.stdio === true ? { kind: 'stdio' } : { kind: 'embedded' };
+  if (values.host !== undefined && (values.connect !== undefined || values.stdio === true)) throw new UsageError('--host excludes --connect and --stdio');
+  if (values.token !== undefined && values.connect === undefined) throw new UsageError('--token goes with --connect (with --host: --token-file or EXEC_RX_TOKEN)');
+  const remote = values.host !== undefined || values.environment !== undefined;
+  if (values['token-file'] !== undefined && !remote) throw new UsageError('--token-file goes with --host');
+  let target: RunTarget;
+  if (remote) {
+    if (values.environment === undefined) throw new UsageError('--host needs --environment ID (see exec-rx ls)');
+    if (values.connect !== undefined || values.stdio === true) throw new UsageError('--environment goes with --host, not --connect or --stdio');
+    target = { kind: 'host', access: hostAccess(values.host, values['token-file'], env, read), environmentId: checkId('--environment', values.environment) };
+  } else {
+    const token = values.token ?? (env['EXEC_RX_TOKEN'] === '' ? undefined : env['EXEC_RX_TOKEN']);
+    target = values.connect !== undefined ? { kind: 'connect', url: checkWsUrl(values.connect), token } : values.stdio === true ? { kind: 'stdio' } : { kind: 'embedded' };
+  }
   return { argv: positionals, target, cwd: values.cwd, env: parseEnvPairs(values.env ?? []), tty: values.tty === true, verbose: values.verbose === true };
 }
 

@@ -1,7 +1,7 @@
 /**
- * What `exec-rx run` says on stderr about the connection: a lost connection (and its recovery) is
- * reported at once with `--verbose`, otherwise only when it lasts longer than a second. A failure is not
- * reported here: the command's own failure says it.
+ * What `exec-rx run` says on stderr about the connection (to the executor, or to the host with
+ * `--host`): a lost connection (and its recovery) is reported at once with `--verbose`, otherwise only
+ * when it lasts longer than a second (before the first connection, as not reachable yet). A failure is not reported here: the command's own failure says it.
  */
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, defer, EMPTY, of, timer } from 'rxjs';
@@ -15,6 +15,8 @@ export interface ConnectionReportOptions {
   readonly thresholdMs?: number;
   /** @default asyncScheduler */
   readonly scheduler?: SchedulerLike;
+  /** What the connection goes to, as the lines name it. @default 'the executor' */
+  readonly peer?: string;
 }
 
 /**
@@ -24,8 +26,10 @@ export interface ConnectionReportOptions {
 export function reportConnection(states$: Observable<ConnectionState>, write: (line: string) => void, options: ConnectionReportOptions): Subscription {
   const scheduler = options.scheduler ?? asyncScheduler;
   const thresholdMs = options.thresholdMs ?? 1000;
+  const peer = options.peer ?? 'the executor';
   let lostAt: number | undefined;
   let announced = false;
+  let everConnected = false;
   const lines$ = states$.pipe(
     // A new error while recovering is the same loss to report: only a change of state name counts here.
     distinctUntilChanged((a, b) => a.state === b.state),
@@ -34,18 +38,22 @@ export function reportConnection(states$: Observable<ConnectionState>, write: (l
       if (state.state === 'disconnected') {
         lostAt = scheduler.now();
         const reason = state.error.message;
+        const reached = everConnected;
         const line = (): string => {
           announced = true;
-          return `lost the connection to the executor (${reason}); resuming`;
+          return reached ? `lost the connection to ${peer} (${reason}); resuming` : `cannot reach ${peer} yet (${reason}); retrying`;
         };
         return options.verbose ? defer(() => of(line())) : timer(thresholdMs, scheduler).pipe(map(line));
       }
       const since = lostAt;
       const wasAnnounced = announced;
+      const reached = everConnected;
       lostAt = undefined;
       announced = false;
+      if (state.state === 'connected') everConnected = true;
       if (state.state === 'connected' && since !== undefined && wasAnnounced) {
-        return of(`connection resumed after ${((scheduler.now() - since) / 1000).toFixed(1)} s`);
+        const seconds = ((scheduler.now() - since) / 1000).toFixed(1);
+        return of(reached ? `connection resumed after ${seconds} s` : `connected after ${seconds} s`);
       }
       return EMPTY;
     }),

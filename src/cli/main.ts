@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 /**
- * The `exec-rx` command: `exec-rx run [options] -- <command...>` and `exec-rx host [options]`. Errors are
+ * The `exec-rx` command: `exec-rx run [options] -- <command...>`, `exec-rx host [options]`, and against a
+ * running host `exec-rx ls` and `exec-rx logs`. Errors are
  * one `exec-rx: ...` line, never a stack; the exit status is set with `process.exitCode` so output flushes.
  */
 import { parseHostArgs, parseRunArgs, USAGE, UsageError } from './args';
+import { parseLogsArgs, parseLsArgs } from './host-args';
 import { hostCommand } from './host-command';
 import type { CliIo } from './io';
+import { logsCommand } from './remote/logs-command';
+import { lsCommand } from './remote/ls-command';
 import { runCommand } from './run/run-command';
 
 /** Exit status of a bad command line. */
@@ -20,6 +24,10 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         return await runCommand(parseRunArgs(rest, io.env), io);
       case 'host':
         return await hostCommand(parseHostArgs(rest), io);
+      case 'ls':
+        return await lsCommand(parseLsArgs(rest, io.env), io);
+      case 'logs':
+        return await logsCommand(parseLogsArgs(rest, io.env), io);
       case '--help':
       case '-h':
       case 'help':

@@ -5,7 +5,7 @@
  */
 import type { Observable } from 'rxjs';
 import { distinctUntilChanged, map } from 'rxjs/operators';
-import { HostApiError } from '../errors';
+import { HostApiError } from './host-api-error';
 import * as E from 'fp-ts/lib/Either';
 import { decodeWith } from '../wire/decode';
 import { ProcessResource as ProcessResourceCodec } from '../wire/operator-api';

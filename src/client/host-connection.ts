@@ -3,8 +3,9 @@
  * safe, and every failure a typed {@link HostApiError} (problem+json read back into its code).
  */
 import * as E from 'fp-ts/lib/Either';
-import { AbortedError, HostApiError } from '../errors';
-import { decodeWith } from '../wire/decode';
+import { AbortedError } from '../errors';
+import { HostApiError } from './host-api-error';
+import { decodeWith, parseJson } from '../wire/decode';
 import { HOST_INSTANCE_HEADER, Problem } from '../wire/operator-api';
 import type { RetryPolicy } from './retry';
 import { backoffDelay, retryAfterMs, sleep } from './retry';
@@ -72,8 +73,10 @@ export const isGatewayFailure = (status: number): boolean => status === 502 || s
 
 /**
  * Sends `request`, retrying as its mode allows, with backoff and jitter, honouring `Retry-After`, until
- * the host has been unreachable for `maxOfflineMs`. Resolves with a 2xx answer; rejects with
- * HostApiError (the host's code; `HOST_UNREACHABLE`), or AbortedError when `signal` aborts.
+ * the host has been unreachable for `maxOfflineMs`. A connection that drops while a 2xx answer is read
+ * counts as no answer. Resolves with a 2xx answer; rejects with HostApiError (the host's code;
+ * `HOST_UNREACHABLE`; `DECODE_FAILED` for a 2xx body that is not JSON), or AbortedError when `signal`
+ * aborts, whether the request is out or its answer is being read.
  */
 export async function send(connection: HostConnection, request: ApiRequest): Promise<ApiAnswer> {
   const what = `${request.method} ${request.path.split('?')[0] ?? ''}`;
@@ -89,8 +92,11 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
       cause = error;
     }
     if (response !== undefined && response.ok) {
-      const body: unknown = response.status === 204 ? undefined : await response.json();
-      return { status: response.status, body, hostInstance: response.headers.get(HOST_INSTANCE_HEADER) ?? undefined };
+      const text = await readText(response, request.signal, what);
+      if (typeof text === 'string') return answerOf(response, text, what);
+      // The connection dropped while the answer was read: no answer after all.
+      response = undefined;
+      cause = text.failure;
     }
     if (response !== undefined && isBusy(response.status)) {
       unreachableSince = undefined;
@@ -108,6 +114,25 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
     await sleep(backoffDelay(failures, connection.policy, connection.random), request.signal, what);
     failures += 1;
   }
+}
+
+/** A 2xx answer's text; `{ failure }` when the connection dropped while it was read; AbortedError when `signal` aborted. */
+async function readText(response: Response, signal: AbortSignal | undefined, what: string): Promise<string | { readonly failure: unknown }> {
+  try {
+    return await response.text();
+  } catch (failure: unknown) {
+    if (signal?.aborted === true) throw new AbortedError(what);
+    return { failure };
+  }
+}
+
+/** A 2xx answer with its JSON body (none when empty); DECODE_FAILED when the body is not JSON. */
+function answerOf(response: Response, text: string, what: string): ApiAnswer {
+  const hostInstance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
+  if (text === '') return { status: response.status, body: undefined, hostInstance };
+  const body = parseJson(text);
+  if (E.isLeft(body)) throw new HostApiError('DECODE_FAILED', `${what}: the host answered ${response.status} with something else than JSON: ${body.left.message}`, response.status, hostInstance);
+  return { status: response.status, body: body.right, hostInstance };
 }
 
 /** The fetch options of a request: the token, JSON, the signal. */

@@ -33,5 +33,6 @@ export type { RetryPolicy } from './retry';
 export { DEFAULT_RETRY_POLICY } from './retry';
 
 /* Errors */
-export { AbortedError, ExecClientError, HostApiError } from '../errors';
+export { AbortedError, ExecClientError } from '../errors';
+export { HostApiError } from './host-api-error';
 export type { ExecClientErrorCode, OperatorApiErrorCode } from '../errors';

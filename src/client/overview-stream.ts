@@ -4,7 +4,7 @@
  */
 import * as E from 'fp-ts/lib/Either';
 import { Observable } from 'rxjs';
-import { HostApiError } from '../errors';
+import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { Overview } from '../wire/operator-api';
 import type { HostConnection } from './host-connection';
@@ -28,6 +28,7 @@ export function overview(connection: HostConnection): Observable<readonly Enviro
       progress: () => snapshots,
       refusal: refusalOf('overview'),
       onOpen: () => undefined,
+      onEnd: () => undefined,
       onMessage: (message: { readonly event: string; readonly data: string }) => {
         if (message.event !== 'overview') return;
         const parsed = parseJson(message.data);

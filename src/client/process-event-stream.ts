@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either';
 import type * as t from 'io-ts';
 import { Observable } from 'rxjs';
-import { HostApiError } from '../errors';
+import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { ClosedEventData, ExitedEventData, FailedEventData, HOST_INSTANCE_HEADER, OutputEventData, TruncatedEventData } from '../wire/operator-api';
 import { decodeBase64 } from './base64';
@@ -35,8 +35,13 @@ function decoded<A>(codec: t.Type<A, unknown, unknown>, data: string, what: stri
 /** Follows one process's event stream, tracking the last seq delivered so every reconnect resumes after it. */
 class Follower implements SseSession {
   private lastSeq: number;
+  /** `closed` came: nothing follows it. */
   private ended = false;
+  /** The host ended a stream whole (with `follow: false`, all it held was delivered). */
+  private drained = false;
   private everFound = false;
+  /** The host instance that served the last stream opened. */
+  private instance: string | undefined;
 
   constructor(
     private readonly basePath: string,
@@ -51,30 +56,41 @@ class Follower implements SseSession {
     return `${this.basePath}?after=${this.lastSeq}${this.follow ? '' : '&follow=false'}`;
   }
 
-  /** Over after `closed`; without `follow`, after the first whole stream. */
+  /** Over after `closed`; without `follow`, once a stream ended whole (a cut one is resumed). */
   finished(): boolean {
-    return this.ended || (!this.follow && this.everFound);
+    return this.ended || (!this.follow && this.drained);
   }
 
   progress(): number {
     return this.lastSeq;
   }
 
-  /** An error answer: PROCESS_GONE when the process was found before (the host restarted and lost it). */
+  /**
+   * An error answer: PROCESS_GONE when the process was found before and another host instance now says
+   * it does not know it (the host restarted and lost it); the instance that served it saying so is its
+   * own answer (released), as is a process never found.
+   */
   async refusal(response: Response): Promise<HostApiError> {
     const error = await errorOf(response, 'events');
-    if (this.everFound && (error.code === 'PROCESS_NOT_FOUND' || error.code === 'ENVIRONMENT_NOT_FOUND')) {
-      const instance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
-      return new HostApiError('PROCESS_GONE', `events: the host (instance ${instance ?? 'unknown'}) no longer knows this process: ${error.message}`, error.status, instance, { cause: error });
+    const restarted = error.hostInstance === undefined || error.hostInstance !== this.instance;
+    if (this.everFound && restarted && (error.code === 'PROCESS_NOT_FOUND' || error.code === 'ENVIRONMENT_NOT_FOUND')) {
+      const was = this.instance ?? 'unknown';
+      return new HostApiError('PROCESS_GONE', `events: the host restarted (instance ${was}, now ${error.hostInstance ?? 'unknown'}) and no longer knows this process: ${error.message}`, error.status, error.hostInstance, { cause: error });
     }
     return error;
   }
 
-  onOpen(): void {
+  onOpen(response: Response): void {
     this.everFound = true;
+    this.instance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
+  }
+
+  onEnd(): void {
+    this.drained = true;
   }
 
   onMessage(message: SseMessage): void {
+    if (this.ended) return;
     switch (message.event) {
       case 'output': {
         const data = decoded(OutputEventData, message.data, 'output event');

@@ -12,12 +12,17 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
   /** Each delay is drawn from [delay × (1 − jitter), delay]. @default 0.5 */
   readonly jitter: number;
-  /** How long the host may stay unreachable (refused, reset, 5xx) before the call fails `HOST_UNREACHABLE`. @default 60000 */
+  /** How long the host may stay unreachable (refused, reset, 502/503/504) before the call fails `HOST_UNREACHABLE`. @default 60000 */
   readonly maxOfflineMs: number;
+  /**
+   * An event stream silent this long (the host pings every 15 s) is taken for a dead connection:
+   * it is dropped and opened again, resuming by seq. @default 45000
+   */
+  readonly streamIdleMs: number;
 }
 
 /** Default {@link RetryPolicy}. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 200, maxDelayMs: 5_000, jitter: 0.5, maxOfflineMs: 60_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 200, maxDelayMs: 5_000, jitter: 0.5, maxOfflineMs: 60_000, streamIdleMs: 45_000 };
 
 /** The delay before attempt `attempt + 1` (`attempt` counts failures so far, from 0). */
 export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
@@ -25,12 +30,21 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, random: () =>
   return Math.round(delay * (1 - policy.jitter * random()));
 }
 
-/** `Retry-After` in milliseconds (seconds or an HTTP date), or `undefined`. */
+/** `delay-seconds`: digits only (RFC 9110 §10.2.3). */
+const DELAY_SECONDS = /^\d+$/;
+/** An `HTTP-date`: all three of its forms (IMF-fixdate, RFC 850, asctime) start with the day's name. */
+const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /;
+
+/**
+ * `Retry-After` in milliseconds (delay-seconds or an HTTP-date), or `undefined` when absent or malformed
+ * (the caller then backs off as usual: `-1` or `soon` must not turn into "retry at once").
+ */
 export function retryAfterMs(header: string | null, now: () => number = Date.now): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(header);
+  const value = header?.trim() ?? '';
+  if (DELAY_SECONDS.test(value)) return Number(value) * 1000;
+  if (!HTTP_DATE.test(value)) return undefined;
+  // asctime carries no zone; every HTTP-date is GMT.
+  const date = Date.parse(/GMT$/.test(value) ? value : `${value} GMT`);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now());
 }
 

@@ -3,7 +3,7 @@
  * when it ends or fails; back off (with jitter, or as `Retry-After` says) while the host is busy or
  * unreachable, and give up with `HOST_UNREACHABLE` once it stayed unreachable past `maxOfflineMs`.
  */
-import { HostApiError } from '../errors';
+import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
 import { errorOf, init, isBusy, isGatewayFailure, unreachable } from './host-connection';
 import { backoffDelay, retryAfterMs, sleep } from './retry';
@@ -14,11 +14,13 @@ import { readSse } from './sse-reader';
 export interface SseSession {
   /** The path and query of the next attempt (e.g. with the seq to resume after). */
   path(): string;
-  /** A stream opened (200). */
-  onOpen(): void;
+  /** A stream opened (200): its response, for the host instance that serves it. */
+  onOpen(response: Response): void;
   /** Each whole event; throwing a HostApiError ends the session with it. */
   onMessage(message: SseMessage): void;
-  /** Whether the session is over (after a stream ended): a final event came, or nothing more is wanted. */
+  /** The host ended the stream (its body ended whole; a dropped connection is not an end). */
+  onEnd(): void;
+  /** Whether the session is over: a final event came, or nothing more is wanted. Checked after each event too: reading stops there. */
   finished(): boolean;
   /** A progress mark (the last seq): an attempt that moved it resets the backoff. */
   progress(): number;
@@ -34,28 +36,54 @@ export async function runSse(connection: HostConnection, what: string, session: 
   while (!session.finished()) {
     let response: Response | undefined;
     let cause: unknown;
+    // One attempt's own abort: the caller's signal, or a stream gone silent past streamIdleMs.
+    const attempt = new AbortController();
+    const stopAttempt = (): void => attempt.abort();
+    signal.addEventListener('abort', stopAttempt, { once: true });
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const heard = (): void => {
+      clearTimeout(idle);
+      idle = setTimeout(stopAttempt, connection.policy.streamIdleMs);
+    };
     try {
-      response = await connection.fetch(`${connection.baseUrl}${session.path()}`, init(connection, { method: 'GET', signal, headers: { accept: 'text/event-stream' } }));
+      heard();
+      response = await connection.fetch(`${connection.baseUrl}${session.path()}`, init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: 'text/event-stream' } }));
     } catch (error: unknown) {
-      if (signal.aborted) return;
+      if (signal.aborted) {
+        clearTimeout(idle);
+        signal.removeEventListener('abort', stopAttempt);
+        return;
+      }
       cause = error;
     }
     if (response?.status === 200) {
       unreachableSince = undefined;
-      session.onOpen();
+      session.onOpen(response);
       const before = session.progress();
       try {
-        await readSse(response, (message) => session.onMessage(message));
+        await readSse(response, (message) => session.onMessage(message), () => session.finished(), heard);
+        session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
+      } finally {
+        clearTimeout(idle);
+        signal.removeEventListener('abort', stopAttempt);
       }
       // A cut after progress reconnects at once; streams that keep ending without progress back off.
       failures = session.progress() > before ? 0 : failures + 1;
       if (failures > 0 && !session.finished()) await wait(backoffDelay(failures - 1, connection.policy, connection.random));
       continue;
     }
+    clearTimeout(idle);
+    signal.removeEventListener('abort', stopAttempt);
     if (response !== undefined && isBusy(response.status)) {
       await response.body?.cancel();
+      // A host that keeps answering 503 (its environment failed, its streams are full) is unavailable
+      // like one that does not answer; 429 only asks to slow down.
+      if (response.status === 503) {
+        unreachableSince ??= Date.now();
+        if (Date.now() - unreachableSince > connection.policy.maxOfflineMs) throw unreachable(what, cause, connection.policy.maxOfflineMs);
+      }
       await wait(retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures++, connection.policy, connection.random));
       continue;
     }

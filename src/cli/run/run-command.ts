@@ -1,13 +1,15 @@
 /**
- * `exec-rx run`: runs one command on an executor, streams its stdout and stderr live, forwards stdin
- * (with end-of-file, see `exec/stdin-fifo`), and resolves with the command's exit code (128+n when it was
- * signalled, as the executor reports it).
+ * `exec-rx run`: runs one command on an executor (with `--host`: in a host's environment, see
+ * `remote/remote-run`), streams its stdout and stderr live, forwards stdin (with end-of-file, see
+ * `exec/stdin-fifo`), and resolves with the command's exit code (128+n when it was signalled, as the
+ * executor reports it).
  */
 import { SpawnError } from '../../errors';
 import { CannotStartError } from '../../exec/stdin-fifo';
 import type { RunOptions } from '../args';
 import { reportConnection } from '../connection-reporter';
 import type { CliIo } from '../io';
+import { remoteRunCommand } from '../remote/remote-run';
 import { launch } from './launch';
 import type { OpenTarget } from './run-target';
 import { openTarget } from './run-target';
@@ -26,6 +28,7 @@ export const EXIT_EXEC_RX_FAILED = 255;
  * opened (executor, host, stdin) before resolving.
  */
 export async function runCommand(options: RunOptions, io: CliIo): Promise<number> {
+  if (options.target.kind === 'host') return remoteRunCommand(options, options.target, io);
   const say = (line: string): void => void io.stderr.write(`exec-rx: ${line}\n`);
   let target: OpenTarget;
   try {

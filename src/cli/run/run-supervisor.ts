@@ -6,6 +6,7 @@ import { constants } from 'node:os';
 import { firstValueFrom } from 'rxjs';
 import type { ExecProcess } from '../../exec/exec-process';
 import type { CliIo } from '../io';
+import { forwardSignals } from './forward-signals';
 import type { Launched } from './launch';
 import type { OpenTarget } from './run-target';
 import { rawTerminal, relayStdin } from './stdin-relay';
@@ -30,7 +31,7 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
   const terminal = launched.tty ? rawTerminal(io.stdin) : undefined;
   const relay = sink === undefined ? undefined : relayStdin(io.stdin, sink);
   if (relay === undefined) io.stdin.destroy();
-  const signals = forwardSignals(process);
+  const signals = forwardSignals({ interrupt: () => process.signal('interrupt'), terminate: () => process.terminate() });
   const sizing = launched.tty ? followTerminalSize(process, io, say) : undefined;
   const executorGone = firstValueFrom(target.executorExit$).then((message) => Promise.reject(new Error(message)));
   executorGone.catch(() => undefined);
@@ -100,27 +101,4 @@ function pumpOutput(process: ExecProcess, io: CliIo): { readonly done: Promise<n
     };
   });
   return { done, stop: () => stop() };
-}
-
-/** Ctrl-C interrupts the command (a second one terminates it); SIGTERM and SIGHUP terminate it. */
-function forwardSignals(process: ExecProcess): { dispose(): void; received(): 'SIGINT' | 'SIGTERM' | 'SIGHUP' | undefined } {
-  let interrupts = 0;
-  let last: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | undefined;
-  const onInterrupt = (): void => {
-    last = 'SIGINT';
-    interrupts += 1;
-    // A failure here (the connection is gone) is reported by the process's own failure.
-    void (interrupts === 1 ? process.signal('interrupt') : process.terminate()).catch(() => undefined);
-  };
-  const onTerminate = (signal: 'SIGTERM' | 'SIGHUP'): void => {
-    last = signal;
-    void process.terminate().catch(() => undefined);
-  };
-  globalThis.process.on('SIGINT', onInterrupt).on('SIGTERM', onTerminate).on('SIGHUP', onTerminate);
-  return {
-    received: () => last,
-    dispose: () => {
-      globalThis.process.off('SIGINT', onInterrupt).off('SIGTERM', onTerminate).off('SIGHUP', onTerminate);
-    },
-  };
 }

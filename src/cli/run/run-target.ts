@@ -31,8 +31,11 @@ const CLIENT_NAME = 'exec-rx';
 const JOIN_TIMEOUT_MS = 20_000;
 const EMBEDDED_ENVIRONMENT_ID = 'exec-rx-local';
 
+/** The executors `run` talks to itself (a host's environment goes through `remote/remote-run` instead). */
+export type ExecutorTarget = Exclude<RunTarget, { readonly kind: 'host' }>;
+
 /** Opens `target`. Rejects with a user-facing Error (no stack needed) when the executor cannot be reached. */
-export async function openTarget(target: RunTarget, verboseLog: ((line: string) => void) | undefined): Promise<OpenTarget> {
+export async function openTarget(target: ExecutorTarget, verboseLog: ((line: string) => void) | undefined): Promise<OpenTarget> {
   switch (target.kind) {
     case 'embedded':
       return openEmbedded(verboseLog);

@@ -1,23 +1,35 @@
 /**
  * Process events as SSE frames. A sequenced event's frame carries `id: <seq>` (what `Last-Event-ID`
- * resumes from); `failed` and `truncated` carry none. Frames of the events every subscriber shares are
- * encoded once and kept beside the event (a WeakMap: they go when the history drops the event), so a
- * hundred subscribers cost one encoding, not a hundred.
+ * resumes from); `failed` and `truncated` carry none. The frames of the most recent events are kept (by
+ * event object, up to {@link FRAME_CACHE_BYTES}), so the subscribers of a live stream share one encoding
+ * of each event, while the frames of old history are not kept beside it (that would double what a
+ * retained history costs): a late subscriber's replay encodes them again.
  */
 import type { ProcessEvent } from '../../exec/process-event';
 import type { ExecClientErrorCode } from '../../errors';
 
-const frames = new WeakMap<ProcessEvent, Buffer>();
+/** How many bytes of recent frames the host keeps for sharing (all processes together). */
+export const FRAME_CACHE_BYTES = 8 * 1024 * 1024;
+
+/** Recent frames by event, oldest first (a Map keeps insertion order). */
+const recent = new Map<ProcessEvent, Buffer>();
+let recentBytes = 0;
 
 const frame = (id: number | undefined, event: string, data: string): Buffer =>
   Buffer.from(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${data}\n\n`, 'utf8');
 
-/** The frame of `event`, encoded on first use and then shared. */
+/** The frame of `event`: shared while it is among the recent ones, else encoded (and kept as recent). */
 export function frameOf(event: ProcessEvent): Buffer {
-  const cached = frames.get(event);
+  const cached = recent.get(event);
   if (cached !== undefined) return cached;
   const encoded = encode(event);
-  frames.set(event, encoded);
+  recent.set(event, encoded);
+  recentBytes += encoded.byteLength;
+  for (const [old, bytes] of recent) {
+    if (recentBytes <= FRAME_CACHE_BYTES) break;
+    recent.delete(old);
+    recentBytes -= bytes.byteLength;
+  }
   return encoded;
 }
 

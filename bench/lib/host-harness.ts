@@ -1,0 +1,157 @@
+/**
+ * What the host bench runs against: an exec-rx host (operator API on) with one codex executor in
+ * direct mode joined to it, a raw Node SSE server for the baseline, and the readers child
+ * (`../sse-readers.ts`). Everything is stopped by `close()` and again by `stopEverything()`.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { spawnExecutor } from '../../src/executor/spawn-executor';
+import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
+import { OperatorTokens } from '../../src/host/api/operator-tokens';
+import type { HostServer } from '../../src/host/host-server';
+import { startHostServer } from '../../src/host/host-server';
+import type { Environment } from '../../src';
+import { trackChild } from './executors';
+
+export const HOST_ENV = 'bench-host';
+
+/** A host with an executor joined, reachable over its operator API. */
+export interface BenchHost {
+  readonly host: HostServer;
+  readonly token: string;
+  readonly environment: Environment;
+  /** `fetch` against the operator API with the token. */
+  api(method: string, path: string, body?: unknown): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Starts the host (send buffer `bufferBytes`) and a direct executor, and waits until it joined. */
+export async function startBenchHost(bufferBytes: number): Promise<BenchHost> {
+  const token = randomBytes(24).toString('base64url');
+  const credentials = { accessKeyId: 'BENCHHOST', secretAccessKey: randomBytes(24).toString('base64url') };
+  const host = await startHostServer({
+    credentials: new Map([[credentials.accessKeyId, credentials.secretAccessKey]]),
+    operator: { tokens: new OperatorTokens([token]), sse: { bufferBytes, total: 4096, perToken: 4096 }, requestsPerSecond: 100_000, requestBurst: 100_000 },
+  });
+  let executor: SpawnedExecutor | undefined;
+  try {
+    executor = await spawnExecutor({ mode: 'direct', remoteUrl: host.url, environmentId: HOST_ENV, credentials });
+    const environment = await new Promise<Environment>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the bench executor did not join the host')), 20_000);
+      const watching = host.environments$.subscribe((list) => {
+        const joined = list.find((e) => e.id === HOST_ENV && e.state === 'connected')?.environment;
+        if (joined === undefined) return;
+        clearTimeout(timer);
+        resolve(joined);
+        queueMicrotask(() => watching.unsubscribe());
+      });
+    });
+    const stop = executor;
+    return {
+      host,
+      token,
+      environment,
+      api: (method, path, body) =>
+        fetch(`${host.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
+      close: async () => {
+        await stop.stop();
+        await host.close();
+      },
+    };
+  } catch (error: unknown) {
+    await executor?.stop();
+    await host.close();
+    throw error;
+  }
+}
+
+/** The readers child: N connections to `url`; resolves its reports line by line. */
+export class Readers {
+  private readonly child: ChildProcess;
+  private readonly lines: string[] = [];
+  private wake: (() => void) | undefined;
+
+  constructor(url: string, token: string, count: number) {
+    this.child = trackChild(spawn(process.execPath, [join(__dirname, '..', 'sse-readers.js'), url, token, String(count)], { stdio: ['pipe', 'pipe', 'inherit'] }));
+    let text = '';
+    this.child.stdout?.setEncoding('utf8');
+    this.child.stdout?.on('data', (chunk: string) => {
+      text += chunk;
+      for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n')) {
+        this.lines.push(text.slice(0, newline));
+        text = text.slice(newline + 1);
+      }
+      this.wake?.();
+    });
+  }
+
+  /** The next report line, parsed. */
+  async next(): Promise<Record<string, number>> {
+    while (this.lines.length === 0) {
+      if (this.child.exitCode !== null) throw new Error('the readers child exited');
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+    return JSON.parse(this.lines.shift() ?? '{}') as Record<string, number>;
+  }
+
+  /** Starts the clock. */
+  go(): void {
+    this.child.stdin?.write('go\n');
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise<void>((resolve) => (this.child.exitCode === null ? this.child.once('exit', () => resolve()) : resolve()));
+    this.child.stdin?.end();
+    await exited;
+  }
+}
+
+/** A raw Node SSE server: writes `frames` to every connected response on `start()`, honouring backpressure. */
+export class RawSseServer {
+  private readonly server: Server;
+  private readonly responses: ServerResponse[] = [];
+
+  private constructor(server: Server) {
+    this.server = server;
+    server.on('request', (_req, res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+      res.flushHeaders();
+      this.responses.push(res);
+    });
+  }
+
+  static async start(): Promise<RawSseServer> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    return new RawSseServer(server);
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/`;
+  }
+
+  /** Writes every frame to every response (waiting for drain where a write says so), then ends them. */
+  async send(frames: readonly Buffer[]): Promise<void> {
+    const targets = this.responses.splice(0);
+    for (const frame of frames) {
+      const full = targets.filter((res) => !res.write(frame));
+      // A response whose client went away never drains: its close ends the wait too.
+      if (full.length > 0) await Promise.all(full.map((res) => new Promise<void>((resolve) => (res.destroyed ? resolve() : res.once('drain', resolve).once('close', resolve)))));
+    }
+    for (const res of targets) res.end();
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * A child process of the host bench: opens N SSE connections to one url (with a bearer token), reads
+ * each until it saw `event: closed`, and reports on stdout when every reader finished: total bytes and
+ * the time from the `go` line on stdin to the last close. Readers live here, not in the bench process,
+ * so reading costs the same on both sides and the server's process does only serving.
+ *
+ *   node dist/bench/sse-readers.js URL TOKEN N      (stdin: `go\n` starts the clock; stdout: JSON lines)
+ */
+import { request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+
+const [url = '', token = '', countText = '1'] = process.argv.slice(2);
+const count = Number(countText);
+const CLOSED = Buffer.from('event: closed\n');
+
+let opened = 0;
+let finished = 0;
+let bytes = 0;
+let started = 0;
+
+function read(): void {
+  const req = request(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, agent: false }, (res) => {
+    opened += 1;
+    if (opened === count) process.stdout.write(`${JSON.stringify({ opened })}\n`);
+    let tail: Buffer = Buffer.alloc(0);
+    res.on('data', (chunk: Buffer) => {
+      bytes += chunk.byteLength;
+      // The marker may straddle two chunks: look in the end of the last one plus this one.
+      const window: Buffer = tail.byteLength === 0 ? chunk : Buffer.concat([tail, chunk.subarray(0, CLOSED.byteLength)]);
+      const seen = window.includes(CLOSED) || chunk.includes(CLOSED);
+      tail = chunk.subarray(Math.max(0, chunk.byteLength - CLOSED.byteLength));
+      if (seen) {
+        finished += 1;
+        res.destroy();
+        if (finished === count) process.stdout.write(`${JSON.stringify({ bytes, ms: performance.now() - started })}\n`);
+      }
+    });
+  });
+  req.on('error', (error) => {
+    process.stderr.write(`reader: ${error.message}\n`);
+    process.exitCode = 1;
+  });
+  req.end();
+}
+
+for (let i = 0; i < count; i += 1) read();
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (text: string) => {
+  if (text.includes('go')) started = performance.now();
+});
+process.stdin.on('end', () => process.exit());

@@ -1,0 +1,149 @@
+/**
+ * HostClient's waits, in memory: backoff that doubles up to its cap with jitter in
+ * [delay × (1 − jitter), delay], and `Retry-After` (seconds or an HTTP date) honoured on 429 and 503,
+ * for calls and for event streams. The client's timers are real (setTimeout); the delays it asks for are
+ * recorded by a pass-through spy, so the specs read them exactly. Retry-After waits are real seconds.
+ */
+import { firstValueFrom, toArray } from 'rxjs';
+import { HostClient } from '../../src/client';
+import type { RetryPolicy } from '../../src/client';
+import { backoffDelay, retryAfterMs } from '../../src/client/retry';
+import { empty, FakeFetch, frames, json, networkError, problem, recordTimerDelays, SseBody } from './fake-fetch';
+
+const ENV = 'env-1';
+const PID = '11111111-2222-4333-8444-555555555555';
+/** The event streams' idle watchdog: set on every read, not a wait; the timer spy leaves it out. */
+const IDLE_MS = 45_001;
+const POLICY: RetryPolicy = { initialDelayMs: 2, maxDelayMs: 16, jitter: 0.5, maxOfflineMs: 60_000, streamIdleMs: IDLE_MS };
+
+/** A random source that plays `values` in a loop. */
+const sequence = (values: readonly number[]): (() => number) => {
+  let i = 0;
+  return () => values[i++ % values.length] ?? 0;
+};
+
+const client = (fake: FakeFetch, random: () => number, policy: Partial<RetryPolicy> = POLICY): HostClient =>
+  new HostClient({ url: 'http://host.test:8080', token: 'unit-spec-token-0123456789', fetch: fake.fetch, retry: policy, random });
+
+/** The un-jittered delay before attempt `n + 1`. */
+const nominal = (n: number, policy: RetryPolicy = POLICY): number => Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** n);
+
+const expectJittered = (delays: readonly number[], policy: RetryPolicy = POLICY): void => {
+  delays.forEach((delay, n) => {
+    const full = nominal(n, policy);
+    expect({ n, inRange: delay >= Math.floor(full * (1 - policy.jitter)) && delay <= full }).toEqual({ n, inRange: true });
+  });
+};
+
+let timers: ReturnType<typeof recordTimerDelays> | undefined;
+afterEach(() => {
+  timers?.restore();
+  timers = undefined;
+});
+
+describe('backoff with jitter', () => {
+  it('doubles from initialDelayMs to maxDelayMs, each drawn from [delay × (1 − jitter), delay]', () => {
+    const policy: RetryPolicy = { initialDelayMs: 100, maxDelayMs: 1_000, jitter: 0.5, maxOfflineMs: 1, streamIdleMs: 45_000 };
+    expect([0, 1, 2, 3, 4, 5, 40].map((n) => backoffDelay(n, policy, () => 0))).toEqual([100, 200, 400, 800, 1_000, 1_000, 1_000]);
+    expect([0, 1, 2, 3, 4].map((n) => backoffDelay(n, policy, () => 0.999999))).toEqual([50, 100, 200, 400, 500]);
+    expect([0, 1, 2].map((n) => backoffDelay(n, policy, () => 0.5))).toEqual([75, 150, 300]);
+    expect(backoffDelay(3, { ...policy, jitter: 0 }, () => 0.7)).toBe(800);
+    const random = sequence([0.13, 0.91, 0.42, 0.77, 0.05]);
+    for (let n = 0; n < 50; n += 1) {
+      const delay = backoffDelay(n, policy, random);
+      const full = Math.min(1_000, 100 * 2 ** n);
+      expect(delay).toBeGreaterThanOrEqual(full * 0.5);
+      expect(delay).toBeLessThanOrEqual(full);
+    }
+  });
+
+  it('a call waits that way between its attempts (network errors, 502s)', async () => {
+    const fake = new FakeFetch().reply(networkError(), empty(502), networkError(), empty(504), networkError(), networkError(), json(200, { status: 'ended' }));
+    timers = recordTimerDelays(IDLE_MS);
+    await client(fake, sequence([0, 0.999, 0.5, 0.25])).endStdin(ENV, PID);
+    expect(fake.calls).toHaveLength(7);
+    expect(timers.delays).toEqual([2, 2, 6, 14, 16, 8]);
+    expectJittered(timers.delays);
+  });
+
+  it('an event stream waits that way while the host is unreachable, and reconnects at once after a cut with progress', async () => {
+    const fake = new FakeFetch().reply(networkError(), networkError(), empty(502), networkError(), new SseBody(frames.output(1, 'a')).fail(), networkError(), new SseBody(frames.output(2, 'b'), frames.closed(3)).end());
+    timers = recordTimerDelays(IDLE_MS);
+    const events = await firstValueFrom(client(fake, sequence([0.999, 0, 0.5, 0.1, 0.7])).events$(ENV, PID).pipe(toArray()));
+    expect(events.map((e) => (e.type === 'truncated' ? -1 : e.seq))).toEqual([1, 2, 3]);
+    expect(fake.calls.map((c) => c.url.searchParams.get('after'))).toEqual(['0', '0', '0', '0', '0', '1', '1']);
+    // Four waits before the first stream, none after its cut (it brought seq 1), then the count goes on from 0.
+    expect(timers.delays).toEqual([1, 4, 6, 15, 1]);
+    expectJittered(timers.delays.slice(0, 4));
+    expectJittered(timers.delays.slice(4));
+  });
+
+  it('an event stream that keeps opening without progress backs off too', async () => {
+    const fake = new FakeFetch().reply(new SseBody(frames.ping()).end(), new SseBody().fail(), new SseBody(frames.ping()).end(), new SseBody(frames.closed(1)).end());
+    timers = recordTimerDelays(IDLE_MS);
+    const events = await firstValueFrom(client(fake, () => 0).events$(ENV, PID).pipe(toArray()));
+    expect(events).toEqual([{ type: 'closed', seq: 1 }]);
+    expect(timers.delays).toEqual([2, 4, 8]);
+  });
+});
+
+describe('Retry-After', () => {
+  it('parses seconds and HTTP dates, and ignores what is neither', () => {
+    const now = Date.parse('Tue, 02 Jan 2024 03:04:05 GMT');
+    expect(retryAfterMs('3', () => now)).toBe(3_000);
+    expect(retryAfterMs('0', () => now)).toBe(0);
+    expect(retryAfterMs('Tue, 02 Jan 2024 03:04:12 GMT', () => now)).toBe(7_000);
+    expect(retryAfterMs('Tue, 02 Jan 2024 03:00:00 GMT', () => now)).toBe(0);
+    expect(retryAfterMs(null)).toBeUndefined();
+    expect(retryAfterMs('')).toBeUndefined();
+    expect(retryAfterMs('soon')).toBeUndefined();
+    expect(retryAfterMs(' 2 ', () => now)).toBe(2_000);
+    expect(retryAfterMs('Tuesday, 02-Jan-24 03:04:06 GMT', () => now)).toBe(1_000);
+    expect(retryAfterMs('Tue Jan  2 03:04:08 2024', () => now)).toBe(3_000);
+    // Malformed: not "retry at once" (Date.parse would read '-4' as the year -4, in the past).
+    for (const bad of ['-4', '1.5', '1e3', '0x10', '2024-01-02T03:04:12Z', 'Soonday, 02 Jan 2024 03:04:12 GMT']) expect({ bad, ms: retryAfterMs(bad, () => now) }).toEqual({ bad, ms: undefined });
+  });
+
+  /** An HTTP date about 2 s ahead (whole seconds: the wait is in (1, 2] s). */
+  const inTwoSeconds = (): string => new Date(Date.now() + 2_000).toUTCString();
+
+  it.each([
+    [429, 'seconds'],
+    [503, 'an HTTP date'],
+  ] as const)('a call answered %i with Retry-After in %s waits that long, then sends again', async (status, form) => {
+    const header = form === 'seconds' ? '1' : inTwoSeconds();
+    const fake = new FakeFetch().reply(problem(status, status === 429 ? 'RATE_LIMITED' : 'ENVIRONMENT_RECOVERING', { headers: { 'retry-after': header } }), json(200, { running: true }));
+    timers = recordTimerDelays(IDLE_MS);
+    expect(await client(fake, () => 0).terminate(ENV, PID)).toBe(true);
+    expect(timers.delays).toHaveLength(1);
+    const [delay = 0] = timers.delays;
+    if (form === 'seconds') expect(delay).toBe(1_000);
+    else expect([delay > 1_000 - 50, delay <= 2_000]).toEqual([true, true]);
+    const [first, second] = fake.calls;
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(delay - 5);
+  });
+
+  it.each([
+    [503, 'seconds'],
+    [429, 'an HTTP date'],
+  ] as const)('an event stream answered %i with Retry-After in %s waits that long, then opens again', async (status, form) => {
+    const header = form === 'seconds' ? '1' : inTwoSeconds();
+    const fake = new FakeFetch().reply(problem(status, 'TOO_MANY_STREAMS', { headers: { 'retry-after': header } }), new SseBody(frames.output(1, 'x'), frames.closed(2)).end());
+    timers = recordTimerDelays(IDLE_MS);
+    const events = await firstValueFrom(client(fake, () => 0).events$(ENV, PID).pipe(toArray()));
+    expect(events.map((e) => e.type)).toEqual(['output', 'closed']);
+    expect(timers.delays).toHaveLength(1);
+    const [delay = 0] = timers.delays;
+    if (form === 'seconds') expect(delay).toBe(1_000);
+    else expect([delay > 1_000 - 50, delay <= 2_000]).toEqual([true, true]);
+    const [first, second] = fake.calls;
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(delay - 5);
+  });
+
+  it('without Retry-After, a 503 backs off like any failure', async () => {
+    const fake = new FakeFetch().reply(problem(503, 'ENVIRONMENT_RECOVERING'), problem(503, 'ENVIRONMENT_RECOVERING'), problem(429, 'RATE_LIMITED'), json(202, { status: 'interrupted' }));
+    timers = recordTimerDelays(IDLE_MS);
+    await client(fake, () => 0).interrupt(ENV, PID);
+    expect(timers.delays).toEqual([2, 4, 8]);
+  });
+});

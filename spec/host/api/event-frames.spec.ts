@@ -1,0 +1,30 @@
+import { FRAME_CACHE_BYTES, frameOf } from '../../../src/host/api/event-frames';
+import type { ProcessEvent } from '../../../src/exec/process-event';
+
+const output = (seq: number, size: number): ProcessEvent => ({ type: 'output', seq, stream: 'stdout', chunk: new Uint8Array(size) });
+
+describe('SSE frames of process events', () => {
+  it('encodes an event once for every subscriber that sends it (the same Buffer)', () => {
+    const event = output(7, 16);
+    const first = frameOf(event);
+    expect(frameOf(event)).toBe(first);
+    expect(first.toString()).toBe(`id: 7\nevent: output\ndata: {"seq":7,"stream":"stdout","chunk":"${Buffer.alloc(16).toString('base64')}"}\n\n`);
+  });
+
+  it('keeps only recent frames: past the cache bound an old event is encoded again (equal bytes, a new Buffer)', () => {
+    const old = output(1, 1024);
+    const kept = frameOf(old);
+    // Each of these frames is about 8 KB (6000 bytes in base64 plus the frame): enough of them fill the cache.
+    const bulk = Math.ceil(FRAME_CACHE_BYTES / 8000) + 16;
+    for (let seq = 2; seq < bulk; seq += 1) frameOf(output(seq, 6000));
+    const again = frameOf(old);
+    expect(again).not.toBe(kept);
+    expect(again.equals(kept)).toBe(true);
+  });
+
+  it('encodes exited, closed, failed and truncated with their own event types; only sequenced ones carry an id', () => {
+    expect(frameOf({ type: 'exited', seq: 3, exitCode: 2, sandboxDenied: false }).toString()).toBe('id: 3\nevent: exited\ndata: {"seq":3,"exitCode":2}\n\n');
+    expect(frameOf({ type: 'closed', seq: 4 }).toString()).toBe('id: 4\nevent: closed\ndata: {"seq":4}\n\n');
+    expect(frameOf({ type: 'truncated', nextSeq: 9, droppedEvents: 8, droppedBytes: 100 }).toString()).toBe('event: truncated\ndata: {"nextSeq":9,"droppedEvents":8,"droppedBytes":100}\n\n');
+  });
+});

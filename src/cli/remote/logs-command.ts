@@ -1,0 +1,58 @@
+/**
+ * `exec-rx logs --environment ID PROCESS [--follow] [--after SEQ]`: a process's output from a host, a
+ * late join as exact as the host's history allows (a note on stderr where it no longer reaches).
+ */
+import { HostClient } from '../../client/host-client';
+import { reportConnection } from '../connection-reporter';
+import type { LogsOptions } from '../host-args';
+import type { CliIo } from '../io';
+import { writeEvent } from './event-output';
+import { describeHostError } from './host-errors';
+import { watchedFetch } from './watched-fetch';
+
+/** How long the host may stay unreachable before `logs` without `--follow` gives up (with it: the client's 60 s). */
+const SNAPSHOT_OFFLINE_MS = 2_000;
+/** Exit status when our stdout/stderr reader went away (128 + SIGPIPE). */
+const EXIT_BROKEN_PIPE = 141;
+
+/**
+ * Writes the process's events after `afterSeq` (stdout and pty bytes to stdout, stderr bytes to
+ * stderr, unchanged) until what the host holds was written, or with `follow` until the process closed,
+ * and resolves 0 (the process's own exit code is not what `logs` reports). A host error is one
+ * `exec-rx: …` line and 1; a reader of our output that went away, 141. Never rejects.
+ */
+export async function logsCommand(options: LogsOptions, io: CliIo): Promise<number> {
+  const say = (line: string): void => void io.stderr.write(`exec-rx: ${line}\n`);
+  const { url, token } = options.access;
+  const watch = watchedFetch();
+  const reporting = reportConnection(watch.states$, say, { verbose: false, peer: 'the host' });
+  const client = new HostClient({ url, token, fetch: watch.fetch, ...(options.follow ? {} : { retry: { maxOfflineMs: SNAPSHOT_OFFLINE_MS } }) });
+  let stop = (): void => undefined;
+  try {
+    return await new Promise<number>((resolve) => {
+      const onBrokenPipe = (): void => resolve(EXIT_BROKEN_PIPE);
+      io.stdout.once('error', onBrokenPipe);
+      io.stderr.once('error', onBrokenPipe);
+      const subscription = client.events$(options.environmentId, options.processId, { afterSeq: options.afterSeq, follow: options.follow }).subscribe({
+        next: (event) => {
+          if (event.type === 'closed') watch.finish();
+          writeEvent(event, io, say);
+        },
+        error: (error: unknown) => {
+          say(describeHostError(error, url));
+          resolve(1);
+        },
+        complete: () => resolve(0),
+      });
+      stop = () => {
+        subscription.unsubscribe();
+        io.stdout.off('error', onBrokenPipe);
+        io.stderr.off('error', onBrokenPipe);
+      };
+    });
+  } finally {
+    stop();
+    watch.finish();
+    reporting.unsubscribe();
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The running part of `exec-rx run --host`: the process's events to our stdout/stderr as they come,
+ * our stdin to it (each chunk written in order, then end of input), Ctrl-C to it, our terminal's size
+ * to its pty, and its exit code once it closed.
+ */
+import type { HostClient } from '../../client/host-client';
+import { HostApiError } from '../../client/host-api-error';
+import type { CliIo } from '../io';
+import { forwardSignals } from '../run/forward-signals';
+import type { StdinSink } from '../run/stdin-relay';
+import { rawTerminal, relayStdin } from '../run/stdin-relay';
+import { terminalSize } from '../run/terminal-size';
+import { writeEvent } from './event-output';
+
+/** Where the command's stdin comes from: streamed (`pipeStdin`), raw to its pty, or not at all. */
+export type StdinMode = 'pipe' | 'pty' | 'none';
+
+/** A process started on the host. */
+export interface RemoteProcess {
+  readonly client: HostClient;
+  readonly environmentId: string;
+  readonly processId: string;
+  readonly mode: StdinMode;
+  /** Whether its pty got our terminal's size (then it follows our resizes). */
+  readonly sized: boolean;
+}
+
+/** How the supervisor talks. */
+export interface RemoteReporting {
+  /** Writes one `exec-rx: …` line on stderr. */
+  readonly say: (line: string) => void;
+  readonly verbose: boolean;
+  /** One line for an error of the host. */
+  readonly describe: (error: unknown) => string;
+  /** Called as soon as `closed` came: the event stream's end that follows is no lost connection. */
+  readonly finished: () => void;
+}
+
+/** Exit status when exec-rx itself failed. */
+const EXIT_FAILED = 255;
+/** Exit status when our stdout/stderr reader went away (128 + SIGPIPE). */
+const EXIT_BROKEN_PIPE = 141;
+
+/** Our stdin to the process: each chunk a write (retried with its writeId), then end of input. */
+function hostSink(remote: RemoteProcess, reporting: RemoteReporting): StdinSink {
+  const { client, environmentId, processId } = remote;
+  const failed = (error: unknown): false => {
+    // The process ended (its stdin closed with it): nothing to say.
+    const quiet = error instanceof HostApiError && (error.code === 'STDIN_CLOSED' || error.code === 'PROCESS_NOT_FOUND');
+    if (reporting.verbose && !quiet) reporting.say(`stdin: ${reporting.describe(error)}`);
+    return false;
+  };
+  return {
+    write: (chunk) => client.write(environmentId, processId, chunk).then(() => true, failed),
+    end: () => client.endStdin(environmentId, processId).then(() => undefined, (error: unknown) => void failed(error)),
+    dispose: () => Promise.resolve(),
+  };
+}
+
+/** Resizes the pty on each `resize` of our stdout, one call at a time, the last size winning; the first failure is said. */
+function followSize(remote: RemoteProcess, io: CliIo, say: (line: string) => void): { dispose(): void } {
+  if (!remote.sized) return { dispose: () => undefined };
+  let inFlight = false;
+  let pending = false;
+  let reported = false;
+  let disposed = false;
+  const send = (): void => {
+    const size = terminalSize(io);
+    if (disposed || size === undefined) return;
+    inFlight = true;
+    remote.client
+      .resize(remote.environmentId, remote.processId, size)
+      .catch((error: unknown) => {
+        if (reported || disposed) return;
+        reported = true;
+        say(`resize: ${error instanceof Error ? error.message : String(error)}`);
+      })
+      .finally(() => {
+        inFlight = false;
+        if (pending) {
+          pending = false;
+          send();
+        }
+      });
+  };
+  const onResize = (): void => {
+    if (inFlight) pending = true;
+    else send();
+  };
+  io.stdout.on('resize', onResize);
+  return {
+    dispose: () => {
+      disposed = true;
+      io.stdout.off('resize', onResize);
+    },
+  };
+}
+
+/**
+ * Runs until the process closed and resolves with its exit code; 141 (after terminating it) when our
+ * stdout or stderr is a pipe whose reader went away; 255 after one line when the events failed (the host
+ * unreachable past its bound, the process gone or failed). Restores the terminal and stops reading
+ * stdin before resolving. Never rejects.
+ */
+export async function superviseRemote(remote: RemoteProcess, io: CliIo, reporting: RemoteReporting): Promise<number> {
+  const { client, environmentId, processId } = remote;
+  const terminal = remote.mode === 'pty' ? rawTerminal(io.stdin) : undefined;
+  const relay = remote.mode === 'none' ? undefined : relayStdin(io.stdin, hostSink(remote, reporting));
+  if (relay === undefined) io.stdin.destroy();
+  const terminate = (): Promise<boolean> => client.terminate(environmentId, processId);
+  const signals = forwardSignals({ interrupt: () => client.interrupt(environmentId, processId), terminate }, (signal, action) => {
+    if (reporting.verbose) reporting.say(`${signal}: ${action === 'interrupt' ? 'interrupting the command (Ctrl-C again terminates it)' : 'terminating the command'}`);
+  });
+  const sizing = followSize(remote, io, reporting.say);
+  let stop = (): void => undefined;
+  try {
+    return await new Promise<number>((resolve) => {
+      let exitCode: number | undefined;
+      const onBrokenPipe = (): void => {
+        void terminate().catch(() => undefined);
+        resolve(EXIT_BROKEN_PIPE);
+      };
+      io.stdout.once('error', onBrokenPipe);
+      io.stderr.once('error', onBrokenPipe);
+      const subscription = client.events$(environmentId, processId, { afterSeq: 0, follow: true }).subscribe({
+        next: (event) => {
+          if (event.type === 'exited') exitCode = event.exitCode;
+          if (event.type === 'closed') reporting.finished();
+          writeEvent(event, io, reporting.say);
+        },
+        error: (error: unknown) => {
+          reporting.say(reporting.describe(error));
+          resolve(EXIT_FAILED);
+        },
+        complete: () => resolve(exitCode ?? EXIT_FAILED),
+      });
+      stop = () => {
+        subscription.unsubscribe();
+        io.stdout.off('error', onBrokenPipe);
+        io.stderr.off('error', onBrokenPipe);
+      };
+    });
+  } finally {
+    stop();
+    signals.dispose();
+    sizing.dispose();
+    terminal?.restore();
+    relay?.stop();
+  }
+}
