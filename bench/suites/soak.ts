@@ -90,7 +90,7 @@ export async function soakSuite(context: BenchContext): Promise<Row[]> {
         proxy.resume();
         context.log(`  drop ${drops + 1} did not recover: ${String(error)}`);
       }
-      context.log(`    ${Math.round((performance.now() - t0) / 1000)} s: ${drops} drops, ${processes} processes, heap ${((samples.filter((x) => x.gced).at(-1)?.heapUsed ?? 0) / 2 ** 20).toFixed(1)} MiB after GC`);
+      context.log(`    ${Math.round((performance.now() - t0) / 1000)} s: ${drops} drops, ${processes} processes, heap ${((samples.filter((x) => x.gced).at(-1)?.heapUsed ?? 0) / 2 ** 20).toFixed(1)} MiB after GC, RSS ${((samples.filter((x) => x.gced).at(-1)?.rss ?? 0) / 2 ** 20).toFixed(1)} MiB`);
     }
     stop = true;
     await Promise.all(slots);
