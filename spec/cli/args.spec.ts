@@ -50,6 +50,15 @@ describe('exec-rx run arguments', () => {
   ])('refuses %j with a UsageError', (args) => {
     expect(() => parseRunArgs(args, {})).toThrow(UsageError);
   });
+
+  it.each([
+    ['s3cr3t-value-given-without-a-name', 'an argument without "="'],
+    ['=s3cr3t-value-given-without-a-name', 'an argument starting with "="'],
+  ])('refuses a malformed --env without echoing it (it may be a secret value)', (pair, what) => {
+    const refuse = (): unknown => parseRunArgs(['--env', pair, '--', 'true'], {});
+    expect(refuse).toThrow(new UsageError(`--env expects NAME=VALUE, got ${what} (not shown: it may be a value)`));
+    expect(refuse).not.toThrow(/s3cr3t/);
+  });
 });
 
 describe('exec-rx host arguments', () => {

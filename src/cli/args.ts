@@ -117,7 +117,9 @@ function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--env expects K=V, got ${JSON.stringify(pair.slice(0, 40))}`);
+    // The argument is never echoed: it may be a value (a secret) given without its name.
+    if (eq < 0) throw new UsageError('--env expects NAME=VALUE, got an argument without "=" (not shown: it may be a value)');
+    if (eq === 0) throw new UsageError('--env expects NAME=VALUE, got an argument starting with "=" (not shown: it may be a value)');
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return env;
