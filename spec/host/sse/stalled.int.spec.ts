@@ -5,7 +5,7 @@
  * runs at its own pace, finishing while the stalled subscriber still reads nothing. The stalled one then
  * gets what was buffered, the end of the body, and resumes by seq to exactly the rest.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SseTranscript } from '../../support/sse-reader';
@@ -44,7 +44,10 @@ describe('a subscriber that reads nothing', () => {
   /** Starts the paced process (it waits for `go`), subscribes `others` readers, and lets it run. */
   async function run(name: string, stall: boolean): Promise<{ truth: GroundTruth; seconds: number; others: SseTranscript[]; stalled: Awaited<ReturnType<typeof openSse>> | undefined; url: string }> {
     const dir = join(work, name);
-    const script = `mkdir -p '${dir}'; cd '${dir}'; while [ ! -e go ]; do sleep 0.02; done; i=0; while [ $i -lt ${BLOCKS} ]; do head -c ${BLOCK_BYTES} /dev/urandom; sleep ${BLOCK_INTERVAL_S}; i=$((i+1)); done`;
+    // Made here, not by the process: `go` is written as soon as the streams are open, which may come
+    // before the process has run its first command.
+    mkdirSync(dir);
+    const script = `cd '${dir}'; while [ ! -e go ]; do sleep 0.02; done; i=0; while [ $i -lt ${BLOCKS} ]; do head -c ${BLOCK_BYTES} /dev/urandom; sleep ${BLOCK_INTERVAL_S}; i=$((i+1)); done`;
     const { resource, process } = await setup.start(['/bin/sh', '-c', script], work);
     const truth = new GroundTruth(process);
     const url = `${setup.origin}${setup.eventsPath(resource.id)}`;
