@@ -15,12 +15,13 @@ import type { ConnectionState, Environment } from '../../src';
 import { EnvironmentManager } from '../../src';
 import type { BenchContext } from '../lib/context';
 import { sized } from '../lib/context';
-import { DirectHost, stopExecutor } from '../lib/executors';
+import { DirectHost, stopExecutor, trackCloser } from '../lib/executors';
 import type { Row } from '../lib/report';
 import { runSoakProcess } from '../lib/soak-process';
 import type { SoakSample } from '../lib/soak-stats';
 import { soakChecks } from '../lib/soak-stats';
-import { startTcpProxy } from '../lib/tcp-proxy';
+// The specs' disconnectable proxy (plain node:net, nothing of jest), so that both drop sockets alike.
+import { startDisconnectableProxy } from '../../spec/support/ws-proxy';
 
 const ENV = 'bench-soak';
 const CONCURRENT = 20;
@@ -35,7 +36,7 @@ export async function soakSuite(context: BenchContext): Promise<Row[]> {
   const durationMs = sized(context, 180_000, 45_000);
   const work = await mkdtemp(join(tmpdir(), 'exec-rx-soak-'));
   const host = await DirectHost.start();
-  const proxy = await startTcpProxy(host.port);
+  const proxy = trackCloser(await startDisconnectableProxy(host.port));
   host.dialVia(ENV, `ws://127.0.0.1:${proxy.port}/connect/${ENV}`);
   const { executor, socket } = await host.connectExecutor(ENV);
   const manager = await EnvironmentManager.fromAcceptedWebsocket(ENV, socket, { clientName: 'bench-soak' });
