@@ -22,6 +22,17 @@ describe('SSE frames of process events', () => {
     expect(again.equals(kept)).toBe(true);
   });
 
+  it('shares the frame of an event larger than the cache bound while it is the newest, and drops it after', () => {
+    const large = output(1, FRAME_CACHE_BYTES);
+    const first = frameOf(large);
+    expect(first.byteLength).toBeGreaterThan(FRAME_CACHE_BYTES);
+    expect(frameOf(large)).toBe(first);
+    frameOf(output(2, 16));
+    const again = frameOf(large);
+    expect(again).not.toBe(first);
+    expect(again.equals(first)).toBe(true);
+  });
+
   it('encodes exited, closed, failed and truncated with their own event types; only sequenced ones carry an id', () => {
     expect(frameOf({ type: 'exited', seq: 3, exitCode: 2, sandboxDenied: false }).toString()).toBe('id: 3\nevent: exited\ndata: {"seq":3,"exitCode":2}\n\n');
     expect(frameOf({ type: 'closed', seq: 4 }).toString()).toBe('id: 4\nevent: closed\ndata: {"seq":4}\n\n');

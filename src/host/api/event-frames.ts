@@ -4,12 +4,20 @@
  * event object, up to {@link FRAME_CACHE_BYTES}), so the subscribers of a live stream share one encoding
  * of each event, while the frames of old history are not kept beside it (that would double what a
  * retained history costs): a late subscriber's replay encodes them again.
+ *
+ * Sharing needs little: a history hands a live event to all its subscribers in one synchronous loop, and
+ * a replay makes its events anew for each subscriber (no other subscriber ever sends that object). So
+ * the cache is small; what it keeps (the frames and, as keys, their events with their chunks) stays
+ * after the streams ended, on an idle host too.
  */
 import type { ProcessEvent } from '../../exec/process-event';
 import type { ExecClientErrorCode } from '../../errors';
 
-/** How many bytes of recent frames the host keeps for sharing (all processes together). */
-export const FRAME_CACHE_BYTES = 8 * 1024 * 1024;
+/**
+ * How many bytes of recent frames the host keeps for sharing (all processes together); the newest frame
+ * is kept whatever its size, so the subscribers of one large event still share it.
+ */
+export const FRAME_CACHE_BYTES = 1024 * 1024;
 
 /** Recent frames by event, oldest first (a Map keeps insertion order). */
 const recent = new Map<ProcessEvent, Buffer>();
@@ -26,7 +34,7 @@ export function frameOf(event: ProcessEvent): Buffer {
   recent.set(event, encoded);
   recentBytes += encoded.byteLength;
   for (const [old, bytes] of recent) {
-    if (recentBytes <= FRAME_CACHE_BYTES) break;
+    if (recentBytes <= FRAME_CACHE_BYTES || old === event) break;
     recent.delete(old);
     recentBytes -= bytes.byteLength;
   }
