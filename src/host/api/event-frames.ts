@@ -10,6 +10,8 @@
  * the cache is small; what it keeps (the frames and, as keys, their events with their chunks) stays
  * after the streams ended, on an idle host too.
  */
+// Imported, not the global: on Node 20 the global `Buffer` is an accessor, a getter call per use.
+import { Buffer } from 'node:buffer';
 import type { ProcessEvent } from '../../exec/process-event';
 import type { ExecClientErrorCode } from '../../errors';
 
@@ -43,10 +45,8 @@ export function frameOf(event: ProcessEvent): Buffer {
 
 function encode(event: ProcessEvent): Buffer {
   switch (event.type) {
-    case 'output': {
-      const chunk = Buffer.from(event.chunk.buffer, event.chunk.byteOffset, event.chunk.byteLength).toString('base64');
-      return frame(event.seq, 'output', `{"seq":${event.seq},"stream":"${event.stream}","chunk":"${chunk}"}`);
-    }
+    case 'output':
+      return outputFrame(event.seq, event.stream, event.chunk);
     case 'exited':
       return frame(event.seq, 'exited', JSON.stringify({ seq: event.seq, exitCode: event.exitCode }));
     case 'closed':
@@ -56,6 +56,23 @@ function encode(event: ProcessEvent): Buffer {
     case 'truncated':
       return frame(undefined, 'truncated', JSON.stringify({ nextSeq: event.nextSeq, droppedEvents: event.droppedEvents, droppedBytes: event.droppedBytes }));
   }
+}
+
+const OUTPUT_END = Buffer.from('"}\n\n');
+
+/**
+ * An output's frame, written straight into its Buffer: the base64 string is the only one made. (Through
+ * a template literal, the whole frame was a second string as large, flattened for `Buffer.from`: garbage
+ * of twice the frame per event, which the young generation grew for.)
+ */
+function outputFrame(seq: number, stream: string, chunk: Uint8Array): Buffer {
+  const base64 = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64');
+  const head = `id: ${seq}\nevent: output\ndata: {"seq":${seq},"stream":"${stream}","chunk":"`;
+  const out = Buffer.allocUnsafe(head.length + base64.length + OUTPUT_END.byteLength);
+  let at = out.write(head, 0, 'latin1');
+  at += out.write(base64, at, 'latin1');
+  OUTPUT_END.copy(out, at);
+  return out;
 }
 
 /** A `failed` frame: why the process (or its stream) ended without `closed`. */
