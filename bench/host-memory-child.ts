@@ -4,10 +4,19 @@
  * forced GC, before and after the holding) on stdout.
  *
  *   node --expose-gc dist/bench/host-memory-child.js idle|retained|stalled raw|rx COUNT
+ *   (HOST_MEMORY_DETAIL=1: each measurement's rss/heapTotal/heapUsed/external/arrayBuffers on stderr)
  *
  * - idle: COUNT open SSE streams (a process that prints nothing / a raw server's idle responses);
  * - retained: COUNT closed processes with 4 MiB of history each / the same bytes as 8 KiB Buffers;
  * - stalled: one subscriber reading nothing while COUNT MiB stream (host: its 1 MiB send buffer).
+ *
+ * Nothing in this process reads a stream: a whole stream read here (`fetch(...).text()`) left its
+ * chunks and a string of the whole base64 body behind, garbage that the allocator then kept as RSS and
+ * that was counted against the host (about 40 MiB of the retained turn, 70 MiB of the stalled one). In
+ * the retained turn each process is read once to its `closed` by a late subscriber in the readers child
+ * (`sse-readers.ts`): the host's replay and its frames count, the reader's memory does not. In the stalled
+ * turn the only subscriber is the one reading nothing, as on the raw side: the end of the process is
+ * awaited by polling its resource.
  */
 import { request } from 'node:http';
 import type { BenchHost } from './lib/host-harness';
@@ -20,11 +29,18 @@ const MiB = 1024 * 1024;
 const PROCESSES = `/api/v1/environments/${HOST_ENV}/processes`;
 
 const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => undefined);
+/** With HOST_MEMORY_DETAIL=1, each measurement's split (MiB) goes to stderr too. */
+const detail = process.env['HOST_MEMORY_DETAIL'] === '1';
 async function rss(): Promise<number> {
   gc();
   await new Promise((resolve) => setTimeout(resolve, 50));
   gc();
-  return process.memoryUsage().rss;
+  const usage = process.memoryUsage();
+  if (detail) {
+    const split = Object.entries(usage).map(([name, bytes]) => `${name} ${(bytes / MiB).toFixed(1)}`);
+    process.stderr.write(`host memory child ${mode} ${side}: ${split.join(', ')}\n`);
+  }
+  return usage.rss;
 }
 
 async function start(bench: BenchHost, argv: readonly string[]): Promise<string> {
@@ -34,9 +50,23 @@ async function start(bench: BenchHost, argv: readonly string[]): Promise<string>
   return body.id;
 }
 
-/** Resolves once the process closed (its events stream ended). */
-async function closed(bench: BenchHost, id: string): Promise<void> {
-  await (await bench.api('GET', `${PROCESSES}/${id}/events`)).text();
+/** Resolves once a late subscriber in the readers child read the process's events to `closed`. */
+async function readToClose(bench: BenchHost, id: string): Promise<void> {
+  const reader = new Readers(`${bench.host.url}${PROCESSES}/${id}/events`, bench.token, 1);
+  await reader.next(); // opened
+  await reader.next(); // read to `closed`
+  await reader.close();
+}
+
+/** Resolves once the process is closed, without subscribing to its events. */
+async function closedByPolling(bench: BenchHost, id: string): Promise<void> {
+  for (;;) {
+    const response = await bench.api('GET', `${PROCESSES}/${id}`);
+    const body = (await response.json()) as { readonly state?: string };
+    if (!response.ok) throw new Error(`get process answered ${response.status}`);
+    if (body.state === 'closed' || body.state === 'failed') return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 async function measure(): Promise<{ before: number; after: number }> {
@@ -80,7 +110,7 @@ async function measure(): Promise<{ before: number; after: number }> {
     const warm = new Readers(`${bench.host.url}${PROCESSES}/${sleeper}/events`, bench.token, 5);
     await warm.next();
     await warm.close();
-    await closed(bench, await start(bench, ['head', '-c', String(4 * MiB), '/dev/zero']));
+    await readToClose(bench, await start(bench, ['head', '-c', String(4 * MiB), '/dev/zero']));
     const before = await rss();
     if (mode === 'idle') {
       const readers = new Readers(`${bench.host.url}${PROCESSES}/${sleeper}/events`, bench.token, count);
@@ -92,13 +122,13 @@ async function measure(): Promise<{ before: number; after: number }> {
     if (mode === 'retained') {
       const ids: string[] = [];
       for (let i = 0; i < count; i += 1) ids.push(await start(bench, ['head', '-c', String(4 * MiB), '/dev/zero']));
-      for (const id of ids) await closed(bench, id);
+      for (const id of ids) await readToClose(bench, id);
       return { before, after: await rss() };
     }
     const id = await start(bench, ['sh', '-c', `sleep 0.3; head -c ${count * MiB} /dev/zero`]);
     const req = request(`${bench.host.url}${PROCESSES}/${id}/events`, { headers: { authorization: `Bearer ${bench.token}` }, agent: false }, (res) => res.pause());
     req.on('error', () => undefined).end();
-    await closed(bench, id);
+    await closedByPolling(bench, id);
     const after = await rss();
     req.destroy();
     return { before, after };

@@ -145,7 +145,7 @@ export class RawSseServer {
     for (const frame of frames) {
       const full = targets.filter((res) => !res.write(frame));
       // A response whose client went away never drains: its close ends the wait too.
-      if (full.length > 0) await Promise.all(full.map((res) => new Promise<void>((resolve) => (res.destroyed ? resolve() : res.once('drain', resolve).once('close', resolve)))));
+      if (full.length > 0) await Promise.all(full.map((res) => drainedOrClosed(res)));
     }
     for (const res of targets) res.end();
   }
@@ -154,4 +154,16 @@ export class RawSseServer {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/** Resolves on the response's next `drain` or its `close`, leaving no listener behind (one per wait used to pile up). */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (res.destroyed) return resolve();
+    const done = (): void => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 }

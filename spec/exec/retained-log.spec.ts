@@ -27,9 +27,21 @@ describe('RetainedLog', () => {
     expect(back[0]).not.toBe(buffer);
     const copy = (back[0] as OutputEvent).chunk;
     expect(copy.buffer === buffer.chunk.buffer && copy.byteOffset === buffer.chunk.byteOffset).toBe(false);
-    // exited and closed are kept as they came; an output is made again once and then shared.
+    // exited and closed are kept as they came.
     expect(back[2]).toBe(exit);
-    expect(log.at(0)).toBe(back[0]);
+  });
+
+  it('makes an output again on every call and keeps none of them (a replay never holds the bytes twice)', () => {
+    const log = new RetainedLog();
+    log.push(outputBytes(1, Buffer.from('kept once, in the ring')));
+    const first = log.at(0) as OutputEvent;
+    // A consumer that writes into its copy changes nothing the log gives out next.
+    first.chunk.fill(0x21);
+    const second = log.at(0) as OutputEvent;
+    expect(second).not.toBe(first);
+    expect(second.chunk.buffer === first.chunk.buffer && second.chunk.byteOffset === first.chunk.byteOffset).toBe(false);
+    expect(Buffer.from(second.chunk).toString()).toBe('kept once, in the ring');
+    expect(log.payloadBytes).toBe(22);
   });
 
   it('keeps counts and bytes exact through any pushes and shifts, with the bytes of each event intact (property)', () => {

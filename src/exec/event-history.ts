@@ -41,7 +41,8 @@ export type HistoryInput = SequencedEvent | FailedEvent;
  * same order.
  *
  * Output is retained in a {@link RetainedLog} (no object per retained chunk); what a replay hands out
- * is made again from it, once per retained event. Live subscribers get the appended objects themselves.
+ * is made again from it for each replay and not kept, so replays never add to what a history holds.
+ * Live subscribers get the appended objects themselves.
  *
  * Teardown: the history holds no timers; `release()` drops what it retains and leaves the budget.
  */

@@ -20,14 +20,16 @@ const MAX_SLOT_BYTES = 2 ** 28;
  * every scavenge (and grow for).
  *
  * {@link at} gives an event back: an output is made again, with its own copy of the bytes (of the class
- * the original chunk had: `Buffer` or `Uint8Array`), and kept in its slot from then on, so every replay
- * of it shares one object. `exited` and `closed` are kept as they came.
+ * the original chunk had: `Buffer` or `Uint8Array`), on every call. The log does not keep what it made:
+ * keeping it would hold the bytes twice (once in the ring, once in the copy) for as long as the event is
+ * retained, so a single late subscriber would double what a history costs. `exited` and `closed` are
+ * kept as they came.
  */
 export class RetainedLog {
   /** `maxBytes`: the history's byte bound, which the retained bytes never exceed (unbounded by default). */
   constructor(private readonly maxBytes = Number.POSITIVE_INFINITY) {}
 
-  /** Ring of slots: a number `byteLength * 8 + stream * 2 + isBuffer` for an output not yet made again, else the event. */
+  /** Ring of slots: a number `byteLength * 8 + stream * 2 + isBuffer` for an output, else the event (`exited`, `closed`, or an output of 2^28 bytes or more). */
   private slots: (number | SequencedEvent)[] = EMPTY_SLOTS;
   private head = 0;
   private count = 0;
@@ -141,15 +143,15 @@ export class RetainedLog {
     return length;
   }
 
-  /** The event `index` places behind the oldest (`undefined` when out of range), made again if needed. */
+  /**
+   * The event `index` places behind the oldest (`undefined` when out of range): an output is made again,
+   * a new object with its own copy of the bytes on every call, and not kept.
+   */
   at(index: number): SequencedEvent | undefined {
     if (index < 0 || index >= this.count) return undefined;
-    const position = (this.head + index) & (this.slots.length - 1);
-    const slot = this.slots[position];
+    const slot = this.slots[(this.head + index) & (this.slots.length - 1)];
     if (typeof slot !== 'number') return slot;
-    const event: SequencedEvent = { type: 'output', seq: this.firstSeqValue + index, stream: STREAMS[(slot & 7) >> 1] ?? 'stdout', chunk: this.copyOut(index, slot) };
-    this.slots[position] = event;
-    return event;
+    return { type: 'output', seq: this.firstSeqValue + index, stream: STREAMS[(slot & 7) >> 1] ?? 'stdout', chunk: this.copyOut(index, slot) };
   }
 
   /** Drops everything (the byte ring too). */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { FRAME_CACHE_BYTES, frameOf } from '../../../src/host/api/event-frames';
 import type { ProcessEvent } from '../../../src/exec/process-event';
 
@@ -20,6 +21,27 @@ describe('SSE frames of process events', () => {
     const again = frameOf(old);
     expect(again).not.toBe(kept);
     expect(again.equals(kept)).toBe(true);
+  });
+
+  it('shares the frame of an event larger than the cache bound while it is the newest, and drops it after', () => {
+    const large = output(1, FRAME_CACHE_BYTES);
+    const first = frameOf(large);
+    expect(first.byteLength).toBeGreaterThan(FRAME_CACHE_BYTES);
+    expect(frameOf(large)).toBe(first);
+    frameOf(output(2, 16));
+    const again = frameOf(large);
+    expect(again).not.toBe(first);
+    expect(again.equals(first)).toBe(true);
+  });
+
+  it('writes an output frame byte for byte as its text: any size, any stream, chunks that are views of a larger buffer', () => {
+    for (const [size, stream] of [[0, 'stdout'], [1, 'stderr'], [2, 'pty'], [3, 'stdout'], [5000, 'stderr'], [70_001, 'pty']] as const) {
+      const backing = randomBytes(size + 13);
+      const chunk = backing.subarray(7, 7 + size);
+      const seq = 1000 + size;
+      const text = `id: ${seq}\nevent: output\ndata: {"seq":${seq},"stream":"${stream}","chunk":"${chunk.toString('base64')}"}\n\n`;
+      expect(frameOf({ type: 'output', seq, stream, chunk }).toString('latin1')).toBe(text);
+    }
   });
 
   it('encodes exited, closed, failed and truncated with their own event types; only sequenced ones carry an id', () => {

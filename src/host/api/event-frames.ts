@@ -4,12 +4,22 @@
  * event object, up to {@link FRAME_CACHE_BYTES}), so the subscribers of a live stream share one encoding
  * of each event, while the frames of old history are not kept beside it (that would double what a
  * retained history costs): a late subscriber's replay encodes them again.
+ *
+ * Sharing needs little: a history hands a live event to all its subscribers in one synchronous loop, and
+ * a replay makes its events anew for each subscriber (no other subscriber ever sends that object). So
+ * the cache is small; what it keeps (the frames and, as keys, their events with their chunks) stays
+ * after the streams ended, on an idle host too.
  */
+// Imported, not the global: on Node 20 the global `Buffer` is an accessor, a getter call per use.
+import { Buffer } from 'node:buffer';
 import type { ProcessEvent } from '../../exec/process-event';
 import type { ExecClientErrorCode } from '../../errors';
 
-/** How many bytes of recent frames the host keeps for sharing (all processes together). */
-export const FRAME_CACHE_BYTES = 8 * 1024 * 1024;
+/**
+ * How many bytes of recent frames the host keeps for sharing (all processes together); the newest frame
+ * is kept whatever its size, so the subscribers of one large event still share it.
+ */
+export const FRAME_CACHE_BYTES = 1024 * 1024;
 
 /** Recent frames by event, oldest first (a Map keeps insertion order). */
 const recent = new Map<ProcessEvent, Buffer>();
@@ -26,7 +36,7 @@ export function frameOf(event: ProcessEvent): Buffer {
   recent.set(event, encoded);
   recentBytes += encoded.byteLength;
   for (const [old, bytes] of recent) {
-    if (recentBytes <= FRAME_CACHE_BYTES) break;
+    if (recentBytes <= FRAME_CACHE_BYTES || old === event) break;
     recent.delete(old);
     recentBytes -= bytes.byteLength;
   }
@@ -35,10 +45,8 @@ export function frameOf(event: ProcessEvent): Buffer {
 
 function encode(event: ProcessEvent): Buffer {
   switch (event.type) {
-    case 'output': {
-      const chunk = Buffer.from(event.chunk.buffer, event.chunk.byteOffset, event.chunk.byteLength).toString('base64');
-      return frame(event.seq, 'output', `{"seq":${event.seq},"stream":"${event.stream}","chunk":"${chunk}"}`);
-    }
+    case 'output':
+      return outputFrame(event.seq, event.stream, event.chunk);
     case 'exited':
       return frame(event.seq, 'exited', JSON.stringify({ seq: event.seq, exitCode: event.exitCode }));
     case 'closed':
@@ -48,6 +56,23 @@ function encode(event: ProcessEvent): Buffer {
     case 'truncated':
       return frame(undefined, 'truncated', JSON.stringify({ nextSeq: event.nextSeq, droppedEvents: event.droppedEvents, droppedBytes: event.droppedBytes }));
   }
+}
+
+const OUTPUT_END = Buffer.from('"}\n\n');
+
+/**
+ * An output's frame, written straight into its Buffer: the base64 string is the only one made. (Through
+ * a template literal, the whole frame was a second string as large, flattened for `Buffer.from`: garbage
+ * of twice the frame per event, which the young generation grew for.)
+ */
+function outputFrame(seq: number, stream: string, chunk: Uint8Array): Buffer {
+  const base64 = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64');
+  const head = `id: ${seq}\nevent: output\ndata: {"seq":${seq},"stream":"${stream}","chunk":"`;
+  const out = Buffer.allocUnsafe(head.length + base64.length + OUTPUT_END.byteLength);
+  let at = out.write(head, 0, 'latin1');
+  at += out.write(base64, at, 'latin1');
+  OUTPUT_END.copy(out, at);
+  return out;
 }
 
 /** A `failed` frame: why the process (or its stream) ended without `closed`. */
