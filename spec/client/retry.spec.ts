@@ -85,6 +85,38 @@ describe('backoff with jitter', () => {
     expect(events).toEqual([{ type: 'closed', seq: 1 }]);
     expect(timers.delays).toEqual([2, 4, 8]);
   });
+
+  it('the overview stream backs off when each connection ends after its first snapshot (a re-statement, not progress), and resets after a change', async () => {
+    const overview = (processCount: number): string =>
+      `event: overview\ndata: ${JSON.stringify({ hostInstance: 'a0a0a0a0-0000-4000-8000-00000000000a', environments: [{ id: ENV, generation: 1, state: 'connected', error: null, info: null, processCount, processes: [] }] })}\n\n`;
+    // Three connections that end right after the snapshot every connection opens with, then one that
+    // also brings a change, then one that ends after its first snapshot again, then one that stays open.
+    const open = new SseBody(overview(2));
+    const fake = new FakeFetch().reply(
+      new SseBody(overview(0)).end(),
+      new SseBody(overview(0)).end(),
+      new SseBody(overview(0)).end(),
+      new SseBody(overview(0), overview(1)).end(),
+      new SseBody(overview(1)).end(),
+      open,
+    );
+    timers = recordTimerDelays(IDLE_MS);
+    const seen: number[] = [];
+    let lastOne = (): void => undefined;
+    const lastSeen = new Promise<void>((resolve) => (lastOne = resolve));
+    const subscription = client(fake, () => 0).environments$().subscribe((environments) => {
+      seen.push(environments[0]?.processCount ?? -1);
+      if (seen.at(-1) === 2) lastOne();
+    });
+    await lastSeen;
+    subscription.unsubscribe();
+    // Every snapshot still reaches the subscriber; the waits double while nothing changes, and a
+    // connection that brought a change reconnects at once and starts the count again.
+    expect(seen).toEqual([0, 0, 0, 0, 1, 1, 2]);
+    expect(timers.delays).toEqual([2, 4, 8, 2]);
+    expect(fake.calls.every((c) => c.url.pathname === '/api/v1/overview')).toBe(true);
+    expect(open.cancelled).toBe(true);
+  });
 });
 
 describe('Retry-After', () => {

@@ -21,20 +21,27 @@ const decodeOverview = decodeWith(Overview);
 export function overview(connection: HostConnection): Observable<readonly EnvironmentOverview[]> {
   return new Observable<readonly EnvironmentOverview[]>((subscriber) => {
     const abort = new AbortController();
-    let snapshots = 0;
+    // Progress is a change seen on a connection: every connection opens with a snapshot that only
+    // restates the state, so a host (or proxy) that ends each stream right after it must not make the
+    // client reconnect in a tight loop without backoff.
+    let changes = 0;
+    let opening = true;
     const session = {
       path: () => '/api/v1/overview',
       finished: () => false,
-      progress: () => snapshots,
+      progress: () => changes,
       refusal: refusalOf('overview'),
-      onOpen: () => undefined,
+      onOpen: () => {
+        opening = true;
+      },
       onEnd: () => undefined,
       onMessage: (message: { readonly event: string; readonly data: string }) => {
         if (message.event !== 'overview') return;
         const parsed = parseJson(message.data);
         const snapshot = E.isRight(parsed) ? decodeOverview(parsed.right) : parsed;
         if (E.isLeft(snapshot)) throw new HostApiError('DECODE_FAILED', `overview: ${snapshot.left.message}`, undefined, undefined);
-        snapshots += 1;
+        if (opening) opening = false;
+        else changes += 1;
         subscriber.next(snapshot.right.environments);
       },
     };
