@@ -87,6 +87,8 @@ describe('operator API: who may call it', () => {
     }
     // The scheme is case-insensitive; the token is not.
     expect((await setup.api.get(paths.host, { token: null, headers: { authorization: `bearer ${OPERATOR_TOKEN}` } })).status).toBe(200);
+    // Any number of spaces may follow the scheme (RFC 9110 §11.4: auth-scheme 1*SP token68).
+    expect((await setup.api.get(paths.host, { token: null, headers: { authorization: `Bearer   ${OPERATOR_TOKEN}` } })).status).toBe(200);
     expectUnauthorized(await setup.api.get(paths.host, { token: null, headers: { authorization: `Bearer ${OPERATOR_TOKEN.toUpperCase()}` } }), 'upper case');
   });
 

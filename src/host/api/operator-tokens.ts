@@ -52,7 +52,8 @@ export class OperatorTokens {
    * limits), or `undefined` when it presents none of them. Every digest is compared, in constant time.
    */
   authenticate(authorization: string | undefined): string | undefined {
-    const match = authorization === undefined ? null : /^Bearer ([\x21-\x7e]{1,512})$/i.exec(authorization);
+    // RFC 9110 §11.4: `auth-scheme 1*SP token68`; the scheme is case-insensitive, the token is not.
+    const match = authorization === undefined ? null : /^Bearer +([\x21-\x7e]{1,512})$/i.exec(authorization);
     if (match === null || match[1] === undefined) return undefined;
     const presented = digest(match[1]);
     let found: string | undefined;
