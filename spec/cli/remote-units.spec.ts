@@ -128,7 +128,8 @@ describe('ls output', () => {
 });
 
 describe('host errors', () => {
-  const spawnFailed = (detail: string): HostApiError => new HostApiError('SPAWN_FAILED', `POST /api/v1/environments/e/processes: Unprocessable Entity: ${detail}`, 422, 'i');
+  // As the client makes it from the host's problem+json (errorOf): the detail in the message and as a field.
+  const spawnFailed = (detail: string): HostApiError => new HostApiError('SPAWN_FAILED', `POST /api/v1/environments/e/processes: Unprocessable Entity: ${detail}`, 422, 'i', { detail });
 
   it('maps a start that could not spawn to 127 or 126 with a shell-like line', () => {
     expect(spawnFailureOf(spawnFailed('exec-server rejected process/start (-32603): No such file or directory (os error 2)'), 'nope', undefined)).toEqual({ exitCode: 127, line: 'cannot start nope: No such file or directory' });
@@ -143,7 +144,7 @@ describe('host errors', () => {
     expect(describeHostError(new HostApiError('UNAUTHORIZED', 'overview: HTTP 401', 401, undefined), 'http://h')).toBe('the host at http://h refused the operator token (401): check EXEC_RX_TOKEN or --token-file');
     const unreachable = new HostApiError('HOST_UNREACHABLE', 'x', undefined, undefined, { cause: new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:1') }) });
     expect(describeHostError(unreachable, 'http://h')).toBe('cannot reach the host at http://h: connect ECONNREFUSED 127.0.0.1:1');
-    expect(describeHostError(new HostApiError('PROCESS_NOT_FOUND', 'events: Not Found: no process p in environment e', 404, 'i'), 'http://h')).toBe('no process p in environment e (PROCESS_NOT_FOUND)');
+    expect(describeHostError(new HostApiError('PROCESS_NOT_FOUND', 'events: Not Found: no process p in environment e', 404, 'i', { detail: 'no process p in environment e' }), 'http://h')).toBe('no process p in environment e (PROCESS_NOT_FOUND)');
     expect(describeHostError(new HostApiError('PROCESS_GAP', 'events: the host sent seq 5 after 3', undefined, undefined), 'http://h')).toBe('events: the host sent seq 5 after 3');
   });
 });

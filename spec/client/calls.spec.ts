@@ -103,11 +103,11 @@ describe('HostClient calls', () => {
     ];
     for (const error of errors) expect(error).toBeInstanceOf(HostApiError);
     expect(errors.map((e) => ({ ...(e as HostApiError), message: (e as HostApiError).message }))).toEqual([
-      expect.objectContaining({ code: 'PROCESS_NOT_FOUND', status: 404, hostInstance: HOST_A, message: expect.stringContaining('detail of PROCESS_NOT_FOUND') }),
-      expect.objectContaining({ code: 'SPAWN_FAILED', status: 422, hostInstance: 'c0c0c0c0-0000-4000-8000-00000000000c' }),
-      expect.objectContaining({ code: 'UNAUTHORIZED', status: 401, hostInstance: undefined }),
-      expect.objectContaining({ code: 'HOST_ERROR', status: 500 }),
-      expect.objectContaining({ code: 'HOST_ERROR', status: 409, hostInstance: HOST_A }),
+      expect.objectContaining({ code: 'PROCESS_NOT_FOUND', status: 404, hostInstance: HOST_A, message: expect.stringContaining('detail of PROCESS_NOT_FOUND'), detail: 'detail of PROCESS_NOT_FOUND' }),
+      expect.objectContaining({ code: 'SPAWN_FAILED', status: 422, hostInstance: 'c0c0c0c0-0000-4000-8000-00000000000c', detail: 'detail of SPAWN_FAILED' }),
+      expect.objectContaining({ code: 'UNAUTHORIZED', status: 401, hostInstance: undefined, detail: undefined }),
+      expect.objectContaining({ code: 'HOST_ERROR', status: 500, detail: undefined }),
+      expect.objectContaining({ code: 'HOST_ERROR', status: 409, hostInstance: HOST_A, detail: undefined }),
     ]);
     // None of them is retried: the host answered.
     expect(fake.calls).toHaveLength(5);

@@ -60,7 +60,8 @@ export async function errorOf(response: Response, what: string): Promise<HostApi
   const problem = decodeProblem(body);
   if (E.isRight(problem)) {
     const code = problem.right.code as HostApiError['code'];
-    return new HostApiError(code, `${what}: ${problem.right.title}${problem.right.detail === undefined ? '' : `: ${problem.right.detail}`}`, response.status, hostInstance);
+    const detail = problem.right.detail;
+    return new HostApiError(code, `${what}: ${problem.right.title}${detail === undefined ? '' : `: ${detail}`}`, response.status, hostInstance, detail === undefined ? undefined : { detail });
   }
   return new HostApiError(response.status === 401 ? 'UNAUTHORIZED' : 'HOST_ERROR', `${what}: HTTP ${response.status}`, response.status, hostInstance);
 }

@@ -11,8 +11,8 @@ const EXIT_NOT_FOUND = 127;
 /** Exit status when the program is not executable (as a shell). */
 const EXIT_NOT_EXECUTABLE = 126;
 
-/** The problem detail of a HostApiError's message (`POST /path: Title: detail`, `events: Title: detail`). */
-const detailOf = (message: string): string => message.replace(/^(?:[A-Z]+ \S+|events|overview): [^:]+: /, '');
+/** What the host said of the problem: its detail, else the whole message. */
+const detailOf = (error: HostApiError): string => error.detail ?? error.message;
 
 /** One line (without the `exec-rx: ` prefix) for an error of a call to the host at `url`. */
 export function describeHostError(error: unknown, url: string): string {
@@ -22,7 +22,7 @@ export function describeHostError(error: unknown, url: string): string {
   if (error.code === 'PROCESS_GONE') return `the host at ${url} no longer knows the process (it restarted): ${error.message}`;
   if (error.status === undefined) return error.message;
   const hint = error.code === 'ENVIRONMENT_NOT_FOUND' ? '; exec-rx ls lists the environments' : '';
-  return `${detailOf(error.message)} (${error.code})${hint}`;
+  return `${detailOf(error)} (${error.code})${hint}`;
 }
 
 /** A program that could not start: the status to exit with and the line to say. */
@@ -37,7 +37,7 @@ export interface SpawnFailure {
  */
 export function spawnFailureOf(error: unknown, program: string, cwd: string | undefined): SpawnFailure | undefined {
   if (!(error instanceof HostApiError) || error.code !== 'SPAWN_FAILED') return undefined;
-  const detail = detailOf(error.message).replace(/\s+/g, ' ').trim();
+  const detail = detailOf(error).replace(/\s+/g, ' ').trim();
   if (/Permission denied|os error 13/.test(detail)) return { exitCode: EXIT_NOT_EXECUTABLE, line: `cannot start ${program}: Permission denied` };
   // The host's own checks say it in full: `cannot start in DIR: …`, `cannot start PROGRAM: …`.
   if (detail.startsWith('cannot start ')) return { exitCode: EXIT_NOT_FOUND, line: detail.slice(0, 300) };
