@@ -1,13 +1,17 @@
 /**
  * The pieces of the host commands that need no host: the fetch watcher's connection states, the `ls`
- * table and quoting, and what a host's errors become (lines and exit codes).
+ * table and quoting, what a host's errors become (lines and exit codes), and how events are piped to
+ * our stdout and stderr.
  */
+import { PassThrough } from 'node:stream';
 import type { Observable } from 'rxjs';
+import { Subject, of, throwError } from 'rxjs';
 import type { ConnectionState } from '../../src';
+import { pipeEvents } from '../../src/cli/remote/event-output';
 import { describeHostError, spawnFailureOf } from '../../src/cli/remote/host-errors';
 import { lsJson, lsTable, shellQuote } from '../../src/cli/remote/ls-format';
 import { rootReason, watchedFetch } from '../../src/cli/remote/watched-fetch';
-import type { EnvironmentOverview } from '../../src/client/host-types';
+import type { EnvironmentOverview, HostProcessEvent } from '../../src/client/host-types';
 import { HostApiError } from '../../src/client/host-api-error';
 
 const sse = { accept: 'text/event-stream' };
@@ -146,5 +150,41 @@ describe('host errors', () => {
     expect(describeHostError(unreachable, 'http://h')).toBe('cannot reach the host at http://h: connect ECONNREFUSED 127.0.0.1:1');
     expect(describeHostError(new HostApiError('PROCESS_NOT_FOUND', 'events: Not Found: no process p in environment e', 404, 'i', { detail: 'no process p in environment e' }), 'http://h')).toBe('no process p in environment e (PROCESS_NOT_FOUND)');
     expect(describeHostError(new HostApiError('PROCESS_GAP', 'events: the host sent seq 5 after 3', undefined, undefined), 'http://h')).toBe('events: the host sent seq 5 after 3');
+  });
+});
+
+describe('pipeEvents', () => {
+  const bytes = (text: string): HostProcessEvent => ({ type: 'output', seq: 1, stream: 'stdout', chunk: new TextEncoder().encode(text) });
+  const streams = (): { stdout: PassThrough; stderr: PassThrough; out: () => string; err: () => string } => {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    return { stdout, stderr, out: () => String(stdout.read() ?? ''), err: () => String(stderr.read() ?? '') };
+  };
+
+  it('writes the events and resolves complete, leaving no listener behind, also when they complete while subscribing', async () => {
+    const io = streams();
+    const seen: string[] = [];
+    const events: HostProcessEvent[] = [bytes('out'), { type: 'output', seq: 2, stream: 'stderr', chunk: new TextEncoder().encode('err') }, { type: 'closed', seq: 3 }];
+    expect(await pipeEvents(of(...events), io, () => undefined, (event) => seen.push(event.type))).toEqual({ kind: 'complete' });
+    expect({ out: io.out(), err: io.err(), seen }).toEqual({ out: 'out', err: 'err', seen: ['output', 'output', 'closed'] });
+    expect(io.stdout.listenerCount('error') + io.stderr.listenerCount('error')).toBe(0);
+  });
+
+  it('resolves error with what the events errored with', async () => {
+    const io = streams();
+    const failure = new HostApiError('PROCESS_GONE', 'gone', 404, 'i');
+    expect(await pipeEvents(throwError(() => failure), io, () => undefined)).toEqual({ kind: 'error', error: failure });
+    expect(io.stdout.listenerCount('error')).toBe(0);
+  });
+
+  it('resolves brokenPipe when our stdout fails, and stops reading the events', async () => {
+    const io = streams();
+    const events = new Subject<HostProcessEvent>();
+    const done = pipeEvents(events, io, () => undefined);
+    events.next(bytes('a'));
+    io.stdout.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    expect(await done).toEqual({ kind: 'brokenPipe' });
+    expect(events.observed).toBe(false);
+    expect(io.stderr.listenerCount('error')).toBe(0);
   });
 });

@@ -6,7 +6,7 @@ import { HostClient } from '../../client/host-client';
 import { reportConnection } from '../connection-reporter';
 import type { LogsOptions } from '../host-args';
 import type { CliIo } from '../io';
-import { writeEvent } from './event-output';
+import { pipeEvents } from './event-output';
 import { describeHostError } from './host-errors';
 import { watchedFetch } from './watched-fetch';
 
@@ -27,31 +27,21 @@ export async function logsCommand(options: LogsOptions, io: CliIo): Promise<numb
   const watch = watchedFetch();
   const reporting = reportConnection(watch.states$, say, { verbose: false, peer: 'the host' });
   const client = new HostClient({ url, token, fetch: watch.fetch, ...(options.follow ? {} : { retry: { maxOfflineMs: SNAPSHOT_OFFLINE_MS } }) });
-  let stop = (): void => undefined;
   try {
-    return await new Promise<number>((resolve) => {
-      const onBrokenPipe = (): void => resolve(EXIT_BROKEN_PIPE);
-      io.stdout.once('error', onBrokenPipe);
-      io.stderr.once('error', onBrokenPipe);
-      const subscription = client.events$(options.environmentId, options.processId, { afterSeq: options.afterSeq, follow: options.follow }).subscribe({
-        next: (event) => {
-          if (event.type === 'closed') watch.finish();
-          writeEvent(event, io, say);
-        },
-        error: (error: unknown) => {
-          say(describeHostError(error, url));
-          resolve(1);
-        },
-        complete: () => resolve(0),
-      });
-      stop = () => {
-        subscription.unsubscribe();
-        io.stdout.off('error', onBrokenPipe);
-        io.stderr.off('error', onBrokenPipe);
-      };
+    const events$ = client.events$(options.environmentId, options.processId, { afterSeq: options.afterSeq, follow: options.follow });
+    const end = await pipeEvents(events$, io, say, (event) => {
+      if (event.type === 'closed') watch.finish();
     });
+    switch (end.kind) {
+      case 'brokenPipe':
+        return EXIT_BROKEN_PIPE;
+      case 'error':
+        say(describeHostError(end.error, url));
+        return 1;
+      case 'complete':
+        return 0;
+    }
   } finally {
-    stop();
     watch.finish();
     reporting.unsubscribe();
   }

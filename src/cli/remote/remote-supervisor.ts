@@ -10,7 +10,7 @@ import { forwardSignals } from '../run/forward-signals';
 import type { StdinSink } from '../run/stdin-relay';
 import { rawTerminal, relayStdin } from '../run/stdin-relay';
 import { terminalSize } from '../run/terminal-size';
-import { writeEvent } from './event-output';
+import { pipeEvents } from './event-output';
 
 /** Where the command's stdin comes from: streamed (`pipeStdin`), raw to its pty, or not at all. */
 export type StdinMode = 'pipe' | 'pty' | 'none';
@@ -112,36 +112,22 @@ export async function superviseRemote(remote: RemoteProcess, io: CliIo, reportin
     if (reporting.verbose) reporting.say(`${signal}: ${action === 'interrupt' ? 'interrupting the command (Ctrl-C again terminates it)' : 'terminating the command'}`);
   });
   const sizing = followSize(remote, io, reporting.say);
-  let stop = (): void => undefined;
   try {
-    return await new Promise<number>((resolve) => {
-      let exitCode: number | undefined;
-      const onBrokenPipe = (): void => {
-        void terminate().catch(() => undefined);
-        resolve(EXIT_BROKEN_PIPE);
-      };
-      io.stdout.once('error', onBrokenPipe);
-      io.stderr.once('error', onBrokenPipe);
-      const subscription = client.events$(environmentId, processId, { afterSeq: 0, follow: true }).subscribe({
-        next: (event) => {
-          if (event.type === 'exited') exitCode = event.exitCode;
-          if (event.type === 'closed') reporting.finished();
-          writeEvent(event, io, reporting.say);
-        },
-        error: (error: unknown) => {
-          reporting.say(reporting.describe(error));
-          resolve(EXIT_FAILED);
-        },
-        complete: () => resolve(exitCode ?? EXIT_FAILED),
-      });
-      stop = () => {
-        subscription.unsubscribe();
-        io.stdout.off('error', onBrokenPipe);
-        io.stderr.off('error', onBrokenPipe);
-      };
+    let exitCode: number | undefined;
+    const end = await pipeEvents(client.events$(environmentId, processId, { afterSeq: 0, follow: true }), io, reporting.say, (event) => {
+      if (event.type === 'exited') exitCode = event.exitCode;
+      if (event.type === 'closed') reporting.finished();
     });
+    if (end.kind === 'brokenPipe') {
+      void terminate().catch(() => undefined);
+      return EXIT_BROKEN_PIPE;
+    }
+    if (end.kind === 'error') {
+      reporting.say(reporting.describe(end.error));
+      return EXIT_FAILED;
+    }
+    return exitCode ?? EXIT_FAILED;
   } finally {
-    stop();
     signals.dispose();
     sizing.dispose();
     terminal?.restore();
