@@ -7,7 +7,7 @@
 import { firstValueFrom, toArray } from 'rxjs';
 import { HostClient } from '../../src/client';
 import type { RetryPolicy } from '../../src/client';
-import { backoffDelay, retryAfterMs } from '../../src/client/retry';
+import { backoffDelay, offlineWait, retryAfterMs } from '../../src/client/retry';
 import { empty, FakeFetch, frames, json, networkError, problem, recordTimerDelays, SseBody } from './fake-fetch';
 
 const ENV = 'env-1';
@@ -116,6 +116,45 @@ describe('backoff with jitter', () => {
     expect(timers.delays).toEqual([2, 4, 8, 2]);
     expect(fake.calls.every((c) => c.url.pathname === '/api/v1/overview')).toBe(true);
     expect(open.cancelled).toBe(true);
+  });
+});
+
+describe('the bound on being unreachable (maxOfflineMs)', () => {
+  it('cuts the last wait so that the last attempt comes when the bound runs out, then gives up', () => {
+    expect(offlineWait(80, 1_000, 100, 1_000)).toBe(80);
+    expect(offlineWait(80, 1_000, 100, 1_085)).toBe(15);
+    expect(offlineWait(80, 1_000, 100, 1_100)).toBeUndefined();
+    expect(offlineWait(80, 1_000, 100, 1_300)).toBeUndefined();
+  });
+
+  const unreachablePolicy: RetryPolicy = { initialDelayMs: 80, maxDelayMs: 80, jitter: 0, maxOfflineMs: 100, streamIdleMs: IDLE_MS };
+
+  it('a call gives up HOST_UNREACHABLE when maxOfflineMs runs out, not one backoff later: its waits add up to the bound', async () => {
+    const fake = new FakeFetch();
+    for (let i = 0; i < 50; i += 1) fake.reply(networkError());
+    timers = recordTimerDelays(IDLE_MS);
+    const error = await client(fake, () => 0, unreachablePolicy).endStdin(ENV, PID).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'HOST_UNREACHABLE' });
+    // 80, then what was left of the 100 ms (never a second whole 80), then no more attempts.
+    expect(timers.delays[0]).toBe(80);
+    expect(timers.delays.length).toBe(2);
+    expect(timers.delays[1]).toBeLessThanOrEqual(20);
+    expect(fake.calls).toHaveLength(3);
+  });
+
+  it('an event stream does the same, for no answer and for 503', async () => {
+    for (const failure of [networkError, () => problem(503, 'ENVIRONMENT_FAILED')]) {
+      const fake = new FakeFetch();
+      for (let i = 0; i < 50; i += 1) fake.reply(failure());
+      timers = recordTimerDelays(IDLE_MS);
+      const error = await firstValueFrom(client(fake, () => 0, unreachablePolicy).events$(ENV, PID).pipe(toArray())).catch((e: unknown) => e);
+      timers.restore();
+      expect(error).toMatchObject({ code: 'HOST_UNREACHABLE' });
+      expect(timers.delays[0]).toBe(80);
+      expect(timers.delays.length).toBe(2);
+      expect(timers.delays[1]).toBeLessThanOrEqual(20);
+      expect(fake.calls).toHaveLength(3);
+    }
   });
 });
 

@@ -8,7 +8,7 @@ import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { HOST_INSTANCE_HEADER, Problem } from '../wire/operator-api';
 import type { RetryPolicy } from './retry';
-import { backoffDelay, retryAfterMs, sleep } from './retry';
+import { backoffDelay, offlineWait, retryAfterMs, sleep } from './retry';
 
 /** Where and how the client reaches a host. */
 export interface HostConnection {
@@ -111,8 +111,9 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
     if (!retryable) throw response === undefined ? unreachable(what, cause) : await errorOf(response, what);
     await response?.body?.cancel();
     unreachableSince ??= Date.now();
-    if (Date.now() - unreachableSince > connection.policy.maxOfflineMs) throw unreachable(what, cause, connection.policy.maxOfflineMs);
-    await sleep(backoffDelay(failures, connection.policy, connection.random), request.signal, what);
+    const wait = offlineWait(backoffDelay(failures, connection.policy, connection.random), unreachableSince, connection.policy.maxOfflineMs);
+    if (wait === undefined) throw unreachable(what, cause, connection.policy.maxOfflineMs);
+    await sleep(wait, request.signal, what);
     failures += 1;
   }
 }

@@ -24,6 +24,16 @@ export interface RetryPolicy {
 /** Default {@link RetryPolicy}. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 200, maxDelayMs: 5_000, jitter: 0.5, maxOfflineMs: 60_000, streamIdleMs: 45_000 };
 
+/**
+ * The wait before the next attempt while the host has been unreachable since `since` (ms, `Date.now()`
+ * clock): `delayMs`, cut so that the last attempt comes when `maxOfflineMs` runs out, not one whole
+ * backoff after it; `undefined` once it has run out (the caller gives up with `HOST_UNREACHABLE`).
+ */
+export function offlineWait(delayMs: number, since: number, maxOfflineMs: number, now: number = Date.now()): number | undefined {
+  const left = since + maxOfflineMs - now;
+  return left <= 0 ? undefined : Math.min(delayMs, left);
+}
+
 /** The delay before attempt `attempt + 1` (`attempt` counts failures so far, from 0). */
 export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
   const delay = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.min(attempt, 30));

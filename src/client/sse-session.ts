@@ -6,7 +6,7 @@
 import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
 import { errorOf, init, isBusy, isGatewayFailure, unreachable } from './host-connection';
-import { backoffDelay, retryAfterMs, sleep } from './retry';
+import { backoffDelay, offlineWait, retryAfterMs, sleep } from './retry';
 import type { SseMessage } from './sse-reader';
 import { readSse } from './sse-reader';
 
@@ -80,18 +80,23 @@ export async function runSse(connection: HostConnection, what: string, session: 
       await response.body?.cancel();
       // A host that keeps answering 503 (its environment failed, its streams are full) is unavailable
       // like one that does not answer; 429 only asks to slow down.
-      if (response.status === 503) {
-        unreachableSince ??= Date.now();
-        if (Date.now() - unreachableSince > connection.policy.maxOfflineMs) throw unreachable(what, cause, connection.policy.maxOfflineMs);
+      const delay = retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures++, connection.policy, connection.random);
+      if (response.status !== 503) {
+        await wait(delay);
+        continue;
       }
-      await wait(retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures++, connection.policy, connection.random));
+      unreachableSince ??= Date.now();
+      const cut = offlineWait(delay, unreachableSince, connection.policy.maxOfflineMs);
+      if (cut === undefined) throw unreachable(what, cause, connection.policy.maxOfflineMs);
+      await wait(cut);
       continue;
     }
     if (response !== undefined && !isGatewayFailure(response.status)) throw await session.refusal(response);
     await response?.body?.cancel();
     unreachableSince ??= Date.now();
-    if (Date.now() - unreachableSince > connection.policy.maxOfflineMs) throw unreachable(what, cause, connection.policy.maxOfflineMs);
-    await wait(backoffDelay(failures++, connection.policy, connection.random));
+    const cut = offlineWait(backoffDelay(failures++, connection.policy, connection.random), unreachableSince, connection.policy.maxOfflineMs);
+    if (cut === undefined) throw unreachable(what, cause, connection.policy.maxOfflineMs);
+    await wait(cut);
   }
 }
 
