@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { take } from 'rxjs';
 import { ProcessFailedError } from '../../src/errors';
 import { EventHistory } from '../../src/exec/event-history';
+import { HistoryBudget } from '../../src/exec/history-budget';
 import type { FailedEvent, ProcessEvent, TruncatedEvent } from '../../src/exec/process-event';
 import type { SequencedEvent } from '../../src/wire/process-event';
 import { testScheduler } from '../support/marbles';
@@ -113,6 +114,30 @@ describe('EventHistory', () => {
     expect(live).toEqual([output(1, 'ab'), exited(2, 0), closed(3)]);
     expect({ events: history.retainedEvents, bytes: history.retainedBytes }).toEqual({ events: 0, bytes: 0 });
     expect(collect(history)).toEqual([truncated(4, 3, 2)]);
+  });
+
+  it('release() of a history at its byte bound drops it at once: no byte ring is made on the way, the counts stay exact', () => {
+    const budget = new HistoryBudget(64 * 1024 * 1024);
+    const history = new EventHistory({ maxEvents: 4096, maxBytes: 1024 * 1024 }, budget);
+    for (let seq = 1; seq <= 200; seq += 1) history.append(outputBytes(seq, Buffer.alloc(16 * 1024, seq)));
+    expect({ events: history.retainedEvents, bytes: history.retainedBytes, budget: budget.totalBytes }).toEqual({ events: 64, bytes: 1024 * 1024, budget: 1024 * 1024 });
+    const allocations = jest.spyOn(Buffer, 'allocUnsafe');
+    try {
+      history.release();
+      // Evicting one event at a time shrank the ring on the way: 1 MiB, then 256 KiB, 64 KiB ... each a copy.
+      expect(allocations).not.toHaveBeenCalled();
+    } finally {
+      allocations.mockRestore();
+    }
+    expect({ events: history.retainedEvents, bytes: history.retainedBytes, droppedEvents: history.droppedEvents, droppedBytes: history.droppedBytes, budget: budget.totalBytes, members: budget.memberCount }).toEqual({
+      events: 0,
+      bytes: 0,
+      droppedEvents: 200,
+      droppedBytes: 200 * 16 * 1024,
+      budget: 0,
+      members: 0,
+    });
+    expect(collect(history)).toEqual([truncated(201, 200, 200 * 16 * 1024)]);
   });
 
   it('always starts the replay after the marker at its nextSeq and runs contiguously to the end', () => {

@@ -164,10 +164,14 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
    * `truncated` marker (and completion, once ended). Later events are not retained. Idempotent.
    */
   release(): void {
-    while (this.log.length > 0) this.evictOldest();
+    // At once: evicting one by one would shrink (reallocate) the byte ring on the way.
+    const events = this.log.length;
+    this.first += events;
+    this.dropped += events;
+    this.droppedPayload += this.log.payloadBytes;
     this.log.clear();
     this.released = true;
-    this.lease?.release();
+    this.lease?.release(); // takes what is left of this history off the budget
     this.lease = undefined;
   }
 
