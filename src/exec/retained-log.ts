@@ -1,6 +1,7 @@
 // Imported, not the global: on Node 20 the global `Buffer` is an accessor, a getter call per use.
 import { Buffer } from 'node:buffer';
 import type { OutputStream, SequencedEvent } from '../wire/process-event';
+import { giveRing, takeRing } from './ring-pool';
 
 const STREAMS: readonly OutputStream[] = ['stdout', 'stderr', 'pty'];
 /** Smallest byte ring (Node's pool serves it). */
@@ -159,6 +160,7 @@ export class RetainedLog {
     this.slots = EMPTY_SLOTS;
     this.head = 0;
     this.count = 0;
+    if (this.bytes !== undefined) giveRing(this.bytes);
     this.bytes = undefined;
     this.capacity = 0;
     this.bytesHead = 0;
@@ -216,6 +218,7 @@ export class RetainedLog {
 
   private shrink(): void {
     if (this.bytesUsed === 0) {
+      if (this.bytes !== undefined) giveRing(this.bytes);
       this.bytes = undefined;
       this.capacity = 0;
       this.bytesHead = 0;
@@ -224,9 +227,10 @@ export class RetainedLog {
 
   /** Moves the retained bytes, in order, to a ring of `capacity` bytes. */
   private resize(capacity: number): void {
-    const next = Buffer.allocUnsafe(capacity);
+    const next = takeRing(capacity);
     const ring = this.bytes;
     if (ring !== undefined && this.bytesUsed > 0) this.read(ring, this.bytesHead, this.bytesUsed, next);
+    if (ring !== undefined) giveRing(ring);
     this.bytes = next;
     this.capacity = capacity;
     this.bytesHead = 0;
