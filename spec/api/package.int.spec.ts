@@ -3,7 +3,7 @@
  * into a fresh project with only its declared dependencies, then loaded with plain `node` from there.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as api from '../../src';
@@ -36,6 +36,14 @@ beforeAll(() => {
 
 afterAll(() => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the build in a clone', () => {
+  it('leaves the bin executable, so `npx exec-rx` runs it after `npm test` rebuilt dist', () => {
+    expect((statSync(join(root, 'dist', 'src', 'cli', 'main.js')).mode & 0o111).toString(8)).toBe('111');
+    const run = spawnSync('npx', ['--no-install', 'exec-rx', '--help'], { cwd: root, encoding: 'utf8', env: npmEnv(), timeout: NODE_TIMEOUT_MS });
+    expect({ status: run.status, usage: run.stdout.split('\n')[0] }).toEqual({ status: 0, usage: 'usage:' });
+  });
 });
 
 describe('the packed tarball', () => {
