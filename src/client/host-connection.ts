@@ -82,7 +82,7 @@ export const isGatewayFailure = (status: number): boolean => status === 502 || s
 export async function send(connection: HostConnection, request: ApiRequest): Promise<ApiAnswer> {
   const what = `${request.method} ${request.path.split('?')[0] ?? ''}`;
   let failures = 0;
-  let unreachableSince: number | undefined;
+  const offline = new OfflineBound(connection.policy, what);
   for (;;) {
     let response: Response | undefined;
     let cause: unknown;
@@ -100,7 +100,7 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
       cause = text.failure;
     }
     if (response !== undefined && isBusy(response.status)) {
-      unreachableSince = undefined;
+      offline.reached();
       const wait = retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures, connection.policy, connection.random);
       await response.body?.cancel();
       failures += 1;
@@ -110,10 +110,7 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
     const retryable = request.retry === 'idempotent' && (response === undefined || isGatewayFailure(response.status));
     if (!retryable) throw response === undefined ? unreachable(what, cause) : await errorOf(response, what);
     await response?.body?.cancel();
-    unreachableSince ??= Date.now();
-    const wait = offlineWait(backoffDelay(failures, connection.policy, connection.random), unreachableSince, connection.policy.maxOfflineMs);
-    if (wait === undefined) throw unreachable(what, cause, connection.policy.maxOfflineMs);
-    await sleep(wait, request.signal, what);
+    await sleep(offline.next(backoffDelay(failures, connection.policy, connection.random), cause), request.signal, what);
     failures += 1;
   }
 }
@@ -153,4 +150,31 @@ export function init(connection: HostConnection, request: Pick<ApiRequest, 'meth
 export function unreachable(what: string, cause: unknown, afterMs?: number): HostApiError {
   const reason = cause instanceof Error ? cause.message : 'no answer';
   return new HostApiError('HOST_UNREACHABLE', `${what}: the host is unreachable${afterMs === undefined ? '' : ` for over ${afterMs / 1000} s`} (${reason})`, undefined, undefined, { cause });
+}
+
+/**
+ * How long one call or stream has found the host unreachable, and the waits that bound it: each wait is
+ * cut so that the last attempt comes when `maxOfflineMs` runs out, and then it gives up. One per call or
+ * stream; `reached()` when the host answered.
+ */
+export class OfflineBound {
+  private since: number | undefined;
+
+  constructor(
+    private readonly policy: RetryPolicy,
+    private readonly what: string,
+  ) {}
+
+  /** The host answered: the bound starts again at the next failure. */
+  reached(): void {
+    this.since = undefined;
+  }
+
+  /** The wait before the next attempt: `delayMs`, cut to what is left of the bound. Throws HOST_UNREACHABLE (with `cause`) once nothing is left. */
+  next(delayMs: number, cause: unknown): number {
+    this.since ??= Date.now();
+    const wait = offlineWait(delayMs, this.since, this.policy.maxOfflineMs);
+    if (wait === undefined) throw unreachable(this.what, cause, this.policy.maxOfflineMs);
+    return wait;
+  }
 }

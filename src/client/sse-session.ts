@@ -5,8 +5,8 @@
  */
 import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
-import { errorOf, init, isBusy, isGatewayFailure, unreachable } from './host-connection';
-import { backoffDelay, offlineWait, retryAfterMs, sleep } from './retry';
+import { errorOf, init, isBusy, isGatewayFailure, OfflineBound } from './host-connection';
+import { backoffDelay, retryAfterMs, sleep } from './retry';
 import type { SseMessage } from './sse-reader';
 import { readSse } from './sse-reader';
 
@@ -31,7 +31,7 @@ export interface SseSession {
 /** Runs `session` until it is finished (resolves) or cannot go on (rejects); `signal` stops it quietly. */
 export async function runSse(connection: HostConnection, what: string, session: SseSession, signal: AbortSignal): Promise<void> {
   let failures = 0;
-  let unreachableSince: number | undefined;
+  const offline = new OfflineBound(connection.policy, what);
   const wait = (ms: number): Promise<void> => sleep(ms, signal, what);
   while (!session.finished()) {
     let response: Response | undefined;
@@ -45,19 +45,22 @@ export async function runSse(connection: HostConnection, what: string, session: 
       clearTimeout(idle);
       idle = setTimeout(stopAttempt, connection.policy.streamIdleMs);
     };
+    const endAttempt = (): void => {
+      clearTimeout(idle);
+      signal.removeEventListener('abort', stopAttempt);
+    };
     try {
       heard();
       response = await connection.fetch(`${connection.baseUrl}${session.path()}`, init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: 'text/event-stream' } }));
     } catch (error: unknown) {
       if (signal.aborted) {
-        clearTimeout(idle);
-        signal.removeEventListener('abort', stopAttempt);
+        endAttempt();
         return;
       }
       cause = error;
     }
     if (response?.status === 200) {
-      unreachableSince = undefined;
+      offline.reached();
       session.onOpen(response);
       const before = session.progress();
       try {
@@ -66,37 +69,25 @@ export async function runSse(connection: HostConnection, what: string, session: 
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
       } finally {
-        clearTimeout(idle);
-        signal.removeEventListener('abort', stopAttempt);
+        endAttempt();
       }
       // A cut after progress reconnects at once; streams that keep ending without progress back off.
       failures = session.progress() > before ? 0 : failures + 1;
       if (failures > 0 && !session.finished()) await wait(backoffDelay(failures - 1, connection.policy, connection.random));
       continue;
     }
-    clearTimeout(idle);
-    signal.removeEventListener('abort', stopAttempt);
+    endAttempt();
     if (response !== undefined && isBusy(response.status)) {
       await response.body?.cancel();
       // A host that keeps answering 503 (its environment failed, its streams are full) is unavailable
       // like one that does not answer; 429 only asks to slow down.
       const delay = retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures++, connection.policy, connection.random);
-      if (response.status !== 503) {
-        await wait(delay);
-        continue;
-      }
-      unreachableSince ??= Date.now();
-      const cut = offlineWait(delay, unreachableSince, connection.policy.maxOfflineMs);
-      if (cut === undefined) throw unreachable(what, cause, connection.policy.maxOfflineMs);
-      await wait(cut);
+      await wait(response.status === 503 ? offline.next(delay, cause) : delay);
       continue;
     }
     if (response !== undefined && !isGatewayFailure(response.status)) throw await session.refusal(response);
     await response?.body?.cancel();
-    unreachableSince ??= Date.now();
-    const cut = offlineWait(backoffDelay(failures++, connection.policy, connection.random), unreachableSince, connection.policy.maxOfflineMs);
-    if (cut === undefined) throw unreachable(what, cause, connection.policy.maxOfflineMs);
-    await wait(cut);
+    await wait(offline.next(backoffDelay(failures++, connection.policy, connection.random), cause));
   }
 }
 
