@@ -8,6 +8,7 @@ import { RetainedLog } from './retained-log';
 import { RingDeque } from './ring-deque';
 import type { ObservableSource } from './source-observable';
 import { SourceObservable } from './source-observable';
+import { noSubscribers, withoutSubscriber, withSubscriber } from './subscriber-list';
 
 /** Bounds of one process's replay history (codex `ExecProcessEventLog`: 256 events, 1 MiB). */
 export interface EventHistoryOptions {
@@ -73,7 +74,7 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
   private ended = false;
   private failure: FailedEvent | undefined;
   private released = false;
-  private subscribers: readonly Subscriber<ProcessEvent>[] = NO_SUBSCRIBERS;
+  private subscribers: readonly Subscriber<ProcessEvent>[] = noSubscribers();
   private emitting = false;
   /** Appends made while emitting, delivered after the current one (made on first need). */
   private deferred: RingDeque<HistoryInput> | undefined;
@@ -242,7 +243,7 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
     this.failure = failure;
     this.lease?.terminated();
     const subscribers = this.subscribers;
-    this.subscribers = NO_SUBSCRIBERS;
+    this.subscribers = noSubscribers();
     for (const subscriber of subscribers) {
       if (failure !== undefined) subscriber.next(failure);
       subscriber.complete();
@@ -288,13 +289,9 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
       subscriber.complete();
       return undefined;
     }
-    this.subscribers = [...this.subscribers, subscriber];
+    this.subscribers = withSubscriber(this.subscribers, subscriber);
     return () => {
-      const rest = this.subscribers.filter((s) => s !== subscriber);
-      this.subscribers = rest.length === 0 ? NO_SUBSCRIBERS : rest;
+      this.subscribers = withoutSubscriber(this.subscribers, subscriber);
     };
   }
 }
-
-/** Shared by every history without live subscribers (never written: subscribing makes a new array). */
-const NO_SUBSCRIBERS: readonly Subscriber<ProcessEvent>[] = [];

@@ -2,6 +2,7 @@ import type { Observable, Subscriber, TeardownLogic } from 'rxjs';
 import type { ExecClientError } from '../errors';
 import type { ObservableSource } from './source-observable';
 import { SourceObservable } from './source-observable';
+import { noSubscribers, withoutSubscriber, withSubscriber } from './subscriber-list';
 
 /** What `ExecProcess.state` reports: `running`, `exited` (output may still follow), `closed`, or `failed`. */
 export type ProcessState = 'running' | 'exited' | 'closed' | 'failed';
@@ -20,7 +21,7 @@ export class ProcessStatus implements ObservableSource<ProcessState> {
   private value: ProcessState = 'running';
   private exit: number | undefined;
   private error: ExecClientError | undefined;
-  private observers: readonly Subscriber<ProcessState>[] = NO_OBSERVERS;
+  private observers: readonly Subscriber<ProcessState>[] = noSubscribers();
   private stateObservable: Observable<ProcessState> | undefined;
 
   /** `listener.stateChanged()` runs after each change (the environment's process list listens there). */
@@ -43,10 +44,9 @@ export class ProcessStatus implements ObservableSource<ProcessState> {
       subscriber.complete();
       return undefined;
     }
-    this.observers = [...this.observers, subscriber];
+    this.observers = withSubscriber(this.observers, subscriber);
     return () => {
-      const rest = this.observers.filter((o) => o !== subscriber);
-      this.observers = rest.length === 0 ? NO_OBSERVERS : rest;
+      this.observers = withoutSubscriber(this.observers, subscriber);
     };
   }
 
@@ -90,7 +90,7 @@ export class ProcessStatus implements ObservableSource<ProcessState> {
   private become(next: ProcessState): void {
     this.value = next;
     const observers = this.observers;
-    if (this.ended) this.observers = NO_OBSERVERS;
+    if (this.ended) this.observers = noSubscribers();
     for (const observer of observers) {
       observer.next(next);
       if (this.ended) observer.complete();
@@ -98,6 +98,3 @@ export class ProcessStatus implements ObservableSource<ProcessState> {
     this.listener.stateChanged();
   }
 }
-
-/** Shared by every status nobody observes (never written: subscribing makes a new array). */
-const NO_OBSERVERS: readonly Subscriber<ProcessState>[] = [];
