@@ -26,7 +26,7 @@ const read = (end: 'running' | 'exited' | 'closed', exitCode = 0): ReadResponse 
 
 /** Starts a listed process in `table` (as ExecBackend.start does once the executor spawned it). */
 function start(table: ProcessTable, processId: string, argv: readonly string[] = [processId]): ExecProcess {
-  const process = new ExecProcess(processId, quietSession, {}, () => table.released(processId), () => table.changed(processId));
+  const process = new ExecProcess(processId, quietSession, { listener: table });
   table.add(process, argv, false);
   return process;
 }

@@ -89,19 +89,16 @@ export class ExecProcess {
 
   /**
    * @internal Built by `ExecBackend.start`, which passes its environment's process list as
-   * `options.listener`; `onChange` and `onRelease` are the same two calls as functions (specs).
-   * Either way, one runs after each state change, the other when the history is released.
+   * `options.listener`: it hears each state change and the release of the history.
    */
   constructor(
     /** Our key for the process on the executor (`StartParams.processId`, or a generated UUID). */
     readonly processId: string,
     private readonly session: ExecSession,
     options: ProcessStreamOptions = {},
-    onRelease?: () => void,
-    onChange?: () => void,
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
-    this.listener = options.listener ?? (onRelease === undefined && onChange === undefined ? undefined : { released: onRelease ?? noop, changed: onChange ?? noop });
+    this.listener = options.listener;
     this.history = new EventHistory({ maxEvents: options.historyEvents ?? 256, maxBytes: options.historyBytes ?? 1_048_576 }, options.budget);
     this.status = new ProcessStatus(this);
     this.inbox = new ProcessInbox(processId, session, this.history, this.status, this.scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS);
@@ -293,4 +290,3 @@ export class ExecProcess {
   }
 }
 
-const noop = (): void => undefined;
