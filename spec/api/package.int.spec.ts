@@ -40,9 +40,21 @@ afterAll(() => {
 
 describe('the build in a clone', () => {
   it('leaves the bin executable, so `npx exec-rx` runs it after `npm test` rebuilt dist', () => {
-    expect((statSync(join(root, 'dist', 'src', 'cli', 'main.js')).mode & 0o111).toString(8)).toBe('111');
-    const run = spawnSync('npx', ['--no-install', 'exec-rx', '--help'], { cwd: root, encoding: 'utf8', env: npmEnv(), timeout: NODE_TIMEOUT_MS });
+    const bin = join(root, 'dist', 'src', 'cli', 'main.js');
+    expect((statSync(bin).mode & 0o111).toString(8)).toBe('111');
+    const before = statSync(bin);
+    // A fresh npm cache, as on a new machine: npx then installs this package into its own cache first.
+    // That install must not run `prepare` (a rebuild that empties dist while other specs run the CLI).
+    const cache = join(work, 'npm-cache');
+    const run = spawnSync('npx', ['--offline', '--no-install', '--ignore-scripts', 'exec-rx', '--help'], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...npmEnv(), npm_config_cache: cache },
+      timeout: NODE_TIMEOUT_MS,
+    });
     expect({ status: run.status, usage: run.stdout.split('\n')[0] }).toEqual({ status: 0, usage: 'usage:' });
+    const after = statSync(bin);
+    expect({ ino: after.ino, mtimeMs: after.mtimeMs }).toEqual({ ino: before.ino, mtimeMs: before.mtimeMs });
   });
 });
 
