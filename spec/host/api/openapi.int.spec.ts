@@ -89,6 +89,16 @@ describe('the OpenAPI document is true', () => {
   /** A real request for each documented operation, and the status it must get. */
   const probes = (): Record<string, { readonly status: number; readonly send: () => Promise<Observed> }> => {
     const api = setup.api;
+    const table = routedProbes(api);
+    // HEAD wherever GET answers: the same status, no body (an event stream's HEAD ends at once).
+    const heads = Object.keys(table)
+      .filter((key) => key.startsWith('GET ') && key !== `GET ${paths.openapi}`)
+      .map((key) => key.slice('GET '.length))
+      .map((path) => [`HEAD ${path}`, { status: 200, send: () => api.request('HEAD', fill(path)) }] as const);
+    return { ...table, ...Object.fromEntries(heads) };
+  };
+
+  const routedProbes = (api: ApiHost['api']): Record<string, { readonly status: number; readonly send: () => Promise<Observed> }> => {
     return {
       [`GET ${paths.openapi}`]: { status: 200, send: () => api.get(paths.openapi, { token: null }) },
       [`HEAD ${paths.openapi}`]: { status: 200, send: () => api.request('HEAD', paths.openapi, { token: null }) },

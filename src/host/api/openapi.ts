@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document of the operator API, served at `/api/v1/openapi.json`. Written by hand beside
- * the router (the router is not generated from it); `spec/host/api/openapi.int.spec.ts` holds the two
- * together: every documented method and path answers, every other method answers 405, and every
+ * the router (the router is not generated from it); every GET has its HEAD (the same answer without the
+ * body). `spec/host/api/openapi.int.spec.ts` holds the two together: every documented method and path answers, every other method answers 405, and every
  * response body validates against its schema.
  */
 import { API_PREFIX } from '../../wire/operator-api';
@@ -39,6 +39,18 @@ const ENVIRONMENT: Record<string, Json> = {
   processCount: { type: 'integer', minimum: 0 },
 };
 
+/** GET's operation, answered as HEAD (the same statuses and headers, no body): every GET path has one. */
+function headOf(get: Json): Json {
+  if (get === null || typeof get !== 'object' || Array.isArray(get)) return get;
+  const operation = get as { readonly [key: string]: Json };
+  const { summary, description: _description, ...rest } = operation;
+  return { ...rest, summary: `${typeof summary === 'string' ? summary : 'GET'}: the headers only (no body)` };
+}
+
+/** `paths` with a `head` beside every `get` that has none. */
+const withHead = (paths: Record<string, Record<string, Json>>): Record<string, Json> =>
+  Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, item['get'] === undefined || item['head'] !== undefined ? item : { ...item, head: headOf(item['get']) }]));
+
 const processPaths = `${API_PREFIX}/environments/{environmentId}/processes`;
 const processPath = `${processPaths}/{processId}`;
 
@@ -52,7 +64,7 @@ export const OPENAPI_DOCUMENT: Json = {
       'Environments (executors joined to this host) and the processes running on them. Every answer names the host instance in the `exec-rx-host-instance` header; errors are `application/problem+json` (RFC 9457) with the library error `code`. Process events are Server-Sent Events: `id:` is the seq, `Last-Event-ID` or `?after=SEQ` resumes with exactly what follows.',
   },
   security: [{ operatorToken: [] }],
-  paths: {
+  paths: withHead({
     [`${API_PREFIX}/openapi.json`]: {
       get: { summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } },
       head: { summary: "This document's headers", security: [], responses: { '200': json({ type: 'object' }, 'The headers of the OpenAPI document, no body') } },
@@ -122,7 +134,7 @@ export const OPENAPI_DOCUMENT: Json = {
       parameters: pathParams('environmentId', 'processId'),
       post: { summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 404, 413, 429, 503) } },
     },
-  },
+  }),
   components: {
     securitySchemes: { operatorToken: { type: 'http', scheme: 'bearer', description: 'An operator token (not an executor credential).' } },
     responses: Object.fromEntries(

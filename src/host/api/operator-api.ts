@@ -14,7 +14,7 @@ import { OPENAPI_DOCUMENT } from './openapi';
 import type { OperatorTokens } from './operator-tokens';
 import { ApiProblem, problemOf, sendProblem } from './problem';
 import { DEFAULT_STALL_MS } from './process-event-stream';
-import { Router } from './router';
+import { methodsOf, Router } from './router';
 import { environmentRoutes } from './routes-environments';
 import { processRoutes } from './routes-processes';
 import type { SseLimits } from './sse';
@@ -87,7 +87,7 @@ export class OperatorApi {
    * paths (the landing page `/` is not part of the API). A spec holds this and the document together.
    */
   get routes(): readonly ServedRoute[] {
-    return [{ path: OPENAPI_PATH, methods: PUBLIC_METHODS }, ...this.router.routes.map((route) => ({ path: route.path, methods: Object.keys(route.methods) }))];
+    return [{ path: OPENAPI_PATH, methods: PUBLIC_METHODS }, ...this.router.routes.map((route) => ({ path: route.path, methods: methodsOf(route) }))];
   }
 
   /** Answers one request. Never throws; every failure is a problem+json answer. */

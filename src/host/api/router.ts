@@ -8,8 +8,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isSafeId } from '../../wire/operator-api';
 import { ApiProblem } from './problem';
 
-/** The methods the API answers. */
+/** The methods a route is written with (HEAD is answered wherever GET is, by GET's handler). */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+/**
+ * The methods `route` answers, as `Allow` lists them: its own, with HEAD after GET (RFC 9110 9.3.2: the
+ * GET handler answers it; Node's server sends the headers and drops the body of a HEAD answer).
+ */
+export function methodsOf(route: Route): string[] {
+  return Object.keys(route.methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+}
 
 /** What a handler gets. */
 export interface RouteContext {
@@ -53,7 +61,7 @@ export class Router {
   }
 
   /**
-   * The handler for `method` on `target` (the request's raw path and query). Throws ApiProblem 404
+   * The handler for `method` on `target` (the request's raw path and query); for HEAD, GET's. Throws ApiProblem 404
    * (`ROUTE_NOT_FOUND`), 405 (`METHOD_NOT_ALLOWED`, with `Allow`) or 400 (`INVALID_ID` for a parameter
    * that is not a safe id, or a path with `.`/`..` segments).
    */
@@ -66,9 +74,9 @@ export class Router {
     for (const candidate of this.compiled) {
       const params = matchSegments(candidate.segments, segments);
       if (params === undefined) continue;
-      const handler = candidate.route.methods[method as HttpMethod];
+      const handler = candidate.route.methods[(method === 'HEAD' ? 'GET' : method) as HttpMethod];
       if (handler === undefined) {
-        const allow = Object.keys(candidate.route.methods).join(', ');
+        const allow = methodsOf(candidate.route).join(', ');
         throw new ApiProblem(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${candidate.route.path}`, { allow });
       }
       return { handler, params, query };

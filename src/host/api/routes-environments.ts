@@ -88,6 +88,7 @@ export function environmentRoutes(context: ApiContext): Route[] {
       methods: {
         GET: ({ res, tokenId }) => {
           const stream = context.hub.open(res, tokenId);
+          if (stream.isEnded) return Promise.resolve();
           const subscription = overview$(context).subscribe({
             next: (snapshot) => {
               if (!stream.write(overviewFrame(snapshot))) subscription.unsubscribe();

@@ -111,12 +111,14 @@ export class SseHub {
   /**
    * Starts an event stream on `res` (status 200 and the SSE headers). Throws ApiProblem 429
    * (`TOO_MANY_STREAMS`, this token holds its share) or 503 (the host holds its total), with `Retry-After`.
+   * For a HEAD request the headers are all there is: the stream comes back already ended, holding no place.
    */
   open(res: ServerResponse, tokenId: string): SseStream {
     if ((this.perToken.get(tokenId) ?? 0) >= this.limits.perToken) {
       throw new ApiProblem(429, 'TOO_MANY_STREAMS', `at most ${this.limits.perToken} event streams per token`, { 'retry-after': '5' });
     }
     if (this.streams.size >= this.limits.total) throw new ApiProblem(503, 'TOO_MANY_STREAMS', `at most ${this.limits.total} event streams in all`, { 'retry-after': '5' });
+    const head = res.req.method === 'HEAD';
     res.socket?.setNoDelay(true);
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -125,9 +127,15 @@ export class SseHub {
       'content-encoding': 'identity',
       connection: 'keep-alive',
       [HOST_INSTANCE_HEADER]: this.hostInstance,
+      // What a GET's stream is framed with; without it a client reads a HEAD answer as closing the connection.
+      ...(head ? { 'transfer-encoding': 'chunked' } : {}),
     });
     res.flushHeaders();
     const stream = new SseStream(res, tokenId, this.limits.bufferBytes);
+    if (head) {
+      stream.end();
+      return stream;
+    }
     this.streams.add(stream);
     this.perToken.set(tokenId, (this.perToken.get(tokenId) ?? 0) + 1);
     this.timer ??= setInterval(() => this.pingAll(), this.limits.pingMs);
