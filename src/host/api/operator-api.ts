@@ -32,10 +32,38 @@ export interface OperatorApiOptions {
   readonly requestsPerSecond?: number;
   /** Burst of that rate. @default 200 */
   readonly requestBurst?: number;
-  /** Unauthenticated requests per second (all together); beyond, 429 instead of 401. @default 20 */
+  /** Unauthenticated requests per second (all together, a burst of twice that and at least 1); beyond, 429 instead of 401. @default 20 */
   readonly unauthenticatedPerSecond?: number;
   /** How long a paused event stream waits for its client to take what was sent. @default 30000 */
   readonly stallMs?: number;
+}
+
+/** The burst of the unauthenticated bucket: two seconds' worth, and at least one request. */
+const anonymousBurst = (perSecond: number): number => Math.max(1, perSecond * 2);
+
+/**
+ * Throws a RangeError naming the first option out of range, so a host refuses to start rather than answer
+ * every request with a 500 later: rates must be finite and > 0, a burst ≥ 1, counts and sizes whole
+ * numbers ≥ 1, `stallMs` and `pingMs` finite and > 0.
+ */
+export function checkOperatorOptions(options: OperatorApiOptions): void {
+  const positive = (name: string, value: number | undefined): void => {
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw new RangeError(`operator option ${name} must be a finite number > 0 (got ${value})`);
+  };
+  const whole = (name: string, value: number | undefined): void => {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) throw new RangeError(`operator option ${name} must be a whole number >= 1 (got ${value})`);
+  };
+  positive('requestsPerSecond', options.requestsPerSecond);
+  if (options.requestBurst !== undefined && !(Number.isFinite(options.requestBurst) && options.requestBurst >= 1)) {
+    throw new RangeError(`operator option requestBurst must be a finite number >= 1 (got ${options.requestBurst})`);
+  }
+  positive('unauthenticatedPerSecond', options.unauthenticatedPerSecond);
+  positive('stallMs', options.stallMs);
+  whole('maxBodyBytes', options.maxBodyBytes);
+  whole('sse.bufferBytes', options.sse?.bufferBytes);
+  whole('sse.perToken', options.sse?.perToken);
+  whole('sse.total', options.sse?.total);
+  positive('sse.pingMs', options.sse?.pingMs);
 }
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
@@ -62,9 +90,11 @@ export class OperatorApi {
     private readonly hostInstance: string,
     private readonly log: (line: string) => void,
   ) {
+    checkOperatorOptions(options);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
     this.hub = new SseHub(limits, hostInstance);
-    this.anonymous = new RateLimiter(options.unauthenticatedPerSecond ?? 20, (options.unauthenticatedPerSecond ?? 20) * 2);
+    const anonymousPerSecond = options.unauthenticatedPerSecond ?? 20;
+    this.anonymous = new RateLimiter(anonymousPerSecond, anonymousBurst(anonymousPerSecond));
     const context: ApiContext = {
       hostInstance,
       environments,
