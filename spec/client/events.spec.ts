@@ -104,6 +104,30 @@ describe('HostClient.events$', () => {
     await expect(firstValueFrom(client(fake).events$(ENV, PID))).rejects.toMatchObject({ code: 'DECODE_FAILED' });
   });
 
+  it('errors DECODE_FAILED, once and without reconnecting, on an output chunk that is not standard padded base64; what came before stays delivered', async () => {
+    for (const chunk of ['AB*D', 'AB-D', 'AB_D', 'QUJD RA==', 'QUJ', 'QQ==QUJD', 'w6k=\u00e9']) {
+      const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a'), `id: 2\nevent: output\ndata: {"seq":2,"stream":"stdout","chunk":"${chunk}"}\n\n`));
+      const { lines, done } = collect(client(fake));
+      const error = await done;
+      expect({ chunk, error: error instanceof HostApiError, code: (error as { code?: unknown }).code, message: (error as { message?: unknown }).message, lines, calls: fake.calls.length }).toEqual({
+        chunk,
+        error: true,
+        code: 'DECODE_FAILED',
+        message: 'output event: its chunk is not standard padded base64',
+        lines: ['output:1:stdout:a'],
+        calls: 1,
+      });
+    }
+  });
+
+  it('decodes every padding of standard base64, and the empty chunk', async () => {
+    const texts = ['', 'a', 'ab', 'abc', 'abcd', 'ü+/?', '\u0000\u00ff'];
+    const fake = new FakeFetch().reply(new SseBody(...texts.map((text, i) => frames.output(i + 1, text)), frames.closed(texts.length + 1)).end());
+    const { lines, done } = collect(client(fake));
+    expect(await done).toBeUndefined();
+    expect(lines).toEqual([...texts.map((text, i) => `output:${i + 1}:stdout:${text}`), `closed:${texts.length + 1}`]);
+  });
+
   it('follow: false asks for what the host holds and completes when that stream ends', async () => {
     const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a'), frames.output(2, 'b')).end());
     const { lines, done } = collect(client(fake), { follow: false });

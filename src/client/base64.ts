@@ -3,9 +3,21 @@
  * need Node's Buffer.
  */
 
-/** The bytes standard base64 `text` encodes; throws a DOMException when it is not base64. */
-export function decodeBase64(text: string): Uint8Array {
-  const binary = atob(text);
+/**
+ * The bytes standard padded base64 `text` encodes (what the host sends); `undefined` when it is anything
+ * else. `atob` alone is forgiving: it also takes whitespace and missing padding, so the length is checked
+ * against the padding as well.
+ */
+export function decodeBase64(text: string): Uint8Array | undefined {
+  if (text.length % 4 !== 0) return undefined;
+  let binary: string;
+  try {
+    binary = atob(text);
+  } catch {
+    return undefined;
+  }
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  if (binary.length !== (text.length / 4) * 3 - padding) return undefined;
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
   return bytes;

@@ -94,7 +94,9 @@ class Follower implements SseSession {
     switch (message.event) {
       case 'output': {
         const data = decoded(OutputEventData, message.data, 'output event');
-        if (this.accept(data.seq)) this.emit({ type: 'output', seq: data.seq, stream: data.stream, chunk: decodeBase64(data.chunk) });
+        const chunk = decodeBase64(data.chunk);
+        if (chunk === undefined) throw new HostApiError('DECODE_FAILED', 'output event: its chunk is not standard padded base64', undefined, undefined);
+        if (this.accept(data.seq)) this.emit({ type: 'output', seq: data.seq, stream: data.stream, chunk });
         return;
       }
       case 'exited': {

@@ -64,7 +64,7 @@ export async function runSse(connection: HostConnection, what: string, session: 
       session.onOpen(response);
       const before = session.progress();
       try {
-        await readSse(response, (message) => session.onMessage(message), () => session.finished(), heard);
+        await readSse(response, (message) => handle(session, message, what), () => session.finished(), heard);
         session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
@@ -88,6 +88,20 @@ export async function runSse(connection: HostConnection, what: string, session: 
     if (response !== undefined && !isGatewayFailure(response.status)) throw await session.refusal(response);
     await response?.body?.cancel();
     await wait(offline.next(backoffDelay(failures++, connection.policy, connection.random), cause));
+  }
+}
+
+/**
+ * Hands `message` to the session. What its handler throws is the session's own failure, final: a
+ * HostApiError as it is, anything else as `DECODE_FAILED` with it as the cause. Only the connection's
+ * failures are retried (opening the stream again would bring the same event, and the same failure).
+ */
+function handle(session: SseSession, message: SseMessage, what: string): void {
+  try {
+    session.onMessage(message);
+  } catch (error: unknown) {
+    if (error instanceof HostApiError) throw error;
+    throw new HostApiError('DECODE_FAILED', `${what}: an event could not be handled: ${error instanceof Error ? error.message : String(error)}`, undefined, undefined, { cause: error });
   }
 }
 

@@ -1,0 +1,58 @@
+/**
+ * The reconnect loop under the client's event streams (`runSse`), driven with a scripted fetch: an error
+ * thrown while handling an event is the session's own failure, typed and final, never taken for a dropped
+ * connection (which would open the same stream again, and fail on the same event, for ever).
+ */
+import { HostApiError } from '../../src/client';
+import type { HostConnection } from '../../src/client/host-connection';
+import type { RetryPolicy } from '../../src/client/retry';
+import { DEFAULT_RETRY_POLICY } from '../../src/client/retry';
+import type { SseSession } from '../../src/client/sse-session';
+import { refusalOf, runSse } from '../../src/client/sse-session';
+import { FakeFetch, frames, SseBody } from './fake-fetch';
+
+const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 4 };
+
+/** A session that reads outputs and throws `thrown` on the second. */
+function throwingSession(thrown: unknown): SseSession & { readonly seen: string[] } {
+  const seen: string[] = [];
+  let last = 0;
+  return {
+    seen,
+    path: () => `/events?after=${last}`,
+    onOpen: () => undefined,
+    onMessage: (message) => {
+      if (message.id === '2') throw thrown;
+      seen.push(message.data);
+      last = Number(message.id);
+    },
+    onEnd: () => undefined,
+    finished: () => false,
+    progress: () => last,
+    refusal: refusalOf('events'),
+  };
+}
+
+describe('runSse', () => {
+  it('ends with DECODE_FAILED (the cause kept) when handling an event throws a plain error, without opening the stream again', async () => {
+    const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a'), frames.output(2, 'b')), new SseBody(frames.output(2, 'b')));
+    const connection: HostConnection = { baseUrl: 'http://host.test', token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5 };
+    const cause = new TypeError('boom');
+    const session = throwingSession(cause);
+    const error = await runSse(connection, 'events', session, new AbortController().signal).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(HostApiError);
+    expect(error).toMatchObject({ code: 'DECODE_FAILED', message: 'events: an event could not be handled: boom', cause });
+    expect({ seen: session.seen.length, calls: fake.calls.length }).toEqual({ seen: 1, calls: 1 });
+  });
+
+  it('passes a HostApiError the handler throws through as it is', async () => {
+    const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a'), frames.output(2, 'b')));
+    const connection: HostConnection = { baseUrl: 'http://host.test', token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5 };
+    const thrown = new HostApiError('PROCESS_GAP', 'a hole', undefined, undefined);
+    await expect(runSse(connection, 'events', throwingSession(thrown), new AbortController().signal)).rejects.toBe(thrown);
+    expect(fake.calls).toHaveLength(1);
+  });
+});
