@@ -168,6 +168,28 @@ describe('operator API: bad input', () => {
     expect(outcomes).toEqual(targets.map((target) => ({ target: target.slice(0, 80), status: 400, code: 'INVALID_ID', file: false })));
   });
 
+  it('answers a `follow` that is not true or false, or an `after` or `follow` given twice, with 400 INVALID_REQUEST naming it', async () => {
+    const id = (await startProcess(setup.api, ENV, { argv: ['echo', 'query'] })).id;
+    await finished(setup.api, ENV, id);
+    const cases = [
+      ['follow=maybe', 'follow'],
+      ['follow=', 'follow'],
+      ['follow=TRUE', 'follow'],
+      ['follow=true&follow=false', 'follow'],
+      ['after=1&after=2', 'after'],
+    ] as const;
+    const outcomes: { query: string; status: number; code: unknown; names: boolean }[] = [];
+    for (const [query, name] of cases) {
+      const answer = await setup.api.get(`${paths.events(ENV, id)}?${query}`);
+      const body = answer.body as { code?: unknown; detail?: unknown };
+      outcomes.push({ query, status: answer.status, code: body.code, names: typeof body.detail === 'string' && body.detail.startsWith(name) });
+    }
+    expect(outcomes).toEqual(cases.map(([query]) => ({ query, status: 400, code: 'INVALID_REQUEST', names: true })));
+    // The good ones still answer.
+    expect((await setup.api.get(`${paths.events(ENV, id)}?follow=false&after=0`)).status).toBe(200);
+    expect((await setup.api.get(`${paths.events(ENV, id)}?follow=true`)).status).toBe(200);
+  });
+
   it('answers a bad `after` or Last-Event-ID with 400 INVALID_REQUEST', async () => {
     const id = (await startProcess(setup.api, ENV, { argv: ['echo', 'resume'] })).id;
     await finished(setup.api, ENV, id);

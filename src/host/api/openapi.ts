@@ -18,7 +18,7 @@ const pathParams = (...names: readonly string[]): Json => names.map((name) => ({
 const eventStream = (description: string): Json => ({ description, content: { 'text/event-stream': { schema: { type: 'string' } } } });
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Malformed JSON, a body that does not match its schema, or an id that is not a safe id.',
+  400: 'Malformed JSON, a body that does not match its schema, an id that is not a safe id, or a query parameter (`after`, `follow`) out of its range or given twice.',
   401: 'No operator token, or a wrong one (no detail is given).',
   404: 'No such environment, process or route.',
   405: 'The path exists but not with this method (`Allow` lists those it has).',

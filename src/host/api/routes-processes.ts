@@ -43,8 +43,23 @@ function resourceOf(context: ApiContext, { environmentId, environment, hosted }:
 }
 
 /** The seq to resume after: `?after=` wins over `Last-Event-ID`; 0 when neither is given. */
+/** The one value of query parameter `name`, if given; 400 when it is given more than once. */
+function single(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length > 1) throw new ApiProblem(400, 'INVALID_REQUEST', `${name} may be given once`);
+  return values[0];
+}
+
+/** `?follow=`: `true` (the default) or `false`, nothing else. */
+function followOf(query: URLSearchParams): boolean {
+  const raw = single(query, 'follow');
+  if (raw === undefined) return true;
+  if (raw !== 'true' && raw !== 'false') throw new ApiProblem(400, 'INVALID_REQUEST', 'follow must be true or false');
+  return raw === 'true';
+}
+
 function resumeAfter(req: IncomingMessage, query: URLSearchParams): number {
-  const raw = query.get('after') ?? (typeof req.headers['last-event-id'] === 'string' ? req.headers['last-event-id'] : undefined);
+  const raw = single(query, 'after') ?? (typeof req.headers['last-event-id'] === 'string' ? req.headers['last-event-id'] : undefined);
   if (raw === undefined || raw === '') return 0;
   if (!SEQ.test(raw.trim())) throw new ApiProblem(400, 'INVALID_REQUEST', 'after / Last-Event-ID must be a seq (a non-negative integer)');
   return Number(raw.trim());
@@ -118,7 +133,7 @@ export function processRoutes(context: ApiContext): Route[] {
       methods: {
         GET: ({ req, res, params, query, tokenId }) => {
           const after = resumeAfter(req, query);
-          const follow = query.get('follow') !== 'false';
+          const follow = followOf(query);
           const { hosted } = target(context, params);
           streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, { follow, stallMs: context.stallMs });
           return Promise.resolve();
