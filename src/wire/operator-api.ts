@@ -16,6 +16,8 @@ export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 const Id = t.refinement(t.string, (s) => /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(s), 'Id');
 const NonEmptyString = t.refinement(t.string, (s) => s.length > 0 && s.length <= 4096, 'NonEmptyString');
+/** Variables whose names `setenv` takes: not empty, no `=` and no NUL. */
+const Env = t.refinement(t.record(t.string, t.string), (env) => Object.keys(env).every((name) => name.length > 0 && !name.includes('=') && !name.includes('\u0000')), 'Env (names not empty, no = or NUL)');
 const Dimension = t.refinement(NonNegativeInteger, (n) => n >= 1 && n <= 10_000, 'Dimension');
 
 /** A terminal size in character cells. */
@@ -31,7 +33,7 @@ export type TtySize = t.TypeOf<typeof TtySize>;
 export const StartProcessRequest = struct(
   'StartProcessRequest',
   { argv: t.refinement(t.array(NonEmptyString), (argv) => argv.length >= 1 && argv.length <= 1024, 'Argv') },
-  { cwd: NonEmptyString, env: t.record(t.string, t.string), tty: t.union([t.boolean, TtySize]), pipeStdin: t.boolean },
+  { cwd: NonEmptyString, env: Env, tty: t.union([t.boolean, TtySize]), pipeStdin: t.boolean },
 );
 /** The body of a start. */
 export type StartProcessRequest = t.TypeOf<typeof StartProcessRequest>;

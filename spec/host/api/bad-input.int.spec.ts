@@ -62,6 +62,29 @@ describe('operator API: bad input', () => {
     expect(await listedIds()).toEqual(before);
   });
 
+  it('refuses unknown fields (a misspelt one is not ignored) and env names that are empty or hold = or NUL, with 400 naming them, and starts nothing', async () => {
+    const piped = await startProcess(setup.api, ENV, { argv: ['cat'], pipeStdin: true });
+    const sized = await startProcess(setup.api, ENV, { argv: ['sleep', '30'], tty: { rows: 24, cols: 80 } });
+    const before = await listedIds();
+    const cases: [string, unknown, string][] = [
+      [paths.processes(ENV), { argv: ['ls'], pipeStdn: true }, 'unknown field: pipeStdn'],
+      [paths.processes(ENV), { argv: ['ls'], tty: { rows: 24, cols: 80, pixels: 1 } }, 'unknown field: tty.pixels'],
+      [paths.processes(ENV), { argv: ['ls'], extra: 1, other: 2 }, 'unknown fields: extra, other'],
+      [paths.processes(ENV), { argv: ['ls'], env: { '': 'x' } }, 'env: expected Env (names not empty, no = or NUL)'],
+      [paths.processes(ENV), { argv: ['ls'], env: { 'A=B': 'x' } }, 'env: expected Env (names not empty, no = or NUL)'],
+      [paths.processes(ENV), { argv: ['ls'], env: { 'A\u0000': 'x' } }, 'env: expected Env (names not empty, no = or NUL)'],
+      [paths.stdin(ENV, piped.id), { writeId: 'w-unknown', data: b64('x'), eof: true }, 'unknown field: eof'],
+      [`${paths.process(ENV, sized.id)}/resize`, { rows: 10, cols: 10, x: 0 }, 'unknown field: x'],
+    ];
+    const details = [];
+    for (const [path, json] of cases) details.push(problem(await setup.api.post(path, json), 400, 'INVALID_REQUEST').detail);
+    expect(details).toEqual(cases.map(([, , detail]) => detail));
+    // The same bodies without the stray field or name are good.
+    expect((await setup.api.post(paths.processes(ENV), { argv: ['true'], env: { A_B: 'x' }, tty: { rows: 24, cols: 80 } })).status).toBe(201);
+    expect((await listedIds()).length).toBe(before.length + 1);
+    for (const process of [piped, sized]) await setup.api.post(paths.terminate(ENV, process.id));
+  });
+
   it('never echoes the values it refused into the problem (a process env stays out of errors)', async () => {
     const secret = 'bad-input-env-value-do-not-echo';
     const bodies = [[{ argv: ['ls'], env: { TOKEN: secret } }], { argv: ['ls'], env: { TOKEN: secret, N: 5 } }, { argv: [secret, 5] }];

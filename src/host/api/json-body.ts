@@ -60,10 +60,29 @@ export function describeDecodeErrors(errors: t.Errors): string {
   return [...lines].join('; ');
 }
 
+/** The JSON object (not an array) `value` is, if it is one. */
+const objectOf = (value: unknown): Readonly<Record<string, unknown>> | undefined =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Readonly<Record<string, unknown>>) : undefined;
+
+/**
+ * The paths of the fields `sent` has and `decoded` does not: the codecs drop unknown keys (`t.exact`), so
+ * comparing the two finds what the codec did not know, however deep. A record (`env`) keeps every key.
+ */
+function unknownFields(sent: unknown, decoded: unknown, prefix = ''): string[] {
+  const given = objectOf(sent);
+  const kept = objectOf(decoded);
+  if (given === undefined || kept === undefined) return [];
+  return Object.keys(given).flatMap((key) => (key in kept ? unknownFields(given[key], kept[key], `${prefix}${key}.`) : [`${prefix}${key}`]));
+}
+
+/** At most this many unknown fields are named, each cut to 64 characters. */
+const NAMED_UNKNOWN = 5;
+
 /**
  * The body decoded by `codec`. Rejects with ApiProblem 415 (`UNSUPPORTED_MEDIA_TYPE`) unless it is
  * `application/json`, 413 (`BODY_TOO_LARGE`), 400 `MALFORMED_JSON` when it does not parse, 400
- * `INVALID_REQUEST` naming the failing paths (never the values) when it does not match `codec`.
+ * `INVALID_REQUEST` naming the failing paths (never the values) when it does not match `codec`, or naming
+ * the fields it has that `codec` does not know (a misspelt optional field is refused, not ignored).
  */
 export async function readJsonBody<A>(req: IncomingMessage, codec: t.Type<A, unknown, unknown>, limit: number): Promise<A> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
@@ -73,6 +92,12 @@ export async function readJsonBody<A>(req: IncomingMessage, codec: t.Type<A, unk
   if (E.isLeft(parsed)) throw new ApiProblem(400, 'MALFORMED_JSON', 'the body is not valid JSON');
   const decoded = codec.decode(parsed.right);
   if (E.isLeft(decoded)) throw new ApiProblem(400, 'INVALID_REQUEST', describeDecodeErrors(decoded.left).slice(0, 2000));
+  const unknown = unknownFields(parsed.right, decoded.right);
+  if (unknown.length > 0) {
+    const named = unknown.slice(0, NAMED_UNKNOWN).map((path) => path.slice(0, 64));
+    const more = unknown.length > NAMED_UNKNOWN ? ` and ${unknown.length - NAMED_UNKNOWN} more` : '';
+    throw new ApiProblem(400, 'INVALID_REQUEST', `unknown field${unknown.length === 1 ? '' : 's'}: ${named.join(', ')}${more}`);
+  }
   return decoded.right;
 }
 

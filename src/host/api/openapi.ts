@@ -18,7 +18,7 @@ const pathParams = (...names: readonly string[]): Json => names.map((name) => ({
 const eventStream = (description: string): Json => ({ description, content: { 'text/event-stream': { schema: { type: 'string' } } } });
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Malformed JSON, a body that does not match its schema, an id that is not a safe id, or a query parameter (`after`, `follow`) out of its range or given twice.',
+  400: 'Malformed JSON, a body that does not match its schema (an unknown field included), an id that is not a safe id, or a query parameter (`after`, `follow`) out of its range or given twice.',
   401: 'No operator token, or a wrong one (no detail is given).',
   404: 'No such environment, process or route.',
   405: 'The path exists but not with this method (`Allow` lists those it has).',
@@ -169,7 +169,7 @@ export const OPENAPI_DOCUMENT: Json = {
         {
           argv: { type: 'array', minItems: 1, maxItems: 1024, items: { type: 'string', minLength: 1, maxLength: 4096 } },
           cwd: { type: 'string', minLength: 1, description: "Default: the executor's home directory." },
-          env: { type: 'object', additionalProperties: { type: 'string' }, description: "Laid over the executor's core environment." },
+          env: { type: 'object', propertyNames: { minLength: 1, pattern: '^[^=\\u0000]+$' }, additionalProperties: { type: 'string' }, description: "Laid over the executor's core environment (names not empty, no = or NUL)." },
           tty: { oneOf: [{ type: 'boolean' }, ref('TtySize')], description: 'A pty (TERM=xterm-256color unless env sets it), optionally sized.' },
           pipeStdin: { type: 'boolean', description: 'A stdin that can be written and ended.' },
         },
