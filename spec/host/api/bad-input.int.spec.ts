@@ -70,6 +70,7 @@ describe('operator API: bad input', () => {
       [paths.processes(ENV), { argv: ['ls'], pipeStdn: true }, 'unknown field: pipeStdn'],
       [paths.processes(ENV), { argv: ['ls'], tty: { rows: 24, cols: 80, pixels: 1 } }, 'unknown field: tty.pixels'],
       [paths.processes(ENV), { argv: ['ls'], extra: 1, other: 2 }, 'unknown fields: extra, other'],
+      [paths.processes(ENV), JSON.parse('{"argv":["ls"],"toString":1,"__proto__":{"pipeStdin":true}}'), 'unknown fields: toString, __proto__'],
       [paths.processes(ENV), { argv: ['ls'], env: { '': 'x' } }, 'env: expected Env (names not empty, no = or NUL)'],
       [paths.processes(ENV), { argv: ['ls'], env: { 'A=B': 'x' } }, 'env: expected Env (names not empty, no = or NUL)'],
       [paths.processes(ENV), { argv: ['ls'], env: { 'A\u0000': 'x' } }, 'env: expected Env (names not empty, no = or NUL)'],

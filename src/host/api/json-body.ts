@@ -72,7 +72,7 @@ function unknownFields(sent: unknown, decoded: unknown, prefix = ''): string[] {
   const given = objectOf(sent);
   const kept = objectOf(decoded);
   if (given === undefined || kept === undefined) return [];
-  return Object.keys(given).flatMap((key) => (key in kept ? unknownFields(given[key], kept[key], `${prefix}${key}.`) : [`${prefix}${key}`]));
+  return Object.keys(given).flatMap((key) => (Object.prototype.hasOwnProperty.call(kept, key) ? unknownFields(given[key], kept[key], `${prefix}${key}.`) : [`${prefix}${key}`]));
 }
 
 /** At most this many unknown fields are named, each cut to 64 characters. */

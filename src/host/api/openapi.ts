@@ -1,8 +1,8 @@
 /**
  * The OpenAPI 3.1 document of the operator API, served at `/api/v1/openapi.json`. Written by hand beside
  * the router (the router is not generated from it); every GET has its HEAD (the same answer without the
- * body). `spec/host/api/openapi.int.spec.ts` holds the two together: every documented method and path answers, every other method answers 405, and every
- * response body validates against its schema.
+ * body). `spec/host/api/openapi.int.spec.ts` holds the two together: every documented method and path
+ * answers, every other method answers 405, and every response body validates against its schema.
  */
 import { API_PREFIX } from '../../wire/operator-api';
 
