@@ -67,21 +67,6 @@ describe('operator API: HEAD', () => {
     expect(processes.headers['allow']).toBe('GET, HEAD, POST');
   });
 
-  it("answers HEAD on an event stream with the stream's headers, ends it at once and holds no place among the streams", async () => {
-    const targets = [paths.events(ENV, running.id), paths.overview];
-    const heads: ApiResponse[] = [];
-    for (const target of targets) heads.push(await setup.api.request('HEAD', target));
-    expect((await setup.api.get(paths.host)).body).toMatchObject({ eventStreams: 0 });
-    for (const [i, target] of targets.entries()) {
-      const opened = await setup.api.events(target);
-      if (!('stream' in opened)) throw new Error(`${target} refused: ${opened.refused.text}`);
-      await opened.stream.close();
-      const { date: _date, ...streamHeaders } = opened.stream.headers;
-      const head = heads[i];
-      expect(head && { target, ...headersOf(head), body: head.text }).toEqual({ target, status: 200, ...streamHeaders, body: '' });
-    }
-  });
-
   it('leaves a kept-alive connection serving the next request after a HEAD on an event stream', async () => {
     // One socket, kept open: a HEAD whose stream the host did not end would hold it (and a place among
     // the streams), and the GET behind it would wait for ever.
@@ -106,6 +91,20 @@ describe('operator API: HEAD', () => {
       expect(JSON.parse(next.text)).toMatchObject({ eventStreams: 0 });
     } finally {
       agent.destroy();
+    }
+  });
+  it("answers HEAD on an event stream with the stream's headers, ends it at once and holds no place among the streams", async () => {
+    const targets = [paths.events(ENV, running.id), paths.overview];
+    const heads: ApiResponse[] = [];
+    for (const target of targets) heads.push(await setup.api.request('HEAD', target));
+    expect((await setup.api.get(paths.host)).body).toMatchObject({ eventStreams: 0 });
+    for (const [i, target] of targets.entries()) {
+      const opened = await setup.api.events(target);
+      if (!('stream' in opened)) throw new Error(`${target} refused: ${opened.refused.text}`);
+      await opened.stream.close();
+      const { date: _date, ...streamHeaders } = opened.stream.headers;
+      const head = heads[i];
+      expect(head && { target, ...headersOf(head), body: head.text }).toEqual({ target, status: 200, ...streamHeaders, body: '' });
     }
   });
 });
