@@ -11,9 +11,7 @@ import type { CliIo } from './io';
 import { logsCommand } from './remote/logs-command';
 import { lsCommand } from './remote/ls-command';
 import { runCommand } from './run/run-command';
-
-/** Exit status of a bad command line. */
-export const EXIT_USAGE = 2;
+import { EXIT_USAGE } from './exit-codes';
 
 /** Runs the CLI with `args` (without `node` and the script) and resolves with the exit status. Never rejects. */
 export async function main(args: readonly string[], io: CliIo): Promise<number> {

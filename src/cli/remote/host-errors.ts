@@ -5,11 +5,7 @@
  */
 import { HostApiError } from '../../client/host-api-error';
 import { rootReason } from './watched-fetch';
-
-/** Exit status when the program is missing (as a shell). */
-const EXIT_NOT_FOUND = 127;
-/** Exit status when the program is not executable (as a shell). */
-const EXIT_NOT_EXECUTABLE = 126;
+import { EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND } from '../exit-codes';
 
 /** What the host said of the problem: its detail, else the whole message. */
 const detailOf = (error: HostApiError): string => error.detail ?? error.message;

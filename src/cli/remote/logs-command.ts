@@ -9,11 +9,10 @@ import type { CliIo } from '../io';
 import { pipeEvents } from './event-output';
 import { describeHostError } from './host-errors';
 import { watchedFetch } from './watched-fetch';
+import { EXIT_BROKEN_PIPE } from '../exit-codes';
 
 /** How long the host may stay unreachable before `logs` without `--follow` gives up (with it: the client's 60 s). */
 const SNAPSHOT_OFFLINE_MS = 2_000;
-/** Exit status when our stdout/stderr reader went away (128 + SIGPIPE). */
-const EXIT_BROKEN_PIPE = 141;
 
 /**
  * Writes the process's events after `afterSeq` (stdout and pty bytes to stdout, stderr bytes to

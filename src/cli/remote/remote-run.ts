@@ -8,6 +8,7 @@ import { HostClient } from '../../client/host-client';
 import type { ProcessResource, StartRequest } from '../../client/host-types';
 import type { RunOptions, RunTarget } from '../args';
 import { reportConnection } from '../connection-reporter';
+import { EXIT_FAILED } from '../exit-codes';
 import type { CliIo } from '../io';
 import { terminalSize } from '../run/terminal-size';
 import { describeHostError, spawnFailureOf } from './host-errors';
@@ -15,8 +16,6 @@ import type { StdinMode } from './remote-supervisor';
 import { superviseRemote } from './remote-supervisor';
 import { watchedFetch } from './watched-fetch';
 
-/** Exit status when exec-rx itself failed: the host unreachable or refusing, the process gone. */
-const EXIT_FAILED = 255;
 /**
  * How long a host that never answered may stay unreachable before the start gives up; once the process
  * runs, the client's own bound (60 s) applies to the events and the calls.

@@ -11,6 +11,7 @@ import type { StdinSink } from '../run/stdin-relay';
 import { rawTerminal, relayStdin } from '../run/stdin-relay';
 import { terminalSize } from '../run/terminal-size';
 import { pipeEvents } from './event-output';
+import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
 
 /** Where the command's stdin comes from: streamed (`pipeStdin`), raw to its pty, or not at all. */
 export type StdinMode = 'pipe' | 'pty' | 'none';
@@ -35,11 +36,6 @@ export interface RemoteReporting {
   /** Called as soon as `closed` came: the event stream's end that follows is no lost connection. */
   readonly finished: () => void;
 }
-
-/** Exit status when exec-rx itself failed. */
-const EXIT_FAILED = 255;
-/** Exit status when our stdout/stderr reader went away (128 + SIGPIPE). */
-const EXIT_BROKEN_PIPE = 141;
 
 /** Our stdin to the process: each chunk a write (retried with its writeId), then end of input. */
 function hostSink(remote: RemoteProcess, reporting: RemoteReporting): StdinSink {

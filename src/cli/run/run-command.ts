@@ -14,13 +14,7 @@ import { launch } from './launch';
 import type { OpenTarget } from './run-target';
 import { openTarget } from './run-target';
 import { supervise } from './run-supervisor';
-
-/** Exit status when the program is missing (as a shell). */
-export const EXIT_NOT_FOUND = 127;
-/** Exit status when the program is not executable (as a shell). */
-export const EXIT_NOT_EXECUTABLE = 126;
-/** Exit status when exec-rx itself failed: no executor, a lost connection, a failed process. */
-export const EXIT_EXEC_RX_FAILED = 255;
+import { EXIT_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND } from '../exit-codes';
 
 /**
  * Runs the command and resolves with the exit status to use. Never rejects: every failure is written
@@ -36,7 +30,7 @@ export async function runCommand(options: RunOptions, io: CliIo): Promise<number
   } catch (error: unknown) {
     say(messageOf(error));
     io.stdin.destroy();
-    return EXIT_EXEC_RX_FAILED;
+    return EXIT_FAILED;
   }
   const reporting = reportConnection(target.environment.connectionState$, say, { verbose: options.verbose });
   try {
@@ -62,7 +56,7 @@ function reportStartFailure(error: unknown, options: RunOptions, say: (line: str
     return error.kind === 'spawnPermissionDenied' ? EXIT_NOT_EXECUTABLE : EXIT_NOT_FOUND;
   }
   say(messageOf(error));
-  return EXIT_EXEC_RX_FAILED;
+  return EXIT_FAILED;
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

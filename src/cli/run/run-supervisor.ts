@@ -11,11 +11,8 @@ import type { Launched } from './launch';
 import type { OpenTarget } from './run-target';
 import { rawTerminal, relayStdin } from './stdin-relay';
 import { followTerminalSize } from './terminal-size';
+import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
 
-/** Exit status when exec-rx itself failed: no executor, a lost connection, a failed process. */
-const EXIT_FAILED = 255;
-/** Exit status when our stdout/stderr reader went away (128 + SIGPIPE). */
-const EXIT_BROKEN_PIPE = 141;
 /** How long cleaning up stdin (terminating the FIFO helper), and a pty's temp file, may hold up the exit. */
 const DISPOSE_LIMIT_MS = 3_000;
 
