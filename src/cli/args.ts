@@ -167,7 +167,7 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
   if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
   const localId = values['local-executor-id'];
   if (localId !== undefined && values['local-executor'] !== true) throw new UsageError('--local-executor-id goes with --local-executor');
-  if (localId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(localId)) throw new UsageError('--local-executor-id must be letters, digits, ".", "_" or "-"');
+  if (localId !== undefined) checkId('--local-executor-id', localId);
   return {
     host: values.host ?? '127.0.0.1',
     port: positiveInt('--port', values.port, 0, 65535) ?? 0,

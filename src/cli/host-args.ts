@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { isSafeId } from '../wire/safe-id';
 import { asUsage, UsageError } from './usage-error';
 
 /** Where a host is and the operator token to show it. */
@@ -39,11 +40,9 @@ export type ReadText = (path: string) => string;
 
 const readText: ReadText = (path) => readFileSync(path, 'utf8');
 
-const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 /** Checks an environment or process id: the host's safe ids. */
 export function checkId(flag: string, value: string): string {
-  if (!ID.test(value)) throw new UsageError(`${flag} must be letters, digits, ".", "_" or "-" (at most 128)`);
+  if (!isSafeId(value)) throw new UsageError(`${flag} must be letters, digits, ".", "_" or "-" (at most 128)`);
   return value;
 }
 

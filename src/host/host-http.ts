@@ -6,13 +6,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
+import { isSafeId } from '../wire/safe-id';
 
 /** `POST /cloud/environment/{id}/direct/register` (docs/protocol.md#registration). */
 export const REGISTER_PATH = /^\/cloud\/environment\/([^/]+)\/direct\/register$/;
 /** The WebSocket url the host hands out: `/cloud/environment/{id}/direct/connect/{registrationId}?token=...`. */
 export const CONNECT_PATH = /^\/cloud\/environment\/([^/]+)\/direct\/connect\/(reg-[0-9a-f-]{36})$/;
 
-const ENVIRONMENT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const HOST_HEADER = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
 /** The path and query of a request target, or `undefined` when it does not parse. */
@@ -30,7 +30,7 @@ export function decodeEnvironmentId(segment: string | undefined): string | undef
   if (segment === undefined) return undefined;
   try {
     const id = decodeURIComponent(segment);
-    return ENVIRONMENT_ID.test(id) ? id : undefined;
+    return isSafeId(id) ? id : undefined;
   } catch {
     return undefined;
   }

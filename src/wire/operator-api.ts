@@ -14,7 +14,6 @@ export const HOST_INSTANCE_HEADER = 'exec-rx-host-instance';
 /** The request header that makes a retried start return the same process. */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
-const Id = t.refinement(t.string, (s) => /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(s), 'Id');
 const NonEmptyString = t.refinement(t.string, (s) => s.length > 0 && s.length <= 4096, 'NonEmptyString');
 /** Variables whose names `setenv` takes: not empty, no `=` and no NUL. */
 const Env = t.refinement(t.record(t.string, t.string), (env) => Object.keys(env).every((name) => name.length > 0 && !name.includes('=') && !name.includes('\u0000')), 'Env (names not empty, no = or NUL)');
@@ -110,6 +109,3 @@ export const ClosedEventData = struct('ClosedEventData', { seq: NonNegativeInteg
 export const FailedEventData = ApiError;
 /** `event: truncated` data: history no longer reaches; the events that follow start at `nextSeq`. */
 export const TruncatedEventData = struct('TruncatedEventData', { nextSeq: NonNegativeInteger, droppedEvents: NonNegativeInteger }, { droppedBytes: NonNegativeInteger });
-
-/** A safe id (environment or process): letters, digits and `._-`, at most 128 characters. */
-export const isSafeId = (value: string): boolean => Id.is(value);

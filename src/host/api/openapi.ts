@@ -5,6 +5,7 @@
  * answers, every other method answers 405, and every response body validates against its schema.
  */
 import { API_PREFIX } from '../../wire/operator-api';
+import { SAFE_ID_PATTERN } from '../../wire/safe-id';
 
 type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
 
@@ -13,7 +14,7 @@ const obj = (properties: Record<string, Json>, required: readonly string[] = Obj
 const json = (schema: Json, description: string): Json => ({ description, content: { 'application/json': { schema } } });
 const problems = (...statuses: readonly number[]): Record<string, Json> =>
   Object.fromEntries(statuses.map((status) => [String(status), { $ref: `#/components/responses/Problem${status}` }]));
-const ID = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' };
+const ID = { type: 'string', pattern: SAFE_ID_PATTERN };
 const pathParams = (...names: readonly string[]): Json => names.map((name) => ({ name, in: 'path', required: true, schema: ID }));
 const eventStream = (description: string): Json => ({ description, content: { 'text/event-stream': { schema: { type: 'string' } } } });
 

@@ -5,7 +5,7 @@
  * OpenAPI document describes it and a spec holds the two together.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isSafeId } from '../../wire/operator-api';
+import { isSafeId } from '../../wire/safe-id';
 import { ApiProblem } from './problem';
 
 /** The methods a route is written with (HEAD is answered wherever GET is, by GET's handler). */
