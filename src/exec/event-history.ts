@@ -100,10 +100,10 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
   eventsAfter$(afterSeq: number): Observable<ProcessEvent> {
     if (afterSeq <= 0) return this.events$;
     return new Observable<ProcessEvent>((subscriber) => {
-      if (afterSeq <= this.lastSeq) return this.attach(subscriber, afterSeq);
+      if (afterSeq <= this.lastSeq) return this.subscribeTo(subscriber, afterSeq);
       // Nothing retained is wanted: join live, skipping events up to `afterSeq`.
       const wanted = (event: ProcessEvent): boolean => event.type === 'failed' || event.type === 'truncated' || event.seq > afterSeq;
-      return new Observable<ProcessEvent>((inner) => this.attach(inner, this.lastSeq)).pipe(filter(wanted)).subscribe(subscriber);
+      return new Observable<ProcessEvent>((inner) => this.subscribeTo(inner, this.lastSeq)).pipe(filter(wanted)).subscribe(subscriber);
     });
   }
 
@@ -260,15 +260,11 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
   }
 
   /**
-   * Replays the retained events after `afterSeq` (seqs are contiguous, so the first wanted one sits at a
-   * known index), then joins the live set, all inside `subscribe`.
+   * @internal The subscribe function of {@link events$} (`afterSeq` 0) and of `eventsAfter$`: replays the
+   * retained events after `afterSeq` (seqs are contiguous, so the first wanted one sits at a known
+   * index), then joins the live set, all inside `subscribe`.
    */
-  /** @internal The subscribe function of {@link events$} (`afterSeq` 0) and of `eventsAfter$`. */
   subscribeTo(subscriber: Subscriber<ProcessEvent>, afterSeq: number): TeardownLogic {
-    return this.attach(subscriber, afterSeq);
-  }
-
-  private attach(subscriber: Subscriber<ProcessEvent>, afterSeq: number): TeardownLogic {
     const firstSeq = this.firstRetainedSeq();
     if (this.dropped > 0 && afterSeq + 1 < firstSeq) subscriber.next(this.marker());
     let cursor = this.first + Math.max(0, afterSeq + 1 - firstSeq);
