@@ -13,7 +13,7 @@
  *   rpc/                       JSON-RPC correlation over one socket
  *   transport/                 sockets as ports: ws, stdio, dialling
  *   wire/                      pure data: codecs, the method table, the event shapes
- *   errors.ts                  the typed errors every layer raises
+ *   errors/                    the typed errors every layer raises
  *
  * Each room may import from itself and the rooms listed under it, nothing else.
  */
@@ -35,7 +35,7 @@ const BELOW = {
 };
 
 /** The path pattern of a room: a folder, or one of the two top-level files. */
-const room = (name) => (name === 'errors' ? 'src/errors\\.ts$' : name === 'index' ? 'src/index\\.ts$' : `src/${name}/`);
+const room = (name) => (name === 'errors' ? 'src/errors/' : name === 'index' ? 'src/index\\.ts$' : `src/${name}/`);
 
 const layerRules = Object.entries(BELOW).map(([name, allowed]) => ({
   name: `layer-${name}`,

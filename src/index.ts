@@ -81,21 +81,28 @@ export type { Inbound, JsonRpcErrorObject, RequestId } from './wire/jsonrpc';
 export {
   AbortedError,
   AuthenticationError,
+  CannotStartError,
   ClosedError,
+  ConfigError,
   ConnectError,
   ConsumerOverflowError,
   DecodeError,
   EnvironmentFailedError,
   EnvironmentRecoveringError,
   ExecClientError,
+  ExecutorExitedError,
+  ExecutorStartError,
   FrameTooLargeError,
   HandleLostError,
+  HelperFailedError,
+  InvalidTtySizeError,
   NotFoundError,
   ProcessFailedError,
   ProcessGapError,
   ProtocolError,
   ReorderOverflowError,
   ReplacementRejectedError,
+  ResizeFailedError,
   RequestTimeoutError,
   ResumeFailedError,
   RpcError,
@@ -103,6 +110,4 @@ export {
   TransportClosedError,
 } from './errors';
 export { ReplayTruncatedError } from './exec/replay-truncated-error';
-export type { CloseInitiator, ExecClientErrorCode, OperatorApiErrorCode, ResumeFailure } from './errors';
-export { InvalidTtySizeError, ResizeFailedError } from './exec/tty-errors';
-export type { ResizeFailure } from './exec/tty-errors';
+export type { CloseInitiator, ExecClientErrorCode, HelperKind, OperatorApiErrorCode, ResizeFailure, ResumeFailure } from './errors';

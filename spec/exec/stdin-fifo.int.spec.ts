@@ -3,7 +3,8 @@ import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type { Environment } from '../../src';
 import { EnvironmentManager } from '../../src';
-import { CannotStartError, startWithStdinFifo } from '../../src/exec/stdin-fifo';
+import { CannotStartError } from '../../src/errors';
+import { startWithStdinFifo } from '../../src/exec/stdin-fifo';
 import { startListeningExecutor } from '../support/executor';
 
 const PATH_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };

@@ -1,5 +1,5 @@
 /** Coalescing of terminal resizes: one apply at a time, the last size wins, failures reported, never fatal. */
-import { InvalidTtySizeError, ResizeFailedError } from '../../src/exec/tty-errors';
+import { InvalidTtySizeError, ResizeFailedError } from '../../src/errors';
 import type { TtySize } from '../../src/exec/tty-size';
 import { TtyResizer } from '../../src/exec/tty-resizer';
 

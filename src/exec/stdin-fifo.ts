@@ -14,19 +14,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
+import { CannotStartError } from '../errors';
 import type { ExecBackend, StartParams } from './exec-backend';
 import type { ExecProcess } from './exec-process';
-
-/** The program could not be started: a shell's 127 (not found) or 126 (not executable). */
-export class CannotStartError extends Error {
-  override readonly name = 'CannotStartError';
-  constructor(
-    readonly program: string,
-    readonly exitCode: 126 | 127,
-  ) {
-    super(exitCode === 127 ? 'No such file or directory' : 'Permission denied');
-  }
-}
 
 /**
  * A `sh -c` script that exits like a shell would for the program `$1`: 127 when it is not found (on

@@ -1,4 +1,4 @@
-import { ResizeFailedError } from './tty-errors';
+import { ResizeFailedError } from '../errors';
 import type { TtySize } from './tty-size';
 import { checkTtySize } from './tty-size';
 

@@ -1,4 +1,4 @@
-import { InvalidTtySizeError } from './tty-errors';
+import { InvalidTtySizeError } from '../errors';
 
 /** A terminal size in character cells. */
 export interface TtySize {

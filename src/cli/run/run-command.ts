@@ -4,8 +4,7 @@
  * `exec/stdin-fifo`), and resolves with the command's exit code (128+n when it was signalled, as the
  * executor reports it).
  */
-import { SpawnError } from '../../errors';
-import { CannotStartError } from '../../exec/stdin-fifo';
+import { CannotStartError, SpawnError } from '../../errors';
 import type { RunOptions } from '../args';
 import { reportConnection } from '../connection-reporter';
 import type { CliIo } from '../io';

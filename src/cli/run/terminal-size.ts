@@ -2,7 +2,7 @@
  * `exec-rx run --tty`: the command's pty follows our terminal's size. Node emits `resize` on a tty
  * stdout when this process gets SIGWINCH; each one becomes an `ExecProcess.resize` (coalesced there).
  */
-import { ResizeFailedError } from '../../exec/tty-errors';
+import { ResizeFailedError } from '../../errors';
 import type { ExecProcess } from '../../exec/exec-process';
 import type { TtySize } from '../../exec/tty-size';
 import type { CliIo } from '../io';

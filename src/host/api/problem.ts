@@ -6,8 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { ExecClientErrorCode } from '../../errors';
-import { ExecClientError } from '../../errors';
-import { CannotStartError } from '../../exec/stdin-fifo';
+import { CannotStartError, ExecClientError } from '../../errors';
 import type { Problem } from '../../wire/operator-api';
 import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
 
