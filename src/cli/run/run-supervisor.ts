@@ -6,10 +6,10 @@ import { constants } from 'node:os';
 import { firstValueFrom } from 'rxjs';
 import type { ExecProcess } from '../../exec/exec-process';
 import type { CliIo } from '../io';
-import { forwardSignals } from './forward-signals';
+import { forwardSignals } from '../terminal/forward-signals';
 import type { Launched } from './launch';
 import type { OpenTarget } from './run-target';
-import { rawTerminal, relayStdin } from './stdin-relay';
+import { rawTerminal, relayStdin } from '../terminal/stdin-relay';
 import { followTerminalSize } from './terminal-size';
 import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
 
