@@ -16,6 +16,7 @@ import type { HostServer, HostServerOptions } from '../host/host-server';
 import { startHostServer } from '../host/host-server';
 import type { AccessKeyStore } from '../host/sigv4';
 import type { HostCliOptions } from './args';
+import { EXIT_ERROR } from './exit-codes';
 
 /** Where `exec-rx host` writes, and the environment it reads credentials from. */
 export interface HostIo {
@@ -121,7 +122,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
     host = await startHostServer(serverOptions(options, keys, operator.tokens, log));
   } catch (error: unknown) {
     log(error instanceof Error ? error.message : String(error));
-    return 1;
+    return EXIT_ERROR;
   }
   const operatorUrl = `${host.url}/${shown === undefined ? '' : `#token=${shown}`}`;
   shown = undefined;
@@ -133,7 +134,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
     } catch (error: unknown) {
       log(error instanceof Error ? error.message : String(error));
       await host.close();
-      return 1;
+      return EXIT_ERROR;
     }
   }
   const signal = await nextStopSignal();

@@ -12,7 +12,7 @@ import { logsCommand } from './remote/logs-command';
 import { lsCommand } from './remote/ls-command';
 import { remoteRunCommand } from './remote/remote-run';
 import { runCommand } from './run/run-command';
-import { EXIT_USAGE } from './exit-codes';
+import { EXIT_ERROR, EXIT_USAGE } from './exit-codes';
 
 /** Runs the CLI with `args` (without `node` and the script) and resolves with the exit status. Never rejects. */
 export async function main(args: readonly string[], io: CliIo): Promise<number> {
@@ -44,7 +44,7 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
       return EXIT_USAGE;
     }
     io.stderr.write(`exec-rx: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    return EXIT_ERROR;
   }
 }
 
