@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
+import { ConfigError } from '../errors';
 import { resolveCodexBinary } from '../executor/codex-binary';
 import type { SpawnedExecutor } from '../executor/spawn-executor';
 import { spawnExecutor } from '../executor/spawn-executor';
@@ -30,8 +31,8 @@ function readTls(options: HostCliOptions): HostServerOptions['tls'] {
   const read = (path: string): Buffer => {
     try {
       return readFileSync(path);
-    } catch {
-      throw new Error(`cannot read ${path}`);
+    } catch (error: unknown) {
+      throw new ConfigError(`cannot read ${path}`, { cause: error });
     }
   };
   return { cert: read(options.tlsCert), key: read(options.tlsKey) };
