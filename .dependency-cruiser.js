@@ -57,6 +57,20 @@ module.exports = {
     },
     ...layerRules,
     {
+      name: 'cli-run-and-remote-apart',
+      comment: "exec-rx run's two sides are siblings: run/ (an executor we open) and remote/ (a host's environment) import neither each other; main chooses between them, and what both use lives in cli/terminal/ or cli/ itself",
+      severity: 'error',
+      from: { path: '^src/cli/(run|remote)/' },
+      to: { path: '^src/cli/(run|remote)/', pathNot: '^src/cli/$1/' },
+    },
+    {
+      name: 'cli-terminal-under-run-and-remote',
+      comment: 'cli/terminal/ (our terminal: its size, raw mode, stdin, signals) is used by run/ and remote/ and imports neither',
+      severity: 'error',
+      from: { path: '^src/cli/terminal/' },
+      to: { path: '^src/cli/(run|remote)/' },
+    },
+    {
       name: 'ws-at-the-edges',
       comment: 'ws is imported only by the transport adapters, the environment manager (its socket type) and the host',
       severity: 'error',

@@ -67,6 +67,23 @@ describe('the layer order', () => {
     expect(outcome.output).toContain('error layer-exec: src/exec/process.ts → src/fs/files.ts');
   });
 
+  it("keeps the command line's run/ and remote/ apart, and terminal/ under both", async () => {
+    const outcome = await cruise({
+      'src/cli/terminal/terminal-size.ts': 'export const rows = 24;\n',
+      'src/cli/terminal/stdin-relay.ts': "import { launch } from '../run/launch';\nexport const relay = launch;\n",
+      'src/cli/run/launch.ts': "import { rows } from '../terminal/terminal-size';\nexport const launch = rows;\n",
+      'src/cli/run/run-command.ts': "import { start } from '../remote/remote-run';\nexport const run = start;\n",
+      'src/cli/remote/remote-run.ts': "import { rows } from '../terminal/terminal-size';\nexport const start = rows;\n",
+      'src/cli/remote/remote-supervisor.ts': "import { launch } from '../run/launch';\nexport const supervise = launch;\n",
+    });
+    expect(outcome.code).not.toBe(0);
+    expect(outcome.output).toContain('error cli-run-and-remote-apart: src/cli/run/run-command.ts → src/cli/remote/remote-run.ts');
+    expect(outcome.output).toContain('error cli-run-and-remote-apart: src/cli/remote/remote-supervisor.ts → src/cli/run/launch.ts');
+    expect(outcome.output).toContain('error cli-terminal-under-run-and-remote: src/cli/terminal/stdin-relay.ts → src/cli/run/launch.ts');
+    expect(outcome.output).not.toContain('src/cli/run/launch.ts → src/cli/terminal/terminal-size.ts');
+    expect(outcome.output).not.toContain('src/cli/remote/remote-run.ts → src/cli/terminal/terminal-size.ts');
+  });
+
   it('refuses an import cycle inside one room', async () => {
     const outcome = await cruise({
       'src/cli/run/run-command.ts': "import type { Io } from './run-supervisor';\nexport interface Launched { readonly io: Io }\n",

@@ -3,6 +3,11 @@
  * as it is; these are what exec-rx itself answers with.
  */
 
+/**
+ * `host`, `ls` or `logs` failed (a bad configuration, a host that refused or cannot be reached), or an
+ * error no command answered itself reached `main`: one line on stderr says why.
+ */
+export const EXIT_ERROR = 1;
 /** The command line could not be parsed (the usage text follows the message). */
 export const EXIT_USAGE = 2;
 /** The program is not executable (as a shell). */

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
+import { ConfigError } from '../errors';
 import { resolveCodexBinary } from '../executor/codex-binary';
 import type { SpawnedExecutor } from '../executor/spawn-executor';
 import { spawnExecutor } from '../executor/spawn-executor';
@@ -16,6 +17,7 @@ import type { HostServer, HostServerOptions } from '../host/host-server';
 import { startHostServer } from '../host/host-server';
 import type { AccessKeyStore } from '../host/sigv4';
 import type { HostCliOptions } from './args';
+import { EXIT_ERROR } from './exit-codes';
 
 /** Where `exec-rx host` writes, and the environment it reads credentials from. */
 export interface HostIo {
@@ -29,8 +31,8 @@ function readTls(options: HostCliOptions): HostServerOptions['tls'] {
   const read = (path: string): Buffer => {
     try {
       return readFileSync(path);
-    } catch {
-      throw new Error(`cannot read ${path}`);
+    } catch (error: unknown) {
+      throw new ConfigError(`cannot read ${path}`, { cause: error });
     }
   };
   return { cert: read(options.tlsCert), key: read(options.tlsKey) };
@@ -121,7 +123,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
     host = await startHostServer(serverOptions(options, keys, operator.tokens, log));
   } catch (error: unknown) {
     log(error instanceof Error ? error.message : String(error));
-    return 1;
+    return EXIT_ERROR;
   }
   const operatorUrl = `${host.url}/${shown === undefined ? '' : `#token=${shown}`}`;
   shown = undefined;
@@ -133,7 +135,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
     } catch (error: unknown) {
       log(error instanceof Error ? error.message : String(error));
       await host.close();
-      return 1;
+      return EXIT_ERROR;
     }
   }
   const signal = await nextStopSignal();

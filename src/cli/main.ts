@@ -10,16 +10,20 @@ import { hostCommand } from './host-command';
 import type { CliIo } from './io';
 import { logsCommand } from './remote/logs-command';
 import { lsCommand } from './remote/ls-command';
+import { remoteRunCommand } from './remote/remote-run';
 import { runCommand } from './run/run-command';
-import { EXIT_USAGE } from './exit-codes';
+import { EXIT_ERROR, EXIT_USAGE } from './exit-codes';
 
 /** Runs the CLI with `args` (without `node` and the script) and resolves with the exit status. Never rejects. */
 export async function main(args: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = args;
   try {
     switch (command ?? '') {
-      case 'run':
-        return await runCommand(parseRunArgs(rest, io.env), io);
+      case 'run': {
+        // With --host the command runs in a host's environment (remote/), else on an executor we open (run/).
+        const options = parseRunArgs(rest, io.env);
+        return await (options.target.kind === 'host' ? remoteRunCommand(options, options.target, io) : runCommand(options, options.target, io));
+      }
       case 'host':
         return await hostCommand(parseHostArgs(rest), io);
       case 'ls':
@@ -40,7 +44,7 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
       return EXIT_USAGE;
     }
     io.stderr.write(`exec-rx: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    return EXIT_ERROR;
   }
 }
 

@@ -9,7 +9,7 @@ import type { CliIo } from '../io';
 import { pipeEvents } from './event-output';
 import { describeHostError } from './host-errors';
 import { watchedFetch } from './watched-fetch';
-import { EXIT_BROKEN_PIPE } from '../exit-codes';
+import { EXIT_BROKEN_PIPE, EXIT_ERROR } from '../exit-codes';
 
 /** How long the host may stay unreachable before `logs` without `--follow` gives up (with it: the client's 60 s). */
 const SNAPSHOT_OFFLINE_MS = 2_000;
@@ -36,7 +36,7 @@ export async function logsCommand(options: LogsOptions, io: CliIo): Promise<numb
         return EXIT_BROKEN_PIPE;
       case 'error':
         say(describeHostError(end.error, url));
-        return 1;
+        return EXIT_ERROR;
       case 'complete':
         return 0;
     }

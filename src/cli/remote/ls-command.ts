@@ -2,6 +2,7 @@
 import { firstValueFrom } from 'rxjs';
 import { HostClient } from '../../client/host-client';
 import type { LsOptions } from '../host-args';
+import { EXIT_ERROR } from '../exit-codes';
 import type { CliIo } from '../io';
 import { describeHostError } from './host-errors';
 import { lsJson, lsTable } from './ls-format';
@@ -22,6 +23,6 @@ export async function lsCommand(options: LsOptions, io: CliIo): Promise<number> 
     return 0;
   } catch (error: unknown) {
     io.stderr.write(`exec-rx: ${describeHostError(error, url)}\n`);
-    return 1;
+    return EXIT_ERROR;
   }
 }

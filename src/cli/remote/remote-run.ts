@@ -10,7 +10,7 @@ import type { RunOptions, RunTarget } from '../args';
 import { reportConnection } from '../connection-reporter';
 import { EXIT_FAILED } from '../exit-codes';
 import type { CliIo } from '../io';
-import { terminalSize } from '../run/terminal-size';
+import { terminalSize } from '../terminal/terminal-size';
 import { describeHostError, spawnFailureOf } from './host-errors';
 import type { StdinMode } from './remote-supervisor';
 import { superviseRemote } from './remote-supervisor';

@@ -6,10 +6,10 @@
 import type { HostClient } from '../../client/host-client';
 import { HostApiError } from '../../client/host-api-error';
 import type { CliIo } from '../io';
-import { forwardSignals } from '../run/forward-signals';
-import type { StdinSink } from '../run/stdin-relay';
-import { rawTerminal, relayStdin } from '../run/stdin-relay';
-import { terminalSize } from '../run/terminal-size';
+import { forwardSignals } from '../terminal/forward-signals';
+import type { StdinSink } from '../terminal/stdin-relay';
+import { rawTerminal, relayStdin } from '../terminal/stdin-relay';
+import { terminalSize } from '../terminal/terminal-size';
 import { pipeEvents } from './event-output';
 import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
 

@@ -1,6 +1,6 @@
 /**
- * `exec-rx run`: runs one command on an executor (with `--host`: in a host's environment, see
- * `remote/remote-run`), streams its stdout and stderr live, forwards stdin (with end-of-file, see
+ * `exec-rx run`: runs one command on an executor (`main` sends `--host`, a host's environment, to
+ * `remote/remote-run` instead), streams its stdout and stderr live, forwards stdin (with end-of-file, see
  * `exec/stdin-fifo`), and resolves with the command's exit code (128+n when it was signalled, as the
  * executor reports it).
  */
@@ -8,24 +8,22 @@ import { CannotStartError, SpawnError } from '../../errors';
 import type { RunOptions } from '../args';
 import { reportConnection } from '../connection-reporter';
 import type { CliIo } from '../io';
-import { remoteRunCommand } from '../remote/remote-run';
 import { launch } from './launch';
-import type { OpenTarget } from './run-target';
+import type { ExecutorTarget, OpenTarget } from './run-target';
 import { openTarget } from './run-target';
 import { supervise } from './run-supervisor';
 import { EXIT_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND } from '../exit-codes';
 
 /**
- * Runs the command and resolves with the exit status to use. Never rejects: every failure is written
- * to stderr as one `exec-rx: ...` line (no stack) and mapped to 127/126/255. Tears down everything it
- * opened (executor, host, stdin) before resolving.
+ * Runs the command on `executor` (`options.target`, never `--host`) and resolves with the exit status
+ * to use. Never rejects: every failure is written to stderr as one `exec-rx: ...` line (no stack) and
+ * mapped to 127/126/255. Tears down everything it opened (executor, host, stdin) before resolving.
  */
-export async function runCommand(options: RunOptions, io: CliIo): Promise<number> {
-  if (options.target.kind === 'host') return remoteRunCommand(options, options.target, io);
+export async function runCommand(options: RunOptions, executor: ExecutorTarget, io: CliIo): Promise<number> {
   const say = (line: string): void => void io.stderr.write(`exec-rx: ${line}\n`);
   let target: OpenTarget;
   try {
-    target = await openTarget(options.target, options.verbose ? say : undefined);
+    target = await openTarget(executor, options.verbose ? say : undefined);
   } catch (error: unknown) {
     say(messageOf(error));
     io.stdin.destroy();

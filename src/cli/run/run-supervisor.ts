@@ -4,12 +4,13 @@
  */
 import { constants } from 'node:os';
 import { firstValueFrom } from 'rxjs';
+import { ExecutorExitedError } from '../../errors';
 import type { ExecProcess } from '../../exec/exec-process';
 import type { CliIo } from '../io';
-import { forwardSignals } from './forward-signals';
+import { forwardSignals } from '../terminal/forward-signals';
 import type { Launched } from './launch';
 import type { OpenTarget } from './run-target';
-import { rawTerminal, relayStdin } from './stdin-relay';
+import { rawTerminal, relayStdin } from '../terminal/stdin-relay';
 import { followTerminalSize } from './terminal-size';
 import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
 
@@ -30,7 +31,7 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
   if (relay === undefined) io.stdin.destroy();
   const signals = forwardSignals({ interrupt: () => process.signal('interrupt'), terminate: () => process.terminate() });
   const sizing = launched.tty ? followTerminalSize(process, io, say) : undefined;
-  const executorGone = firstValueFrom(target.executorExit$).then((message) => Promise.reject(new Error(message)));
+  const executorGone = firstValueFrom(target.executorExit$).then((message) => Promise.reject(new ExecutorExitedError(message)));
   executorGone.catch(() => undefined);
   const output = pumpOutput(process, io);
   try {

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Observable } from 'rxjs';
 import { firstValueFrom, from, merge, NEVER, race, timer } from 'rxjs';
 import { filter, map, mergeMap } from 'rxjs/operators';
+import { ExecutorStartError } from '../../errors';
 import type { Environment } from '../../environment/environment';
 import { EnvironmentManager } from '../../environment/environment-manager';
 import { resolveCodexBinary } from '../../executor/codex-binary';
@@ -74,7 +75,7 @@ async function openEmbedded(verboseLog: ((line: string) => void) | undefined): P
   }
 }
 
-/** The embedded environment once connected; rejects if the executor exits or it takes too long. */
+/** The embedded environment once connected; rejects with `ExecutorStartError` if the executor exits or it takes too long. */
 function joined(host: HostServer, executor: SpawnedExecutor): Promise<Environment> {
   const connected$ = host.environments$.pipe(
     map((list) => list.find((e) => e.id === EMBEDDED_ENVIRONMENT_ID && e.state === 'connected')?.environment),
@@ -83,7 +84,7 @@ function joined(host: HostServer, executor: SpawnedExecutor): Promise<Environmen
   const failed$ = merge(
     exitMessage$(executor).pipe(map((message) => `${message} before joining${tail(executor)}`)),
     timer(JOIN_TIMEOUT_MS).pipe(map(() => `the executor did not join within ${JOIN_TIMEOUT_MS / 1000} s${tail(executor)}`)),
-  ).pipe(mergeMap((message) => Promise.reject(new Error(message))));
+  ).pipe(mergeMap((message) => Promise.reject(new ExecutorStartError(message))));
   return firstValueFrom(race(connected$, failed$));
 }
 
@@ -100,6 +101,7 @@ async function openStdio(): Promise<OpenTarget> {
   try {
     const manager = await EnvironmentManager.fromStdio('stdio', executor.child, { clientName: CLIENT_NAME });
     const environment = manager.defaultEnvironment();
+    // Cannot happen (fromStdio registers its one environment before resolving; nothing removes it): a typed error would give a code to a failure that does not exist.
     if (environment === undefined) throw new Error('the stdio executor has no environment');
     return { environment, local: true, executorExit$: exitMessage$(executor), close: () => closeAll(() => manager.close(), () => executor.stop()) };
   } catch (error: unknown) {
@@ -112,6 +114,7 @@ async function openConnect(url: string, token: string | undefined): Promise<Open
   const headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
   const manager = await EnvironmentManager.connect('remote', url, { clientName: CLIENT_NAME, headers });
   const environment = manager.defaultEnvironment();
+  // Cannot happen (connect registers its one environment before resolving; nothing removes it): a typed error would give a code to a failure that does not exist.
   if (environment === undefined) throw new Error('the executor has no environment');
   return { environment, local: false, executorExit$: NEVER, close: () => manager.close() };
 }

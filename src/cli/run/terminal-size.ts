@@ -4,15 +4,14 @@
  */
 import { ResizeFailedError } from '../../errors';
 import type { ExecProcess } from '../../exec/exec-process';
-import type { TtySize } from '../../exec/tty-size';
 import type { CliIo } from '../io';
+import { terminalSize } from '../terminal/terminal-size';
 
-/** Our terminal's size, when stdout is a terminal that knows it. */
-export function terminalSize(io: CliIo): TtySize | undefined {
-  const { isTTY, rows, columns } = io.stdout;
-  if (isTTY !== true || rows === undefined || columns === undefined || rows < 1 || columns < 1) return undefined;
-  return { rows, cols: columns };
-}
+/**
+ * Our terminal's size (see `terminal/terminal-size`). Re-exported for `run/launch`, which imports it from
+ * here; the line goes once launch imports it from `../terminal/terminal-size` itself.
+ */
+export { terminalSize } from '../terminal/terminal-size';
 
 /**
  * Resizes `process`'s pty whenever our stdout emits `resize`, until `dispose()`. Does nothing for a
