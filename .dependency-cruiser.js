@@ -85,6 +85,15 @@ module.exports = {
       to: { path: 'node_modules/aws4/' },
     },
     {
+      name: 'no-storage-in-the-core',
+      comment:
+        'exec/, session/, rpc/, transport/ and wire/ keep nothing on disk or in a database: no fs (node:fs, fs/promises) and no Redis client. ' +
+        "A process's output store is supplied from above through exec's HistoryFactory (its OutputHistory port), and lives with the code that supplies it",
+      severity: 'error',
+      from: { path: '^src/(exec|session|rpc|transport|wire)/' },
+      to: { path: ['^(node:)?fs(/promises)?$', 'node_modules/(redis|ioredis|@redis/[^/]+)/'] },
+    },
+    {
       name: 'client-is-browser-safe',
       comment: 'exec-rx/client runs in browsers: no Node built-in (node:*, fs, http ...) anywhere in its graph',
       severity: 'error',

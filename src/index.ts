@@ -11,7 +11,7 @@
  */
 
 /* Client */
-export { EnvironmentManager } from './environment/environment-manager';
+export { EnvironmentManager, memoryHistories } from './environment/environment-manager';
 export type { AcceptedSocket, CloseOptions, ConnectOptions, EnvironmentManagerOptions } from './environment/environment-manager';
 export { Environment } from './environment/environment';
 export type { ConnectionState, EnvironmentObservedStatus } from './environment/connection-state';
@@ -26,7 +26,9 @@ export { toFileUri } from './wire/file-uri';
 export type { StartOptions, StartParams, StartedProcess } from './exec/exec-backend';
 export type { TtySize } from './exec/tty-size';
 export { ExecProcess } from './exec/exec-process';
-export type { ProcessStreamOptions, ProcessViewOptions } from './exec/exec-process';
+export type { ProcessViewOptions } from './exec/exec-process';
+export type { ProcessStreamOptions } from './exec/process-stream-options';
+export type { HistoryFactory, HistoryInput, OutputHistory, OutputHistoryReader } from './exec/output-history';
 export type { ProcessState } from './exec/process-status';
 export type { ProcessSummary } from './exec/process-table';
 export type { OutputViewOptions, StreamSelection } from './exec/output-views';

@@ -84,6 +84,22 @@ describe('the layer order', () => {
     expect(outcome.output).not.toContain('src/cli/remote/remote-run.ts → src/cli/terminal/terminal-size.ts');
   });
 
+  it('refuses storage (fs, a Redis client) in exec/ and wire/, and leaves the host free to keep a disk log', async () => {
+    const outcome = await cruise({
+      'node_modules/ioredis/package.json': '{ "name": "ioredis", "version": "5.0.0", "main": "index.js" }\n',
+      'node_modules/ioredis/index.js': 'module.exports = class Redis {};\n',
+      'src/exec/output-log.ts': "import { appendFileSync } from 'node:fs';\nimport Redis from 'ioredis';\nexport const sinks = [appendFileSync, Redis];\n",
+      'src/wire/spool.ts': "import { writeFile } from 'fs/promises';\nexport const spool = writeFile;\n",
+      'src/host/disk-log.ts': "import { open } from 'node:fs/promises';\nimport Redis from 'ioredis';\nexport const stores = [open, Redis];\n",
+    });
+    expect(outcome.code).not.toBe(0);
+    expect(outcome.output).toContain('error no-storage-in-the-core: src/exec/output-log.ts → fs');
+    expect(outcome.output).toContain('error no-storage-in-the-core: src/exec/output-log.ts → node_modules/ioredis/index.js');
+    expect(outcome.output).toContain('error no-storage-in-the-core: src/wire/spool.ts → fs/promises');
+    expect(outcome.output).not.toContain('src/host/disk-log.ts');
+    expect(outcome.output).toMatch(/\b3 dependency violations \(3 errors/);
+  });
+
   it('refuses an import cycle inside one room', async () => {
     const outcome = await cruise({
       'src/cli/run/run-command.ts': "import type { Io } from './run-supervisor';\nexport interface Launched { readonly io: Io }\n",

@@ -3,8 +3,10 @@ import type { SchedulerLike } from 'rxjs';
 import { of } from 'rxjs';
 import type WebSocket from 'ws';
 import { ClosedError, ReplacementRejectedError } from '../errors';
-import type { ProcessStreamOptions } from '../exec/exec-process';
+import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from '../exec/event-history';
 import { HistoryBudget } from '../exec/history-budget';
+import type { HistoryFactory } from '../exec/output-history';
+import type { ProcessStreamOptions } from '../exec/process-stream-options';
 import type { KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
 import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
@@ -39,9 +41,16 @@ export interface EnvironmentManagerOptions {
   readonly requestTimeoutMs?: number;
   /** Decides `network/policyRequest`s from the executor. @default deny every request */
   readonly networkPolicy?: NetworkPolicyDecider;
-  /** Per-process history limits. @default { historyEvents: 256, historyBytes: 1048576 } */
+  /**
+   * Makes each process's output history (see `OutputHistory`): where the events it publishes are kept for
+   * its readers. When given, `processHistory`'s `historyEvents` and `historyBytes` and
+   * `totalHistoryBytes` are not used: they bound the default.
+   * @default in memory, within `processHistory` and `totalHistoryBytes` (see {@link memoryHistories})
+   */
+  readonly outputHistory?: HistoryFactory;
+  /** Per-process limits: of the default in-memory history, and the hole-fill delay. @default { historyEvents: 256, historyBytes: 1048576 } */
   readonly processHistory?: Pick<ProcessStreamOptions, 'historyEvents' | 'historyBytes' | 'holeFillDelayMs'>;
-  /** All processes' history together. @default 67108864 (64 MiB) */
+  /** All processes' in-memory history together (the default history's shared budget). @default 67108864 (64 MiB) */
   readonly totalHistoryBytes?: number;
   /** How long an ended process stays in `Environment.processes$` (and keeps its history) unless released. @default 80000 */
   readonly keepClosedMs?: number;
@@ -63,6 +72,17 @@ export interface CloseOptions {
 }
 
 const DEFAULT_TOTAL_HISTORY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The default {@link EnvironmentManagerOptions.outputHistory}: each process's history in memory, within
+ * `processHistory`'s bounds, all of them within one byte budget of `totalHistoryBytes` made for this
+ * call (a manager makes one for itself). Under the budget, the histories of ended processes are emptied
+ * first, in the order they ended, then the oldest events of running ones.
+ */
+export function memoryHistories(options: Pick<EnvironmentManagerOptions, 'processHistory' | 'totalHistoryBytes'>): HistoryFactory {
+  const bounds = { maxEvents: options.processHistory?.historyEvents ?? DEFAULT_HISTORY_EVENTS, maxBytes: options.processHistory?.historyBytes ?? DEFAULT_HISTORY_BYTES };
+  return memoryHistory(bounds, new HistoryBudget(options.totalHistoryBytes ?? DEFAULT_TOTAL_HISTORY_BYTES));
+}
 
 /**
  * Holds environments (executors) and the logical client of each (codex `EnvironmentManager`). Build it
@@ -116,8 +136,8 @@ export class EnvironmentManager {
 
   private static async started(environmentId: string, client: ExecClient, accepted: AcceptedSockets | undefined, options: EnvironmentManagerOptions): Promise<EnvironmentManager> {
     const manager = new EnvironmentManager(environmentId);
-    const budget = new HistoryBudget(options.totalHistoryBytes ?? DEFAULT_TOTAL_HISTORY_BYTES);
-    const streamOptions = (): ProcessStreamOptions => ({ ...options.processHistory, budget, scheduler: options.scheduler });
+    const outputHistory = options.outputHistory ?? memoryHistories(options);
+    const streamOptions = (): ProcessStreamOptions => ({ ...options.processHistory, outputHistory, scheduler: options.scheduler });
     const environment = new Environment(environmentId, client, {
       streamOptions,
       processes: {

@@ -2,7 +2,8 @@ import type { Observable, SchedulerLike } from 'rxjs';
 import { asyncScheduler, firstValueFrom } from 'rxjs';
 import { mergeMap } from 'rxjs/operators';
 import { ExecBackend } from '../exec/exec-backend';
-import type { ExecProcess, ProcessStreamOptions } from '../exec/exec-process';
+import type { ExecProcess } from '../exec/exec-process';
+import type { ProcessStreamOptions } from '../exec/process-stream-options';
 import type { ProcessSummary, ProcessTableOptions } from '../exec/process-table';
 import { ProcessTable } from '../exec/process-table';
 import { RemoteFileSystem } from '../fs/remote-file-system';
@@ -19,7 +20,7 @@ const HELPERS_IDLE_LIMIT_MS = 2_000;
 
 /** What an Environment is built with (by its EnvironmentManager). */
 export interface EnvironmentSettings {
-  /** Per-process history limits and the shared budget, for each process started. */
+  /** For each process started: the factory of its output history, and its limits. */
   readonly streamOptions: () => ProcessStreamOptions;
   /** How long and how many ended processes stay listed. */
   readonly processes: ProcessTableOptions;

@@ -2,6 +2,7 @@ import type { Subscriber, TeardownLogic } from 'rxjs';
 import { Observable } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type { BudgetLease, BudgetMember, HistoryBudget } from './history-budget';
+import type { HistoryFactory, HistoryInput, OutputHistory } from './output-history';
 import type { FailedEvent, ProcessEvent, TruncatedEvent } from './process-event';
 import type { SequencedEvent } from '../wire/process-event';
 import { RetainedLog } from './retained-log';
@@ -29,11 +30,15 @@ export const DEFAULT_HISTORY_EVENTS = 256;
 /** Default {@link EventHistoryOptions.maxBytes}. */
 export const DEFAULT_HISTORY_BYTES = 1_048_576;
 
-/** What the owner appends: published events in seq order, and at most one terminal failure. */
-export type HistoryInput = SequencedEvent | FailedEvent;
+/**
+ * The library's default {@link HistoryFactory}: each process gets an {@link EventHistory} within
+ * `options`, and within `budget` (shared by every history the factory makes) when given.
+ */
+export const memoryHistory = (options: EventHistoryOptions = {}, budget?: HistoryBudget): HistoryFactory => () => new EventHistory(options, budget);
 
 /**
- * The bounded replay history of one process plus the live fan-out to its subscribers.
+ * The bounded replay history of one process plus the live fan-out to its subscribers: the in-memory
+ * {@link OutputHistory}, and the default one.
  *
  * The owner (ExecProcess) appends events already in seq order. The history keeps the newest ones within
  * `maxEvents` and `maxBytes` (and within the shared {@link HistoryBudget}, if given), evicting the oldest
@@ -47,7 +52,7 @@ export type HistoryInput = SequencedEvent | FailedEvent;
  *
  * Teardown: the history holds no timers; `release()` drops what it retains and leaves the budget.
  */
-export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent> {
+export class EventHistory implements OutputHistory, BudgetMember, ObservableSource<ProcessEvent> {
   /**
    * Every event of the process, per subscriber: first ONE `truncated` marker when anything was dropped
    * (its `nextSeq` is the seq of the first replayed event), then the retained events, then live events,
@@ -89,13 +94,9 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
   }
 
   /**
-   * The events strictly after `afterSeq`: the retained ones first, then live, with no gap and no
-   * duplicate between them. First ONE `truncated` marker when the history no longer reaches
-   * `afterSeq + 1` (its `nextSeq` is the seq of the first event that follows). An `afterSeq` beyond the
-   * last event skips live events up to it. `eventsAfter$(0)` is `events$`.
-   *
-   * Completes, fails and tears down like {@link events$}: a subscriber arriving after the end gets what
-   * is retained after `afterSeq` (and the `failed` value) and completes at once.
+   * The events strictly after `afterSeq` (see `OutputHistoryReader.eventsAfter$`): the retained
+   * ones, replayed inside `subscribe`, then live. `eventsAfter$(0)` is `events$`; completes, fails and
+   * tears down like it.
    */
   eventsAfter$(afterSeq: number): Observable<ProcessEvent> {
     if (afterSeq <= 0) return this.events$;
@@ -251,11 +252,11 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
   }
 
   private marker(): TruncatedEvent {
-    return { type: 'truncated', nextSeq: this.firstRetainedSeq(), droppedEvents: this.dropped, droppedBytes: this.droppedPayload };
+    return { type: 'truncated', nextSeq: this.historyStartSeq, droppedEvents: this.dropped, droppedBytes: this.droppedPayload };
   }
 
   /** The seq of the oldest retained event (the next one to come when nothing is retained). */
-  firstRetainedSeq(): number {
+  get historyStartSeq(): number {
     return this.log.firstSeq ?? this.lastSeq + 1;
   }
 
@@ -265,7 +266,7 @@ export class EventHistory implements BudgetMember, ObservableSource<ProcessEvent
    * index), then joins the live set, all inside `subscribe`.
    */
   subscribeTo(subscriber: Subscriber<ProcessEvent>, afterSeq: number): TeardownLogic {
-    const firstSeq = this.firstRetainedSeq();
+    const firstSeq = this.historyStartSeq;
     if (this.dropped > 0 && afterSeq + 1 < firstSeq) subscriber.next(this.marker());
     let cursor = this.first + Math.max(0, afterSeq + 1 - firstSeq);
     // Bounds are re-read each step: a subscriber's callback may append (and evict) during its replay.

@@ -6,7 +6,7 @@ import type { ExecSession } from '../session/exec-session';
 import { toFileUri } from '../wire/file-uri';
 import type { EnvironmentInfo } from '../wire/environment';
 import type { ExecParams, ExecResponse } from '../wire/process';
-import type { ProcessStreamOptions } from './exec-process';
+import type { ProcessStreamOptions } from './process-stream-options';
 import { ExecProcess } from './exec-process';
 import type { ProcessTable } from './process-table';
 import type { StartedProcess, StartOptions, StartParams } from './start-params';

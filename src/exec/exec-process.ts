@@ -10,39 +10,18 @@ import { SAFE_CHUNK_BYTES } from '../wire/limits';
 import type { ReadResponse, WriteResponse } from '../wire/process';
 import type { OutputStream } from '../wire/process-event';
 import { toBoundedAsyncIterable } from './bounded-iterator';
-import { EventHistory } from './event-history';
+import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from './event-history';
+import type { OutputHistory, OutputHistoryReader } from './output-history';
 import type { CollectedOutput, RetainedHistory } from './process-summaries';
-import type { HistoryBudget } from './history-budget';
 import type { OutputViewOptions, StreamSelection } from './output-views';
 import { bytesOf, exitCodeOf, linesOf, textOf } from './output-views';
 import type { ProcessEvent } from './process-event';
 import { DEFAULT_HOLE_FILL_DELAY_MS, ProcessInbox } from './process-inbox';
 import type { ProcessState } from './process-status';
 import { ProcessStatus } from './process-status';
+import type { ProcessListener, ProcessStreamOptions } from './process-stream-options';
 import type { TtyResizer } from './tty-resizer';
 import type { TtySize } from './tty-size';
-
-/** Limits of one process's history and reorder buffer. */
-export interface ProcessStreamOptions {
-  /** Events kept for late subscribers. @default 256 */
-  readonly historyEvents?: number;
-  /** Output bytes kept for late subscribers. @default 1048576 */
-  readonly historyBytes?: number;
-  /** @internal Shared byte budget across all processes of a manager (the manager passes its own). */
-  readonly budget?: HistoryBudget | undefined;
-  /** Delay before a hole (lost notification) is filled by a read. @default 250 */
-  readonly holeFillDelayMs?: number;
-  /** Drives the hole-fill timer and `read`'s local wait; tests pass a TestScheduler. @default asyncScheduler */
-  readonly scheduler?: SchedulerLike | undefined;
-  /** @internal Hears state changes and the release (the environment's process list). */
-  readonly listener?: ProcessListener | undefined;
-}
-
-/** @internal What hears a process change state or release its history (the environment's process list). */
-export interface ProcessListener {
-  released(processId: string): void;
-  changed(processId: string): void;
-}
 
 /** Options of the byte, text and line views of a process. */
 export interface ProcessViewOptions extends OutputViewOptions {
@@ -58,8 +37,9 @@ export interface ProcessViewOptions extends OutputViewOptions {
  * exactly once, across socket replacements; late subscribers get a bounded replay first. Unsubscribing
  * from any view never stops the process: `terminate()` does.
  */
-export class ExecProcess {
-  private readonly history: EventHistory;
+export class ExecProcess implements OutputHistoryReader {
+  /** Made by `options.outputHistory` (whoever starts the process supplies it), in memory by default. */
+  private readonly history: OutputHistory;
   private readonly status: ProcessStatus;
   private readonly scheduler: SchedulerLike;
   private readonly listener: ProcessListener | undefined;
@@ -72,7 +52,7 @@ export class ExecProcess {
    * Each subscriber gets its own replay; unsubscribing does not affect the process.
    */
   get events$(): Observable<ProcessEvent> {
-    return this.history.events$;
+    return this.history.eventsAfter$(0);
   }
 
   /**
@@ -98,7 +78,8 @@ export class ExecProcess {
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.listener = options.listener;
-    this.history = new EventHistory({ maxEvents: options.historyEvents ?? 256, maxBytes: options.historyBytes ?? 1_048_576 }, options.budget);
+    const outputHistory = options.outputHistory ?? memoryHistory({ maxEvents: options.historyEvents ?? DEFAULT_HISTORY_EVENTS, maxBytes: options.historyBytes ?? DEFAULT_HISTORY_BYTES });
+    this.history = outputHistory(processId);
     this.status = new ProcessStatus(this);
     this.inbox = new ProcessInbox(processId, session, this.history, this.status, this.scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS);
   }
@@ -124,7 +105,7 @@ export class ExecProcess {
    * seq of the next event to come.
    */
   get historyStartSeq(): number {
-    return this.history.firstRetainedSeq();
+    return this.history.historyStartSeq;
   }
 
   /** The last seq published to consumers (0 when none). */

@@ -8,7 +8,7 @@ import type { ExecSession } from '../session/exec-session';
 import type { ProcessSink } from '../session/process-sink';
 import type { ReadResponse } from '../wire/process';
 import type { SequencedEvent } from '../wire/process-event';
-import type { EventHistory } from './event-history';
+import type { OutputHistory } from './output-history';
 import { mergeRecoveryRead } from './merge-recovery-read';
 import type { ProcessStatus } from './process-status';
 import { ReorderBuffer } from './reorder-buffer';
@@ -38,7 +38,7 @@ export class ProcessInbox implements ProcessSink {
   constructor(
     readonly processId: string,
     private readonly session: ExecSession,
-    private readonly history: EventHistory,
+    private readonly history: OutputHistory,
     private readonly status: ProcessStatus,
     private readonly scheduler: SchedulerLike,
     private readonly holeFillDelayMs: number,

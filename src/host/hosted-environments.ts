@@ -11,7 +11,8 @@ import { ExecClientError } from '../errors';
 import type { ConnectionState } from '../environment/connection-state';
 import type { Environment } from '../environment/environment';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
-import { EnvironmentManager } from '../environment/environment-manager';
+import { EnvironmentManager, memoryHistories } from '../environment/environment-manager';
+import type { HistoryFactory } from '../exec/output-history';
 
 /** What `Environment.info()` resolves with. */
 export type HostedEnvironmentInfo = Awaited<ReturnType<Environment['info']>>;
@@ -125,13 +126,22 @@ export class HostedEnvironments {
     this.slots.set(id, slot);
     this.log(`environment ${id} generation ${generation}: starting`);
     this.publish();
-    EnvironmentManager.fromAcceptedWebsocket(id, socket, this.managerOptions).then(
+    EnvironmentManager.fromAcceptedWebsocket(id, socket, { ...this.managerOptions, outputHistory: this.outputHistory() }).then(
       (manager) => this.started(slot, manager),
       (error: unknown) => {
         socket.terminate();
         this.update(slot, { state: 'failed', error: messageOf(error), errorCode: error instanceof ExecClientError ? error.code : 'HOST_ERROR' });
       },
     );
+  }
+
+  /**
+   * Where the processes of a new generation keep their output, passed down to each process through its
+   * manager: the manager options' own factory when given, else in memory within the host's bounds, with
+   * a budget per generation (what the manager would make itself).
+   */
+  private outputHistory(): HistoryFactory {
+    return this.managerOptions.outputHistory ?? memoryHistories(this.managerOptions);
   }
 
   private started(slot: Slot, manager: EnvironmentManager): void {

@@ -1,7 +1,9 @@
 /**
  * One subscriber's SSE stream of a process's events, from a seq on: exactly what follows it, then live.
+ * It reads two sources (`./event-sources`), never a concrete history:
  *
- * - Where the host's history still reaches, events come from it (`eventsAfter$`), their frames shared.
+ * - Where the process's output history still reaches, events come from it (`eventsAfter$`), their
+ *   frames shared.
  * - Where it no longer does, the gap is filled from the executor's own window with `process/read` (see
  *   `./window-fill`), again each time the history moved on meanwhile; only what neither reaches becomes
  *   one `truncated` event (naming the seq that follows).
@@ -17,6 +19,8 @@ import type { ProcessEvent } from '../../exec/process-event';
 import { ExecClientError } from '../../errors';
 import type { ReadResponse } from '../../wire/process';
 import { failedFrame, frameOf, truncatedFrame } from './event-frames';
+import type { EventSources } from './event-sources';
+import { eventSourcesOf } from './event-sources';
 import type { SseStream } from './sse';
 import type { FillItem } from './window-fill';
 import { planFill } from './window-fill';
@@ -30,7 +34,7 @@ export const DEFAULT_STALL_MS = 30_000;
  * teardown follows the stream's end.
  */
 export function streamProcessEvents(process: ExecProcess, stream: SseStream, afterSeq: number, options: { readonly follow: boolean; readonly stallMs?: number }): void {
-  new ProcessEventPump(process, stream, afterSeq, options.stallMs ?? DEFAULT_STALL_MS, options.follow).start();
+  new ProcessEventPump(eventSourcesOf(process), stream, afterSeq, options.stallMs ?? DEFAULT_STALL_MS, options.follow).start();
 }
 
 class ProcessEventPump {
@@ -43,7 +47,7 @@ class ProcessEventPump {
   private fillQueue: FillItem[] = [];
 
   constructor(
-    private readonly process: ExecProcess,
+    private readonly sources: EventSources,
     private readonly stream: SseStream,
     /** The last seq the client has: everything written is after it. */
     private cursor: number,
@@ -56,8 +60,8 @@ class ProcessEventPump {
   start(): void {
     if (this.stream.isEnded) return;
     if (this.fillQueue.length > 0) return this.writeFill();
-    if (this.cursor + 1 < this.process.historyStartSeq) {
-      this.process.read(this.cursor, null, 0).then(
+    if (this.cursor + 1 < this.sources.history.historyStartSeq) {
+      this.sources.window.read(this.cursor).then(
         (read) => this.fill(read),
         (error: unknown) => this.fail(error),
       );
@@ -70,7 +74,7 @@ class ProcessEventPump {
       this.pausedReplay = true;
       return false;
     };
-    this.subscription = this.process
+    this.subscription = this.sources.history
       .eventsAfter$(this.cursor)
       .pipe(takeWhile(goOn, true))
       .subscribe({ next: (event) => this.onEvent(event), complete: () => this.onComplete() });
@@ -117,9 +121,9 @@ class ProcessEventPump {
   /** Plans the gap between the cursor and the host's history from the executor's window, and writes it. */
   private fill(read: ReadResponse): void {
     if (this.stream.isEnded) return;
-    const until = this.process.historyStartSeq;
+    const until = this.sources.history.historyStartSeq;
     // A closed process whose history holds nothing: its close is the gap's last seq.
-    const closeSeq = this.process.state === 'closed' && until > this.process.lastPublishedSeq ? this.process.lastPublishedSeq : undefined;
+    const closeSeq = this.sources.window.closeSeqBefore(until);
     this.fillQueue = planFill(read, { cursor: this.cursor, until, closeSeq });
     // Never stuck: a read that reaches nothing past the cursor leaves the gap to one marker.
     if (this.fillQueue.length === 0) this.fillQueue = [{ kind: 'truncated', nextSeq: until, droppedEvents: until - this.cursor - 1 }];
