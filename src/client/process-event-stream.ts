@@ -120,7 +120,7 @@ class Follower implements SseSession {
       }
       case 'failed': {
         const data = decoded(FailedEventData, message.data, 'failed event');
-        throw new HostApiError(data.code as HostApiError['code'], data.message, undefined, undefined);
+        throw new HostApiError(data.code, data.message, undefined, undefined);
       }
       default:
         return;
