@@ -8,7 +8,7 @@ import { distinctUntilChanged, map } from 'rxjs/operators';
 import { HostApiError } from './host-api-error';
 import * as E from 'fp-ts/lib/Either';
 import { decodeWith } from '../wire/decode';
-import { ProcessResource as ProcessResourceCodec, TerminateResult } from '../wire/operator-api';
+import { API_PREFIX, ProcessResource as ProcessResourceCodec, TerminateResult } from '../wire/operator-api';
 import { encodeBase64 } from './base64';
 import type { ApiAnswer, HostConnection } from './host-connection';
 import { send } from './host-connection';
@@ -83,7 +83,7 @@ export class HostClient {
   async start(environmentId: string, request: StartRequest, options: StartOptions = {}): Promise<ProcessResource> {
     const answer = await send(this.connection, {
       method: 'POST',
-      path: `/api/v1/environments/${segment(environmentId)}/processes`,
+      path: `${API_PREFIX}/environments/${segment(environmentId)}/processes`,
       body: request,
       headers: { 'idempotency-key': options.idempotencyKey ?? newId() },
       signal: options.signal,
@@ -148,4 +148,4 @@ export class HostClient {
   }
 }
 
-const processPath = (environmentId: string, processId: string): string => `/api/v1/environments/${segment(environmentId)}/processes/${segment(processId)}`;
+const processPath = (environmentId: string, processId: string): string => `${API_PREFIX}/environments/${segment(environmentId)}/processes/${segment(processId)}`;
