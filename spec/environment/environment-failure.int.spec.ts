@@ -2,7 +2,7 @@
 import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { filter, toArray } from 'rxjs/operators';
 import type { Environment, EnvironmentManagerOptions, ExecProcess } from '../../src';
-import { EnvironmentManager, ResumeFailedError } from '../../src';
+import { EnvironmentFailedError, EnvironmentManager, ResumeFailedError } from '../../src';
 import type { Acceptor } from '../support/acceptor';
 import { startAcceptor } from '../support/acceptor';
 import { ScriptedPeer } from '../support/scripted-peer';
@@ -45,7 +45,11 @@ describe('accepted environment failures', () => {
     expect(failure?.state === 'failed' ? failure.error : undefined).toBeInstanceOf(ResumeFailedError);
     expect(failure).toMatchObject({ error: { code: 'RESUME_FAILED', reason: 'unknownSession' } });
     expect(await events).toEqual([{ type: 'failed', error: expect.objectContaining({ code: 'PROCESS_FAILED', processId: 'process-1' }) }]);
-    await expect(environment.forceInfo()).rejects.toMatchObject({ code: 'RESUME_FAILED' });
+    // A call on the failed environment: ENVIRONMENT_FAILED (README, Errors), the failure as its cause.
+    const call = await environment.forceInfo().then(() => undefined, (e: unknown) => e);
+    expect(call).toBeInstanceOf(EnvironmentFailedError);
+    expect(call).toMatchObject({ code: 'ENVIRONMENT_FAILED', environmentId: 'environment-1', cause: { code: 'RESUME_FAILED', reason: 'unknownSession' } });
+    expect((call as EnvironmentFailedError).cause).toBe(failure?.state === 'failed' ? failure.error : undefined);
     expect(await manager.getEnvironmentStatus('environment-1')).toMatchObject({ status: 'disconnected', error: { code: 'RESUME_FAILED' } });
     await replacement.closed;
     await manager.close();
@@ -63,6 +67,34 @@ describe('accepted environment failures', () => {
     const late = await ScriptedPeer.dial(acceptor.url);
     await expect(manager.replaceAcceptedWebsocket('environment-1', await acceptor.nextAccepted())).rejects.toMatchObject({ code: 'REPLACEMENT_REJECTED' });
     await late.closed;
+    await manager.close();
+  });
+
+  it('rejects a call waiting for recovery with the failure itself, and every call made after it with ENVIRONMENT_FAILED', async () => {
+    const { peer, manager, environment, process } = await adopted(acceptor, { recoveryDeadlineMs: 200 });
+    const disconnected = firstValueFrom(environment.connectionState$.pipe(filter((s) => s.state === 'disconnected')));
+    peer.close();
+    await disconnected;
+    const waiting = environment.forceInfo().then(() => undefined, (e: unknown) => e);
+    const failed = await lastValueFrom(environment.connectionState$);
+    const failure = failed.state === 'failed' ? failed.error : undefined;
+    expect(failure).toMatchObject({ code: 'RESUME_FAILED', reason: 'timeout' });
+    // README, Reconnect and resume semantics: new calls wait during recovery, then reject with the failure.
+    expect(await waiting).toBe(failure);
+    // README, Errors: a call on a failed environment rejects ENVIRONMENT_FAILED, its cause the failure.
+    const calls: readonly (() => Promise<unknown>)[] = [
+      () => environment.forceInfo(),
+      () => environment.getExecBackend().start({ argv: ['true'], cwd: '/tmp' }),
+      () => environment.getFilesystem().readFile('/etc/hostname'),
+      () => environment.getHttpClient().request({ method: 'GET', url: 'http://127.0.0.1:9/' }),
+      () => process.terminate(),
+    ];
+    for (const call of calls) {
+      const error = await call().then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(EnvironmentFailedError);
+      expect(error).toMatchObject({ code: 'ENVIRONMENT_FAILED', environmentId: 'environment-1', message: `environment environment-1 failed: ${failure?.message ?? ''}` });
+      expect((error as EnvironmentFailedError).cause).toBe(failure);
+    }
     await manager.close();
   });
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type WebSocket from 'ws';
+import { ConfigError } from '../../src/errors';
 import type { HostServer, HostServerOptions } from '../../src/host/host-server';
 import { startHostServer } from '../../src/host/host-server';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';
@@ -140,6 +141,7 @@ describe('host server limits', () => {
 
   it('refuses plain HTTP off loopback, and serves https/wss with a certificate', async () => {
     await expect(startHostServer({ credentials: new Map(), host: '0.0.0.0' })).rejects.toThrow('refusing plain HTTP');
+    await expect(startHostServer({ credentials: new Map(), host: '0.0.0.0' })).rejects.toBeInstanceOf(ConfigError);
     const dir = mkdtempSync(join(tmpdir(), 'exec-rx-tls-'));
     try {
       const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];

@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ConfigError } from '../../src/errors';
 import { loadHostCredentials, parseCredentials } from '../../src/host/host-credentials';
 
 describe('host credentials', () => {
@@ -44,5 +45,22 @@ describe('host credentials', () => {
     expect(() => loadHostCredentials(undefined, {})).toThrow('no accepted access keys');
     expect(() => loadHostCredentials(undefined, { EXEC_RX_ACCESS_KEY_ID: 'AKIDENV' })).toThrow('set both');
     expect(() => loadHostCredentials(join(dir, 'missing'), {})).toThrow('cannot read credentials file');
+  });
+
+  it('raises every refusal as a ConfigError (CONFIG_INVALID), its message unchanged', () => {
+    const refusals: Array<() => unknown> = [
+      () => parseCredentials('AKID2 has a space-secret-value', 'creds.txt'),
+      () => loadHostCredentials(undefined, {}),
+      () => loadHostCredentials(undefined, { EXEC_RX_SECRET_ACCESS_KEY: 'envsecret' }),
+      () => loadHostCredentials(join(dir, 'missing'), {}),
+    ];
+    for (const refuse of refusals) {
+      expect(refuse).toThrow(ConfigError);
+      expect(refuse).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    }
+    expect(() => loadHostCredentials(join(dir, 'missing'), {})).toThrow(`cannot read credentials file ${join(dir, 'missing')} (ENOENT)`);
+    expect(() => loadHostCredentials(undefined, { EXEC_RX_SECRET_ACCESS_KEY: 'envsecret' })).toThrow(
+      'set both EXEC_RX_ACCESS_KEY_ID and EXEC_RX_SECRET_ACCESS_KEY, or neither',
+    );
   });
 });

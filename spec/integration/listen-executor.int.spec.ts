@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { toArray } from 'rxjs/operators';
 import type { Environment, ProcessEvent } from '../../src';
-import { AuthenticationError, EnvironmentManager, SpawnError } from '../../src';
+import { AuthenticationError, EnvironmentFailedError, EnvironmentManager, SpawnError } from '../../src';
 import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 import { spawnExecutor } from '../../src/executor/spawn-executor';
 
@@ -162,7 +162,9 @@ describe('stdio mode against the real executor', () => {
       expect((await states).map((s) => s.state)).toEqual(['connected', 'failed']);
       expect((await sleeperEvents).at(-1)).toMatchObject({ type: 'failed', error: { code: 'PROCESS_FAILED' } });
       await expect(environment.info()).resolves.toBeDefined();
-      await expect(environment.forceInfo()).rejects.toMatchObject({ code: 'RESUME_FAILED', reason: 'noReconnect' });
+      // A call on the failed environment: ENVIRONMENT_FAILED (README, Errors), the failure as its cause.
+      await expect(environment.forceInfo()).rejects.toBeInstanceOf(EnvironmentFailedError);
+      await expect(environment.forceInfo()).rejects.toMatchObject({ code: 'ENVIRONMENT_FAILED', environmentId: 'stdio-1', cause: { code: 'RESUME_FAILED', reason: 'noReconnect' } });
       await manager.close();
     } finally {
       await executor.stop();

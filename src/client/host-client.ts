@@ -8,9 +8,9 @@ import { distinctUntilChanged, map } from 'rxjs/operators';
 import { HostApiError } from './host-api-error';
 import * as E from 'fp-ts/lib/Either';
 import { decodeWith } from '../wire/decode';
-import { ProcessResource as ProcessResourceCodec } from '../wire/operator-api';
+import { API_PREFIX, ProcessResource as ProcessResourceCodec, TerminateResult } from '../wire/operator-api';
 import { encodeBase64 } from './base64';
-import type { HostConnection } from './host-connection';
+import type { ApiAnswer, HostConnection } from './host-connection';
 import { send } from './host-connection';
 import type { EnvironmentOverview, HostProcessEvent, ProcessResource, StartOptions, StartRequest, TerminalSize } from './host-types';
 import { overview } from './overview-stream';
@@ -41,6 +41,7 @@ export interface CallOptions {
 
 const segment = encodeURIComponent;
 const decodeProcess = decodeWith(ProcessResourceCodec);
+const decodeTerminate = decodeWith(TerminateResult);
 const newId = (): string => globalThis.crypto.randomUUID();
 
 /** A client of one host's operator API. Holds no connection between calls; every stream is cold. */
@@ -82,7 +83,7 @@ export class HostClient {
   async start(environmentId: string, request: StartRequest, options: StartOptions = {}): Promise<ProcessResource> {
     const answer = await send(this.connection, {
       method: 'POST',
-      path: `/api/v1/environments/${segment(environmentId)}/processes`,
+      path: `${API_PREFIX}/environments/${segment(environmentId)}/processes`,
       body: request,
       headers: { 'idempotency-key': options.idempotencyKey ?? newId() },
       signal: options.signal,
@@ -120,10 +121,12 @@ export class HostClient {
     await this.post(environmentId, processId, 'interrupt', undefined, options, 'unsafe');
   }
 
-  /** Kills the process group (exit 137 follows); resolves whether it was running. */
+  /** Kills the process group (exit 137 follows); resolves whether it was running. Rejects DECODE_FAILED when the answer says neither. */
   async terminate(environmentId: string, processId: string, options: CallOptions = {}): Promise<boolean> {
     const answer = await this.post(environmentId, processId, 'terminate', undefined, options, 'idempotent');
-    return (answer as { readonly running?: unknown }).running === true;
+    const result = decodeTerminate(answer.body);
+    if (E.isLeft(result)) throw new HostApiError('DECODE_FAILED', `terminate: the host answered something else than whether it was running: ${result.left.message}`, answer.status, answer.hostInstance);
+    return result.right.running;
   }
 
   /** Resizes a sized tty's terminal (the command gets SIGWINCH). */
@@ -140,10 +143,9 @@ export class HostClient {
     }
   }
 
-  private async post(environmentId: string, processId: string, action: string, body: unknown, options: CallOptions, retry: 'idempotent' | 'unsafe'): Promise<unknown> {
-    const answer = await send(this.connection, { method: 'POST', path: `${processPath(environmentId, processId)}/${action}`, body, signal: options.signal, retry });
-    return answer.body;
+  private post(environmentId: string, processId: string, action: string, body: unknown, options: CallOptions, retry: 'idempotent' | 'unsafe'): Promise<ApiAnswer> {
+    return send(this.connection, { method: 'POST', path: `${processPath(environmentId, processId)}/${action}`, body, signal: options.signal, retry });
   }
 }
 
-const processPath = (environmentId: string, processId: string): string => `/api/v1/environments/${segment(environmentId)}/processes/${segment(processId)}`;
+const processPath = (environmentId: string, processId: string): string => `${API_PREFIX}/environments/${segment(environmentId)}/processes/${segment(processId)}`;

@@ -48,7 +48,10 @@ export interface ApiAnswer {
 
 const decodeProblem = decodeWith(Problem);
 
-/** The typed error of an error answer: its problem+json `code` when it has one, else by status. */
+/**
+ * The typed error of an error answer: its problem+json `code` when it has one the client knows, else by
+ * status (a body that is not such a problem, a code outside the closed set, is read as no problem at all).
+ */
 export async function errorOf(response: Response, what: string): Promise<HostApiError> {
   const hostInstance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
   let body: unknown;
@@ -59,9 +62,8 @@ export async function errorOf(response: Response, what: string): Promise<HostApi
   }
   const problem = decodeProblem(body);
   if (E.isRight(problem)) {
-    const code = problem.right.code as HostApiError['code'];
     const detail = problem.right.detail;
-    return new HostApiError(code, `${what}: ${problem.right.title}${detail === undefined ? '' : `: ${detail}`}`, response.status, hostInstance, detail === undefined ? undefined : { detail });
+    return new HostApiError(problem.right.code, `${what}: ${problem.right.title}${detail === undefined ? '' : `: ${detail}`}`, response.status, hostInstance, detail === undefined ? undefined : { detail });
   }
   return new HostApiError(response.status === 401 ? 'UNAUTHORIZED' : 'HOST_ERROR', `${what}: HTTP ${response.status}`, response.status, hostInstance);
 }

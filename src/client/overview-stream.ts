@@ -6,7 +6,7 @@ import * as E from 'fp-ts/lib/Either';
 import { Observable } from 'rxjs';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
-import { Overview } from '../wire/operator-api';
+import { API_PREFIX, Overview } from '../wire/operator-api';
 import type { HostConnection } from './host-connection';
 import type { EnvironmentOverview } from './host-types';
 import { refusalOf, runSse } from './sse-session';
@@ -27,7 +27,7 @@ export function overview(connection: HostConnection): Observable<readonly Enviro
     let changes = 0;
     let opening = true;
     const session = {
-      path: () => '/api/v1/overview',
+      path: () => `${API_PREFIX}/overview`,
       finished: () => false,
       progress: () => changes,
       refusal: refusalOf('overview'),

@@ -8,7 +8,7 @@ import type * as t from 'io-ts';
 import { Observable } from 'rxjs';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
-import { ClosedEventData, ExitedEventData, FailedEventData, HOST_INSTANCE_HEADER, OutputEventData, TruncatedEventData } from '../wire/operator-api';
+import { API_PREFIX, ClosedEventData, ExitedEventData, FailedEventData, HOST_INSTANCE_HEADER, OutputEventData, TruncatedEventData } from '../wire/operator-api';
 import { decodeBase64 } from './base64';
 import type { HostConnection } from './host-connection';
 import { errorOf } from './host-connection';
@@ -120,7 +120,7 @@ class Follower implements SseSession {
       }
       case 'failed': {
         const data = decoded(FailedEventData, message.data, 'failed event');
-        throw new HostApiError(data.code as HostApiError['code'], data.message, undefined, undefined);
+        throw new HostApiError(data.code, data.message, undefined, undefined);
       }
       default:
         return;
@@ -145,7 +145,7 @@ class Follower implements SseSession {
  * subscription is its own stream; unsubscribing aborts the request and every wait.
  */
 export function processEvents(connection: HostConnection, environmentId: string, processId: string, options: ProcessEventsOptions = {}): Observable<HostProcessEvent> {
-  const path = `/api/v1/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(processId)}/events`;
+  const path = `${API_PREFIX}/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(processId)}/events`;
   return new Observable<HostProcessEvent>((subscriber) => {
     const abort = new AbortController();
     const follower = new Follower(path, options.follow ?? true, options.afterSeq ?? 0, (event) => subscriber.next(event));

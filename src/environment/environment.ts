@@ -14,6 +14,7 @@ import type { ConnectionState, EnvironmentObservedStatus } from './connection-st
 import { toConnectionState } from './connection-state';
 import type { EnvironmentInfoState, EnvironmentPollOptions } from './environment-polls';
 import { failedProbe, INFO_TIMEOUT_MS, observedStatus, pollInfo, pollStatus, STATUS_TIMEOUT_MS, statusFromState } from './environment-polls';
+import { EnvironmentSession } from './environment-session';
 
 /** How long closing waits for helper processes cleaning up after sized ttys. */
 const HELPERS_IDLE_LIMIT_MS = 2_000;
@@ -30,8 +31,10 @@ export interface EnvironmentSettings {
 }
 
 /**
- * One executor's environment. The same object stays valid across socket replacements; after a failure
- * every call rejects with the failure.
+ * One executor's environment. The same object stays valid across socket replacements. Once it failed,
+ * every call (its own, its processes', its filesystem's and HTTP client's) rejects with
+ * EnvironmentFailedError (`ENVIRONMENT_FAILED`, `cause`: the failure); a call that was waiting for
+ * recovery when recovery failed rejects with the failure itself.
  */
 export class Environment {
   private infoPromise: Promise<EnvironmentInfo> | undefined;
@@ -39,6 +42,8 @@ export class Environment {
   private readonly filesystem: RemoteFileSystem;
   private readonly http: ExecHttpClient;
   private readonly table: ProcessTable;
+  /** The session the calls go through: a call once failed rejects with EnvironmentFailedError. */
+  private readonly session: EnvironmentSession;
 
   /**
    * The connection state: replays the current value to each subscriber, then emits each change:
@@ -87,9 +92,10 @@ export class Environment {
     this.processes$ = this.table.processes$;
     this.status$ = pollStatus(client, id, settings.polls, scheduler);
     this.info$ = pollInfo(client, id, settings.polls, scheduler, () => client.cachedInfo);
-    this.backend = new ExecBackend(client, settings.streamOptions, this.table, () => this.info());
-    this.filesystem = new RemoteFileSystem(client);
-    this.http = new ExecHttpClient(client);
+    this.session = new EnvironmentSession(id, client);
+    this.backend = new ExecBackend(this.session, settings.streamOptions, this.table, () => this.info());
+    this.filesystem = new RemoteFileSystem(this.session);
+    this.http = new ExecHttpClient(this.session);
   }
 
   /** The executor's filesystem (`fs/*`): paths as native absolute paths or `file://` URIs, bytes in and out. */
@@ -131,7 +137,7 @@ export class Environment {
 
   /** Asks `environment/info` again (waits for recovery) and resolves with the answer. */
   async forceInfo(): Promise<EnvironmentInfo> {
-    const info = await firstValueFrom(this.client.call('environment/info', undefined, { timeoutMs: INFO_TIMEOUT_MS }));
+    const info = await firstValueFrom(this.session.call('environment/info', undefined, { timeoutMs: INFO_TIMEOUT_MS }));
     this.infoPromise = Promise.resolve(info);
     return info;
   }

@@ -27,7 +27,11 @@ export class ResumeFailedError extends ExecClientError {
   }
 }
 
-/** Every call on a failed environment (or a closed manager) fails with this; `cause` is the failure. */
+/**
+ * Every call made on a failed environment (its own, its processes', filesystem's and HTTP client's)
+ * fails with this; `cause` is the failure. A call already waiting for recovery when recovery failed gets
+ * the failure itself; a closed manager's calls get ClosedError.
+ */
 export class EnvironmentFailedError extends ExecClientError {
   readonly code = 'ENVIRONMENT_FAILED';
   constructor(

@@ -3,6 +3,7 @@
  * (flags show up in `ps` and shell history). Values are never logged or put in an error.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { ConfigError } from '../errors';
 import type { AccessKeyStore } from './sigv4';
 
 /** Environment variable naming a credentials file. */
@@ -27,7 +28,7 @@ export interface LoadedCredentials {
 
 /**
  * Parses credentials text: one `ACCESS_KEY_ID SECRET_ACCESS_KEY` pair per line (separated by spaces, a
- * tab, `:` or `=`); blank lines and `#` comments are ignored. Throws an Error naming the bad line's
+ * tab, `:` or `=`); blank lines and `#` comments are ignored. Throws a ConfigError naming the bad line's
  * number only, never its content.
  */
 export function parseCredentials(text: string, source: string): AccessKeyStore {
@@ -39,7 +40,7 @@ export function parseCredentials(text: string, source: string): AccessKeyStore {
     const id = match?.[1];
     const secret = match?.[2];
     if (id === undefined || secret === undefined || !KEY_ID.test(id) || !SECRET.test(secret)) {
-      throw new Error(`${source}: line ${index + 1} is not "ACCESS_KEY_ID SECRET_ACCESS_KEY"`);
+      throw new ConfigError(`${source}: line ${index + 1} is not "ACCESS_KEY_ID SECRET_ACCESS_KEY"`);
     }
     keys.set(id, secret);
   });
@@ -55,7 +56,7 @@ export function loadCredentialsFile(path: string): LoadedCredentials {
     mode = statSync(path).mode;
   } catch (error: unknown) {
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'unreadable';
-    throw new Error(`cannot read credentials file ${path} (${code})`);
+    throw new ConfigError(`cannot read credentials file ${path} (${code})`);
   }
   const keys = parseCredentials(text, path);
   const loose = process.platform !== 'win32' && (mode & 0o077) !== 0;
@@ -64,20 +65,20 @@ export function loadCredentialsFile(path: string): LoadedCredentials {
 
 /**
  * The accepted keys: the file given (flag) or named by `EXEC_RX_CREDENTIALS_FILE`, plus the pair in
- * `EXEC_RX_ACCESS_KEY_ID` / `EXEC_RX_SECRET_ACCESS_KEY`. Throws when there is none, or input is malformed.
+ * `EXEC_RX_ACCESS_KEY_ID` / `EXEC_RX_SECRET_ACCESS_KEY`. Throws a ConfigError when there is none, or input is malformed.
  */
 export function loadHostCredentials(file: string | undefined, env: NodeJS.ProcessEnv = process.env): LoadedCredentials {
   const path = file ?? env[CREDENTIALS_FILE_ENV];
   const fromFile = path === undefined || path === '' ? undefined : loadCredentialsFile(path);
   const id = env[ACCESS_KEY_ID_ENV];
   const secret = env[SECRET_ACCESS_KEY_ENV];
-  if ((id === undefined) !== (secret === undefined)) throw new Error(`set both ${ACCESS_KEY_ID_ENV} and ${SECRET_ACCESS_KEY_ENV}, or neither`);
+  if ((id === undefined) !== (secret === undefined)) throw new ConfigError(`set both ${ACCESS_KEY_ID_ENV} and ${SECRET_ACCESS_KEY_ENV}, or neither`);
   const keys = new Map(fromFile?.keys ?? []);
   if (id !== undefined && secret !== undefined) {
     for (const [k, v] of parseCredentials(`${id} ${secret}`, `${ACCESS_KEY_ID_ENV}/${SECRET_ACCESS_KEY_ENV}`)) keys.set(k, v);
   }
   if (keys.size === 0) {
-    throw new Error(`no accepted access keys: pass --credentials-file FILE, set ${CREDENTIALS_FILE_ENV}, or set ${ACCESS_KEY_ID_ENV} and ${SECRET_ACCESS_KEY_ENV}`);
+    throw new ConfigError(`no accepted access keys: pass --credentials-file FILE, set ${CREDENTIALS_FILE_ENV}, or set ${ACCESS_KEY_ID_ENV} and ${SECRET_ACCESS_KEY_ENV}`);
   }
   const sources = [fromFile?.source, id === undefined ? undefined : 'environment'].filter((s) => s !== undefined);
   return { keys, source: sources.join(' + '), ...(fromFile?.warning === undefined ? {} : { warning: fromFile.warning }) };

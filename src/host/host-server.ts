@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
+import { ConfigError } from '../errors';
 import { checkOperatorOptions, OperatorApi } from './api/operator-api';
 import { DirectHost } from './direct-host';
 import { hostPort, isLoopbackHost } from './host-http';
@@ -19,12 +20,12 @@ export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './ho
 
 /**
  * Starts the host. Resolves once listening; rejects when the address is in use, plain HTTP was asked
- * for on a non-loopback address, or an operator option is out of range (a RangeError naming it). The caller owns the host and calls `close()`.
+ * for on a non-loopback address (a ConfigError), or an operator option is out of range (a RangeError naming it). The caller owns the host and calls `close()`.
  */
 export async function startHostServer(options: HostServerOptions): Promise<HostServer> {
   const host = options.host ?? DEFAULTS.host;
   if (options.tls === undefined && !isLoopbackHost(host)) {
-    throw new Error(`refusing plain HTTP on ${host}: executors require https/wss off loopback; pass a TLS certificate and key`);
+    throw new ConfigError(`refusing plain HTTP on ${host}: executors require https/wss off loopback; pass a TLS certificate and key`);
   }
   if (options.operator !== undefined) checkOperatorOptions(options.operator);
   const instanceId = randomUUID();
@@ -47,6 +48,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     });
   });
   const address = server.address();
+  // An invariant, not an error of the caller's: a server listening on a port always has a TCP address, so no code fits.
   if (address === null || typeof address === 'string') throw new Error('host server has no TCP address');
   return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, address.port)}`, instanceId, () => operator?.close());
 }

@@ -4,6 +4,7 @@
  * Server-Sent Events. Pure data, shared by the host and by the clients that talk to it.
  */
 import * as t from 'io-ts';
+import { ErrorCode } from './error-code';
 import { Integer, NonNegativeInteger } from './integer';
 import { struct } from './struct';
 
@@ -67,6 +68,11 @@ export const ProcessResource = struct('ProcessResource', {
 /** One process as the API shows it. */
 export type ProcessResource = t.TypeOf<typeof ProcessResource>;
 
+/** `POST .../processes/{processId}/terminate`'s answer: whether the process was running. */
+export const TerminateResult = struct('TerminateResult', { running: t.boolean });
+/** The answer of a terminate. */
+export type TerminateResult = t.TypeOf<typeof TerminateResult>;
+
 /** One environment as the API shows it: its current generation, connection state and info. */
 export const EnvironmentResource = struct('EnvironmentResource', {
   id: t.string,
@@ -87,10 +93,10 @@ export const Overview = struct('Overview', {
 /** The overview stream's snapshot. */
 export type Overview = t.TypeOf<typeof Overview>;
 
-/** RFC 9457 problem details, with the library's error `code` and the host instance. */
+/** RFC 9457 problem details, with the library's error `code` (one of the closed set) and the host instance. */
 export const Problem = struct(
   'Problem',
-  { type: t.string, title: t.string, status: Integer, code: t.string, hostInstance: t.string },
+  { type: t.string, title: t.string, status: Integer, code: ErrorCode, hostInstance: t.string },
   { detail: t.string },
 );
 /** RFC 9457 problem details. */
@@ -105,7 +111,7 @@ export const OutputEventData = struct('OutputEventData', { seq: NonNegativeInteg
 export const ExitedEventData = struct('ExitedEventData', { seq: NonNegativeInteger, exitCode: Integer });
 /** `event: closed` data. */
 export const ClosedEventData = struct('ClosedEventData', { seq: NonNegativeInteger });
-/** `event: failed` data: why the process failed (the stream ends after it). */
-export const FailedEventData = ApiError;
+/** `event: failed` data: why the process failed, its `code` one of the closed set (the stream ends after it). */
+export const FailedEventData = struct('FailedEventData', { code: ErrorCode, message: t.string });
 /** `event: truncated` data: history no longer reaches; the events that follow start at `nextSeq`. */
 export const TruncatedEventData = struct('TruncatedEventData', { nextSeq: NonNegativeInteger, droppedEvents: NonNegativeInteger }, { droppedBytes: NonNegativeInteger });

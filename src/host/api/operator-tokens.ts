@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { ConfigError } from '../../errors';
 
 /** Environment variable carrying one operator token. */
 export const OPERATOR_TOKEN_ENV = 'EXEC_RX_OPERATOR_TOKEN';
@@ -27,12 +28,12 @@ export interface GeneratedOperatorToken {
 export class OperatorTokens {
   private readonly digests: readonly Buffer[];
 
-  /** @param tokens the accepted tokens; each at least 16 printable characters (throws naming only its position). */
+  /** @param tokens the accepted tokens; each at least 16 printable characters (throws a ConfigError naming only its position). */
   constructor(tokens: readonly string[]) {
     tokens.forEach((token, index) => {
-      if (!TOKEN.test(token)) throw new Error(`operator token ${index + 1} must be 16 to 512 printable characters without spaces`);
+      if (!TOKEN.test(token)) throw new ConfigError(`operator token ${index + 1} must be 16 to 512 printable characters without spaces`);
     });
-    if (tokens.length === 0) throw new Error('no operator tokens');
+    if (tokens.length === 0) throw new ConfigError('no operator tokens');
     this.digests = tokens.map(digest);
   }
 
@@ -76,7 +77,7 @@ export interface LoadedOperatorTokens {
 
 /**
  * The operator tokens from `file` (one per line; blank lines and `#` comments ignored) and
- * `EXEC_RX_OPERATOR_TOKEN`; `undefined` when neither is set (the host then makes one). Throws an Error
+ * `EXEC_RX_OPERATOR_TOKEN`; `undefined` when neither is set (the host then makes one). Throws a ConfigError
  * naming the file and the bad line's number only.
  */
 export function loadOperatorTokens(file: string | undefined, env: NodeJS.ProcessEnv = process.env): LoadedOperatorTokens | undefined {
@@ -90,20 +91,20 @@ export function loadOperatorTokens(file: string | undefined, env: NodeJS.Process
       if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0) warning = `operator tokens file ${file} is readable by others; chmod 600 it`;
     } catch (error: unknown) {
       const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'unreadable';
-      throw new Error(`cannot read operator tokens file ${file} (${code})`);
+      throw new ConfigError(`cannot read operator tokens file ${file} (${code})`);
     }
     text.split(/\r?\n/).forEach((raw, index) => {
       const line = raw.trim();
       if (line === '' || line.startsWith('#')) return;
-      if (!TOKEN.test(line)) throw new Error(`${file}: line ${index + 1} is not a token (16 to 512 printable characters, no spaces)`);
+      if (!TOKEN.test(line)) throw new ConfigError(`${file}: line ${index + 1} is not a token (16 to 512 printable characters, no spaces)`);
       tokens.push(line);
     });
-    if (tokens.length === 0) throw new Error(`operator tokens file ${file} holds no token`);
+    if (tokens.length === 0) throw new ConfigError(`operator tokens file ${file} holds no token`);
     sources.push(file);
   }
   const fromEnv = env[OPERATOR_TOKEN_ENV];
   if (fromEnv !== undefined && fromEnv !== '') {
-    if (!TOKEN.test(fromEnv)) throw new Error(`${OPERATOR_TOKEN_ENV} must be 16 to 512 printable characters without spaces`);
+    if (!TOKEN.test(fromEnv)) throw new ConfigError(`${OPERATOR_TOKEN_ENV} must be 16 to 512 printable characters without spaces`);
     tokens.push(fromEnv);
     sources.push(OPERATOR_TOKEN_ENV);
   }
