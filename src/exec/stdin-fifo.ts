@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
-import { CannotStartError } from '../errors';
+import { CannotStartError, HelperFailedError } from '../errors';
 import type { ExecBackend, StartParams } from './exec-backend';
 import type { ExecProcess } from './exec-process';
 
@@ -42,8 +42,9 @@ export interface FifoStarted {
 
 /**
  * Starts `params.argv` reading a FIFO under `tempDir` (a native path on the executor). Rejects with
- * {@link CannotStartError} when the program is missing or not executable, with the start's typed error
- * (SpawnError for a missing cwd ...) otherwise; nothing is left running or on disk then.
+ * {@link CannotStartError} when the program is missing or not executable, with HelperFailedError
+ * (`helper: 'stdinFifo'`) when the FIFO could not be made, with the start's typed error (SpawnError for
+ * a missing cwd ...) otherwise; nothing is left running or on disk then.
  */
 export async function startWithStdinFifo(backend: ExecBackend, params: StartParams, tempDir: string): Promise<FifoStarted> {
   const fifo = `${tempDir.replace(/\/+$/, '')}/exec-rx-stdin-${randomUUID()}`;
@@ -54,7 +55,7 @@ export async function startWithStdinFifo(backend: ExecBackend, params: StartPara
   const status = await firstValueFrom(setup.process.exitCode$);
   setup.process.release();
   if (status === 126 || status === 127) throw new CannotStartError(program, status);
-  if (status !== 0) throw new Error(`could not create a stdin FIFO in ${tempDir} on the executor (status ${status})`);
+  if (status !== 0) throw new HelperFailedError('stdinFifo', `could not create a stdin FIFO in ${tempDir} on the executor (status ${status})`);
   const helper = await backend.start({ ...base, argv: ['sh', '-c', FEEDER, fifo], pipeStdin: true }, UNLISTED).catch(async (error: unknown) => {
     await removeFifo(backend, base, fifo);
     throw error;

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
 import { filter, take } from 'rxjs/operators';
-import { SpawnError } from '../errors';
+import { HelperFailedError, SpawnError } from '../errors';
 import type { EnvironmentInfo } from '../wire/environment';
 import type { ExecProcess } from './exec-process';
 import type { StartedProcess, StartOptions, StartParams } from './start-params';
@@ -107,7 +107,7 @@ export async function startSizedTty(host: TtyHost, params: StartParams, size: Tt
   const sttyFile = info?.platformOs === 'macos' ? '-f' : '-F';
   const apply = async (next: TtySize): Promise<void> => {
     const { exitCode, stderr } = await runHelper(start, { ...helpers, argv: ['sh', '-c', RESIZE, file, String(next.rows), String(next.cols), sttyFile] });
-    if (exitCode !== 0) throw new Error(stderr.trim().split('\n')[0] || `stty exited with ${exitCode}`);
+    if (exitCode !== 0) throw new HelperFailedError('ttySize', stderr.trim().split('\n')[0] || `stty exited with ${exitCode}`);
   };
   const resizer = new TtyResizer(started.process.processId, size, apply);
   started.process.attachResizer(resizer);
