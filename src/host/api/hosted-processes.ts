@@ -4,14 +4,11 @@
  * start returns the process the first one started.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import type { Environment } from '../../environment/environment';
 import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
-import { startWithStdinFifo } from '../../exec/stdin-fifo';
 import { NotFoundError } from '../../errors';
 import type { ProcessSummary } from '../../exec/process-table';
-import type { EnvironmentInfo } from '../../wire/environment';
 import type { ProcessResource, StartProcessRequest } from '../../wire/operator-api';
 import { ApiProblem } from './problem';
 import { ProcessStdin } from './process-stdin';
@@ -118,25 +115,18 @@ export class HostedProcesses {
       env: { ...(tty ? { TERM: 'xterm-256color' } : {}), ...request.env },
       envPolicy: CORE_ENV,
     };
-    const backend = environment.getExecBackend();
     // The executor runs a tty command in its own directory when the cwd asked for is missing (it
     // fails any other start): check it, so every kind of start refuses a missing cwd alike.
     if (tty && request.cwd !== undefined) await requireDirectory(environment, request.cwd);
-    let hosted: HostedProcess;
-    if (tty) {
-      // A size goes through the sizing wrapper (docs: README, --tty); the start still succeeds unsized where the executor cannot size a pty.
-      const { process } = await backend.start({ ...params, tty: size ?? true });
-      hosted = { environmentId, process, pipeStdin: false, stdin: new ProcessStdin(process, { kind: 'pty' }) };
-    } else if (request.pipeStdin === true) {
-      const { process, feeder } = await startWithStdinFifo(backend, params, tempDirOf(info));
-      hosted = { environmentId, process, pipeStdin: true, stdin: new ProcessStdin(process, { kind: 'fifo', feeder }) };
-    } else {
-      const { process } = await backend.start(params);
-      hosted = { environmentId, process, pipeStdin: false, stdin: undefined };
-    }
+    // A size goes through the sizing wrapper (docs: README, --tty); the start still succeeds unsized where
+    // the executor cannot size a pty. `pipeStdin` is the FIFO, which the start ignores with a tty (written
+    // to directly) and cannot make on a Windows executor: no feeder, the resource says `pipeStdin: false`.
+    const fifo = request.pipeStdin === true ? { stdin: 'fifo' as const } : {};
+    const { process, feeder } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo });
+    const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder });
+    const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin };
     this.extras.set(processId, hosted);
     // The FIFO helper waits on its own stdin: stop it when the command ends.
-    const stdin = hosted.stdin;
     if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
     return hosted;
   }
@@ -164,12 +154,4 @@ function canonical(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
-}
-
-function tempDirOf(info: EnvironmentInfo): string {
-  try {
-    return info.tempDir === undefined ? '/tmp' : fileURLToPath(info.tempDir);
-  } catch {
-    return '/tmp';
-  }
 }
