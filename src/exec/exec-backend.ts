@@ -89,7 +89,7 @@ export class ExecBackend {
       // A short process may have closed before its start reply arrived (the executor sends its
       // notifications first): then there is nothing left to carry across reconnects.
       if (process.state !== 'closed' && process.state !== 'failed') this.client.addProcess(process.inbox, route);
-      if (options.unlisted !== true) table.add(process, options.listedArgv ?? params.argv, tty);
+      if (options.unlisted !== true) table.add(process, options.listedArgv ?? params.argv, tty, options.onDelisted);
       return { process, sandboxType: response.sandboxType, sized: false };
     } catch (error: unknown) {
       route?.unsubscribe();

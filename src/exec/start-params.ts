@@ -61,6 +61,14 @@ export interface StartOptions {
   readonly unlisted?: boolean;
   /** The argv to list, when the command is started through a wrapper. @default params.argv */
   readonly listedArgv?: readonly string[];
+  /**
+   * Called once, synchronously, when the process leaves the list: released after it ended, or taken
+   * off for `keepClosedMs` / `keepClosed` (its history is released then). Not for an unlisted process,
+   * nor when the environment fails or closes (its processes stay listed, as `failed`). What it throws
+   * is ignored. For what a caller keeps per process, to let go of it with the process.
+   * @default none
+   */
+  readonly onDelisted?: () => void;
 }
 
 /** What `start` resolves with. */

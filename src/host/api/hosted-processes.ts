@@ -32,10 +32,18 @@ interface RememberedStart {
 /** The environment a process inherits: the executor's core set (PATH, HOME ...), the request's on top. */
 const CORE_ENV: NonNullable<StartParams['envPolicy']> = { inherit: 'core', ignoreDefaultExcludes: false, exclude: [], set: {}, includeOnly: [] };
 
-/** Processes started through the API, by id. */
+/**
+ * Processes started through the API, by id. What the API keeps of each (its stdin and FIFO helper) goes
+ * with the process when it leaves its environment's list (released once ended, or evicted).
+ */
 export class HostedProcesses {
   private readonly extras = new Map<string, HostedProcess>();
   private readonly starts = new Map<string, RememberedStart>();
+
+  /** Processes the API keeps its extras of (bookkeeping): the listed ones it started, at most. */
+  get extrasKept(): number {
+    return this.extras.size;
+  }
 
   /**
    * Starts `request` on `environment`, or, for an `idempotencyKey` seen before with the same request,
@@ -71,7 +79,7 @@ export class HostedProcesses {
   get(environmentId: string, environment: Environment, processId: string): HostedProcess | undefined {
     const process = environment.getProcess(processId);
     if (process === undefined) {
-      this.extras.delete(processId);
+      this.forget(processId);
       return undefined;
     }
     const extra = this.extras.get(processId);
@@ -94,12 +102,15 @@ export class HostedProcesses {
     };
   }
 
-  /** Forgets what the API kept of `environmentId`'s processes no longer listed (after release or eviction). */
+  /**
+   * Forgets what the API kept of `environmentId`'s processes no longer listed: those of an earlier
+   * generation of the environment (its processes leave with it, unlisted one by one); a process leaving
+   * the list of its own environment already took its extras along.
+   */
   prune(environmentId: string, listed: ReadonlySet<string>): void {
     for (const [id, extra] of this.extras) {
       if (extra.environmentId !== environmentId || listed.has(id)) continue;
-      this.extras.delete(id);
-      void extra.stdin?.dispose();
+      this.forget(id);
     }
   }
 
@@ -122,13 +133,23 @@ export class HostedProcesses {
     // the executor cannot size a pty. `pipeStdin` is the FIFO, which the start ignores with a tty (written
     // to directly) and cannot make on a Windows executor: no feeder, the resource says `pipeStdin: false`.
     const fifo = request.pipeStdin === true ? { stdin: 'fifo' as const } : {};
-    const { process, feeder } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo });
+    // Its extras go with the process when it leaves the list (released once ended, or evicted).
+    const { process, feeder } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
     const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder });
     const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin };
-    this.extras.set(processId, hosted);
     // The FIFO helper waits on its own stdin: stop it when the command ends.
     if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
+    // A process that ended and was evicted before its start resolved has left the list already.
+    if (environment.getProcess(processId) === process) this.extras.set(processId, hosted);
     return hosted;
+  }
+
+  /** Drops what the API kept of a process, stopping its FIFO helper if still running. */
+  private forget(processId: string): void {
+    const extra = this.extras.get(processId);
+    if (extra === undefined) return;
+    this.extras.delete(processId);
+    void extra.stdin?.dispose();
   }
 }
 
