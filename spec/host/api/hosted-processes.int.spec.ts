@@ -29,7 +29,7 @@ describe('HostedProcesses (real executor)', () => {
 
   it('drops the extras of a pipeStdin process, and stops its stdin, once it is released: no list call needed', async () => {
     const processes = new HostedProcesses();
-    const hosted = await processes.start(ENV, environment, { argv: ['cat'], cwd: '/tmp', pipeStdin: true }, undefined);
+    const { hosted } = await processes.start(ENV, environment, { argv: ['cat'], cwd: '/tmp', pipeStdin: true }, undefined);
     const stdin = hosted.stdin;
     if (stdin === undefined) throw new Error('no stdin');
     const disposed = jest.spyOn(stdin, 'dispose');
@@ -49,7 +49,7 @@ describe('HostedProcesses (real executor)', () => {
     const processes = new HostedProcesses();
     const started = [];
     for (const word of ['one', 'two', 'three']) {
-      const hosted = await processes.start(ENV, environment, { argv: ['echo', word], cwd: '/tmp' }, undefined);
+      const { hosted } = await processes.start(ENV, environment, { argv: ['echo', word], cwd: '/tmp' }, undefined);
       expect(await firstValueFrom(hosted.process.exitCode$)).toBe(0);
       await hosted.process.collect();
       started.push(hosted);
@@ -62,5 +62,21 @@ describe('HostedProcesses (real executor)', () => {
     });
     for (const hosted of started) hosted.process.release();
     expect(processes.extrasKept).toBe(0);
+  });
+
+  it('answers a start from the process it returned, and says when it was a replay of the same Idempotency-Key', async () => {
+    const processes = new HostedProcesses();
+    const request = { argv: ['sh', '-c', 'read line; echo "$line"'], cwd: '/tmp', pipeStdin: true };
+    const idempotency = { tokenId: 'token-1', key: 'key-1' };
+    const first = await processes.start(ENV, environment, request, idempotency);
+    const again = await processes.start(ENV, environment, request, idempotency);
+    expect({ replayed: [first.replayed, again.replayed], same: again.hosted === first.hosted }).toEqual({ replayed: [false, true], same: true });
+    const resource = processes.startedResource(environment, first);
+    expect(resource).toEqual({ id: first.hosted.process.processId, environmentId: ENV, argv: request.argv, tty: false, pipeStdin: true, state: 'running', exitCode: null, error: null });
+    await first.hosted.stdin?.end();
+    await first.hosted.process.collect();
+    expect(processes.startedResource(environment, again)).toEqual({ ...resource, state: 'closed', exitCode: 0 });
+    first.hosted.process.release();
+    expect(() => processes.startedResource(environment, again)).toThrow(expect.objectContaining({ status: 404, code: 'PROCESS_NOT_FOUND' }));
   });
 });

@@ -24,9 +24,21 @@ export interface HostedProcess {
   readonly stdin: ProcessStdin | undefined;
 }
 
+/** What a start through the API resolves with: the process, and what its answer needs. */
+export interface HostedStart {
+  /** The process, with what the API keeps of it. */
+  readonly hosted: HostedProcess;
+  /** The argv it is listed with: the request's. */
+  readonly argv: readonly string[];
+  /** Whether it runs on a pty (sized or not). */
+  readonly tty: boolean;
+  /** `true` when an earlier start with the same `Idempotency-Key` made it: the answer is a replay. */
+  readonly replayed: boolean;
+}
+
 interface RememberedStart {
   readonly fingerprint: string;
-  readonly started: Promise<HostedProcess>;
+  readonly started: Promise<HostedStart>;
 }
 
 /** The environment a process inherits: the executor's core set (PATH, HOME ...), the request's on top. */
@@ -47,17 +59,17 @@ export class HostedProcesses {
 
   /**
    * Starts `request` on `environment`, or, for an `idempotencyKey` seen before with the same request,
-   * resolves with the process that start made (422 `IDEMPOTENCY_KEY_REUSED` for another request). Keys
-   * are scoped to the token and the environment. Rejects with the start's typed errors.
+   * resolves with the process that start made, `replayed` (422 `IDEMPOTENCY_KEY_REUSED` for another
+   * request). Keys are scoped to the token and the environment. Rejects with the start's typed errors.
    */
-  start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<HostedProcess> {
+  start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<HostedStart> {
     if (idempotency === undefined) return this.startNow(environmentId, environment, request);
     const scope = scopeOf(idempotency.tokenId, environmentId, idempotency.key);
     const fingerprint = createHash('sha256').update(canonical(request)).digest('base64');
     const seen = this.starts.get(scope);
     if (seen !== undefined) {
       if (seen.fingerprint !== fingerprint) return Promise.reject(new ApiProblem(422, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another start'));
-      return seen.started;
+      return seen.started.then((first) => ({ ...first, replayed: true }));
     }
     const started = this.startNow(environmentId, environment, request);
     this.starts.set(scope, { fingerprint, started });
@@ -68,11 +80,6 @@ export class HostedProcesses {
       if (oldest !== undefined) this.starts.delete(oldest);
     }
     return started;
-  }
-
-  /** Whether a start with this `Idempotency-Key` was made before (the answer is then a replay). */
-  startedFor(tokenId: string, environmentId: string, key: string | undefined): boolean {
-    return key !== undefined && this.starts.has(scopeOf(tokenId, environmentId, key));
   }
 
   /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
@@ -89,17 +96,17 @@ export class HostedProcesses {
 
   /** A listed process as the API shows it. */
   resource(environmentId: string, summary: ProcessSummary): ProcessResource {
-    const extra = this.extras.get(summary.processId);
-    return {
-      id: summary.processId,
-      environmentId,
-      argv: [...summary.argv],
-      tty: summary.tty,
-      pipeStdin: extra?.pipeStdin ?? false,
-      state: summary.state,
-      exitCode: summary.exitCode ?? null,
-      error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
-    };
+    return toResource(environmentId, summary, this.extras.get(summary.processId)?.pipeStdin ?? false);
+  }
+
+  /**
+   * The answer to a start: the process it returned as the API shows it, read from the process itself
+   * (no list snapshot). Throws 404 `PROCESS_NOT_FOUND` once it has left `environment`'s list.
+   */
+  startedResource(environment: Environment, { hosted, argv, tty }: HostedStart): ProcessResource {
+    const { environmentId, process } = hosted;
+    if (environment.getProcess(process.processId) !== process) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${process.processId} in environment ${environmentId}`);
+    return toResource(environmentId, { processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure }, hosted.pipeStdin);
   }
 
   /**
@@ -114,7 +121,7 @@ export class HostedProcesses {
     }
   }
 
-  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest): Promise<HostedProcess> {
+  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest): Promise<HostedStart> {
     const info = await environment.info();
     const size = typeof request.tty === 'object' ? { rows: request.tty.rows, cols: request.tty.cols } : undefined;
     const tty = request.tty === true || size !== undefined;
@@ -141,7 +148,7 @@ export class HostedProcesses {
     if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
     // A process that ended and was evicted before its start resolved has left the list already.
     if (environment.getProcess(processId) === process) this.extras.set(processId, hosted);
-    return hosted;
+    return { hosted, argv: params.argv, tty, replayed: false };
   }
 
   /** Drops what the API kept of a process, stopping its FIFO helper if still running. */
@@ -152,6 +159,18 @@ export class HostedProcesses {
     void extra.stdin?.dispose();
   }
 }
+
+/** A process as the API shows it. */
+const toResource = (environmentId: string, summary: ProcessSummary, pipeStdin: boolean): ProcessResource => ({
+  id: summary.processId,
+  environmentId,
+  argv: [...summary.argv],
+  tty: summary.tty,
+  pipeStdin,
+  state: summary.state,
+  exitCode: summary.exitCode ?? null,
+  error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
+});
 
 const scopeOf = (tokenId: string, environmentId: string, key: string): string => `${tokenId}\u0000${environmentId}\u0000${key}`;
 
