@@ -25,6 +25,7 @@ export { ExecBackend } from './exec/exec-backend';
 export { toFileUri } from './wire/file-uri';
 export type { StartOptions, StartParams, StartedProcess } from './exec/exec-backend';
 export type { TtySize } from './exec/tty-size';
+export type { FifoFeeder } from './exec/fifo-feeder';
 export { ExecProcess } from './exec/exec-process';
 export type { ProcessViewOptions } from './exec/exec-process';
 export type { ProcessStreamOptions } from './exec/process-stream-options';

@@ -120,6 +120,45 @@ describe('ProcessTable (Environment.processes$)', () => {
     processes.end();
   });
 
+  it('tells onDelisted once when a process leaves the list (released once ended, or evicted), never while it is listed', () => {
+    const processes = table({ keepClosed: 1, keepClosedMs: 80_000 });
+    const delisted: string[] = [];
+    const listed = (processId: string, onDelisted = (): void => void delisted.push(processId)): ExecProcess => {
+      const process = new ExecProcess(processId, quietSession, { listener: processes });
+      processes.add(process, [processId], false, onDelisted);
+      return process;
+    };
+    const [a, b, c, d] = [listed('a'), listed('b'), listed('c'), listed('d')];
+    b.release();
+    expect(delisted).toEqual([]);
+    a.inbox.recover(read('closed'));
+    a.release();
+    a.release();
+    b.inbox.recover(read('closed'));
+    c.inbox.recover(read('closed'));
+    expect(delisted).toEqual(['a', 'b']);
+    // The environment ends: its processes stay listed (failed), only the keepClosed eviction goes on.
+    processes.end();
+    d.inbox.fail(new ClosedError('environment manager closed'));
+    expect({ delisted, d: processes.get('d'), size: processes.size }).toEqual({ delisted: ['a', 'b', 'c'], d, size: 1 });
+  });
+
+  it('keeps the list whole when an onDelisted hook throws', () => {
+    const processes = table({ keepClosed: 1, keepClosedMs: 80_000 });
+    const lists: string[] = [];
+    const subscription = describe$(processes.processes$).subscribe((list) => lists.push(list));
+    const t = new ExecProcess('t', quietSession, { listener: processes });
+    processes.add(t, ['t'], false, () => {
+      throw new Error('a failing hook');
+    });
+    const u = start(processes, 'u');
+    t.inbox.recover(read('closed'));
+    expect(() => u.inbox.recover(read('closed'))).not.toThrow();
+    expect({ list: lists.at(-1), t: processes.get('t'), released: t.retained.events }).toEqual({ list: 'u:closed(0)', t: undefined, released: 0 });
+    subscription.unsubscribe();
+    processes.end();
+  });
+
   it('completes when the environment ends, after the list that shows its processes failed; no timer is left', () => {
     const scheduler = testScheduler();
     scheduler.run(({ expectObservable, cold, flush }) => {

@@ -1,15 +1,17 @@
-/** The stdin FIFO wrapper against the real executor: end-of-file arrives, and only the command is listed. */
+/**
+ * The stdin FIFO wrapper against the real executor: end-of-file arrives, and only the command is listed.
+ * Driven through the one start, `ExecBackend.start({ stdin: 'fifo' })`, which calls `startWithStdinFifo`.
+ */
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type { Environment } from '../../src';
 import { EnvironmentManager } from '../../src';
 import { CannotStartError } from '../../src/errors';
-import { startWithStdinFifo } from '../../src/exec/stdin-fifo';
 import { startListeningExecutor } from '../support/executor';
 
 const PATH_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
-describe('startWithStdinFifo (real executor)', () => {
+describe("start with stdin: 'fifo' (real executor)", () => {
   let manager: EnvironmentManager;
   let environment: Environment;
 
@@ -25,7 +27,9 @@ describe('startWithStdinFifo (real executor)', () => {
   });
 
   it('gives the command its stdin with end-of-file, and lists only the command, with its own argv', async () => {
-    const { process, feeder } = await startWithStdinFifo(environment.getExecBackend(), { argv: ['wc', '-c'], cwd: '/tmp', env: PATH_ENV }, '/tmp');
+    const { process, feeder, noStdinReason } = await environment.getExecBackend().start({ argv: ['wc', '-c'], cwd: '/tmp', env: PATH_ENV, stdin: 'fifo' });
+    expect(noStdinReason).toBeUndefined();
+    if (feeder === undefined) throw new Error('no feeder');
     expect(await feeder.write(new Uint8Array(Buffer.from('hello fifo\n')))).toBe(true);
     await feeder.end();
     const { stdout, exitCode } = await process.collect();
@@ -38,7 +42,10 @@ describe('startWithStdinFifo (real executor)', () => {
 
   it('refuses a missing program with 127, as a shell would, leaving nothing listed', async () => {
     const before = await firstValueFrom(environment.processes$);
-    const error = await startWithStdinFifo(environment.getExecBackend(), { argv: ['no-such-program-exec-rx'], cwd: '/tmp', env: PATH_ENV }, '/tmp').catch((e: unknown) => e);
+    const error = await environment
+      .getExecBackend()
+      .start({ argv: ['no-such-program-exec-rx'], cwd: '/tmp', env: PATH_ENV, stdin: 'fifo' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CannotStartError);
     expect(error).toMatchObject({ exitCode: 127, program: 'no-such-program-exec-rx' });
     expect(await firstValueFrom(environment.processes$)).toEqual(before);

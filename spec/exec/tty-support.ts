@@ -2,6 +2,7 @@
 import { firstValueFrom, ReplaySubject } from 'rxjs';
 import { filter, scan, take, timeout } from 'rxjs/operators';
 import type { ExecBackend, ExecProcess, StartedProcess, StartOptions, StartParams } from '../../src';
+import type { SendParams } from '../../src/exec/start-params';
 import { RESIZE, WRAPPER } from '../../src/exec/tty-wrapper';
 
 /** The PATH of the commands (the executor's own is not inherited without an envPolicy). */
@@ -19,21 +20,26 @@ export function waitForText(process: ExecProcess, text: string, ms = 15_000): Pr
   );
 }
 
-/** What a start through the watched backend was. */
+/** What a `process/start` sent by the watched backend was. */
 export type StartKind = 'wrapper' | 'resize' | 'remove' | 'other';
 
-/** One start seen on the backend. */
+/** One `process/start` the backend sent. */
 export interface SeenStart {
   readonly kind: StartKind;
-  readonly params: StartParams;
+  readonly params: SendParams;
   readonly options: StartOptions | undefined;
   readonly started: Promise<StartedProcess>;
 }
 
-/** Every start on `backend` (the sized start's own helpers included), with the peak of resize helpers running at once. */
+/**
+ * Every `process/start` `backend` sent (the sized start's wrapper and helpers included), with the peak
+ * of resize helpers running at once, and how many times `start` itself was called.
+ */
 export interface StartWatch {
   readonly seen$: ReplaySubject<SeenStart>;
   readonly count: (kind: StartKind) => number;
+  /** Calls of `backend.start` (each sends none, one, or several `process/start`s). */
+  readonly calls: () => number;
   readonly peakResizers: () => number;
   restore(): void;
 }
@@ -46,16 +52,23 @@ const kindOf = (argv: readonly string[]): StartKind => {
 };
 
 /**
- * Spies on `backend.start` (the sized start calls it for the wrapper and every helper). A resize helper
- * counts as running from its start call until its process closed or failed (or its start rejected).
+ * Spies on `backend.send`, the raw `process/start` (the sized start sends the wrapper and every helper
+ * with it, never calling `start` again), and counts the calls of `backend.start`. A resize helper counts
+ * as running from its send until its process closed or failed (or its send rejected).
  */
 export function watchStarts(backend: ExecBackend): StartWatch {
-  const original = backend.start.bind(backend);
+  const original = backend.send.bind(backend);
+  const originalStart = backend.start.bind(backend);
   const seen$ = new ReplaySubject<SeenStart>();
   const seen: SeenStart[] = [];
   let running = 0;
   let peak = 0;
-  const spy = jest.spyOn(backend, 'start').mockImplementation((params: StartParams, options?: StartOptions) => {
+  let calls = 0;
+  const startSpy = jest.spyOn(backend, 'start').mockImplementation((params: StartParams, options?: StartOptions) => {
+    calls += 1;
+    return originalStart(params, options);
+  });
+  const spy = jest.spyOn(backend, 'send').mockImplementation((params: SendParams, options?: StartOptions) => {
     const kind = kindOf(params.argv);
     const started = original(params, options);
     const entry = { kind, params, options, started };
@@ -72,9 +85,11 @@ export function watchStarts(backend: ExecBackend): StartWatch {
   return {
     seen$,
     count: (kind) => seen.filter((s) => s.kind === kind).length,
+    calls: () => calls,
     peakResizers: () => peak,
     restore: () => {
       spy.mockRestore();
+      startSpy.mockRestore();
       seen$.complete();
     },
   };

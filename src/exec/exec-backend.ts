@@ -9,20 +9,28 @@ import type { ExecParams, ExecResponse } from '../wire/process';
 import type { ProcessStreamOptions } from './process-stream-options';
 import { ExecProcess } from './exec-process';
 import type { ProcessTable } from './process-table';
-import type { StartedProcess, StartOptions, StartParams } from './start-params';
+import type { SendParams, StartedProcess, StartOptions, StartParams } from './start-params';
+import { startWithStdinFifo } from './stdin-fifo';
+import { executorTempDir } from './temp-dir';
 import { checkTtySize } from './tty-size';
+import type { TtyHost } from './tty-wrapper';
 import { startSizedTty } from './tty-wrapper';
 
 export type { StartedProcess, StartOptions, StartParams } from './start-params';
+
+/** Why `stdin: 'fifo'` runs a command without stdin on Windows. */
+const NO_FIFO_ON_WINDOWS = 'a Windows executor has no sh and mkfifo for a stdin FIFO: the command runs without stdin';
 
 /** Starts processes on one environment (codex `ExecBackend`). */
 export class ExecBackend {
   /** Helper work left running after a sized tty ended (removing its recorded pty path). */
   private readonly chores = new Set<Promise<void>>();
+  /** What the sized tty and the stdin FIFO start their wrapper and helpers with: the raw send, never `start` again. */
+  private readonly wrappers: TtyHost = { send: (params, options) => this.send(params, options), track: (chore) => this.track(chore) };
 
   /**
    * @internal Built by its Environment, which owns the session and the process list; `info` gives the
-   * environment info (temp dir, platform) a sized tty start needs.
+   * environment info (temp dir, platform) a sized tty start and a stdin FIFO need.
    */
   constructor(
     private readonly client: ExecSession,
@@ -39,14 +47,31 @@ export class ExecBackend {
    * Once started, the process is listed in `Environment.processes$` (see {@link StartOptions}).
    * With `tty: { rows, cols }` it rejects first with InvalidTtySizeError for a bad size (nothing sent),
    * and resolves with `sized: false` and an `unsizedReason` when the executor cannot size a pty.
+   * With `stdin: 'fifo'` (and no `tty`) it resolves with the command's `feeder`, which the caller
+   * disposes; it rejects with CannotStartError for a missing or non-executable program and with
+   * HelperFailedError when the FIFO cannot be made; on a Windows executor it resolves without a
+   * feeder, with a `noStdinReason` (see {@link StartParams}).
    */
   async start(params: StartParams, options: StartOptions = {}): Promise<StartedProcess> {
-    if (typeof params.tty === 'object') {
-      const size = checkTtySize(params.tty.rows, params.tty.cols);
+    const { tty, stdin, ...rest } = params;
+    if (typeof tty === 'object') {
+      const size = checkTtySize(tty.rows, tty.cols);
       const info = await this.info().catch(() => undefined);
-      const host = { start: (p: StartParams, o?: StartOptions) => this.start(p, o), track: (chore: Promise<void>) => this.track(chore) };
-      return startSizedTty(host, params, size, options, info);
+      return startSizedTty(this.wrappers, rest, size, options, info);
     }
+    if (tty === true || stdin !== 'fifo') return this.send({ ...rest, tty: tty === true }, options);
+    // Unknown info: tried as on any POSIX executor, in /tmp.
+    const info = await this.info().catch(() => undefined);
+    if (info?.platformOs === 'windows') return { ...(await this.send(rest, options)), noStdinReason: NO_FIFO_ON_WINDOWS };
+    return startWithStdinFifo(this.wrappers.send, rest, executorTempDir(info), options);
+  }
+
+  /**
+   * @internal One `process/start`, exactly as asked: no sizing wrapper, no FIFO. What {@link start}
+   * sends for a plain start, and what the sized tty and the stdin FIFO send for their wrapper, the
+   * command and each helper (never `start` again). Resolves and rejects as a plain {@link start}.
+   */
+  async send(params: SendParams, options: StartOptions = {}): Promise<StartedProcess> {
     const processId = params.processId ?? randomUUID();
     const tty = params.tty === true;
     const wire: ExecParams = { ...params, processId, cwd: toFileUri(params.cwd), env: { ...params.env }, tty };
@@ -64,7 +89,7 @@ export class ExecBackend {
       // A short process may have closed before its start reply arrived (the executor sends its
       // notifications first): then there is nothing left to carry across reconnects.
       if (process.state !== 'closed' && process.state !== 'failed') this.client.addProcess(process.inbox, route);
-      if (options.unlisted !== true) table.add(process, options.listedArgv ?? params.argv, tty);
+      if (options.unlisted !== true) table.add(process, options.listedArgv ?? params.argv, tty, options.onDelisted);
       return { process, sandboxType: response.sandboxType, sized: false };
     } catch (error: unknown) {
       route?.unsubscribe();

@@ -44,6 +44,8 @@ interface Entry {
   /** When it ended (scheduler time), once it has. */
   endedAt: number;
   released: boolean;
+  /** Told once when it leaves the list. */
+  readonly onDelisted: (() => void) | undefined;
 }
 
 /**
@@ -102,10 +104,13 @@ export class ProcessTable {
     return this.entries.size;
   }
 
-  /** Lists a started process. */
-  add(process: ExecProcess, argv: readonly string[], tty: boolean): void {
+  /**
+   * Lists a started process; `onDelisted` is called once, synchronously, when it leaves the list (never
+   * when the list has ended already: then it is not listed at all).
+   */
+  add(process: ExecProcess, argv: readonly string[], tty: boolean, onDelisted?: () => void): void {
     if (this.finished) return;
-    const entry: Entry = { process, argv: Object.freeze([...argv]), tty, summary: undefined, endedAt: 0, released: false };
+    const entry: Entry = { process, argv: Object.freeze([...argv]), tty, summary: undefined, endedAt: 0, released: false, onDelisted };
     this.entries.set(process.processId, entry);
     this.changed(process.processId);
   }
@@ -166,6 +171,11 @@ export class ProcessTable {
     }
     entry.process.release();
     this.publish();
+    try {
+      entry.onDelisted?.();
+    } catch {
+      // The caller's hook failed: the list, its timer and the evictions in progress must not.
+    }
   }
 
   /** Arms the one timer for the oldest ended process (nothing once finished or when none is listed). */

@@ -16,20 +16,18 @@
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
 import { filter, take } from 'rxjs/operators';
-import { SpawnError } from '../errors';
+import { HelperFailedError, SpawnError } from '../errors';
 import type { EnvironmentInfo } from '../wire/environment';
 import type { ExecProcess } from './exec-process';
-import type { StartedProcess, StartOptions, StartParams } from './start-params';
+import type { SendParams, SendStart, StartedProcess, StartOptions } from './start-params';
+import { executorTempDir } from './temp-dir';
 import { TtyResizer } from './tty-resizer';
 import type { TtySize } from './tty-size';
 
-/** The backend's `start`, through which every process here goes. */
-export type StartProcess = (params: StartParams, options?: StartOptions) => Promise<StartedProcess>;
-
 /** What the sized start needs of its backend. */
 export interface TtyHost {
-  /** Starts the wrapper and every helper. */
-  readonly start: StartProcess;
+  /** The backend's raw `process/start` (never its `start` again): the wrapper, the command unsized, every helper. */
+  readonly send: SendStart;
   /** Keeps track of work left running after the command ended (removing the recorded path), to await before closing. */
   readonly track: (chore: Promise<void>) => void;
 }
@@ -84,8 +82,8 @@ const UNLISTED = { unlisted: true } as const;
  * `unsizedReason`). Rejects with the start's typed error (SpawnError for a missing program, exactly as an
  * unsized start would); nothing is left running then.
  */
-export async function startSizedTty(host: TtyHost, params: StartParams, size: TtySize, options: StartOptions, info: EnvironmentInfo | undefined): Promise<StartedProcess> {
-  const { start } = host;
+export async function startSizedTty(host: TtyHost, params: SendParams, size: TtySize, options: StartOptions, info: EnvironmentInfo | undefined): Promise<StartedProcess> {
+  const start = host.send;
   const unsized = async (reason: string): Promise<StartedProcess> => ({ ...(await start({ ...params, tty: true }, options)), sized: false, unsizedReason: reason });
   if (info?.platformOs === 'windows') return unsized('a Windows executor has no sh and stty to size a terminal with');
   if (params.arg0 !== undefined && params.arg0 !== null) return unsized('arg0 cannot pass through the sizing wrapper');
@@ -97,7 +95,7 @@ export async function startSizedTty(host: TtyHost, params: StartParams, size: Tt
   // sh cannot exec it: the start as without a size raises the executor's own error (or runs it unsized).
   if (status !== 0) return unsized(`sh cannot run ${program}`);
 
-  const tempDir = nativeTempDir(info);
+  const tempDir = executorTempDir(info);
   const file = `${tempDir.replace(/\/+$/, '')}/exec-rx-tty-${randomUUID()}`;
   // Listed as the command itself: a process list shows what the user ran, not the wrapper.
   const wrapper = ['sh', '-c', WRAPPER, 'exec-rx-tty', file, String(size.rows), String(size.cols), ...argv];
@@ -107,7 +105,7 @@ export async function startSizedTty(host: TtyHost, params: StartParams, size: Tt
   const sttyFile = info?.platformOs === 'macos' ? '-f' : '-F';
   const apply = async (next: TtySize): Promise<void> => {
     const { exitCode, stderr } = await runHelper(start, { ...helpers, argv: ['sh', '-c', RESIZE, file, String(next.rows), String(next.cols), sttyFile] });
-    if (exitCode !== 0) throw new Error(stderr.trim().split('\n')[0] || `stty exited with ${exitCode}`);
+    if (exitCode !== 0) throw new HelperFailedError('ttySize', stderr.trim().split('\n')[0] || `stty exited with ${exitCode}`);
   };
   const resizer = new TtyResizer(started.process.processId, size, apply);
   started.process.attachResizer(resizer);
@@ -116,7 +114,7 @@ export async function startSizedTty(host: TtyHost, params: StartParams, size: Tt
 }
 
 /** The check's exit status, or `no-sh` when `sh` could not be spawned. */
-async function runCheck(start: StartProcess, params: StartParams): Promise<number | 'no-sh'> {
+async function runCheck(start: SendStart, params: SendParams): Promise<number | 'no-sh'> {
   let helper: StartedProcess;
   try {
     helper = await start(params, UNLISTED);
@@ -132,7 +130,7 @@ async function runCheck(start: StartProcess, params: StartParams): Promise<numbe
 }
 
 /** Runs a helper to its end; resolves with its exit code and stderr, its history released. */
-async function runHelper(start: StartProcess, params: StartParams): Promise<{ readonly exitCode: number; readonly stderr: string }> {
+async function runHelper(start: SendStart, params: SendParams): Promise<{ readonly exitCode: number; readonly stderr: string }> {
   const { process } = await start(params, UNLISTED);
   try {
     const { exitCode, stderr } = await process.collect();
@@ -151,14 +149,3 @@ function removeWhenEnded(process: ExecProcess, resizer: TtyResizer, remove: () =
 }
 
 const noop = (): void => undefined;
-
-/** The executor's temp dir as a native (POSIX) path; `/tmp` when unknown. */
-function nativeTempDir(info: EnvironmentInfo | undefined): string {
-  if (info?.tempDir === undefined) return '/tmp';
-  try {
-    const path = decodeURIComponent(new URL(info.tempDir).pathname);
-    return path === '' ? '/tmp' : path;
-  } catch {
-    return '/tmp';
-  }
-}

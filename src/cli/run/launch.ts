@@ -1,13 +1,12 @@
 /**
- * Starting the command of `exec-rx run` on the executor: with a pty (`--tty`), reading a FIFO fed from
- * our stdin (see `exec/stdin-fifo`), or without stdin where the executor has no `sh` (Windows).
+ * Starting the command of `exec-rx run` on the executor with the library's one start: with a pty
+ * (`--tty`), else reading a FIFO fed from our stdin (`stdin: 'fifo'`), which a Windows executor (no
+ * `sh`) cannot do: the command runs without stdin there.
  */
 import { resolve as resolvePath } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { EnvironmentInfo } from '../../wire/environment';
 import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
-import { startWithStdinFifo } from '../../exec/stdin-fifo';
 import type { RunOptions } from '../args';
 import type { CliIo } from '../io';
 import type { OpenTarget } from './run-target';
@@ -35,17 +34,12 @@ export async function launch(target: OpenTarget, options: RunOptions, io: CliIo,
   const params = startParams(options, target.local, info, io);
   const backend = target.environment.getExecBackend();
   if (options.tty) {
-    const size = terminalSize(io);
-    const started = await backend.start({ ...params, tty: size ?? true });
+    const started = await backend.start({ ...params, tty: terminalSize(io) ?? true });
     if (started.unsizedReason !== undefined) say(`the terminal keeps the executor's default size and does not follow resizes: ${started.unsizedReason}`);
     return { process: started.process, sink: ptySink(started.process), tty: true };
   }
-  if (info.platformOs === 'windows') {
-    // No sh or mkfifo there: the command runs without stdin.
-    const { process } = await backend.start(params);
-    return { process, sink: undefined, tty: false };
-  }
-  const { process, feeder } = await startWithStdinFifo(backend, params, executorTempDir(info));
+  // Without a feeder (a Windows executor) the command runs without stdin.
+  const { process, feeder } = await backend.start({ ...params, stdin: 'fifo' });
   return { process, sink: feeder, tty: false };
 }
 
@@ -59,12 +53,4 @@ function startParams(options: RunOptions, local: boolean, info: EnvironmentInfo,
   const defaultCwd = local ? io.cwd : (info.cwd ?? info.userHomeDir ?? 'file:///');
   const cwd = options.cwd === undefined ? defaultCwd : local ? resolvePath(io.cwd, options.cwd) : options.cwd;
   return { argv: [...options.argv], cwd, env, ...(local ? {} : { envPolicy: inheritExecutorEnv() }) };
-}
-
-function executorTempDir(info: EnvironmentInfo): string {
-  try {
-    return info.tempDir === undefined ? '/tmp' : fileURLToPath(info.tempDir);
-  } catch {
-    return '/tmp';
-  }
 }

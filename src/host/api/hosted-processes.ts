@@ -4,14 +4,11 @@
  * start returns the process the first one started.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import type { Environment } from '../../environment/environment';
 import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
-import { startWithStdinFifo } from '../../exec/stdin-fifo';
 import { NotFoundError } from '../../errors';
 import type { ProcessSummary } from '../../exec/process-table';
-import type { EnvironmentInfo } from '../../wire/environment';
 import type { ProcessResource, StartProcessRequest } from '../../wire/operator-api';
 import { ApiProblem } from './problem';
 import { ProcessStdin } from './process-stdin';
@@ -27,32 +24,52 @@ export interface HostedProcess {
   readonly stdin: ProcessStdin | undefined;
 }
 
+/** What a start through the API resolves with: the process, and what its answer needs. */
+export interface HostedStart {
+  /** The process, with what the API keeps of it. */
+  readonly hosted: HostedProcess;
+  /** The argv it is listed with: the request's. */
+  readonly argv: readonly string[];
+  /** Whether it runs on a pty (sized or not). */
+  readonly tty: boolean;
+  /** `true` when an earlier start with the same `Idempotency-Key` made it: the answer is a replay. */
+  readonly replayed: boolean;
+}
+
 interface RememberedStart {
   readonly fingerprint: string;
-  readonly started: Promise<HostedProcess>;
+  readonly started: Promise<HostedStart>;
 }
 
 /** The environment a process inherits: the executor's core set (PATH, HOME ...), the request's on top. */
 const CORE_ENV: NonNullable<StartParams['envPolicy']> = { inherit: 'core', ignoreDefaultExcludes: false, exclude: [], set: {}, includeOnly: [] };
 
-/** Processes started through the API, by id. */
+/**
+ * Processes started through the API, by id. What the API keeps of each (its stdin and FIFO helper) goes
+ * with the process when it leaves its environment's list (released once ended, or evicted).
+ */
 export class HostedProcesses {
   private readonly extras = new Map<string, HostedProcess>();
   private readonly starts = new Map<string, RememberedStart>();
 
+  /** Processes the API keeps its extras of (bookkeeping): the listed ones it started, at most. */
+  get extrasKept(): number {
+    return this.extras.size;
+  }
+
   /**
    * Starts `request` on `environment`, or, for an `idempotencyKey` seen before with the same request,
-   * resolves with the process that start made (422 `IDEMPOTENCY_KEY_REUSED` for another request). Keys
-   * are scoped to the token and the environment. Rejects with the start's typed errors.
+   * resolves with the process that start made, `replayed` (422 `IDEMPOTENCY_KEY_REUSED` for another
+   * request). Keys are scoped to the token and the environment. Rejects with the start's typed errors.
    */
-  start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<HostedProcess> {
+  start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<HostedStart> {
     if (idempotency === undefined) return this.startNow(environmentId, environment, request);
     const scope = scopeOf(idempotency.tokenId, environmentId, idempotency.key);
     const fingerprint = createHash('sha256').update(canonical(request)).digest('base64');
     const seen = this.starts.get(scope);
     if (seen !== undefined) {
       if (seen.fingerprint !== fingerprint) return Promise.reject(new ApiProblem(422, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another start'));
-      return seen.started;
+      return seen.started.then((first) => ({ ...first, replayed: true }));
     }
     const started = this.startNow(environmentId, environment, request);
     this.starts.set(scope, { fingerprint, started });
@@ -65,16 +82,11 @@ export class HostedProcesses {
     return started;
   }
 
-  /** Whether a start with this `Idempotency-Key` was made before (the answer is then a replay). */
-  startedFor(tokenId: string, environmentId: string, key: string | undefined): boolean {
-    return key !== undefined && this.starts.has(scopeOf(tokenId, environmentId, key));
-  }
-
   /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
   get(environmentId: string, environment: Environment, processId: string): HostedProcess | undefined {
     const process = environment.getProcess(processId);
     if (process === undefined) {
-      this.extras.delete(processId);
+      this.forget(processId);
       return undefined;
     }
     const extra = this.extras.get(processId);
@@ -84,29 +96,32 @@ export class HostedProcesses {
 
   /** A listed process as the API shows it. */
   resource(environmentId: string, summary: ProcessSummary): ProcessResource {
-    const extra = this.extras.get(summary.processId);
-    return {
-      id: summary.processId,
-      environmentId,
-      argv: [...summary.argv],
-      tty: summary.tty,
-      pipeStdin: extra?.pipeStdin ?? false,
-      state: summary.state,
-      exitCode: summary.exitCode ?? null,
-      error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
-    };
+    return toResource(environmentId, summary, this.extras.get(summary.processId)?.pipeStdin ?? false);
   }
 
-  /** Forgets what the API kept of `environmentId`'s processes no longer listed (after release or eviction). */
+  /**
+   * The answer to a start: the process it returned as the API shows it, read from the process itself
+   * (no list snapshot). Throws 404 `PROCESS_NOT_FOUND` once it has left `environment`'s list.
+   */
+  startedResource(environment: Environment, { hosted, argv, tty }: HostedStart): ProcessResource {
+    const { environmentId, process } = hosted;
+    if (environment.getProcess(process.processId) !== process) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${process.processId} in environment ${environmentId}`);
+    return toResource(environmentId, { processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure }, hosted.pipeStdin);
+  }
+
+  /**
+   * Forgets what the API kept of `environmentId`'s processes no longer listed: those of an earlier
+   * generation of the environment (its processes leave with it, unlisted one by one); a process leaving
+   * the list of its own environment already took its extras along.
+   */
   prune(environmentId: string, listed: ReadonlySet<string>): void {
     for (const [id, extra] of this.extras) {
       if (extra.environmentId !== environmentId || listed.has(id)) continue;
-      this.extras.delete(id);
-      void extra.stdin?.dispose();
+      this.forget(id);
     }
   }
 
-  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest): Promise<HostedProcess> {
+  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest): Promise<HostedStart> {
     const info = await environment.info();
     const size = typeof request.tty === 'object' ? { rows: request.tty.rows, cols: request.tty.cols } : undefined;
     const tty = request.tty === true || size !== undefined;
@@ -118,29 +133,44 @@ export class HostedProcesses {
       env: { ...(tty ? { TERM: 'xterm-256color' } : {}), ...request.env },
       envPolicy: CORE_ENV,
     };
-    const backend = environment.getExecBackend();
     // The executor runs a tty command in its own directory when the cwd asked for is missing (it
     // fails any other start): check it, so every kind of start refuses a missing cwd alike.
     if (tty && request.cwd !== undefined) await requireDirectory(environment, request.cwd);
-    let hosted: HostedProcess;
-    if (tty) {
-      // A size goes through the sizing wrapper (docs: README, --tty); the start still succeeds unsized where the executor cannot size a pty.
-      const { process } = await backend.start({ ...params, tty: size ?? true });
-      hosted = { environmentId, process, pipeStdin: false, stdin: new ProcessStdin(process, { kind: 'pty' }) };
-    } else if (request.pipeStdin === true) {
-      const { process, feeder } = await startWithStdinFifo(backend, params, tempDirOf(info));
-      hosted = { environmentId, process, pipeStdin: true, stdin: new ProcessStdin(process, { kind: 'fifo', feeder }) };
-    } else {
-      const { process } = await backend.start(params);
-      hosted = { environmentId, process, pipeStdin: false, stdin: undefined };
-    }
-    this.extras.set(processId, hosted);
+    // A size goes through the sizing wrapper (docs: README, --tty); the start still succeeds unsized where
+    // the executor cannot size a pty. `pipeStdin` is the FIFO, which the start ignores with a tty (written
+    // to directly) and cannot make on a Windows executor: no feeder, the resource says `pipeStdin: false`.
+    const fifo = request.pipeStdin === true ? { stdin: 'fifo' as const } : {};
+    // Its extras go with the process when it leaves the list (released once ended, or evicted).
+    const { process, feeder } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
+    const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder });
+    const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin };
     // The FIFO helper waits on its own stdin: stop it when the command ends.
-    const stdin = hosted.stdin;
     if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
-    return hosted;
+    // A process that ended and was evicted before its start resolved has left the list already.
+    if (environment.getProcess(processId) === process) this.extras.set(processId, hosted);
+    return { hosted, argv: params.argv, tty, replayed: false };
+  }
+
+  /** Drops what the API kept of a process, stopping its FIFO helper if still running. */
+  private forget(processId: string): void {
+    const extra = this.extras.get(processId);
+    if (extra === undefined) return;
+    this.extras.delete(processId);
+    void extra.stdin?.dispose();
   }
 }
+
+/** A process as the API shows it. */
+const toResource = (environmentId: string, summary: ProcessSummary, pipeStdin: boolean): ProcessResource => ({
+  id: summary.processId,
+  environmentId,
+  argv: [...summary.argv],
+  tty: summary.tty,
+  pipeStdin,
+  state: summary.state,
+  exitCode: summary.exitCode ?? null,
+  error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
+});
 
 const scopeOf = (tokenId: string, environmentId: string, key: string): string => `${tokenId}\u0000${environmentId}\u0000${key}`;
 
@@ -164,12 +194,4 @@ function canonical(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
-}
-
-function tempDirOf(info: EnvironmentInfo): string {
-  try {
-    return info.tempDir === undefined ? '/tmp' : fileURLToPath(info.tempDir);
-  } catch {
-    return '/tmp';
-  }
 }

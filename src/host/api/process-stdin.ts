@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ExecProcess } from '../../exec/exec-process';
-import type { FifoFeeder } from '../../exec/stdin-fifo';
+import type { FifoFeeder } from '../../exec/fifo-feeder';
 import { ApiProblem } from './problem';
 
 /** How many writeIds a process remembers. */

@@ -77,11 +77,10 @@ async function start(context: ApiContext, { req, res, params, tokenId }: RouteCo
   const key = idempotencyKey(req);
   const request = await readJsonBody(req, StartProcessRequest, context.maxBodyBytes);
   const environment = environmentOf(context, environmentId);
-  const before = context.processes.startedFor(tokenId, environmentId, key);
-  const hosted = await context.processes.start(environmentId, environment, request, key === undefined ? undefined : { tokenId, key });
-  const resource = resourceOf(context, { environmentId, environment, hosted });
+  const started = await context.processes.start(environmentId, environment, request, key === undefined ? undefined : { tokenId, key });
+  const resource = context.processes.startedResource(environment, started);
   const location = `${API_PREFIX}/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(resource.id)}`;
-  sendApiJson(res, context.hostInstance, before ? 200 : 201, resource, before ? { location, 'idempotent-replayed': 'true' } : { location });
+  sendApiJson(res, context.hostInstance, started.replayed ? 200 : 201, resource, started.replayed ? { location, 'idempotent-replayed': 'true' } : { location });
 }
 
 async function writeStdin(context: ApiContext, { req, res, params }: RouteContext): Promise<void> {

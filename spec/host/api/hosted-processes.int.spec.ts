@@ -1,0 +1,82 @@
+/**
+ * What the operator API keeps of each process it started (its stdin and FIFO helper) goes with the
+ * process when it leaves its environment's list, released or evicted, without any client listing
+ * processes (real executor, `HostedProcesses` driven directly).
+ */
+import { firstValueFrom } from 'rxjs';
+import type { Environment } from '../../../src';
+import { EnvironmentManager } from '../../../src';
+import { HostedProcesses } from '../../../src/host/api/hosted-processes';
+import { startListeningExecutor } from '../../support/executor';
+
+const ENV = 'hosted-1';
+
+describe('HostedProcesses (real executor)', () => {
+  let manager: EnvironmentManager;
+  let environment: Environment;
+
+  beforeAll(async () => {
+    const executor = await startListeningExecutor();
+    // Two ended processes stay listed at most: a third to end evicts the oldest.
+    manager = await EnvironmentManager.connect(ENV, executor.url ?? '', { clientName: 'exec-rx-spec', keepClosed: 2 });
+    const env = manager.defaultEnvironment();
+    if (env === undefined) throw new Error('no default environment');
+    environment = env;
+  });
+  afterAll(async () => {
+    await manager.close({ terminateProcesses: true });
+  });
+
+  it('drops the extras of a pipeStdin process, and stops its stdin, once it is released: no list call needed', async () => {
+    const processes = new HostedProcesses();
+    const { hosted } = await processes.start(ENV, environment, { argv: ['cat'], cwd: '/tmp', pipeStdin: true }, undefined);
+    const stdin = hosted.stdin;
+    if (stdin === undefined) throw new Error('no stdin');
+    const disposed = jest.spyOn(stdin, 'dispose');
+    expect({ pipeStdin: hosted.pipeStdin, kept: processes.extrasKept }).toEqual({ pipeStdin: true, kept: 1 });
+    await stdin.write('1', new Uint8Array(Buffer.from('through the fifo\n')));
+    await stdin.end();
+    expect(await hosted.process.collect()).toEqual({ stdout: 'through the fifo\n', stderr: '', pty: '', exitCode: 0 });
+    // Listed while it stays so (closed, not released yet): the API still knows its stdin.
+    expect(processes.get(ENV, environment, hosted.process.processId)).toBe(hosted);
+    const disposedBefore = disposed.mock.calls.length;
+    hosted.process.release();
+    expect({ kept: processes.extrasKept, listed: environment.getProcess(hosted.process.processId) }).toEqual({ kept: 0, listed: undefined });
+    expect(disposed.mock.calls.length).toBe(disposedBefore + 1);
+  });
+
+  it('drops the extras of processes evicted from the list (keepClosed), keeping those still listed', async () => {
+    const processes = new HostedProcesses();
+    const started = [];
+    for (const word of ['one', 'two', 'three']) {
+      const { hosted } = await processes.start(ENV, environment, { argv: ['echo', word], cwd: '/tmp' }, undefined);
+      expect(await firstValueFrom(hosted.process.exitCode$)).toBe(0);
+      await hosted.process.collect();
+      started.push(hosted);
+    }
+    const [first, second, third] = started.map((hosted) => hosted.process.processId);
+    expect({ kept: processes.extrasKept, first: environment.getProcess(first ?? ''), listed: [second, third].map((id) => environment.getProcess(id ?? '')?.processId) }).toEqual({
+      kept: 2,
+      first: undefined,
+      listed: [second, third],
+    });
+    for (const hosted of started) hosted.process.release();
+    expect(processes.extrasKept).toBe(0);
+  });
+
+  it('answers a start from the process it returned, and says when it was a replay of the same Idempotency-Key', async () => {
+    const processes = new HostedProcesses();
+    const request = { argv: ['sh', '-c', 'read line; echo "$line"'], cwd: '/tmp', pipeStdin: true };
+    const idempotency = { tokenId: 'token-1', key: 'key-1' };
+    const first = await processes.start(ENV, environment, request, idempotency);
+    const again = await processes.start(ENV, environment, request, idempotency);
+    expect({ replayed: [first.replayed, again.replayed], same: again.hosted === first.hosted }).toEqual({ replayed: [false, true], same: true });
+    const resource = processes.startedResource(environment, first);
+    expect(resource).toEqual({ id: first.hosted.process.processId, environmentId: ENV, argv: request.argv, tty: false, pipeStdin: true, state: 'running', exitCode: null, error: null });
+    await first.hosted.stdin?.end();
+    await first.hosted.process.collect();
+    expect(processes.startedResource(environment, again)).toEqual({ ...resource, state: 'closed', exitCode: 0 });
+    first.hosted.process.release();
+    expect(() => processes.startedResource(environment, again)).toThrow(expect.objectContaining({ status: 404, code: 'PROCESS_NOT_FOUND' }));
+  });
+});
