@@ -10,9 +10,9 @@ import type { ExecProcess } from '../../exec/exec-process';
 import type { RunOptions } from '../args';
 import type { CliIo } from '../io';
 import type { OpenTarget } from './run-target';
-import type { StdinSink } from './stdin-relay';
+import type { StdinSink } from '../terminal/stdin-relay';
+import { terminalSize } from '../terminal/terminal-size';
 import { ptySink } from './stdin-relay';
-import { terminalSize } from './terminal-size';
 
 /** A started command and where its stdin goes. */
 export interface Launched {

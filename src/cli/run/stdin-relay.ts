@@ -5,12 +5,6 @@
 import type { ExecProcess } from '../../exec/exec-process';
 import type { StdinSink } from '../terminal/stdin-relay';
 
-/**
- * Where stdin goes (see `terminal/stdin-relay`). Re-exported for `run/launch`, which imports it from here;
- * the line goes once launch imports it from `../terminal/stdin-relay` itself.
- */
-export type { StdinSink } from '../terminal/stdin-relay';
-
 const CTRL_D = 0x04;
 
 /** A pty command's stdin: bytes as they come; at end-of-file, Ctrl-D (twice after a partial line). */

@@ -8,12 +8,6 @@ import type { CliIo } from '../io';
 import { terminalSize } from '../terminal/terminal-size';
 
 /**
- * Our terminal's size (see `terminal/terminal-size`). Re-exported for `run/launch`, which imports it from
- * here; the line goes once launch imports it from `../terminal/terminal-size` itself.
- */
-export { terminalSize } from '../terminal/terminal-size';
-
-/**
  * Resizes `process`'s pty whenever our stdout emits `resize`, until `dispose()`. Does nothing for a
  * process without a sized pty. The first failed resize is `say`d (later ones are not, nor those that
  * only lost a race with the command's end); none ends the run.
