@@ -6,7 +6,7 @@ import type { Inbound } from '../wire/jsonrpc';
 import type { RequestId } from '../wire/jsonrpc';
 import { encodeNotification, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
 import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
-import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
+import type { ConnectionNotificationMethod, MethodName, NotificationParamsOf, ParamsOf, ResultOf } from '../wire/methods';
 import type { Diagnostic } from './diagnostics';
 import type { FrameHandlers } from './frame-reader';
 import { readFrame } from './frame-reader';
@@ -206,11 +206,15 @@ export class RpcConnection {
   }
 
   /**
-   * The decoded params of every notification with this method (fs/missingChanged,
-   * http/request/bodyDelta, network/policyDecision). Hot: only what arrives while subscribed. Completes
-   * when the connection closes.
+   * The params of every `method` notification (`fs/missingChanged`, `http/request/bodyDelta`,
+   * `network/policyDecision`), typed by the method and decoded once by its codec for every subscriber:
+   * the method carries its params' type, as vscode-jsonrpc's `NotificationType<P>` does. Params that
+   * fail the codec never reach a subscriber; they go to {@link diagnostics$} as `malformedNotification`.
+   * Hot: only what arrives while subscribed. Completes when the connection closes (at once, once closed).
+   * Never errors. Teardown: each subscriber unsubscribes when done; unsubscribing never affects the
+   * connection. Process notifications are routed by processId, not here.
    */
-  notifications(method: string): Observable<unknown> {
+  notifications<N extends ConnectionNotificationMethod>(method: N): Observable<NotificationParamsOf<N>> {
     return this.router.byMethod(method);
   }
 
