@@ -3,6 +3,7 @@ import { firstValueFrom } from 'rxjs';
 import { toArray } from 'rxjs/operators';
 import { AbortedError, DecodeError, NotFoundError, RequestTimeoutError, RpcError, SpawnError, TransportClosedError } from '../../src/errors';
 import type { Diagnostic } from '../../src/rpc/diagnostics';
+import type { ProcessWireEvent } from '../../src/rpc/notification-router';
 import { RpcConnection } from '../../src/rpc/rpc-connection';
 import { FakeSocketPort } from '../support/fake-socket-port';
 import { testScheduler } from '../support/marbles';
@@ -178,7 +179,9 @@ describe('RpcConnection', () => {
   it('routes process notifications by processId and others by method', async () => {
     const port = new FakeSocketPort();
     const { rpc, diagnostics } = open(port);
-    const p1 = firstValueFrom(rpc.processEvents('p1').pipe(toArray()));
+    const p1: ProcessWireEvent[] = [];
+    let p1Completed = false;
+    rpc.routeProcess('p1', { next: (event) => p1.push(event), complete: () => (p1Completed = true) });
     const watch = firstValueFrom(rpc.notifications('fs/missingChanged').pipe(toArray()));
     port.deliver({ method: 'process/output', params: { processId: 'p1', seq: 1, stream: 'stdout', chunk: 'aGk=' } });
     port.deliver({ method: 'process/output', params: { processId: 'p2', seq: 1, stream: 'stdout', chunk: 'aGk=' } });
@@ -187,11 +190,15 @@ describe('RpcConnection', () => {
     port.deliver({ method: 'fs/missingChanged', params: { watchId: 4 } });
     port.deliver({ method: 'brand/new', params: {} });
     port.drop();
-    expect(await p1).toEqual([
-      { type: 'output', seq: 1, stream: 'stdout', chunk: Buffer.from('hi') },
-      { type: 'exited', seq: 2, exitCode: 0, sandboxDenied: false },
-      { type: 'malformed', method: 'process/output', error: expect.any(DecodeError) },
-    ]);
+    // The route ends with the connection.
+    expect({ events: p1, completed: p1Completed }).toEqual({
+      events: [
+        { type: 'output', seq: 1, stream: 'stdout', chunk: Buffer.from('hi') },
+        { type: 'exited', seq: 2, exitCode: 0, sandboxDenied: false },
+        { type: 'malformed', method: 'process/output', error: expect.any(DecodeError) },
+      ],
+      completed: true,
+    });
     expect(await watch).toEqual([{ watchId: 4 }]);
     expect(diagnostics).toEqual([{ type: 'unknownNotification', method: 'brand/new' }]);
   });

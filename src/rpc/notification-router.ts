@@ -1,4 +1,5 @@
-import { Observable, Subject } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { Subject } from 'rxjs';
 import * as E from 'fp-ts/lib/Either';
 import type { DecodeError } from '../errors';
 import type { SequencedEvent } from '../wire/process-event';
@@ -83,13 +84,6 @@ export class NotificationRouter {
     return () => {
       if (this.processes.get(processId) === route) this.processes.delete(processId);
     };
-  }
-
-  /** {@link route} as an Observable: one subscriber per process; completes when replaced or closed. */
-  byProcess(processId: string): Observable<ProcessWireEvent> {
-    return new Observable<ProcessWireEvent>((subscriber) =>
-      this.route(processId, { next: (event) => subscriber.next(event), complete: () => subscriber.complete() }),
-    );
   }
 
   /**

@@ -15,7 +15,7 @@ import { silentPeer } from './keepalive';
 import type { CallOptions, RpcConnectionOptions } from './rpc-options';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './rpc-options';
 import { NotificationRouter } from './notification-router';
-import type { ProcessRoute, ProcessWireEvent } from './notification-router';
+import type { ProcessRoute } from './notification-router';
 import type { CallSink, PendingCallHandle, Reply } from './pending-calls';
 import { PendingCalls, ThenSink } from './pending-calls';
 import { toRpcError } from './rpc-error';
@@ -219,15 +219,8 @@ export class RpcConnection {
   }
 
   /**
-   * The wire events of one process (decoded output, exited, closed, and `malformed` holes), routed by
-   * processId through one lookup. One subscriber per process; completes when the connection closes.
-   */
-  processEvents(processId: string): Observable<ProcessWireEvent> {
-    return this.router.byProcess(processId);
-  }
-
-  /**
-   * @internal {@link processEvents} without an Observable: `route` is called for each event until the
+   * @internal Routes one process's wire events (decoded output, exited, closed, and `malformed` holes) by
+   * processId through one lookup, with no Observable: `route` is called for each event until the
    * returned function runs; its `complete` runs when another route replaces it or the connection closes.
    */
   routeProcess(processId: string, route: ProcessRoute): () => void {
