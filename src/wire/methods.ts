@@ -204,6 +204,3 @@ export function encodeServerRequestResult<S extends ServerRequestMethod>(method:
 export const CLIENT_NOTIFICATIONS = {
   initialized: InitializedParams,
 } as const satisfies Record<string, t.Mixed>;
-
-/** A notification method we send. */
-export type ClientNotificationMethod = keyof typeof CLIENT_NOTIFICATIONS;
