@@ -41,7 +41,8 @@ type MethodSubjects = { readonly [N in ConnectionNotificationMethod]: Subject<No
  * Each notification is decoded once, by its method's codec (`decodeNotificationParams`); one that fails
  * it reaches no subscriber: it goes to `diagnose`, or to its process's route as a `malformed` hole.
  * Notifications for processes nobody routes are ignored, as codex does. A `process/output` frame makes
- * one object: the event itself.
+ * one object: the event itself. It lives as long as its connection, which calls {@link complete} when it
+ * closes.
  */
 export class NotificationRouter {
   private readonly processes = new Map<string, ProcessRoute>();
@@ -65,6 +66,7 @@ export class NotificationRouter {
 
   constructor(private readonly diagnose: (diagnostic: Diagnostic) => void) {}
 
+  /** Routes registered for processes (bookkeeping). */
   get processRouteCount(): number {
     return this.processes.size;
   }
@@ -91,7 +93,7 @@ export class NotificationRouter {
    * the router completes (at once, once completed). Params that fail the codec are never emitted.
    */
   byMethod<N extends ConnectionNotificationMethod>(method: N): Observable<NotificationParamsOf<N>> {
-    // An untyped caller may pass any string: as before, a method not routed here never emits and completes on close.
+    // An untyped caller may pass any string: a method not routed here never emits, and completes on close.
     if (!Object.prototype.hasOwnProperty.call(this.subjects, method)) return this.silent.asObservable();
     const subject: Subject<NotificationParamsOf<N>> = this.subjects[method];
     return subject.asObservable();
@@ -103,6 +105,7 @@ export class NotificationRouter {
     else this.diagnose({ type: 'unknownNotification', method });
   }
 
+  /** The connection closed: ends every process route and completes every subscriber, now and later ones at once. */
   complete(): void {
     this.completed = true;
     const routes = [...this.processes.values()];
