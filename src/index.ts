@@ -77,7 +77,7 @@ export type { CallOptions, KeepaliveOptions, RpcConnectionOptions } from './rpc/
 export type { ServerRequestHandler, ServerRequestOutcome } from './rpc/server-requests';
 export type { Diagnostic } from './rpc/diagnostics';
 export type { ProcessWireEvent } from './rpc/notification-router';
-export type { MethodName, ParamsOf, ResultOf } from './wire/methods';
+export type { ConnectionNotificationMethod, MethodName, NotificationMethod, NotificationParamsOf, ParamsOf, ProcessNotificationMethod, ResultOf } from './wire/methods';
 export type { Inbound, JsonRpcErrorObject, RequestId } from './wire/jsonrpc';
 
 /* Errors */

@@ -3,6 +3,7 @@ import { firstValueFrom } from 'rxjs';
 import { toArray } from 'rxjs/operators';
 import { AbortedError, DecodeError, NotFoundError, RequestTimeoutError, RpcError, SpawnError, TransportClosedError } from '../../src/errors';
 import type { Diagnostic } from '../../src/rpc/diagnostics';
+import type { ProcessWireEvent } from '../../src/rpc/notification-router';
 import { RpcConnection } from '../../src/rpc/rpc-connection';
 import { FakeSocketPort } from '../support/fake-socket-port';
 import { testScheduler } from '../support/marbles';
@@ -178,7 +179,9 @@ describe('RpcConnection', () => {
   it('routes process notifications by processId and others by method', async () => {
     const port = new FakeSocketPort();
     const { rpc, diagnostics } = open(port);
-    const p1 = firstValueFrom(rpc.processEvents('p1').pipe(toArray()));
+    const p1: ProcessWireEvent[] = [];
+    let p1Completed = false;
+    rpc.routeProcess('p1', { next: (event) => p1.push(event), complete: () => (p1Completed = true) });
     const watch = firstValueFrom(rpc.notifications('fs/missingChanged').pipe(toArray()));
     port.deliver({ method: 'process/output', params: { processId: 'p1', seq: 1, stream: 'stdout', chunk: 'aGk=' } });
     port.deliver({ method: 'process/output', params: { processId: 'p2', seq: 1, stream: 'stdout', chunk: 'aGk=' } });
@@ -187,13 +190,57 @@ describe('RpcConnection', () => {
     port.deliver({ method: 'fs/missingChanged', params: { watchId: 4 } });
     port.deliver({ method: 'brand/new', params: {} });
     port.drop();
-    expect(await p1).toEqual([
-      { type: 'output', seq: 1, stream: 'stdout', chunk: Buffer.from('hi') },
-      { type: 'exited', seq: 2, exitCode: 0, sandboxDenied: false },
-      { type: 'malformed', method: 'process/output', error: expect.any(DecodeError) },
-    ]);
+    // The route ends with the connection.
+    expect({ events: p1, completed: p1Completed }).toEqual({
+      events: [
+        { type: 'output', seq: 1, stream: 'stdout', chunk: Buffer.from('hi') },
+        { type: 'exited', seq: 2, exitCode: 0, sandboxDenied: false },
+        { type: 'malformed', method: 'process/output', error: expect.any(DecodeError) },
+      ],
+      completed: true,
+    });
     expect(await watch).toEqual([{ watchId: 4 }]);
     expect(diagnostics).toEqual([{ type: 'unknownNotification', method: 'brand/new' }]);
+  });
+
+  it('hands notification subscribers params typed by method and decoded once; params that fail the codec go to diagnostics only', async () => {
+    const port = new FakeSocketPort();
+    const { rpc, diagnostics } = open(port);
+    const first = firstValueFrom(rpc.notifications('http/request/bodyDelta').pipe(toArray()));
+    const second = firstValueFrom(rpc.notifications('http/request/bodyDelta').pipe(toArray()));
+    const watches = firstValueFrom(rpc.notifications('fs/missingChanged').pipe(toArray()));
+    port.deliver({ method: 'http/request/bodyDelta', params: { requestId: 'r1', seq: 1, deltaBase64: 'aGk=', done: false, error: null } });
+    port.deliver({ method: 'http/request/bodyDelta', params: { requestId: 'r1', seq: 'two', deltaBase64: 'aGk=', done: false, error: null } });
+    port.deliver({ method: 'fs/missingChanged', params: { watchId: -3 } });
+    port.deliver({ method: 'fs/missingChanged', params: { watchId: 3 } });
+    port.drop();
+    const [deltas, sameDeltas, changes] = await Promise.all([first, second, watches]);
+    // The method carries the params' type: bytes are already decoded, no check left to the subscriber.
+    const typed: { readonly requestId: string; readonly deltaBase64: Uint8Array }[] = deltas;
+    const watchIds: number[] = changes.map((change) => change.watchId);
+    expect({ typed, watchIds }).toEqual({ typed: [{ requestId: 'r1', seq: 1, deltaBase64: Buffer.from('hi'), done: false, error: null }], watchIds: [3] });
+    expect(sameDeltas[0]).toBe(deltas[0]);
+    expect(diagnostics).toEqual([
+      { type: 'malformedNotification', method: 'http/request/bodyDelta', error: expect.any(DecodeError) },
+      { type: 'malformedNotification', method: 'fs/missingChanged', error: expect.any(DecodeError) },
+    ]);
+    // Closed: a new subscriber completes at once.
+    expect(await firstValueFrom(rpc.notifications('network/policyDecision').pipe(toArray()))).toEqual([]);
+  });
+
+  it('takes only the methods routed by method; any other string (from untyped code) never emits and completes on close', async () => {
+    const port = new FakeSocketPort();
+    const { rpc } = open(port);
+    // @ts-expect-error: process notifications are routed by processId (routeProcess), not by method
+    const processOutput = firstValueFrom(rpc.notifications('process/output').pipe(toArray()));
+    // @ts-expect-error: a method the executor does not send has no params type
+    const unknown = firstValueFrom(rpc.notifications('brand/new').pipe(toArray()));
+    // @ts-expect-error: an Object.prototype member is no method either
+    const inherited = firstValueFrom(rpc.notifications('toString').pipe(toArray()));
+    port.deliver({ method: 'process/output', params: { processId: 'p1', seq: 1, stream: 'stdout', chunk: 'aGk=' } });
+    port.deliver({ method: 'brand/new', params: {} });
+    port.drop();
+    expect(await Promise.all([processOutput, unknown, inherited])).toEqual([[], [], []]);
   });
 
   it('declares a silent peer dead when a keepalive ping gets no pong in time', () => {

@@ -3,6 +3,7 @@ import { DecodeError } from '../../src/errors';
 import {
   CLIENT_NOTIFICATIONS,
   decodeNotification,
+  decodeNotificationParams,
   decodeResult,
   decodeServerRequestParams,
   encodeParams,
@@ -15,7 +16,7 @@ import {
   NOTIFICATIONS,
   SERVER_REQUESTS,
 } from '../../src/wire/methods';
-import type { MethodName, NotificationOf, ParamsOf, ResultOf } from '../../src/wire/methods';
+import type { MethodName, NotificationOf, NotificationParamsOf, ParamsOf, ResultOf } from '../../src/wire/methods';
 
 /** The methods the 0.171.0 executor answered when probed (docs/protocol.md#methods), verbatim. */
 const PROBED = [
@@ -128,6 +129,20 @@ describe('NOTIFICATIONS', () => {
   it('decodes the loose network/policyDecision audit event, keeping its fields', () => {
     const params = { processId: 'p', decision: 'deny', host: 'example.com', port: 443, protocol: 'https_connect' };
     expect(decodeNotification('network/policyDecision', params)).toEqual(E.right({ method: 'network/policyDecision', params }));
+  });
+
+  it('decodes a notification\'s params alone, typed by its method', () => {
+    const decoded: E.Either<DecodeError, NotificationParamsOf<'http/request/bodyDelta'>> = decodeNotificationParams('http/request/bodyDelta', {
+      requestId: 'r1',
+      seq: 2,
+      deltaBase64: 'cGFydDI=',
+      done: true,
+      error: null,
+    });
+    expect(decoded).toEqual(E.right({ requestId: 'r1', seq: 2, deltaBase64: Buffer.from('part2'), done: true, error: null }));
+    expect(decodeNotificationParams('process/closed', { processId: 'p1', seq: 'last' })).toEqual(
+      E.left(new DecodeError('ProcessClosedNotification', ['Invalid value "last" supplied to : ProcessClosedNotification/seq: NonNegativeInteger'])),
+    );
   });
 
   it('names the path of a bad notification', () => {

@@ -26,6 +26,3 @@ export interface TruncatedEvent {
 
 /** What `ExecProcess.events$` emits. */
 export type ProcessEvent = SequencedEvent | FailedEvent | TruncatedEvent;
-
-/** Payload bytes an event holds (what history and reorder limits count). */
-export const eventBytes = (event: ProcessEvent): number => (event.type === 'output' ? event.chunk.byteLength : 0);

@@ -5,9 +5,6 @@ import { TransportClosedError } from '../errors';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecSession } from '../session/exec-session';
 import { isTerminal } from '../session/exec-session';
-import { FsMissingChangedNotification } from '../wire/fs';
-
-const MISSING_CHANGED = 'fs/missingChanged';
 
 /**
  * Each connection the client installs, once; errors with the failure when the client fails (or closes).
@@ -48,8 +45,9 @@ export function watchMissingOn(client: ExecSession, watchId: number, missing: re
 }
 
 function watchOnConnection(rpc: RpcConnection, watchId: number, missing: string[], reconnected: boolean): Observable<void> {
-  const changed$ = rpc.notifications(MISSING_CHANGED).pipe(
-    filter((params) => FsMissingChangedNotification.is(params) && params.watchId === watchId),
+  // The params arrive decoded (one that fails its codec goes to the connection's diagnostics, not here).
+  const changed$ = rpc.notifications('fs/missingChanged').pipe(
+    filter((params) => params.watchId === watchId),
     map((): void => undefined),
   );
   const register$ = rpc.request('fs/watchMissing', { watchId, missing }).pipe(

@@ -3,14 +3,11 @@ import { Observable } from 'rxjs';
 import { TransportClosedError } from '../errors';
 import { toBuffer } from '../wire/bytes';
 import type { CallOptions, RpcConnection } from '../rpc/rpc-connection';
-import type { HttpRequestParams, HttpRequestResponse } from '../wire/http';
-import { HttpBodyDeltaNotification } from '../wire/http';
+import type { HttpBodyDeltaNotification, HttpRequestParams, HttpRequestResponse } from '../wire/http';
 import type { BodyOrderLimits } from './body-order';
 import { BodyOrder, DEFAULT_BODY_ORDER_LIMITS } from './body-order';
 import type { HttpEvent } from './http-types';
 import { HttpBodyError } from './http-types';
-
-const BODY_DELTA = 'http/request/bodyDelta';
 
 /**
  * Sends `http/request` (with `streamResponse: true` in `params`) on `rpc` and streams the response: emits
@@ -34,11 +31,12 @@ export function streamResponse(rpc: RpcConnection, params: HttpRequestParams, op
       }
     };
     // Subscribe to the deltas before the request is sent, so none can be missed.
-    const subscription = rpc.notifications(BODY_DELTA).subscribe({
-      next: (n) => {
-        if (!HttpBodyDeltaNotification.is(n) || n.requestId !== params.requestId) return;
-        if (early === undefined) publish(n);
-        else early.push(n);
+    // They arrive decoded (a delta that fails its codec goes to the connection's diagnostics, not here).
+    const subscription = rpc.notifications('http/request/bodyDelta').subscribe({
+      next: (delta) => {
+        if (delta.requestId !== params.requestId) return;
+        if (early === undefined) publish(delta);
+        else early.push(delta);
       },
       complete: () => subscriber.error(rpc.closeError ?? new TransportClosedError('remote', 1006, 'connection closed during the response body')),
     });

@@ -1,5 +1,6 @@
 import type { DecodeError, ExecClientError, RpcError } from '../errors';
 import type { RequestId } from '../wire/jsonrpc';
+import type { NotificationMethod } from '../wire/methods';
 
 /**
  * Something wrong on a connection that belongs to no call: it is reported here and the connection stays
@@ -27,12 +28,15 @@ export type Diagnostic =
       /** The id the reply carried. */
       readonly id: RequestId;
     }
-  /** A notification whose params failed their codec and that names no process to repair. */
+  /**
+   * A notification whose params failed their codec and that names no process to repair. It reached no
+   * subscriber: those of `RpcConnection.notifications` only ever get params that decoded.
+   */
   | {
       /** The kind of problem. */
       readonly type: 'malformedNotification';
-      /** The notification's method. */
-      readonly method: string;
+      /** The notification's method: one exec-rx knows (an unknown one is `unknownNotification`). */
+      readonly method: NotificationMethod;
       /** What failed to decode. */
       readonly error: DecodeError;
     }

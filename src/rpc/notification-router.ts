@@ -1,11 +1,11 @@
-import { Observable, Subject } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { Subject } from 'rxjs';
 import * as E from 'fp-ts/lib/Either';
 import type { DecodeError } from '../errors';
 import type { SequencedEvent } from '../wire/process-event';
-import { decodeWith } from '../wire/decode';
 import { outputEventOf } from '../wire/output-event';
-import { ProcessClosedNotification, ProcessExitedNotification, decodeProcessOutput } from '../wire/process';
-import { NOTIFICATIONS } from '../wire/methods';
+import { decodeNotificationParams, isNotificationMethod } from '../wire/methods';
+import type { ConnectionNotificationMethod, NotificationMethod, NotificationParamsOf, ProcessNotificationMethod } from '../wire/methods';
 import type { Diagnostic } from './diagnostics';
 
 /** A process's wire event: a decoded sequenced event, or a notification that failed its codec (a hole to fill). */
@@ -15,7 +15,7 @@ export type ProcessWireEvent =
       /** The event's kind: a notification for this process that failed its codec. */
       readonly type: 'malformed';
       /** The notification's method (`process/output`, `process/exited` or `process/closed`). */
-      readonly method: string;
+      readonly method: ProcessNotificationMethod;
       /** What failed to decode. */
       readonly error: DecodeError;
     };
@@ -29,22 +29,44 @@ export interface ProcessRoute {
   readonly complete: () => void;
 }
 
-const decodeExited = decodeWith(ProcessExitedNotification);
-const decodeClosed = decodeWith(ProcessClosedNotification);
+/** What the router does with one known notification: its params as parsed, and whether its frame held ASCII only. */
+type NotificationHandler = (params: unknown, ascii: boolean) => void;
+
+/** One hot Subject per method routed by method, each typed by its method's params. */
+type MethodSubjects = { readonly [N in ConnectionNotificationMethod]: Subject<NotificationParamsOf<N>> };
 
 /**
  * Routes notifications: process notifications by processId through one Map lookup (never one filter per
- * process) straight to the process's {@link ProcessRoute}, the others by method. Notifications for
- * processes nobody routes are ignored, as codex does. A `process/output` frame makes one object: the
- * event itself.
+ * process) straight to the process's {@link ProcessRoute}, the others by method to their subscribers.
+ * Each notification is decoded once, by its method's codec (`decodeNotificationParams`); one that fails
+ * it reaches no subscriber: it goes to `diagnose`, or to its process's route as a `malformed` hole.
+ * Notifications for processes nobody routes are ignored, as codex does. A `process/output` frame makes
+ * one object: the event itself. It lives as long as its connection, which calls {@link complete} when it
+ * closes.
  */
 export class NotificationRouter {
   private readonly processes = new Map<string, ProcessRoute>();
-  private readonly methods = new Map<string, Subject<unknown>>();
+  private readonly subjects: MethodSubjects = {
+    'fs/missingChanged': new Subject(),
+    'http/request/bodyDelta': new Subject(),
+    'network/policyDecision': new Subject(),
+  };
+  /** One handler per known method: the type makes it exhaustive, and a lookup replaces a switch on the method. */
+  private readonly handlers: { readonly [N in NotificationMethod]: NotificationHandler } = {
+    'process/output': (params, ascii) => this.output(params, ascii),
+    'process/exited': (params) => this.exited(params),
+    'process/closed': (params) => this.closed(params),
+    'fs/missingChanged': (params) => this.toMethod('fs/missingChanged', params),
+    'http/request/bodyDelta': (params) => this.toMethod('http/request/bodyDelta', params),
+    'network/policyDecision': (params) => this.toMethod('network/policyDecision', params),
+  };
+  /** What a method not routed by method gets: nothing, then completion when the router completes. */
+  private readonly silent = new Subject<never>();
   private completed = false;
 
   constructor(private readonly diagnose: (diagnostic: Diagnostic) => void) {}
 
+  /** Routes registered for processes (bookkeeping). */
   get processRouteCount(): number {
     return this.processes.size;
   }
@@ -66,99 +88,83 @@ export class NotificationRouter {
     };
   }
 
-  /** {@link route} as an Observable: one subscriber per process; completes when replaced or closed. */
-  byProcess(processId: string): Observable<ProcessWireEvent> {
-    return new Observable<ProcessWireEvent>((subscriber) =>
-      this.route(processId, { next: (event) => subscriber.next(event), complete: () => subscriber.complete() }),
-    );
-  }
-
-  byMethod(method: string): Observable<unknown> {
-    return new Observable<unknown>((subscriber) => {
-      if (this.completed) {
-        subscriber.complete();
-        return undefined;
-      }
-      let subject = this.methods.get(method);
-      if (subject === undefined) {
-        subject = new Subject<unknown>();
-        this.methods.set(method, subject);
-      }
-      const inner = subject.subscribe(subscriber);
-      return () => {
-        inner.unsubscribe();
-        if (subject !== undefined && !subject.observed) this.methods.delete(method);
-      };
-    });
+  /**
+   * The decoded params of each `method` notification that arrives while subscribed (hot); completes when
+   * the router completes (at once, once completed). Params that fail the codec are never emitted.
+   */
+  byMethod<N extends ConnectionNotificationMethod>(method: N): Observable<NotificationParamsOf<N>> {
+    // An untyped caller may pass any string: a method not routed here never emits, and completes on close.
+    if (!Object.prototype.hasOwnProperty.call(this.subjects, method)) return this.silent.asObservable();
+    const subject: Subject<NotificationParamsOf<N>> = this.subjects[method];
+    return subject.asObservable();
   }
 
   /** Dispatches one notification. `ascii`: its frame held ASCII only (see `decodeCanonical`). */
   dispatch(method: string, params: unknown, ascii = false): void {
-    switch (method) {
-      case 'process/output': {
-        const event = outputEventOf(params, ascii);
-        if (event === undefined) return this.malformedOutput(params);
-        // outputEventOf returned an event: params is an object whose processId is a string.
-        this.processes.get((params as { readonly processId: string }).processId)?.next(event);
-        return;
-      }
-      case 'process/exited': {
-        const decoded = decodeExited(params);
-        return E.isRight(decoded)
-          ? this.toProcess(decoded.right.processId, { type: 'exited', seq: decoded.right.seq, exitCode: decoded.right.exitCode, sandboxDenied: decoded.right.sandboxDenied ?? false })
-          : this.malformed(method, params, decoded.left);
-      }
-      case 'process/closed': {
-        const decoded = decodeClosed(params);
-        return E.isRight(decoded) ? this.toProcess(decoded.right.processId, { type: 'closed', seq: decoded.right.seq }) : this.malformed(method, params, decoded.left);
-      }
-      default:
-        return this.toMethod(method, params);
-    }
+    if (isNotificationMethod(method)) this.handlers[method](params, ascii);
+    else this.diagnose({ type: 'unknownNotification', method });
   }
 
+  /** The connection closed: ends every process route and completes every subscriber, now and later ones at once. */
   complete(): void {
     this.completed = true;
     const routes = [...this.processes.values()];
     this.processes.clear();
     for (const route of routes) route.complete();
-    for (const subject of [...this.methods.values()]) subject.complete();
-    this.methods.clear();
+    for (const subject of Object.values(this.subjects)) subject.complete();
+    this.silent.complete();
   }
 
-  private toProcess(processId: string, event: ProcessWireEvent): void {
+  /** The hot path: the hand-written decoder, then one lookup by processId; nothing allocated but the event. */
+  private output(params: unknown, ascii: boolean): void {
+    const event = outputEventOf(params, ascii);
+    const processId = event === undefined ? undefined : processIdOf(params);
+    if (event === undefined || processId === undefined) return this.malformedOutput(params);
     this.processes.get(processId)?.next(event);
-  }
-
-  private toMethod(method: string, params: unknown): void {
-    const codec = (NOTIFICATIONS as Readonly<Record<string, { readonly decode: (u: unknown) => E.Either<unknown, unknown> } | undefined>>)[method];
-    if (codec === undefined) {
-      this.diagnose({ type: 'unknownNotification', method });
-      return;
-    }
-    const decoded = decodeWith(codec as Parameters<typeof decodeWith>[0])(params);
-    if (E.isLeft(decoded)) {
-      this.diagnose({ type: 'malformedNotification', method, error: decoded.left });
-      return;
-    }
-    this.methods.get(method)?.next(decoded.right);
   }
 
   /** The codec names what failed (the hot path only said no; it never refuses what the codec accepts). */
   private malformedOutput(params: unknown): void {
-    const decoded = decodeProcessOutput(params);
+    const decoded = decodeNotificationParams('process/output', params);
     if (E.isLeft(decoded)) return this.malformed('process/output', params, decoded.left);
     const { processId, seq, stream, chunk } = decoded.right;
-    this.toProcess(processId, { type: 'output', seq, stream, chunk });
+    this.processes.get(processId)?.next({ type: 'output', seq, stream, chunk });
+  }
+
+  private exited(params: unknown): void {
+    const decoded = decodeNotificationParams('process/exited', params);
+    if (E.isLeft(decoded)) return this.malformed('process/exited', params, decoded.left);
+    const { processId, seq, exitCode, sandboxDenied } = decoded.right;
+    this.processes.get(processId)?.next({ type: 'exited', seq, exitCode, sandboxDenied: sandboxDenied ?? false });
+  }
+
+  private closed(params: unknown): void {
+    const decoded = decodeNotificationParams('process/closed', params);
+    if (E.isLeft(decoded)) return this.malformed('process/closed', params, decoded.left);
+    const { processId, seq } = decoded.right;
+    this.processes.get(processId)?.next({ type: 'closed', seq });
+  }
+
+  /** Decodes once; subscribers get the decoded params, and params that fail the codec go to diagnostics. */
+  private toMethod<N extends ConnectionNotificationMethod>(method: N, params: unknown): void {
+    const decoded = decodeNotificationParams(method, params);
+    if (E.isLeft(decoded)) return this.diagnose({ type: 'malformedNotification', method, error: decoded.left });
+    const subject: Subject<NotificationParamsOf<N>> = this.subjects[method];
+    subject.next(decoded.right);
   }
 
   /** A malformed process notification leaves a hole in that process's seq run: report it to the process. */
-  private malformed(method: string, params: unknown, error: DecodeError): void {
-    const processId = typeof params === 'object' && params !== null && 'processId' in params ? params.processId : undefined;
-    const route = typeof processId === 'string' ? this.processes.get(processId) : undefined;
+  private malformed(method: ProcessNotificationMethod, params: unknown, error: DecodeError): void {
+    const processId = processIdOf(params);
+    const route = processId === undefined ? undefined : this.processes.get(processId);
     if (route === undefined) this.diagnose({ type: 'malformedNotification', method, error });
     else route.next({ type: 'malformed', method, error });
   }
+}
+
+/** The `processId` params name, when they are an object whose `processId` is a string. */
+function processIdOf(params: unknown): string | undefined {
+  return typeof params === 'object' && params !== null && 'processId' in params && typeof params.processId === 'string' ? params.processId : undefined;
 }
 
 const noop = (): void => undefined;

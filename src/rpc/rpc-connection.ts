@@ -6,7 +6,7 @@ import type { Inbound } from '../wire/jsonrpc';
 import type { RequestId } from '../wire/jsonrpc';
 import { encodeNotification, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
 import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
-import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
+import type { ConnectionNotificationMethod, MethodName, NotificationParamsOf, ParamsOf, ResultOf } from '../wire/methods';
 import type { Diagnostic } from './diagnostics';
 import type { FrameHandlers } from './frame-reader';
 import { readFrame } from './frame-reader';
@@ -15,7 +15,7 @@ import { silentPeer } from './keepalive';
 import type { CallOptions, RpcConnectionOptions } from './rpc-options';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './rpc-options';
 import { NotificationRouter } from './notification-router';
-import type { ProcessRoute, ProcessWireEvent } from './notification-router';
+import type { ProcessRoute } from './notification-router';
 import type { CallSink, PendingCallHandle, Reply } from './pending-calls';
 import { PendingCalls, ThenSink } from './pending-calls';
 import { toRpcError } from './rpc-error';
@@ -206,24 +206,21 @@ export class RpcConnection {
   }
 
   /**
-   * The decoded params of every notification with this method (fs/missingChanged,
-   * http/request/bodyDelta, network/policyDecision). Hot: only what arrives while subscribed. Completes
-   * when the connection closes.
+   * The params of every `method` notification (`fs/missingChanged`, `http/request/bodyDelta`,
+   * `network/policyDecision`), typed by the method and decoded once by its codec for every subscriber:
+   * the method carries its params' type, as vscode-jsonrpc's `NotificationType<P>` does. Params that
+   * fail the codec never reach a subscriber; they go to {@link diagnostics$} as `malformedNotification`.
+   * Hot: only what arrives while subscribed. Completes when the connection closes (at once, once closed).
+   * Never errors. Teardown: each subscriber unsubscribes when done; unsubscribing never affects the
+   * connection. Process notifications are routed by processId, not here.
    */
-  notifications(method: string): Observable<unknown> {
+  notifications<N extends ConnectionNotificationMethod>(method: N): Observable<NotificationParamsOf<N>> {
     return this.router.byMethod(method);
   }
 
   /**
-   * The wire events of one process (decoded output, exited, closed, and `malformed` holes), routed by
-   * processId through one lookup. One subscriber per process; completes when the connection closes.
-   */
-  processEvents(processId: string): Observable<ProcessWireEvent> {
-    return this.router.byProcess(processId);
-  }
-
-  /**
-   * @internal {@link processEvents} without an Observable: `route` is called for each event until the
+   * @internal Routes one process's wire events (decoded output, exited, closed, and `malformed` holes) by
+   * processId through one lookup, with no Observable: `route` is called for each event until the
    * returned function runs; its `complete` runs when another route replaces it or the connection closes.
    */
   routeProcess(processId: string, route: ProcessRoute): () => void {

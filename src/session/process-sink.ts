@@ -5,7 +5,7 @@ import type { ReadResponse } from '../wire/process';
 
 /**
  * What the connection layer needs of a live process to carry it across a socket replacement
- * (implemented by ExecProcess).
+ * (implemented by `ProcessInbox`, the wire side of each ExecProcess, in src/exec/process-inbox.ts).
  */
 export interface ProcessSink {
   readonly processId: string;

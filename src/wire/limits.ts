@@ -30,18 +30,3 @@ export const EXECUTOR_OUTPUT_WINDOW_BYTES = 1_048_576;
 
 /** The most output chunks the executor retains per process (from codex's source). */
 export const EXECUTOR_OUTPUT_WINDOW_CHUNKS = 50_000;
-
-/**
- * How long a detached session (its connection gone) can be resumed: 80 s on 0.171.0 (older sources say
- * 10 s or 30 s). Afterwards the session is removed and all its processes are killed.
- */
-export const DETACHED_SESSION_RETENTION_MS = 80_000;
-
-/** How long a closed process stays readable (and its `processId` taken): 80 s on 0.171.0. */
-export const CLOSED_PROCESS_RETENTION_MS = 80_000;
-
-/** How many accepted `writeId`s the executor remembers per process for dedupe (FIFO, from codex's source). */
-export const REMEMBERED_WRITE_IDS = 4096;
-
-/** The largest `reason` in a `network/policyRequest` deny/ask decision, in UTF-8 bytes. */
-export const POLICY_REASON_MAX_BYTES = 1024;

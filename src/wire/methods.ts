@@ -143,11 +143,33 @@ export type NotificationOf<N extends NotificationMethod = NotificationMethod> = 
 export const isNotificationMethod = (method: string): method is NotificationMethod =>
   Object.prototype.hasOwnProperty.call(NOTIFICATIONS, method);
 
-/** Decodes a known notification's params (`process/output` takes the hand-written hot path). */
+/** The notifications that carry one process's events (each names its `processId` and `seq`). */
+export type ProcessNotificationMethod = Extract<NotificationMethod, 'process/output' | 'process/exited' | 'process/closed'>;
+/** The other notifications the executor sends: not a process's events, so they are subscribed to by method. */
+export type ConnectionNotificationMethod = Exclude<NotificationMethod, ProcessNotificationMethod>;
+
+/** Decodes one notification's params: a {@link DecodeError} naming the failing paths, or the decoded params. */
+type ParamsDecoder<N extends NotificationMethod> = (params: unknown) => E.Either<DecodeError, NotificationParamsOf<N>>;
+
+/** One params decoder per notification, made once (`process/output` takes the hand-written hot path). */
+const NOTIFICATION_DECODERS: { readonly [N in NotificationMethod]: ParamsDecoder<N> } = {
+  'process/output': p.decodeProcessOutput,
+  'process/exited': decodeWith(p.ProcessExitedNotification),
+  'process/closed': decodeWith(p.ProcessClosedNotification),
+  'fs/missingChanged': decodeWith(fs.FsMissingChangedNotification),
+  'http/request/bodyDelta': decodeWith(HttpBodyDeltaNotification),
+  'network/policyDecision': decodeWith(NetworkPolicyDecisionNotification),
+};
+
+/** Decodes a known notification's params, typed by its method (`process/output` takes the hand-written hot path). */
+export function decodeNotificationParams<N extends NotificationMethod>(method: N, params: unknown): E.Either<DecodeError, NotificationParamsOf<N>> {
+  const decode: ParamsDecoder<N> = NOTIFICATION_DECODERS[method];
+  return decode(params);
+}
+
+/** {@link decodeNotificationParams}, tagged by `method`. */
 export function decodeNotification<N extends NotificationMethod>(method: N, params: unknown): E.Either<DecodeError, NotificationOf<N>> {
-  const codec: t.Mixed = NOTIFICATIONS[method];
-  const decoded = method === 'process/output' ? p.decodeProcessOutput(params) : decodeWith<NotificationParamsOf<N>, unknown>(codec)(params);
-  return E.map((decodedParams: NotificationParamsOf<N>) => ({ method, params: decodedParams }) as NotificationOf<N>)(decoded);
+  return E.map((decodedParams: NotificationParamsOf<N>) => ({ method, params: decodedParams }) as NotificationOf<N>)(decodeNotificationParams(method, params));
 }
 
 /** The requests the executor sends us (docs/protocol.md#server-requests). Answer any other method with -32601. */
@@ -182,6 +204,3 @@ export function encodeServerRequestResult<S extends ServerRequestMethod>(method:
 export const CLIENT_NOTIFICATIONS = {
   initialized: InitializedParams,
 } as const satisfies Record<string, t.Mixed>;
-
-/** A notification method we send. */
-export type ClientNotificationMethod = keyof typeof CLIENT_NOTIFICATIONS;
