@@ -10,11 +10,13 @@ import { EnvironmentManager } from '../../src/environment/environment-manager';
 import { ExecBackend } from '../../src/exec/exec-backend';
 import type { HistoryFactory, HistoryInput, OutputHistory } from '../../src/exec/output-history';
 import type { FailedEvent, ProcessEvent } from '../../src/exec/process-event';
-import { eventBytes } from '../../src/exec/process-event';
 import { ProcessTable } from '../../src/exec/process-table';
 import { ExecClient } from '../../src/session/exec-client';
 import type { SequencedEvent } from '../../src/wire/process-event';
 import { FakeSocketPort } from '../support/fake-socket-port';
+
+/** Payload bytes an event holds (what a history counts as retained). */
+const eventBytes = (event: ProcessEvent): number => (event.type === 'output' ? event.chunk.byteLength : 0);
 
 /** Keeps every event until released; records what its owner wrote and whether it released it. */
 class KeepAllHistory implements OutputHistory {
