@@ -55,8 +55,8 @@ export interface OutputHistory extends OutputHistoryReader {
    * in strictly increasing, contiguous seq order (the process's reorder buffer sees to it), then at
    * most one `closed` or `failed`, which ends the history and completes every subscriber; appends after
    * it are ignored. An append made from inside a subscriber's callback is delivered after the current
-   * one, so every subscriber sees the same order. Never throws: this is the hot path of every output
-   * event (what storage cannot keep is dropped, and a later reader gets a `truncated` marker for it).
+   * one, so every subscriber sees the same order. Never throws: every output event comes through
+   * here (docs/performance.md) (what storage cannot keep is dropped, and a later reader gets a `truncated` marker for it).
    */
   append(event: HistoryInput): void;
 

@@ -87,7 +87,7 @@ export class ProcessInbox implements ProcessSink {
     if (buffer === undefined || this.status.ended) return;
     if (event.type === 'malformed') return this.fillHole();
     this.noteSeq(event.seq);
-    // Hot path: the next output in order, nothing waiting (no array, no state change, no hole).
+    // The next output in order, nothing waiting: no array, no state change, no hole (docs/performance.md).
     if (event.type === 'output' && buffer.acceptNext(event)) return this.history.append(event);
     try {
       this.publish(buffer.push(event));

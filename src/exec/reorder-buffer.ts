@@ -107,7 +107,7 @@ export class ReorderBuffer {
     if (this.stopped || seq <= this.last) return NOTHING_PUBLISHED;
     const bytes = event.type === 'output' ? event.chunk.byteLength : 0;
     if (seq === this.last + 1) {
-      // Hot path: in order. One small array, no Map traffic unless something was waiting.
+      // In order: one small array, no Map traffic unless something was waiting.
       this.checkSingleEvent(bytes);
       this.publish(event);
       return this.pending.size === 0 ? [event] : this.drain([event]);
@@ -116,7 +116,7 @@ export class ReorderBuffer {
   }
 
   /**
-   * The hot path of {@link push}: when `event` is the next seq, nothing waits and it fits the limits,
+   * The common case of {@link push} (docs/performance.md): when `event` is the next seq, nothing waits and it fits the limits,
    * publishes it and returns `true` (the caller publishes `event` alone). Otherwise changes nothing and
    * returns `false`: the caller uses {@link push}.
    */

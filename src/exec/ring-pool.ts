@@ -6,7 +6,6 @@
  * creeps up. Only rings of at least {@link RING_POOL_MIN_BYTES} are kept, {@link RING_POOL_MAX_BYTES}
  * in all. A ring's old bytes are never read: a log reads only what it wrote (see `./retained-log`).
  */
-// Imported, not the global: on Node 20 the global `Buffer` is an accessor, a getter call per use.
 import { Buffer } from 'node:buffer';
 
 /** Smaller rings are not kept (they come from Node's pool or cost little). */

@@ -115,7 +115,7 @@ export class NotificationRouter {
     this.silent.complete();
   }
 
-  /** The hot path: the hand-written decoder, then one lookup by processId; nothing allocated but the event. */
+  /** `process/output`: the hand-written decoder, one lookup by processId, nothing allocated but the event (docs/performance.md). */
   private output(params: unknown, ascii: boolean): void {
     const event = outputEventOf(params, ascii);
     const processId = event === undefined ? undefined : processIdOf(params);
@@ -123,7 +123,7 @@ export class NotificationRouter {
     this.processes.get(processId)?.next(event);
   }
 
-  /** The codec names what failed (the hot path only said no; it never refuses what the codec accepts). */
+  /** The codec names what failed (the hand-written decoder only said no; it never refuses what the codec accepts). */
   private malformedOutput(params: unknown): void {
     const decoded = decodeNotificationParams('process/output', params);
     if (E.isLeft(decoded)) return this.malformed('process/output', params, decoded.left);

@@ -1,4 +1,3 @@
-// Imported, not the global: on Node 20 the global `Buffer` is an accessor, a getter call per use.
 import { Buffer } from 'node:buffer';
 import type { RawData, WebSocket } from 'ws';
 import type { CloseInitiator } from '../errors';

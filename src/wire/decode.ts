@@ -27,7 +27,7 @@ export function parseJson(text: string): E.Either<DecodeError, unknown> {
 /** What {@link tryParseJson} returns for text that is not JSON. */
 export const NOT_JSON: unique symbol = Symbol('NOT_JSON');
 
-/** `JSON.parse`, or {@link NOT_JSON} when it throws: no Either and no error object on the hot path. */
+/** `JSON.parse`, or {@link NOT_JSON} when it throws: no Either and no error object per frame. */
 export function tryParseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;

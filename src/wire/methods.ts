@@ -109,7 +109,7 @@ export function decodeResult<M extends MethodName>(method: M, result: unknown): 
   return RESULT_DECODERS[method](result) as E.Either<DecodeError, ResultOf<M>>;
 }
 
-/** {@link decodeResult} without the Either (the hot path of a reply): the result, or the DecodeError. */
+/** {@link decodeResult} without the Either (every reply goes through it): the result, or the DecodeError. */
 export function decodeResultOrError<M extends MethodName>(method: M, result: unknown): ResultOf<M> | DecodeError {
   const fast = FAST_RESULTS[method]?.(result);
   if (fast !== undefined) return fast as ResultOf<M>;
@@ -151,7 +151,7 @@ export type ConnectionNotificationMethod = Exclude<NotificationMethod, ProcessNo
 /** Decodes one notification's params: a {@link DecodeError} naming the failing paths, or the decoded params. */
 type ParamsDecoder<N extends NotificationMethod> = (params: unknown) => E.Either<DecodeError, NotificationParamsOf<N>>;
 
-/** One params decoder per notification, made once (`process/output` takes the hand-written hot path). */
+/** One params decoder per notification, made once (the router decodes `process/output` by hand first). */
 const NOTIFICATION_DECODERS: { readonly [N in NotificationMethod]: ParamsDecoder<N> } = {
   'process/output': p.decodeProcessOutput,
   'process/exited': decodeWith(p.ProcessExitedNotification),
@@ -161,7 +161,7 @@ const NOTIFICATION_DECODERS: { readonly [N in NotificationMethod]: ParamsDecoder
   'network/policyDecision': decodeWith(NetworkPolicyDecisionNotification),
 };
 
-/** Decodes a known notification's params, typed by its method (`process/output` takes the hand-written hot path). */
+/** Decodes a known notification's params, typed by its method (the router decodes `process/output` by hand first). */
 export function decodeNotificationParams<N extends NotificationMethod>(method: N, params: unknown): E.Either<DecodeError, NotificationParamsOf<N>> {
   const decode: ParamsDecoder<N> = NOTIFICATION_DECODERS[method];
   return decode(params);

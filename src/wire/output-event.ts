@@ -3,7 +3,7 @@ import { isNonNegativeInteger } from './integer';
 import type { OutputEvent } from './process-event';
 
 /**
- * The connection's hot path for `process/output` params: the {@link OutputEvent} they carry (the only
+ * The connection's decoder of `process/output` params (docs/performance.md): the {@link OutputEvent} they carry (the only
  * object made per frame), or `undefined` exactly where `processOutputOf` (`./process`) refuses them; when it
  * returns an event, `params.processId` is a string. `ascii`: the frame held ASCII only (see
  * `decodeCanonical`). The stream is the shared constant, not the parsed string.

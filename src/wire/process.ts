@@ -280,7 +280,7 @@ export function processOutputOf(params: unknown): ProcessOutputNotification | un
 }
 
 /**
- * Decodes `process/output` params on the hot path ({@link processOutputOf}); params it refuses go
+ * Decodes `process/output` params with the hand-written {@link processOutputOf} first; params it refuses go
  * through the codec, only to build the {@link DecodeError} naming the failing paths.
  */
 export function decodeProcessOutput(params: unknown): E.Either<DecodeError, ProcessOutputNotification> {

@@ -10,7 +10,6 @@
  * the cache is small; what it keeps (the frames and, as keys, their events with their chunks) stays
  * after the streams ended, on an idle host too.
  */
-// Imported, not the global: on Node 20 the global `Buffer` is an accessor, a getter call per use.
 import { Buffer } from 'node:buffer';
 import type { ProcessEvent } from '../../exec/process-event';
 import type { ExecClientErrorCode } from '../../errors';
