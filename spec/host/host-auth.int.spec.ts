@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type WebSocket from 'ws';
-import type { HostServer, HostServerOptions } from '../../src/host/host-server';
+import type { HostServer, HostServerOptions } from '../../src/host/host-options';
 import { startHostServer } from '../../src/host/host-server';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';
 import type { Registration, UpgradeOutcome } from './signed-client';

@@ -13,10 +13,6 @@ import { hostPort, isLoopbackHost } from './host-http';
 import type { HostServer, HostServerOptions } from './host-options';
 import { HOST_DEFAULTS as DEFAULTS } from './host-options';
 
-export type { HostServer, HostServerOptions } from './host-options';
-export { DIRECT_TRANSPORT } from './host-options';
-export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './hosted-environments';
-
 /**
  * Starts the host. Resolves once listening; rejects when the address is in use, plain HTTP was asked
  * for on a non-loopback address, or an operator option is out of range (a RangeError naming it). The caller owns the host and calls `close()`.
