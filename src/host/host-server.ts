@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { checkOperatorOptions, OperatorApi } from './api/operator-api';
+import { OperatorApi } from './api/operator-api';
 import { DirectHost } from './direct-host';
 import { hostPort, isLoopbackHost } from './host-http';
 import type { HostServer, HostServerOptions } from './host-options';
@@ -15,14 +15,14 @@ import { HOST_DEFAULTS as DEFAULTS } from './host-options';
 
 /**
  * Starts the host. Resolves once listening; rejects when the address is in use, plain HTTP was asked
- * for on a non-loopback address, or an operator option is out of range (a RangeError naming it). The caller owns the host and calls `close()`.
+ * for on a non-loopback address, or an operator option is out of range (a RangeError naming it, from the
+ * `OperatorApi` it builds). The caller owns the host and calls `close()`.
  */
 export async function startHostServer(options: HostServerOptions): Promise<HostServer> {
   const host = options.host ?? DEFAULTS.host;
   if (options.tls === undefined && !isLoopbackHost(host)) {
     throw new Error(`refusing plain HTTP on ${host}: executors require https/wss off loopback; pass a TLS certificate and key`);
   }
-  if (options.operator !== undefined) checkOperatorOptions(options.operator);
   const instanceId = randomUUID();
   const direct = new DirectHost(options);
   const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.log ?? (() => undefined));

@@ -44,9 +44,9 @@ const anonymousBurst = (perSecond: number): number => Math.max(1, perSecond * 2)
 /**
  * Throws a RangeError naming the first option out of range, so a host refuses to start rather than answer
  * every request with a 500 later: rates must be finite and > 0, a burst ≥ 1, counts and sizes whole
- * numbers ≥ 1, `stallMs` and `pingMs` finite and > 0.
+ * numbers ≥ 1, `stallMs` and `pingMs` finite and > 0. The OperatorApi's constructor is its one caller.
  */
-export function checkOperatorOptions(options: OperatorApiOptions): void {
+function checkOperatorOptions(options: OperatorApiOptions): void {
   const positive = (name: string, value: number | undefined): void => {
     if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw new RangeError(`operator option ${name} must be a finite number > 0 (got ${value})`);
   };
