@@ -12,9 +12,7 @@ import type { ConnectionState } from '../environment/connection-state';
 import type { Environment } from '../environment/environment';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
 import { EnvironmentManager } from '../environment/environment-manager';
-
-/** What `Environment.info()` resolves with. */
-export type HostedEnvironmentInfo = Awaited<ReturnType<Environment['info']>>;
+import type { EnvironmentInfo } from '../wire/environment';
 
 /** `starting` until the first handshake finished; then the environment's connection state (see `ConnectionState`). */
 export type HostedState = 'starting' | ConnectionState['state'];
@@ -27,8 +25,8 @@ export interface HostedEnvironment {
   readonly generation: number;
   /** Where this generation is: starting, connected, disconnected (recovering) or failed. */
   readonly state: HostedState;
-  /** The executor's environment info, once connected. */
-  readonly info: HostedEnvironmentInfo | undefined;
+  /** The executor's environment info (what `Environment.info()` resolves with), once connected. */
+  readonly info: EnvironmentInfo | undefined;
   /** The environment to start processes on; `undefined` while starting or when the start failed. */
   readonly environment: Environment | undefined;
   /** Why it is disconnected or failed (a library error message; never carries secrets). */
