@@ -52,7 +52,8 @@ export class DirectHost {
     this.maxEnvironments = options.maxEnvironments ?? DEFAULTS.maxEnvironments;
     this.registrations = new Registrations(this.maxEnvironments * 8);
     this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, ...options.manager }, this.log);
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
+    // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
+    this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
   }
 
   readonly onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -176,7 +177,6 @@ export class DirectHost {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     await this.table.close();
-    for (const client of this.wss.clients) client.terminate();
     this.wss.close();
     this.registrations.clear();
     await closed;

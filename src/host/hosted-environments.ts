@@ -38,6 +38,12 @@ export interface HostedEnvironment {
 interface Slot {
   view: HostedEnvironment;
   manager: EnvironmentManager | undefined;
+  /**
+   * The executor's latest socket. Once handed over, its manager owns it (its port closes it); the host
+   * keeps the raw socket for two things the manager cannot do: `dropSocket` cuts it as a network failure
+   * would (a remote close the manager recovers from, where the port's own close is a local one), and a
+   * socket whose first handshake still runs has no manager yet to close it when the host closes.
+   */
   socket: WebSocket | undefined;
   watching: Subscription | undefined;
 }
