@@ -1,12 +1,14 @@
 /**
  * Starting a host: one HTTP(S) server for the executors' routes (registration and the signed WebSocket
- * upgrade, see `./direct-host`) and, when configured, the operator API (`/api/v1`, see `./api`).
+ * upgrade, see `./direct-host`) and, when configured, the operator API (`/api/v1`, its landing page and
+ * OpenAPI document: rows of the host's route table, see `./api/host-routes`).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
+import { HostRoutes } from './api/host-routes';
 import { OperatorApi } from './api/operator-api';
 import { DirectHost } from './direct-host';
 import { hostPort, isLoopbackHost } from './host-http';
@@ -25,9 +27,10 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   }
   const instanceId = randomUUID();
   const direct = new DirectHost(options);
-  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.log ?? (() => undefined));
+  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId);
+  const routes = new HostRoutes(operator?.rows ?? [], options.operator, instanceId, options.log ?? (() => undefined));
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    if (operator !== undefined && OperatorApi.owns(req.url ?? '/')) operator.handle(req, res);
+    if (routes.owns(req.url ?? '/')) routes.handle(req, res);
     else direct.onRequest(req, res);
   };
   const server = options.tls === undefined ? createServer(onRequest) : createTlsServer({ cert: options.tls.cert, key: options.tls.key }, onRequest);
