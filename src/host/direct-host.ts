@@ -112,7 +112,6 @@ export class DirectHost {
 
   private async register(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = parseTarget(req.url);
-    if (req.method === 'GET' && target?.pathname === '/readyz') return sendJson(res, 200, { status: 'ready' });
     const match = target === undefined ? null : REGISTER_PATH.exec(target.pathname);
     if (match === null) return sendJson(res, 404, { error: 'not found' });
     if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'POST' });

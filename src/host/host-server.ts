@@ -1,7 +1,7 @@
 /**
  * Starting a host: one HTTP(S) server for the executors' routes (registration and the signed WebSocket
- * upgrade, see `./direct-host`) and, when configured, the operator API (`/api/v1`, its landing page and
- * OpenAPI document: rows of the host's route table, see `./api/host-routes`).
+ * upgrade, see `./direct-host`) and the host's route table (see `./api/host-routes`): `/readyz`, and
+ * when configured the operator API (`/api/v1`, its landing page and OpenAPI document, see `./api`).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -10,6 +10,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { HostRoutes } from './api/host-routes';
 import { OperatorApi } from './api/operator-api';
+import { READINESS_ROUTE } from './api/routes-public';
 import { DirectHost } from './direct-host';
 import { hostPort, isLoopbackHost } from './host-http';
 import type { HostServer, HostServerOptions } from './host-options';
@@ -28,7 +29,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   const instanceId = randomUUID();
   const direct = new DirectHost(options);
   const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId);
-  const routes = new HostRoutes(operator?.rows ?? [], options.operator, instanceId, options.log ?? (() => undefined));
+  const routes = new HostRoutes([READINESS_ROUTE, ...(operator?.rows ?? [])], options.operator, instanceId, options.log ?? (() => undefined));
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (routes.owns(req.url ?? '/')) routes.handle(req, res);
     else direct.onRequest(req, res);

@@ -1,15 +1,28 @@
 /**
  * The rows of the host's route table that anyone may call (`auth: 'public'`: no token, no rate limit):
- * with the operator API, its landing page `/` and its OpenAPI document. Each row says what its answers
- * carry (a page's CSP, `Cache-Control`).
+ * `/readyz` on every host, and with the operator API its landing page `/` and its OpenAPI document.
+ * Each row says what its answers carry (a page's CSP, `Cache-Control`).
  */
 import { API_PREFIX, HOST_INSTANCE_HEADER } from '../../wire/operator-api';
+import { sendJson } from '../host-http';
 import { LANDING_PAGE } from './landing-page';
 import { OPENAPI_DOCUMENT } from './openapi';
 import type { PublicRoute } from './router';
 
 /** The landing page's policy: its inline script may call the API on this origin and nothing else. */
 const LANDING_CSP = "default-src 'self'; script-src 'unsafe-inline'; connect-src 'self'";
+
+/** `GET /readyz`: the host is up (`{"status":"ready"}`), for a load balancer or an orchestrator. */
+export const READINESS_ROUTE: PublicRoute = {
+  path: '/readyz',
+  auth: 'public',
+  methods: {
+    GET: ({ res }) => {
+      sendJson(res, 200, { status: 'ready' });
+      return Promise.resolve();
+    },
+  },
+};
 
 /** The operator API's public rows: the landing page `/` and `/api/v1/openapi.json`, both never cached. */
 export function operatorPublicRoutes(hostInstance: string): PublicRoute[] {
