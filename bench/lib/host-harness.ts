@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { spawnExecutor } from '../../src/executor/spawn-executor';
 import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 import { OperatorTokens } from '../../src/host/api/operator-tokens';
-import type { HostServer } from '../../src/host/host-server';
+import type { HostServer } from '../../src/host/host-options';
 import { startHostServer } from '../../src/host/host-server';
 import type { Environment } from '../../src';
 import { trackChild } from './executors';

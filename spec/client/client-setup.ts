@@ -12,7 +12,7 @@ import type { Observable } from 'rxjs';
 import type { HostProcessEvent, RetryPolicy } from '../../src/client';
 import { HostClient } from '../../src/client';
 import { OperatorTokens } from '../../src/host/api/operator-tokens';
-import type { HostServer } from '../../src/host/host-server';
+import type { HostServer } from '../../src/host/host-options';
 import { startHostServer } from '../../src/host/host-server';
 import { EXECUTOR_CREDENTIALS, OPERATOR_TOKEN } from '../host/api/api-host';
 import type { GroundTruth } from '../host/sse/sse-setup';

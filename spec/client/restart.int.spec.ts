@@ -6,7 +6,7 @@
  * waiting between retries when it happens; it must never hang (every wait here is bounded).
  */
 import { HostApiError } from '../../src/client';
-import type { HostServer } from '../../src/host/host-server';
+import type { HostServer } from '../../src/host/host-options';
 import type { ApiHost } from './client-setup';
 import { countingFetch, environmentReady, EXECUTOR_CREDENTIALS, hostClient, PATH_ENV, portOf, startApiHost, startHostOnPort, Transcript, within } from './client-setup';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';

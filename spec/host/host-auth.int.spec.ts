@@ -11,7 +11,7 @@ import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type WebSocket from 'ws';
 import { ConfigError } from '../../src/errors';
-import type { HostServer, HostServerOptions } from '../../src/host/host-server';
+import type { HostServer, HostServerOptions } from '../../src/host/host-options';
 import { startHostServer } from '../../src/host/host-server';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';
 import type { Registration, UpgradeOutcome } from './signed-client';
@@ -97,8 +97,12 @@ describe('host server: who may join', () => {
     await firstValueFrom(host.environments$.pipe(filter((list) => list.some((e) => e.id === 'env-c' && e.state === 'failed'))));
   });
 
-  it('serves a readiness probe, and 404 for anything else that is not an upgrade', async () => {
+  it('serves a readiness probe (HEAD alike, 405 with Allow for other methods), and 404 for anything else that is not an upgrade', async () => {
     expect((await fetch(`${host.url}/readyz`)).status).toBe(200);
+    const head = await fetch(`${host.url}/readyz`, { method: 'HEAD' });
+    expect({ status: head.status, type: head.headers.get('content-type'), body: await head.text() }).toEqual({ status: 200, type: 'application/json', body: '' });
+    const post = await fetch(`${host.url}/readyz`, { method: 'POST' });
+    expect({ status: post.status, allow: post.headers.get('allow'), type: post.headers.get('content-type') }).toEqual({ status: 405, allow: 'GET, HEAD', type: 'application/problem+json' });
     expect((await fetch(`${host.url}/cloud/environment/env-a/direct/connect/x`)).status).toBe(404);
     expect((await fetch(`${host.url}/cloud/environment/env-a/direct/register`)).status).toBe(405);
   });
@@ -119,6 +123,8 @@ describe('host server limits', () => {
     expect((await register(host.url, 'rate-1', CREDENTIALS)).status).toBe(429);
     expect(statusOf(await upgrade(registration.url, CREDENTIALS))).toBe(429);
     expect(statusOf(await upgrade(registration.url, CREDENTIALS, { unsigned: true }))).toBe(429);
+    // The readiness probe is no handshake: it spends none of that budget and is answered past it.
+    expect((await fetch(`${host.url}/readyz`)).status).toBe(200);
   });
 
   it('answers 503 beyond the environment limit, and still re-registers a known one', async () => {

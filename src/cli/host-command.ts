@@ -13,7 +13,7 @@ import type { SpawnedExecutor } from '../executor/spawn-executor';
 import { spawnExecutor } from '../executor/spawn-executor';
 import { loadOperatorTokens, OperatorTokens } from '../host/api/operator-tokens';
 import { loadHostCredentials } from '../host/host-credentials';
-import type { HostServer, HostServerOptions } from '../host/host-server';
+import type { HostServer, HostServerOptions } from '../host/host-options';
 import { startHostServer } from '../host/host-server';
 import type { AccessKeyStore } from '../host/sigv4';
 import type { HostCliOptions } from './args';

@@ -85,14 +85,18 @@ export function memoryHistories(options: Pick<EnvironmentManagerOptions, 'proces
 }
 
 /**
- * Holds environments (executors) and the logical client of each (codex `EnvironmentManager`). Build it
- * from an accepted socket, a dialled url or a stdio child; call `close()` when done.
+ * Holds an environment (executor) and its logical client (codex `EnvironmentManager`). Build it from an
+ * accepted socket, a dialled url or a stdio child; call `close()` when done. Each way of building one
+ * gives it exactly one environment; the lookups take an id, as codex's do, and know only that one.
  */
 export class EnvironmentManager {
-  private readonly environments = new Map<string, { readonly environment: Environment; readonly accepted: AcceptedSockets | undefined }>();
   private closed = false;
 
-  private constructor(private readonly defaultId: string) {}
+  private constructor(
+    private readonly environment: Environment,
+    /** The accepted sockets of an environment built from one (replaceable); `undefined` when dialled or stdio. */
+    private readonly accepted: AcceptedSockets | undefined,
+  ) {}
 
   /**
    * Adopts an executor's accepted WebSocket: sends `initialize {clientName}`, then `initialized`.
@@ -135,7 +139,6 @@ export class EnvironmentManager {
   }
 
   private static async started(environmentId: string, client: ExecClient, accepted: AcceptedSockets | undefined, options: EnvironmentManagerOptions): Promise<EnvironmentManager> {
-    const manager = new EnvironmentManager(environmentId);
     const outputHistory = options.outputHistory ?? memoryHistories(options);
     const streamOptions = (): ProcessStreamOptions => ({ ...options.processHistory, outputHistory, scheduler: options.scheduler });
     const environment = new Environment(environmentId, client, {
@@ -150,7 +153,7 @@ export class EnvironmentManager {
       },
       scheduler: options.scheduler,
     });
-    manager.environments.set(environmentId, { environment, accepted });
+    const manager = new EnvironmentManager(environment, accepted);
     await client.start();
     return manager;
   }
@@ -163,27 +166,27 @@ export class EnvironmentManager {
    */
   async replaceAcceptedWebsocket(environmentId: string, socket: AcceptedSocket): Promise<void> {
     const port = toPort(socket, 'accepted');
-    const entry = this.environments.get(environmentId);
-    if (entry === undefined || entry.accepted === undefined) {
+    const environment = this.getEnvironment(environmentId);
+    if (environment === undefined || this.accepted === undefined) {
       port.close('not replaceable');
-      throw new ReplacementRejectedError(entry === undefined ? `unknown environment ${environmentId}` : 'only an accepted exec-server connection can be replaced directly');
+      throw new ReplacementRejectedError(environment === undefined ? `unknown environment ${environmentId}` : 'only an accepted exec-server connection can be replaced directly');
     }
-    entry.accepted.replace(entry.environment.client, port);
+    this.accepted.replace(environment.client, port);
   }
 
   /** The environment's observed status; `undefined` for an unknown id. Never rejects. */
   getEnvironmentStatus(environmentId: string): Promise<EnvironmentObservedStatus | undefined> {
-    return this.environments.get(environmentId)?.environment.status() ?? Promise.resolve(undefined);
+    return this.getEnvironment(environmentId)?.status() ?? Promise.resolve(undefined);
   }
 
   /** The environment the manager was built with. */
   defaultEnvironment(): Environment | undefined {
-    return this.getEnvironment(this.defaultId);
+    return this.environment;
   }
 
-  /** An environment by id; the same object across replacements. */
+  /** An environment by id (only the one it was built with); the same object across replacements. */
   getEnvironment(environmentId: string): Environment | undefined {
-    return this.environments.get(environmentId)?.environment;
+    return environmentId === this.environment.id ? this.environment : undefined;
   }
 
   /**
@@ -195,11 +198,9 @@ export class EnvironmentManager {
   async close(options: CloseOptions = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const { environment } of this.environments.values()) {
-      if (options.terminateProcesses === true) await environment.terminateAll();
-      await environment.helpersIdle();
-      environment.client.close('exec-server environment manager closed');
-    }
+    if (options.terminateProcesses === true) await this.environment.terminateAll();
+    await this.environment.helpersIdle();
+    this.environment.client.close('exec-server environment manager closed');
   }
 }
 

@@ -52,7 +52,8 @@ export class DirectHost {
     this.maxEnvironments = options.maxEnvironments ?? DEFAULTS.maxEnvironments;
     this.registrations = new Registrations(this.maxEnvironments * 8);
     this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, ...options.manager }, this.log);
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
+    // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
+    this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
   }
 
   readonly onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -111,7 +112,6 @@ export class DirectHost {
 
   private async register(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = parseTarget(req.url);
-    if (req.method === 'GET' && target?.pathname === '/readyz') return sendJson(res, 200, { status: 'ready' });
     const match = target === undefined ? null : REGISTER_PATH.exec(target.pathname);
     if (match === null) return sendJson(res, 404, { error: 'not found' });
     if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'POST' });
@@ -176,7 +176,6 @@ export class DirectHost {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     await this.table.close();
-    for (const client of this.wss.clients) client.terminate();
     this.wss.close();
     this.registrations.clear();
     await closed;

@@ -5,9 +5,6 @@ import type { OperatorApiOptions } from './api/operator-api';
 import type { HostedEnvironment } from './hosted-environments';
 import type { AccessKeyStore } from './sigv4';
 
-/** What {@link HostServer.environments$} lists (see `./hosted-environments`). */
-export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './hosted-environments';
-
 /** The transport name of the direct registration (docs/protocol.md#registration). */
 export const DIRECT_TRANSPORT = 'direct_jsonrpc_v1';
 

@@ -1,6 +1,7 @@
 /**
  * Starting a host: one HTTP(S) server for the executors' routes (registration and the signed WebSocket
- * upgrade, see `./direct-host`) and, when configured, the operator API (`/api/v1`, see `./api`).
+ * upgrade, see `./direct-host`) and the host's route table (see `./api/host-routes`): `/readyz`, and
+ * when configured the operator API (`/api/v1`, its landing page and OpenAPI document, see `./api`).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -8,31 +9,30 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { ConfigError } from '../errors';
-import { checkOperatorOptions, OperatorApi } from './api/operator-api';
+import { HostRoutes } from './api/host-routes';
+import { OperatorApi } from './api/operator-api';
+import { READINESS_ROUTE } from './api/routes-public';
 import { DirectHost } from './direct-host';
 import { hostPort, isLoopbackHost } from './host-http';
 import type { HostServer, HostServerOptions } from './host-options';
 import { HOST_DEFAULTS as DEFAULTS } from './host-options';
 
-export type { HostServer, HostServerOptions } from './host-options';
-export { DIRECT_TRANSPORT } from './host-options';
-export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './hosted-environments';
-
 /**
  * Starts the host. Resolves once listening; rejects when the address is in use, plain HTTP was asked
- * for on a non-loopback address (a ConfigError), or an operator option is out of range (a RangeError naming it). The caller owns the host and calls `close()`.
+ * for on a non-loopback address (a ConfigError), or an operator option is out of range (a RangeError naming it, from the
+ * `OperatorApi` it builds). The caller owns the host and calls `close()`.
  */
 export async function startHostServer(options: HostServerOptions): Promise<HostServer> {
   const host = options.host ?? DEFAULTS.host;
   if (options.tls === undefined && !isLoopbackHost(host)) {
     throw new ConfigError(`refusing plain HTTP on ${host}: executors require https/wss off loopback; pass a TLS certificate and key`);
   }
-  if (options.operator !== undefined) checkOperatorOptions(options.operator);
   const instanceId = randomUUID();
   const direct = new DirectHost(options);
-  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.log ?? (() => undefined));
+  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId);
+  const routes = new HostRoutes([READINESS_ROUTE, ...(operator?.rows ?? [])], options.operator, instanceId, options.log ?? (() => undefined));
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    if (operator !== undefined && OperatorApi.owns(req.url ?? '/')) operator.handle(req, res);
+    if (routes.owns(req.url ?? '/')) routes.handle(req, res);
     else direct.onRequest(req, res);
   };
   const server = options.tls === undefined ? createServer(onRequest) : createTlsServer({ cert: options.tls.cert, key: options.tls.key }, onRequest);

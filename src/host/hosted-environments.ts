@@ -13,9 +13,7 @@ import type { Environment } from '../environment/environment';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
 import { EnvironmentManager, memoryHistories } from '../environment/environment-manager';
 import type { HistoryFactory } from '../exec/output-history';
-
-/** What `Environment.info()` resolves with. */
-export type HostedEnvironmentInfo = Awaited<ReturnType<Environment['info']>>;
+import type { EnvironmentInfo } from '../wire/environment';
 
 /** `starting` until the first handshake finished; then the environment's connection state (see `ConnectionState`). */
 export type HostedState = 'starting' | ConnectionState['state'];
@@ -28,8 +26,8 @@ export interface HostedEnvironment {
   readonly generation: number;
   /** Where this generation is: starting, connected, disconnected (recovering) or failed. */
   readonly state: HostedState;
-  /** The executor's environment info, once connected. */
-  readonly info: HostedEnvironmentInfo | undefined;
+  /** The executor's environment info (what `Environment.info()` resolves with), once connected. */
+  readonly info: EnvironmentInfo | undefined;
   /** The environment to start processes on; `undefined` while starting or when the start failed. */
   readonly environment: Environment | undefined;
   /** Why it is disconnected or failed (a library error message; never carries secrets). */
@@ -41,6 +39,12 @@ export interface HostedEnvironment {
 interface Slot {
   view: HostedEnvironment;
   manager: EnvironmentManager | undefined;
+  /**
+   * The executor's latest socket. Once handed over, its manager owns it (its port closes it); the host
+   * keeps the raw socket for two things the manager cannot do: `dropSocket` cuts it as a network failure
+   * would (a remote close the manager recovers from, where the port's own close is a local one), and a
+   * socket whose first handshake still runs has no manager yet to close it when the host closes.
+   */
   socket: WebSocket | undefined;
   watching: Subscription | undefined;
 }

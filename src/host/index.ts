@@ -12,11 +12,11 @@
 
 /* The server */
 export { startHostServer } from './host-server';
-export type { HostServer, HostServerOptions } from './host-server';
-export { DIRECT_TRANSPORT } from './host-server';
+export type { HostServer, HostServerOptions } from './host-options';
+export { DIRECT_TRANSPORT } from './host-options';
 
 /* What it serves: one entry per environment id, current generation */
-export type { HostedEnvironment, HostedEnvironmentInfo, HostedState } from './hosted-environments';
+export type { HostedEnvironment, HostedState } from './hosted-environments';
 
 /* The access keys it accepts */
 export { loadHostCredentials } from './host-credentials';

@@ -8,7 +8,7 @@ import { filter } from 'rxjs/operators';
 import type { SpawnedExecutor } from '../../../src/executor/spawn-executor';
 import type { OperatorApiOptions } from '../../../src/host/api/operator-api';
 import { OperatorTokens } from '../../../src/host/api/operator-tokens';
-import type { HostServer, HostServerOptions } from '../../../src/host/host-server';
+import type { HostServer, HostServerOptions } from '../../../src/host/host-options';
 import { startHostServer } from '../../../src/host/host-server';
 import type { ProcessResource, StartProcessRequest } from '../../../src/wire/operator-api';
 import { HOST_INSTANCE_HEADER } from '../../../src/wire/operator-api';

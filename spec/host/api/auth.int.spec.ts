@@ -92,6 +92,28 @@ describe('operator API: who may call it', () => {
     expectUnauthorized(await setup.api.get(paths.host, { token: null, headers: { authorization: `Bearer ${OPERATOR_TOKEN.toUpperCase()}` } }), 'upper case');
   });
 
+  it('answers its public rows without a token: the landing page under its CSP and the OpenAPI document, never cached, HEAD alike', async () => {
+    const anonymous = setup.api.as(null);
+    const csp = "default-src 'self'; script-src 'unsafe-inline'; connect-src 'self'";
+    const served: Record<string, unknown> = {};
+    for (const method of ['GET', 'HEAD']) {
+      for (const path of ['/', `${API_PREFIX}/openapi.json`]) {
+        const answer = await anonymous.request(method, path);
+        const { 'content-type': type, 'cache-control': cache, 'content-security-policy': policy } = answer.headers;
+        served[`${method} ${path}`] = { status: answer.status, type, cache, policy, body: answer.text.length > 0 };
+      }
+    }
+    expect(served).toEqual({
+      'GET /': { status: 200, type: 'text/html; charset=utf-8', cache: 'no-store', policy: csp, body: true },
+      [`GET ${API_PREFIX}/openapi.json`]: { status: 200, type: 'application/json', cache: 'no-store', policy: undefined, body: true },
+      'HEAD /': { status: 200, type: 'text/html; charset=utf-8', cache: 'no-store', policy: csp, body: false },
+      [`HEAD ${API_PREFIX}/openapi.json`]: { status: 200, type: 'application/json', cache: 'no-store', policy: undefined, body: false },
+    });
+    const refused = await anonymous.request('POST', '/', { json: {} });
+    expectProblem(refused, 405, 'METHOD_NOT_ALLOWED', setup.host.instanceId);
+    expect(refused.headers['allow']).toBe('GET, HEAD');
+  });
+
   it('refuses executor credentials as operator tokens: the secret, the key id, a SigV4 signature, a capability token', async () => {
     const before = await listProcesses(setup.api, ENV);
     const start = { argv: ['true'] };

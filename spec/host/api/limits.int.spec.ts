@@ -6,7 +6,7 @@
  */
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
-import type { HostServer } from '../../../src/host/host-server';
+import type { HostServer } from '../../../src/host/host-options';
 import type { ApiClient, ApiResponse, EventStream } from './api-client';
 import { paths, within } from './api-client';
 import { b64, expectProblem, OPERATOR_TOKEN, SECOND_OPERATOR_TOKEN, startApiHost, startProcess } from './api-host';

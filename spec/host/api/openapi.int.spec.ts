@@ -191,7 +191,7 @@ describe('the OpenAPI document is true', () => {
   });
 
   it('documents every route the router serves, with the same methods, and the data of every event the streams send', () => {
-    const api = new OperatorApi(new HostedEnvironments({ clientName: 'openapi-spec' }, () => undefined), { tokens: new OperatorTokens([OPERATOR_TOKEN]) }, 'instance', () => undefined);
+    const api = new OperatorApi(new HostedEnvironments({ clientName: 'openapi-spec' }, () => undefined), { tokens: new OperatorTokens([OPERATOR_TOKEN]) }, 'instance');
     const routed = Object.fromEntries(api.routes.map((route) => [route.path, [...route.methods].sort()]));
     const documented = Object.fromEntries(Object.keys(document.paths).map((path) => [path, methodsOf(document, path)]));
     expect(routed).toEqual(documented);

@@ -13,7 +13,7 @@ import { filter, map } from 'rxjs/operators';
 import type { Environment, ExecProcess, ProcessEvent } from '../../../src';
 import type { OperatorApiOptions } from '../../../src/host/api/operator-api';
 import { OperatorTokens } from '../../../src/host/api/operator-tokens';
-import type { HostServer, HostServerOptions } from '../../../src/host/host-server';
+import type { HostServer, HostServerOptions } from '../../../src/host/host-options';
 import { startHostServer } from '../../../src/host/host-server';
 import type { ProcessResource } from '../../../src/wire/operator-api';
 import { startDirectExecutor, trackForCleanup } from '../../support/executor';

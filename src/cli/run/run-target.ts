@@ -13,7 +13,7 @@ import { EnvironmentManager } from '../../environment/environment-manager';
 import { resolveCodexBinary } from '../../executor/codex-binary';
 import type { SpawnedExecutor } from '../../executor/spawn-executor';
 import { spawnExecutor } from '../../executor/spawn-executor';
-import type { HostServer } from '../../host/host-server';
+import type { HostServer } from '../../host/host-options';
 import { startHostServer } from '../../host/host-server';
 import type { RunTarget } from '../args';
 

@@ -1,22 +1,20 @@
 /**
- * The operator API (`/api/v1`): authentication with operator tokens (never executor credentials), its
- * own rate limits (apart from the executors' handshake budget), routing, and problem+json for every
- * error. `/api/v1/openapi.json` and the landing page `/` need no token; everything else does.
+ * The operator API (`/api/v1`): its options, and its rows of the host's route table (see `HostRoutes`,
+ * which authenticates with operator tokens, applies the API's own rate limits, apart from the executors'
+ * handshake budget, and answers every error as problem+json). `/api/v1/openapi.json` and the landing page
+ * `/` are public rows; every other row needs a token.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
+import { API_PREFIX } from '../../wire/operator-api';
 import type { HostedEnvironments } from '../hosted-environments';
-import { RateLimiter } from '../rate-limiter';
 import type { ApiContext } from './api-context';
 import { HostedProcesses } from './hosted-processes';
-import { LANDING_PAGE } from './landing-page';
-import { OPENAPI_DOCUMENT } from './openapi';
 import type { OperatorTokens } from './operator-tokens';
-import { ApiProblem, problemOf, sendProblem } from './problem';
 import { DEFAULT_STALL_MS } from './process-event-stream';
-import { methodsOf, Router } from './router';
+import type { Route } from './router';
+import { methodsOf } from './router';
 import { environmentRoutes } from './routes-environments';
 import { processRoutes } from './routes-processes';
+import { operatorPublicRoutes } from './routes-public';
 import type { SseLimits } from './sse';
 import { DEFAULT_SSE_LIMITS, SseHub } from './sse';
 
@@ -38,15 +36,12 @@ export interface OperatorApiOptions {
   readonly stallMs?: number;
 }
 
-/** The burst of the unauthenticated bucket: two seconds' worth, and at least one request. */
-const anonymousBurst = (perSecond: number): number => Math.max(1, perSecond * 2);
-
 /**
  * Throws a RangeError naming the first option out of range, so a host refuses to start rather than answer
  * every request with a 500 later: rates must be finite and > 0, a burst ≥ 1, counts and sizes whole
- * numbers ≥ 1, `stallMs` and `pingMs` finite and > 0.
+ * numbers ≥ 1, `stallMs` and `pingMs` finite and > 0. The OperatorApi's constructor is its one caller.
  */
-export function checkOperatorOptions(options: OperatorApiOptions): void {
+function checkOperatorOptions(options: OperatorApiOptions): void {
   const positive = (name: string, value: number | undefined): void => {
     if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw new RangeError(`operator option ${name} must be a finite number > 0 (got ${value})`);
   };
@@ -66,35 +61,22 @@ export function checkOperatorOptions(options: OperatorApiOptions): void {
   positive('sse.pingMs', options.sse?.pingMs);
 }
 
-const OPENAPI_PATH = '/api/v1/openapi.json';
-/** The methods of the public paths (the OpenAPI document and the landing page). */
-const PUBLIC_METHODS = ['GET', 'HEAD'] as const;
-
 /** A path template the API serves and the methods it has there. */
 export interface ServedRoute {
   readonly path: string;
   readonly methods: readonly string[];
 }
 
-/** Serves the operator API on the host's HTTP server. `close()` ends every event stream. */
+/** The operator API's rows of the host's route table (see `HostRoutes`). `close()` ends every event stream. */
 export class OperatorApi {
-  private readonly router: Router;
+  /** Its rows: the landing page `/` and the OpenAPI document (public), then the API's routes (token). */
+  readonly rows: readonly Route[];
   private readonly hub: SseHub;
-  private readonly perToken = new Map<string, RateLimiter>();
-  private readonly anonymous: RateLimiter;
-  private readonly openapi: string;
 
-  constructor(
-    environments: HostedEnvironments,
-    private readonly options: OperatorApiOptions,
-    private readonly hostInstance: string,
-    private readonly log: (line: string) => void,
-  ) {
+  constructor(environments: HostedEnvironments, options: OperatorApiOptions, hostInstance: string) {
     checkOperatorOptions(options);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
     this.hub = new SseHub(limits, hostInstance);
-    const anonymousPerSecond = options.unauthenticatedPerSecond ?? 20;
-    this.anonymous = new RateLimiter(anonymousPerSecond, anonymousBurst(anonymousPerSecond));
     const context: ApiContext = {
       hostInstance,
       environments,
@@ -103,70 +85,19 @@ export class OperatorApi {
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,
     };
-    this.router = new Router([...environmentRoutes(context), ...processRoutes(context)]);
-    this.openapi = JSON.stringify(OPENAPI_DOCUMENT);
-  }
-
-  /** Whether a request target is the operator API's (the rest belongs to the executors' routes). */
-  static owns(target: string): boolean {
-    return target === '/' || target.startsWith('/?') || target.startsWith('/#') || target === '/api' || target.startsWith('/api/') || target.startsWith('/api?');
+    this.rows = [...operatorPublicRoutes(hostInstance), ...environmentRoutes(context), ...processRoutes(context)];
   }
 
   /**
-   * Every path under `/api/v1` this API answers, with its methods: the OpenAPI document and the routed
-   * paths (the landing page `/` is not part of the API). A spec holds this and the document together.
+   * Every path under `/api/v1` this API answers, with its methods: the OpenAPI document and the token
+   * routes (the landing page `/` is not part of the API). A spec holds this and the document together.
    */
   get routes(): readonly ServedRoute[] {
-    return [{ path: OPENAPI_PATH, methods: PUBLIC_METHODS }, ...this.router.routes.map((route) => ({ path: route.path, methods: methodsOf(route) }))];
-  }
-
-  /** Answers one request. Never throws; every failure is a problem+json answer. */
-  handle(req: IncomingMessage, res: ServerResponse): void {
-    this.dispatch(req, res).catch((error: unknown) => {
-      const problem = problemOf(error);
-      if (problem.status >= 500 && problem.code === 'HOST_ERROR') this.log(`operator API: ${req.method ?? '?'} failed: ${error instanceof Error ? error.name : 'error'}`);
-      sendProblem(res, problem, this.hostInstance);
-    });
+    return this.rows.filter((route) => route.path.startsWith(`${API_PREFIX}/`)).map((route) => ({ path: route.path, methods: methodsOf(route) }));
   }
 
   /** Ends every event stream (the host is closing). */
   close(): void {
     this.hub.close();
-  }
-
-  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const target = req.url ?? '/';
-    const method = req.method ?? 'GET';
-    const path = target.split('?')[0] ?? '/';
-    if (path === '/' || path === OPENAPI_PATH) return this.servePublic(method, path, res);
-    const tokenId = this.options.tokens.authenticate(req.headers.authorization);
-    if (tokenId === undefined) {
-      if (!this.anonymous.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many unauthenticated requests', { 'retry-after': String(this.anonymous.retryAfterSeconds()) });
-      throw new ApiProblem(401, 'UNAUTHORIZED');
-    }
-    const limiter = this.limiterOf(tokenId);
-    if (!limiter.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many requests for this token', { 'retry-after': String(limiter.retryAfterSeconds()) });
-    const match = this.router.match(method, target);
-    await match.handler({ req, res, params: match.params, query: match.query, tokenId });
-  }
-
-  private servePublic(method: string, path: string, res: ServerResponse): void {
-    if (!(PUBLIC_METHODS as readonly string[]).includes(method)) throw new ApiProblem(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`, { allow: PUBLIC_METHODS.join(', ') });
-    if (path === OPENAPI_PATH) {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(this.openapi), 'cache-control': 'no-store', [HOST_INSTANCE_HEADER]: this.hostInstance });
-      res.end(method === 'HEAD' ? undefined : this.openapi);
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; connect-src 'self'" });
-    res.end(method === 'HEAD' ? undefined : LANDING_PAGE);
-  }
-
-  private limiterOf(tokenId: string): RateLimiter {
-    let limiter = this.perToken.get(tokenId);
-    if (limiter === undefined) {
-      limiter = new RateLimiter(this.options.requestsPerSecond ?? 100, this.options.requestBurst ?? 200);
-      this.perToken.set(tokenId, limiter);
-    }
-    return limiter;
   }
 }

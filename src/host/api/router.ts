@@ -1,8 +1,9 @@
 /**
- * The operator API's routing: a table of path templates (`/api/v1/environments/{environmentId}`) and the
- * methods each has. Paths are split as sent (no dot-segment resolution, so `..` cannot climb), each
- * `{param}` segment is percent-decoded once and must be a safe id. The table is written by hand; the
- * OpenAPI document describes it and a spec holds the two together.
+ * The host's route table: path templates (`/api/v1/environments/{environmentId}`), each with the methods
+ * it has, who may call it (`auth`) and what its answers carry besides the handler's own headers
+ * (`response`). Paths are split as sent (no dot-segment resolution, so `..` cannot climb), each `{param}`
+ * segment is percent-decoded once and must be a safe id. The table is written by hand; the OpenAPI
+ * document describes its rows under `/api/v1` and a spec holds the two together.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isSafeId } from '../../wire/safe-id';
@@ -12,6 +13,20 @@ import { ApiProblem } from './problem';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 /**
+ * Who may call a route: `token`, a request an operator token authenticates (within that token's rate
+ * limit); `public`, anyone, with no token and no rate limit (a page, a document, a probe).
+ */
+export type RouteAuth = 'token' | 'public';
+
+/** Headers every answer of a route's handler carries, set before the handler runs. */
+export interface ResponsePolicy {
+  /** `Cache-Control`. @default none (whatever the handler writes) */
+  readonly cacheControl?: string;
+  /** `Content-Security-Policy`, for a page. @default none */
+  readonly contentSecurityPolicy?: string;
+}
+
+/**
  * The methods `route` answers, as `Allow` lists them: its own, with HEAD after GET (RFC 9110 9.3.2: the
  * GET handler answers it; Node's server sends the headers and drops the body of a HEAD answer).
  */
@@ -19,70 +34,150 @@ export function methodsOf(route: Route): string[] {
   return Object.keys(route.methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
 }
 
-/** What a handler gets. */
-export interface RouteContext {
+/** What a public route's handler gets. */
+export interface PublicRouteContext {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   /** The decoded `{param}` segments. */
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
+}
+
+/** What a token route's handler gets. */
+export interface RouteContext extends PublicRouteContext {
   /** Which operator token authenticated the request (an opaque id, never the token). */
   readonly tokenId: string;
 }
 
-/** A handler answers the request (or throws an ApiProblem). */
+/** A token route's handler answers the request (or throws an ApiProblem). */
 export type RouteHandler = (context: RouteContext) => Promise<void>;
 
-/** One path template and its handlers by method. */
-export interface Route {
+/** A public route's handler answers the request (or throws an ApiProblem). */
+export type PublicRouteHandler = (context: PublicRouteContext) => Promise<void>;
+
+/** One path template, for operator tokens only: a row that does not say `auth` is one of these. */
+export interface TokenRoute {
   readonly path: string;
+  /** @default 'token' */
+  readonly auth?: 'token';
+  /** Headers its answers carry besides the handler's. @default none */
+  readonly response?: ResponsePolicy;
   readonly methods: Readonly<Partial<Record<HttpMethod, RouteHandler>>>;
 }
 
-/** What a request matched. */
-export type RouteMatch = { readonly handler: RouteHandler; readonly params: Readonly<Record<string, string>>; readonly query: URLSearchParams };
-
-interface Compiled {
-  readonly segments: readonly string[];
-  readonly route: Route;
+/** One path template anyone may call (see {@link RouteAuth}). */
+export interface PublicRoute {
+  readonly path: string;
+  readonly auth: 'public';
+  /** Headers its answers carry besides the handler's. @default none */
+  readonly response?: ResponsePolicy;
+  readonly methods: Readonly<Partial<Record<HttpMethod, PublicRouteHandler>>>;
 }
 
-/** Matches requests to routes; throws ApiProblems for what does not match (404, 405, 400). */
+/** One row of the table: a path template, its handlers by method, who may call it, what its answers carry. */
+export type Route = TokenRoute | PublicRoute;
+
+/** What a request matched: the route, the handler of its method (GET's for HEAD), the params and the query. */
+export interface RouteMatch<R extends Route, H> {
+  readonly route: R;
+  readonly handler: H;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+}
+
+interface Compiled<R extends Route> {
+  readonly segments: readonly string[];
+  readonly route: R;
+}
+
+/**
+ * Matches requests to the table's rows: a public row first, without authentication; then, once the
+ * caller authenticated the request, a token row. Throws ApiProblems for what does not match (404, 405, 400).
+ */
 export class Router {
-  private readonly compiled: readonly Compiled[];
+  private readonly open: readonly Compiled<PublicRoute>[];
+  private readonly guarded: readonly Compiled<TokenRoute>[];
+  /** The first segments of the token rows' paths (`api`): requests there authenticate before anything else. */
+  private readonly guardedAreas: ReadonlySet<string>;
 
-  constructor(routes: readonly Route[]) {
-    this.compiled = routes.map((route) => ({ route, segments: route.path.split('/').slice(1) }));
-  }
-
-  /** Every path template with its methods (for the OpenAPI spec and `Allow`). */
-  get routes(): readonly Route[] {
-    return this.compiled.map((c) => c.route);
+  constructor(
+    /** Every row, in the order given (for the OpenAPI spec and `Allow`). */
+    readonly routes: readonly Route[],
+  ) {
+    const compile = <R extends Route>(route: R): Compiled<R> => ({ route, segments: route.path.split('/').slice(1) });
+    this.open = routes.filter((route): route is PublicRoute => route.auth === 'public').map(compile);
+    this.guarded = routes.filter((route): route is TokenRoute => route.auth !== 'public').map(compile);
+    this.guardedAreas = new Set(this.guarded.map((c) => c.segments[0] ?? ''));
   }
 
   /**
-   * The handler for `method` on `target` (the request's raw path and query); for HEAD, GET's. Throws ApiProblem 404
+   * Whether the table answers `target` (the rest is the executors'): the path of a public row, or a path
+   * whose first segment is a token row's (anything under `/api`), where a request without a token is
+   * refused before it learns whether its route exists.
+   */
+  owns(target: string): boolean {
+    const segments = segmentsOf(target);
+    return this.open.some((candidate) => fits(candidate.segments, segments)) || this.guardedAreas.has(segments[0] ?? '');
+  }
+
+  /**
+   * The public row for `method` on `target` (the request's raw path and query), with GET's handler for
+   * HEAD; `undefined` when no public row has that path. Throws ApiProblem 405 (`METHOD_NOT_ALLOWED`,
+   * with `Allow`) for a method the row lacks, 400 (`INVALID_ID`) for a parameter that is not a safe id.
+   */
+  matchPublic(method: string, target: string): RouteMatch<PublicRoute, PublicRouteHandler> | undefined {
+    const segments = segmentsOf(target);
+    if (hasDotSegment(segments)) return undefined;
+    return this.find(this.open, (route, key) => route.methods[key], method, target, segments);
+  }
+
+  /**
+   * The token row for `method` on `target`, with GET's handler for HEAD. Throws ApiProblem 404
    * (`ROUTE_NOT_FOUND`), 405 (`METHOD_NOT_ALLOWED`, with `Allow`) or 400 (`INVALID_ID` for a parameter
    * that is not a safe id, or a path with `.`/`..` segments).
    */
-  match(method: string, target: string): RouteMatch {
+  match(method: string, target: string): RouteMatch<TokenRoute, RouteHandler> {
+    const segments = segmentsOf(target);
+    if (hasDotSegment(segments)) throw new ApiProblem(400, 'INVALID_ID', 'a path segment may not be . or ..');
+    const found = this.find(this.guarded, (route, key) => route.methods[key], method, target, segments);
+    if (found === undefined) throw new ApiProblem(404, 'ROUTE_NOT_FOUND', 'no such route');
+    return found;
+  }
+
+  /** The first of `candidates` whose template `segments` fit, with `handlerOf` its handler for `method`. */
+  private find<R extends Route, H>(
+    candidates: readonly Compiled<R>[],
+    handlerOf: (route: R, method: HttpMethod) => H | undefined,
+    method: string,
+    target: string,
+    segments: readonly string[],
+  ): RouteMatch<R, H> | undefined {
     const queryAt = target.indexOf('?');
-    const path = queryAt < 0 ? target : target.slice(0, queryAt);
-    const query = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
-    const segments = path.split('/').slice(1);
-    if (segments.some((segment) => segment === '.' || segment === '..')) throw new ApiProblem(400, 'INVALID_ID', 'a path segment may not be . or ..');
-    for (const candidate of this.compiled) {
+    for (const candidate of candidates) {
       const params = matchSegments(candidate.segments, segments);
       if (params === undefined) continue;
-      const handler = candidate.route.methods[(method === 'HEAD' ? 'GET' : method) as HttpMethod];
+      const handler = handlerOf(candidate.route, (method === 'HEAD' ? 'GET' : method) as HttpMethod);
       if (handler === undefined) {
         const allow = methodsOf(candidate.route).join(', ');
         throw new ApiProblem(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${candidate.route.path}`, { allow });
       }
-      return { handler, params, query };
+      return { route: candidate.route, handler, params, query: new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1)) };
     }
-    throw new ApiProblem(404, 'ROUTE_NOT_FOUND', 'no such route');
+    return undefined;
   }
+}
+
+/** The segments of a request target's path (what precedes `?`), split as sent. */
+function segmentsOf(target: string): string[] {
+  const queryAt = target.indexOf('?');
+  return (queryAt < 0 ? target : target.slice(0, queryAt)).split('/').slice(1);
+}
+
+const hasDotSegment = (segments: readonly string[]): boolean => segments.some((segment) => segment === '.' || segment === '..');
+
+/** Whether `actual` has the shape of `template`: as many segments, the same literal ones (params unchecked). */
+function fits(template: readonly string[], actual: readonly string[]): boolean {
+  return template.length === actual.length && template.every((want, i) => want.startsWith('{') || want === actual[i]);
 }
 
 /** The decoded params when `actual` fits `template`; `undefined` when it does not; throws for a bad id. */

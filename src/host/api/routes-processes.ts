@@ -42,7 +42,6 @@ function resourceOf(context: ApiContext, { environmentId, environment, hosted }:
   return context.processes.resource(environmentId, summary);
 }
 
-/** The seq to resume after: `?after=` wins over `Last-Event-ID`; 0 when neither is given. */
 /** The one value of query parameter `name`, if given; 400 when it is given more than once. */
 function single(query: URLSearchParams, name: string): string | undefined {
   const values = query.getAll(name);
@@ -58,6 +57,7 @@ function followOf(query: URLSearchParams): boolean {
   return raw === 'true';
 }
 
+/** The seq to resume after: `?after=` wins over `Last-Event-ID`; 0 when neither is given. */
 function resumeAfter(req: IncomingMessage, query: URLSearchParams): number {
   const raw = single(query, 'after') ?? (typeof req.headers['last-event-id'] === 'string' ? req.headers['last-event-id'] : undefined);
   if (raw === undefined || raw === '') return 0;
