@@ -29,7 +29,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   if (options.operator !== undefined) checkOperatorOptions(options.operator);
   const instanceId = randomUUID();
   const direct = new DirectHost(options);
-  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.log ?? (() => undefined));
+  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.log ?? (() => undefined), options.scheduler);
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (operator !== undefined && OperatorApi.owns(req.url ?? '/')) operator.handle(req, res);
     else direct.onRequest(req, res);

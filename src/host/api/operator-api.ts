@@ -4,6 +4,8 @@
  * error. `/api/v1/openapi.json` and the landing page `/` need no token; everything else does.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
 import type { HostedEnvironments } from '../hosted-environments';
 import { RateLimiter } from '../rate-limiter';
@@ -76,7 +78,10 @@ export interface ServedRoute {
   readonly methods: readonly string[];
 }
 
-/** Serves the operator API on the host's HTTP server. `close()` ends every event stream. */
+/**
+ * Serves the operator API on the host's HTTP server. `close()` ends every event stream. Its rate limits,
+ * pings and stall timers run on `scheduler` (the host's, `HostServerOptions.scheduler`).
+ */
 export class OperatorApi {
   private readonly router: Router;
   private readonly hub: SseHub;
@@ -89,12 +94,13 @@ export class OperatorApi {
     private readonly options: OperatorApiOptions,
     private readonly hostInstance: string,
     private readonly log: (line: string) => void,
+    private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {
     checkOperatorOptions(options);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
-    this.hub = new SseHub(limits, hostInstance);
+    this.hub = new SseHub(limits, hostInstance, scheduler);
     const anonymousPerSecond = options.unauthenticatedPerSecond ?? 20;
-    this.anonymous = new RateLimiter(anonymousPerSecond, anonymousBurst(anonymousPerSecond));
+    this.anonymous = new RateLimiter(anonymousPerSecond, anonymousBurst(anonymousPerSecond), scheduler);
     const context: ApiContext = {
       hostInstance,
       environments,
@@ -102,6 +108,7 @@ export class OperatorApi {
       hub: this.hub,
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,
+      scheduler,
     };
     this.router = new Router([...environmentRoutes(context), ...processRoutes(context)]);
     this.openapi = JSON.stringify(OPENAPI_DOCUMENT);
@@ -164,7 +171,7 @@ export class OperatorApi {
   private limiterOf(tokenId: string): RateLimiter {
     let limiter = this.perToken.get(tokenId);
     if (limiter === undefined) {
-      limiter = new RateLimiter(this.options.requestsPerSecond ?? 100, this.options.requestBurst ?? 200);
+      limiter = new RateLimiter(this.options.requestsPerSecond ?? 100, this.options.requestBurst ?? 200, this.scheduler);
       this.perToken.set(tokenId, limiter);
     }
     return limiter;
