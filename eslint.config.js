@@ -1,6 +1,16 @@
 // @ts-check
 const tseslint = require('typescript-eslint');
 
+/**
+ * Time is a scheduler everywhere in src/: timers and the clock come from an rxjs `SchedulerLike` (an
+ * option `scheduler`, default `asyncScheduler`), so specs can run them in virtual time.
+ */
+const TIME_MESSAGE = 'take time from the scheduler option (rxjs SchedulerLike, @default asyncScheduler): timer(ms, scheduler) or scheduler.schedule(...) for a timer, scheduler.now() for the clock';
+const TIMER_GLOBALS = ['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate'];
+const TIMER_MODULES = ['timers', 'node:timers', 'timers/promises', 'node:timers/promises'];
+/** `no-restricted-globals` for `names`, each with the message. */
+const restrictedGlobals = (names) => ['error', ...names.map((name) => ({ name, message: TIME_MESSAGE }))];
+
 module.exports = tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '*.js'] },
   ...tseslint.configs.recommended,
@@ -16,6 +26,29 @@ module.exports = tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // spec/ and bench/ are not restricted: they may wait on real time.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-globals': restrictedGlobals(TIMER_GLOBALS),
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: TIME_MESSAGE },
+        ...TIMER_GLOBALS.map((property) => ({ object: 'globalThis', property, message: TIME_MESSAGE })),
+      ],
+      'no-restricted-imports': ['error', { paths: TIMER_MODULES.map((name) => ({ name, message: TIME_MESSAGE })) }],
+    },
+  },
+  {
+    // The one exception. The ack pong is sent one event-loop turn after a batch of received frames: in
+    // the check phase right after the poll phase that read them. That is an ordering against I/O, not a
+    // time: no scheduler expresses it (asyncScheduler waits for the timers phase, asapScheduler runs
+    // before the rest of the batch is read). Timers and the clock stay restricted there.
+    files: ['src/transport/ws-socket-port.ts'],
+    rules: {
+      'no-restricted-globals': restrictedGlobals(TIMER_GLOBALS.filter((name) => name !== 'setImmediate' && name !== 'clearImmediate')),
     },
   },
 );

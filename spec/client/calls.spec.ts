@@ -1,9 +1,13 @@
 /**
  * HostClient's calls, in memory (a scripted fetch, no socket): which failures are retried and which
  * are not, the Idempotency-Key and writeId that make retries safe, problem+json as typed errors, and
- * the AbortSignal of each call. Retry policies are tiny (1–5 ms), so the real timers stay short.
+ * the AbortSignal of each call. Retry policies are tiny (1–5 ms), so the real timers stay short; the
+ * bound on being unreachable is measured in virtual time (a VirtualClock as the client's scheduler), so
+ * a busy machine cannot stretch one of its waits past the whole bound.
  */
+import type { SchedulerLike } from 'rxjs';
 import { AbortedError, HostApiError, HostClient } from '../../src/client';
+import { VirtualClock } from '../support/virtual-time';
 import { empty, FakeFetch, HOST_A, json, networkError, problem, SseBody } from './fake-fetch';
 
 const ENV = 'env-1';
@@ -11,8 +15,15 @@ const PID = '11111111-2222-4333-8444-555555555555';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PROCESS = { id: PID, environmentId: ENV, argv: ['/bin/true'], tty: false, pipeStdin: false, state: 'running', exitCode: null, error: null };
 
-function client(fake: FakeFetch, retry: Partial<{ maxOfflineMs: number }> = {}): HostClient {
-  return new HostClient({ url: 'http://host.test:8080/', token: 'unit-spec-token-0123456789', fetch: fake.fetch, retry: { initialDelayMs: 1, maxDelayMs: 4, jitter: 0.5, ...retry }, random: () => 0.5 });
+function client(fake: FakeFetch, retry: Partial<{ maxOfflineMs: number }> = {}, scheduler?: SchedulerLike): HostClient {
+  return new HostClient({
+    url: 'http://host.test:8080/',
+    token: 'unit-spec-token-0123456789',
+    fetch: fake.fetch,
+    retry: { initialDelayMs: 1, maxDelayMs: 4, jitter: 0.5, ...retry },
+    random: () => 0.5,
+    ...(scheduler === undefined ? {} : { scheduler }),
+  });
 }
 
 describe('HostClient calls', () => {
@@ -118,12 +129,13 @@ describe('HostClient calls', () => {
     await expect(client(fake).start(ENV, { argv: ['/bin/true'] })).rejects.toMatchObject({ code: 'DECODE_FAILED', status: 201, hostInstance: HOST_A });
   });
 
-  it('gives up HOST_UNREACHABLE once the host stayed unreachable past maxOfflineMs', async () => {
-    const fake = new FakeFetch();
+  it('gives up HOST_UNREACHABLE once the host stayed unreachable past maxOfflineMs (virtual time)', async () => {
+    const clock = new VirtualClock();
+    const fake = new FakeFetch(clock);
     for (let i = 0; i < 1000; i += 1) fake.reply(i % 2 === 0 ? networkError() : empty(502));
-    const started = performance.now();
-    const error = await client(fake, { maxOfflineMs: 30 }).write(ENV, PID, 'x').catch((e: unknown) => e);
-    const elapsed = performance.now() - started;
+    const started = clock.now();
+    const error = await clock.run(client(fake, { maxOfflineMs: 30 }, clock).write(ENV, PID, 'x').catch((e: unknown) => e));
+    const elapsed = clock.now() - started;
     expect(error).toBeInstanceOf(HostApiError);
     expect(error).toMatchObject({ code: 'HOST_UNREACHABLE', message: expect.stringContaining('for over 0.03 s') });
     expect(elapsed).toBeGreaterThanOrEqual(30);

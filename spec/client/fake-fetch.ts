@@ -15,7 +15,7 @@ export interface FakeCall {
   /** The parsed JSON body, if any. */
   readonly body: unknown;
   readonly signal: AbortSignal | undefined;
-  /** `performance.now()` when the call was made. */
+  /** When the call was made, on the fake's clock (`performance.now()` unless it was given another). */
   readonly at: number;
 }
 
@@ -98,11 +98,13 @@ export class SseBody {
 /** A scripted reply: a response, a stream, a network error, or a function of the call. */
 export type Reply = Response | SseBody | Error | ((call: FakeCall) => Response | SseBody | Error);
 
-/** The scriptable fetch. */
+/** The scriptable fetch; `clock` dates its calls (a virtual-time spec passes its scheduler). */
 export class FakeFetch {
   readonly calls: FakeCall[] = [];
   private readonly replies: Reply[] = [];
   private readonly waiters: { readonly count: number; readonly resolve: () => void }[] = [];
+
+  constructor(private readonly clock: { now(): number } = performance) {}
 
   /** Queues replies, one per call, in order. */
   reply(...replies: readonly Reply[]): this {
@@ -122,7 +124,7 @@ export class FakeFetch {
     new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
     const body: unknown = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
     const signal = init?.signal ?? undefined;
-    const call: FakeCall = { url, method: init?.method ?? 'GET', headers, body, signal, at: performance.now() };
+    const call: FakeCall = { url, method: init?.method ?? 'GET', headers, body, signal, at: this.clock.now() };
     this.calls.push(call);
     for (const waiter of this.waiters.filter((w) => this.calls.length >= w.count)) {
       this.waiters.splice(this.waiters.indexOf(waiter), 1);
@@ -178,18 +180,3 @@ export const frames = {
   failed: (code: string, message: string): string => `event: failed\ndata: ${JSON.stringify({ code, message })}\n\n`,
   ping: (): string => ': ping\n\n',
 };
-
-/**
- * Records the delays the client asks `setTimeout` for (the timers still run, for real). Restore it
- * with the returned function.
- */
-export function recordTimerDelays(ignore?: number): { readonly delays: number[]; restore(): void } {
-  const delays: number[] = [];
-  const real = globalThis.setTimeout;
-  const spy = jest.spyOn(globalThis, 'setTimeout').mockImplementation(((handler: () => void, ms?: number) => {
-    // `ignore`: a delay that is not a wait (the event streams' idle watchdog, streamIdleMs).
-    if (ms !== ignore) delays.push(ms ?? 0);
-    return real(handler, ms);
-  }) as typeof setTimeout);
-  return { delays, restore: () => spy.mockRestore() };
-}

@@ -1,14 +1,16 @@
 /**
- * HostClient's waits, in memory: backoff that doubles up to its cap with jitter in
+ * HostClient's waits, in memory and in virtual time: backoff that doubles up to its cap with jitter in
  * [delay × (1 − jitter), delay], and `Retry-After` (seconds or an HTTP date) honoured on 429 and 503,
- * for calls and for event streams. The client's timers are real (setTimeout); the delays it asks for are
- * recorded by a pass-through spy, so the specs read them exactly. Retry-After waits are real seconds.
+ * for calls and for event streams. The client runs on a virtual clock (its `scheduler` option) that
+ * records the delays it is asked for, so the specs read them exactly, and moves only as the client waits:
+ * a Retry-After of seconds takes none. A wait on a real timer would never end here.
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { HostClient } from '../../src/client';
 import type { RetryPolicy } from '../../src/client';
 import { backoffDelay, offlineWait, retryAfterMs } from '../../src/client/retry';
-import { empty, FakeFetch, frames, json, networkError, problem, recordTimerDelays, SseBody } from './fake-fetch';
+import { VirtualClock } from '../support/virtual-time';
+import { empty, FakeFetch, frames, json, networkError, problem, SseBody } from './fake-fetch';
 
 const ENV = 'env-1';
 const PID = '11111111-2222-4333-8444-555555555555';
@@ -22,8 +24,18 @@ const sequence = (values: readonly number[]): (() => number) => {
   return () => values[i++ % values.length] ?? 0;
 };
 
+/** The virtual clock starts at a whole second of an HTTP date (Retry-After dates are whole seconds). */
+const START = Date.parse('Tue, 02 Jan 2024 03:04:05 GMT');
+
+/** The client's clock, new for each spec: the FakeFetch dates its calls by it too. */
+let clock = new VirtualClock(START);
+beforeEach(() => (clock = new VirtualClock(START)));
+
+/** The waits the client asked its clock for: every delay but the idle watchdog's. */
+const waits = (): number[] => clock.delays.filter((ms) => ms !== IDLE_MS);
+
 const client = (fake: FakeFetch, random: () => number, policy: Partial<RetryPolicy> = POLICY): HostClient =>
-  new HostClient({ url: 'http://host.test:8080', token: 'unit-spec-token-0123456789', fetch: fake.fetch, retry: policy, random });
+  new HostClient({ url: 'http://host.test:8080', token: 'unit-spec-token-0123456789', fetch: fake.fetch, retry: policy, random, scheduler: clock });
 
 /** The un-jittered delay before attempt `n + 1`. */
 const nominal = (n: number, policy: RetryPolicy = POLICY): number => Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** n);
@@ -34,12 +46,6 @@ const expectJittered = (delays: readonly number[], policy: RetryPolicy = POLICY)
     expect({ n, inRange: delay >= Math.floor(full * (1 - policy.jitter)) && delay <= full }).toEqual({ n, inRange: true });
   });
 };
-
-let timers: ReturnType<typeof recordTimerDelays> | undefined;
-afterEach(() => {
-  timers?.restore();
-  timers = undefined;
-});
 
 describe('backoff with jitter', () => {
   it('doubles from initialDelayMs to maxDelayMs, each drawn from [delay × (1 − jitter), delay]', () => {
@@ -58,32 +64,29 @@ describe('backoff with jitter', () => {
   });
 
   it('a call waits that way between its attempts (network errors, 502s)', async () => {
-    const fake = new FakeFetch().reply(networkError(), empty(502), networkError(), empty(504), networkError(), networkError(), json(200, { status: 'ended' }));
-    timers = recordTimerDelays(IDLE_MS);
-    await client(fake, sequence([0, 0.999, 0.5, 0.25])).endStdin(ENV, PID);
+    const fake = new FakeFetch(clock).reply(networkError(), empty(502), networkError(), empty(504), networkError(), networkError(), json(200, { status: 'ended' }));
+    await clock.run(client(fake, sequence([0, 0.999, 0.5, 0.25])).endStdin(ENV, PID));
     expect(fake.calls).toHaveLength(7);
-    expect(timers.delays).toEqual([2, 2, 6, 14, 16, 8]);
-    expectJittered(timers.delays);
+    expect(waits()).toEqual([2, 2, 6, 14, 16, 8]);
+    expectJittered(waits());
   });
 
   it('an event stream waits that way while the host is unreachable, and reconnects at once after a cut with progress', async () => {
-    const fake = new FakeFetch().reply(networkError(), networkError(), empty(502), networkError(), new SseBody(frames.output(1, 'a')).fail(), networkError(), new SseBody(frames.output(2, 'b'), frames.closed(3)).end());
-    timers = recordTimerDelays(IDLE_MS);
-    const events = await firstValueFrom(client(fake, sequence([0.999, 0, 0.5, 0.1, 0.7])).events$(ENV, PID).pipe(toArray()));
+    const fake = new FakeFetch(clock).reply(networkError(), networkError(), empty(502), networkError(), new SseBody(frames.output(1, 'a')).fail(), networkError(), new SseBody(frames.output(2, 'b'), frames.closed(3)).end());
+    const events = await clock.run(firstValueFrom(client(fake, sequence([0.999, 0, 0.5, 0.1, 0.7])).events$(ENV, PID).pipe(toArray())));
     expect(events.map((e) => (e.type === 'truncated' ? -1 : e.seq))).toEqual([1, 2, 3]);
     expect(fake.calls.map((c) => c.url.searchParams.get('after'))).toEqual(['0', '0', '0', '0', '0', '1', '1']);
     // Four waits before the first stream, none after its cut (it brought seq 1), then the count goes on from 0.
-    expect(timers.delays).toEqual([1, 4, 6, 15, 1]);
-    expectJittered(timers.delays.slice(0, 4));
-    expectJittered(timers.delays.slice(4));
+    expect(waits()).toEqual([1, 4, 6, 15, 1]);
+    expectJittered(waits().slice(0, 4));
+    expectJittered(waits().slice(4));
   });
 
   it('an event stream that keeps opening without progress backs off too', async () => {
-    const fake = new FakeFetch().reply(new SseBody(frames.ping()).end(), new SseBody().fail(), new SseBody(frames.ping()).end(), new SseBody(frames.closed(1)).end());
-    timers = recordTimerDelays(IDLE_MS);
-    const events = await firstValueFrom(client(fake, () => 0).events$(ENV, PID).pipe(toArray()));
+    const fake = new FakeFetch(clock).reply(new SseBody(frames.ping()).end(), new SseBody().fail(), new SseBody(frames.ping()).end(), new SseBody(frames.closed(1)).end());
+    const events = await clock.run(firstValueFrom(client(fake, () => 0).events$(ENV, PID).pipe(toArray())));
     expect(events).toEqual([{ type: 'closed', seq: 1 }]);
-    expect(timers.delays).toEqual([2, 4, 8]);
+    expect(waits()).toEqual([2, 4, 8]);
   });
 
   it('the overview stream backs off when each connection ends after its first snapshot (a re-statement, not progress), and resets after a change', async () => {
@@ -92,7 +95,7 @@ describe('backoff with jitter', () => {
     // Three connections that end right after the snapshot every connection opens with, then one that
     // also brings a change, then one that ends after its first snapshot again, then one that stays open.
     const open = new SseBody(overview(2));
-    const fake = new FakeFetch().reply(
+    const fake = new FakeFetch(clock).reply(
       new SseBody(overview(0)).end(),
       new SseBody(overview(0)).end(),
       new SseBody(overview(0)).end(),
@@ -100,7 +103,6 @@ describe('backoff with jitter', () => {
       new SseBody(overview(1)).end(),
       open,
     );
-    timers = recordTimerDelays(IDLE_MS);
     const seen: number[] = [];
     let lastOne = (): void => undefined;
     const lastSeen = new Promise<void>((resolve) => (lastOne = resolve));
@@ -108,12 +110,12 @@ describe('backoff with jitter', () => {
       seen.push(environments[0]?.processCount ?? -1);
       if (seen.at(-1) === 2) lastOne();
     });
-    await lastSeen;
+    await clock.run(lastSeen);
     subscription.unsubscribe();
     // Every snapshot still reaches the subscriber; the waits double while nothing changes, and a
     // connection that brought a change reconnects at once and starts the count again.
     expect(seen).toEqual([0, 0, 0, 0, 1, 1, 2]);
-    expect(timers.delays).toEqual([2, 4, 8, 2]);
+    expect(waits()).toEqual([2, 4, 8, 2]);
     expect(fake.calls.every((c) => c.url.pathname === '/api/v1/overview')).toBe(true);
     expect(open.cancelled).toBe(true);
   });
@@ -130,29 +132,27 @@ describe('the bound on being unreachable (maxOfflineMs)', () => {
   const unreachablePolicy: RetryPolicy = { initialDelayMs: 80, maxDelayMs: 80, jitter: 0, maxOfflineMs: 100, streamIdleMs: IDLE_MS };
 
   it('a call gives up HOST_UNREACHABLE when maxOfflineMs runs out, not one backoff later: its waits add up to the bound', async () => {
-    const fake = new FakeFetch();
+    const fake = new FakeFetch(clock);
     for (let i = 0; i < 50; i += 1) fake.reply(networkError());
-    timers = recordTimerDelays(IDLE_MS);
-    const error = await client(fake, () => 0, unreachablePolicy).endStdin(ENV, PID).catch((e: unknown) => e);
+    const error = await clock.run(client(fake, () => 0, unreachablePolicy).endStdin(ENV, PID).catch((e: unknown) => e));
     expect(error).toMatchObject({ code: 'HOST_UNREACHABLE' });
     // 80, then what was left of the 100 ms (never a second whole 80), then no more attempts.
-    expect(timers.delays[0]).toBe(80);
-    expect(timers.delays.length).toBe(2);
-    expect(timers.delays[1]).toBeLessThanOrEqual(20);
+    expect(waits()[0]).toBe(80);
+    expect(waits().length).toBe(2);
+    expect(waits()[1]).toBeLessThanOrEqual(20);
     expect(fake.calls).toHaveLength(3);
   });
 
   it('an event stream does the same, for no answer and for 503', async () => {
     for (const failure of [networkError, () => problem(503, 'ENVIRONMENT_FAILED')]) {
-      const fake = new FakeFetch();
+      clock = new VirtualClock(START);
+      const fake = new FakeFetch(clock);
       for (let i = 0; i < 50; i += 1) fake.reply(failure());
-      timers = recordTimerDelays(IDLE_MS);
-      const error = await firstValueFrom(client(fake, () => 0, unreachablePolicy).events$(ENV, PID).pipe(toArray())).catch((e: unknown) => e);
-      timers.restore();
+      const error = await clock.run(firstValueFrom(client(fake, () => 0, unreachablePolicy).events$(ENV, PID).pipe(toArray())).catch((e: unknown) => e));
       expect(error).toMatchObject({ code: 'HOST_UNREACHABLE' });
-      expect(timers.delays[0]).toBe(80);
-      expect(timers.delays.length).toBe(2);
-      expect(timers.delays[1]).toBeLessThanOrEqual(20);
+      expect(waits()[0]).toBe(80);
+      expect(waits().length).toBe(2);
+      expect(waits()[1]).toBeLessThanOrEqual(20);
       expect(fake.calls).toHaveLength(3);
     }
   });
@@ -175,19 +175,18 @@ describe('Retry-After', () => {
     for (const bad of ['-4', '1.5', '1e3', '0x10', '2024-01-02T03:04:12Z', 'Soonday, 02 Jan 2024 03:04:12 GMT']) expect({ bad, ms: retryAfterMs(bad, () => now) }).toEqual({ bad, ms: undefined });
   });
 
-  /** An HTTP date about 2 s ahead (whole seconds: the wait is in (1, 2] s). */
-  const inTwoSeconds = (): string => new Date(Date.now() + 2_000).toUTCString();
+  /** An HTTP date about 2 s ahead of the client's clock (whole seconds: the wait is in (1, 2] s). */
+  const inTwoSeconds = (): string => new Date(clock.now() + 2_000).toUTCString();
 
   it.each([
     [429, 'seconds'],
     [503, 'an HTTP date'],
   ] as const)('a call answered %i with Retry-After in %s waits that long, then sends again', async (status, form) => {
     const header = form === 'seconds' ? '1' : inTwoSeconds();
-    const fake = new FakeFetch().reply(problem(status, status === 429 ? 'RATE_LIMITED' : 'ENVIRONMENT_RECOVERING', { headers: { 'retry-after': header } }), json(200, { running: true }));
-    timers = recordTimerDelays(IDLE_MS);
-    expect(await client(fake, () => 0).terminate(ENV, PID)).toBe(true);
-    expect(timers.delays).toHaveLength(1);
-    const [delay = 0] = timers.delays;
+    const fake = new FakeFetch(clock).reply(problem(status, status === 429 ? 'RATE_LIMITED' : 'ENVIRONMENT_RECOVERING', { headers: { 'retry-after': header } }), json(200, { running: true }));
+    expect(await clock.run(client(fake, () => 0).terminate(ENV, PID))).toBe(true);
+    expect(waits()).toHaveLength(1);
+    const [delay = 0] = waits();
     if (form === 'seconds') expect(delay).toBe(1_000);
     else expect([delay > 1_000 - 50, delay <= 2_000]).toEqual([true, true]);
     const [first, second] = fake.calls;
@@ -199,12 +198,11 @@ describe('Retry-After', () => {
     [429, 'an HTTP date'],
   ] as const)('an event stream answered %i with Retry-After in %s waits that long, then opens again', async (status, form) => {
     const header = form === 'seconds' ? '1' : inTwoSeconds();
-    const fake = new FakeFetch().reply(problem(status, 'TOO_MANY_STREAMS', { headers: { 'retry-after': header } }), new SseBody(frames.output(1, 'x'), frames.closed(2)).end());
-    timers = recordTimerDelays(IDLE_MS);
-    const events = await firstValueFrom(client(fake, () => 0).events$(ENV, PID).pipe(toArray()));
+    const fake = new FakeFetch(clock).reply(problem(status, 'TOO_MANY_STREAMS', { headers: { 'retry-after': header } }), new SseBody(frames.output(1, 'x'), frames.closed(2)).end());
+    const events = await clock.run(firstValueFrom(client(fake, () => 0).events$(ENV, PID).pipe(toArray())));
     expect(events.map((e) => e.type)).toEqual(['output', 'closed']);
-    expect(timers.delays).toHaveLength(1);
-    const [delay = 0] = timers.delays;
+    expect(waits()).toHaveLength(1);
+    const [delay = 0] = waits();
     if (form === 'seconds') expect(delay).toBe(1_000);
     else expect([delay > 1_000 - 50, delay <= 2_000]).toEqual([true, true]);
     const [first, second] = fake.calls;
@@ -212,9 +210,8 @@ describe('Retry-After', () => {
   });
 
   it('without Retry-After, a 503 backs off like any failure', async () => {
-    const fake = new FakeFetch().reply(problem(503, 'ENVIRONMENT_RECOVERING'), problem(503, 'ENVIRONMENT_RECOVERING'), problem(429, 'RATE_LIMITED'), json(202, { status: 'interrupted' }));
-    timers = recordTimerDelays(IDLE_MS);
-    await client(fake, () => 0).interrupt(ENV, PID);
-    expect(timers.delays).toEqual([2, 4, 8]);
+    const fake = new FakeFetch(clock).reply(problem(503, 'ENVIRONMENT_RECOVERING'), problem(503, 'ENVIRONMENT_RECOVERING'), problem(429, 'RATE_LIMITED'), json(202, { status: 'interrupted' }));
+    await clock.run(client(fake, () => 0).interrupt(ENV, PID));
+    expect(waits()).toEqual([2, 4, 8]);
   });
 });

@@ -3,6 +3,7 @@
  * listen mode (with and without a capability token), stdio mode and the direct remote transport.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { ExecutorStartError } from '../../src/errors';
 import { resolveCodexBinary, spawnExecutor } from '../../src/executor/spawn-executor';
 import { startAcceptor } from '../support/acceptor';
 import { startDirectExecutor, startListeningExecutor, startStdioExecutor, trackForCleanup } from '../support/executor';
@@ -71,10 +72,11 @@ describe('resolveCodexBinary / spawnExecutor failures', () => {
     expect(existsSync(binary)).toBe(true);
   });
 
-  it('rejects, naming the binary, when it cannot be spawned', async () => {
-    await expect(spawnExecutor({ mode: 'stdio', binary: '/nonexistent/codex' })).rejects.toThrow(
-      'failed to start codex exec-server (/nonexistent/codex): spawn /nonexistent/codex ENOENT',
-    );
+  it('rejects with ExecutorStartError, naming the binary, when it cannot be spawned', async () => {
+    const starting = spawnExecutor({ mode: 'stdio', binary: '/nonexistent/codex' });
+    await expect(starting).rejects.toThrow('failed to start codex exec-server (/nonexistent/codex): spawn /nonexistent/codex ENOENT');
+    await expect(starting).rejects.toBeInstanceOf(ExecutorStartError);
+    await expect(starting).rejects.toMatchObject({ code: 'EXECUTOR_START_FAILED' });
   });
 });
 

@@ -1,4 +1,5 @@
 import { Registrations } from '../../src/host/registrations';
+import { VirtualClock } from '../support/virtual-time';
 
 describe('Registrations', () => {
   it('accepts the latest registration with its token, from the key that registered it', () => {
@@ -31,15 +32,15 @@ describe('Registrations', () => {
     expect(registrations.environments()).toEqual([]);
   });
 
-  it('lists environments oldest first and stays within its bound', () => {
-    let now = 1_000;
-    const registrations = new Registrations(3, () => now);
+  it('lists environments oldest first (by its scheduler\'s clock) and stays within its bound', async () => {
+    const clock = new VirtualClock(1_000);
+    const registrations = new Registrations(3, clock);
     registrations.issue('a', 'K');
-    now = 2_000;
+    await clock.advance(1_000);
     registrations.issue('b', 'K');
-    now = 3_000;
+    await clock.advance(1_000);
     registrations.issue('c', 'K');
-    now = 4_000;
+    await clock.advance(1_000);
     registrations.issue('d', 'K');
     expect(registrations.environments()).toEqual([
       ['b', 2_000],

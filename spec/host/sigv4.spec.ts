@@ -2,10 +2,11 @@ import { RequestSigner, sign } from 'aws4';
 import type { IncomingHttpHeaders } from 'node:http';
 import { constantTimeEqual, parseAmzDate, parseAuthorization, verifySigV4 } from '../../src/host/sigv4';
 import type { SigV4Policy, SignedRequest } from '../../src/host/sigv4';
+import { VirtualClock } from '../support/virtual-time';
 
 const KEY = { accessKeyId: 'AKIDSPEC', secretAccessKey: 'spec-secret-value' };
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
-const policy: SigV4Policy = { keys: new Map([[KEY.accessKeyId, KEY.secretAccessKey]]), region: 'us-east-1', service: 'execute-api', maxClockSkewMs: 300_000, now: () => NOW };
+const policy: SigV4Policy = { keys: new Map([[KEY.accessKeyId, KEY.secretAccessKey]]), region: 'us-east-1', service: 'execute-api', maxClockSkewMs: 300_000, scheduler: new VirtualClock(NOW) };
 const amz = (ms: number): string => new Date(ms).toISOString().replace(/[:-]|\.\d{3}/g, '');
 
 /** A request signed as the executor signs its registration (content-type;host;x-amz-date, body hashed). */
@@ -84,6 +85,16 @@ describe('verifySigV4', () => {
     expect(verifySigV4({ ...request, headers: { ...request.headers, authorization: auth.replace('content-type;host;x-amz-date', 'content-type;x-amz-date') } }, policy).ok).toBe(false);
     const otherDay = amz(NOW - 86_400_000 + 60_000);
     expect(verifySigV4({ ...request, headers: { ...request.headers, 'x-amz-date': otherDay } }, { ...policy, maxClockSkewMs: 2 * 86_400_000 })).toEqual({ ok: false, reason: 'malformed' });
+  });
+
+  it('holds x-amz-date against its scheduler\'s clock: the same signature goes stale as that clock moves on', async () => {
+    const clock = new VirtualClock(NOW);
+    const request = signedPost();
+    expect(verifySigV4(request, { ...policy, scheduler: clock }).ok).toBe(true);
+    await clock.advance(300_000);
+    expect(verifySigV4(request, { ...policy, scheduler: clock }).ok).toBe(true);
+    await clock.advance(1_000);
+    expect(verifySigV4(request, { ...policy, scheduler: clock })).toEqual({ ok: false, reason: 'stale' });
   });
 
   it('treats a path aws4 cannot canonicalise as malformed instead of throwing', () => {

@@ -1,8 +1,9 @@
-/** The command line's view of its own process: stdio, environment and directory, injectable for specs. */
+/** The command line's view of its own process: stdio, environment, directory and clock, injectable for specs. */
 import type { Readable, Writable } from 'node:stream';
+import type { SchedulerLike } from 'rxjs';
 
 /**
- * This process's stdio, environment and directory (injectable). A terminal stdout (`isTTY`) gives its
+ * This process's stdio, environment, directory and clock (injectable). A terminal stdout (`isTTY`) gives its
  * size in `columns` and `rows` and emits `resize` when it changes (as Node's `tty.WriteStream` does on SIGWINCH).
  */
 export interface CliIo {
@@ -11,4 +12,6 @@ export interface CliIo {
   readonly stderr: Writable;
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
+  /** The command line's clock and timers (`run`'s cleanup bounds, the connection reports); specs pass a virtual-time scheduler. @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
 }

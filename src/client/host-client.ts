@@ -3,7 +3,8 @@
  * (fetch and web streams only). It keeps the library's promise over HTTP: a process's events arrive
  * once each, in order, across dropped connections and a host unreachable for a while, resumed by seq.
  */
-import type { Observable } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 import { distinctUntilChanged, map } from 'rxjs/operators';
 import { HostApiError } from './host-api-error';
 import * as E from 'fp-ts/lib/Either';
@@ -31,6 +32,11 @@ export interface HostClientOptions {
   readonly retry?: Partial<RetryPolicy>;
   /** Randomness of the jitter (specs pass a fixed one). @default Math.random */
   readonly random?: () => number;
+  /**
+   * The clock and timers: the waits between attempts (backoff, `Retry-After`), how long the host has been
+   * unreachable, and the event streams' idle cut. Specs pass a virtual-time scheduler. @default asyncScheduler
+   */
+  readonly scheduler?: SchedulerLike;
 }
 
 /** Per-call options: an AbortSignal. */
@@ -56,6 +62,7 @@ export class HostClient {
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
       random: options.random ?? Math.random,
+      scheduler: options.scheduler ?? asyncScheduler,
     };
   }
 

@@ -3,6 +3,7 @@
  * safe, and every failure a typed {@link HostApiError} (problem+json read back into its code).
  */
 import * as E from 'fp-ts/lib/Either';
+import type { SchedulerLike } from 'rxjs';
 import { AbortedError } from '../errors';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
@@ -19,6 +20,8 @@ export interface HostConnection {
   readonly fetch: typeof fetch;
   readonly policy: RetryPolicy;
   readonly random: () => number;
+  /** The clock and timers of the waits, the offline bound and the streams' idle cut. */
+  readonly scheduler: SchedulerLike;
 }
 
 /**
@@ -84,7 +87,8 @@ export const isGatewayFailure = (status: number): boolean => status === 502 || s
 export async function send(connection: HostConnection, request: ApiRequest): Promise<ApiAnswer> {
   const what = `${request.method} ${request.path.split('?')[0] ?? ''}`;
   let failures = 0;
-  const offline = new OfflineBound(connection.policy, what);
+  const offline = new OfflineBound(connection.policy, what, connection.scheduler);
+  const now = (): number => connection.scheduler.now();
   for (;;) {
     let response: Response | undefined;
     let cause: unknown;
@@ -103,16 +107,16 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
     }
     if (response !== undefined && isBusy(response.status)) {
       offline.reached();
-      const wait = retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures, connection.policy, connection.random);
+      const wait = retryAfterMs(response.headers.get('retry-after'), now) ?? backoffDelay(failures, connection.policy, connection.random);
       await response.body?.cancel();
       failures += 1;
-      await sleep(wait, request.signal, what);
+      await sleep(wait, request.signal, what, connection.scheduler);
       continue;
     }
     const retryable = request.retry === 'idempotent' && (response === undefined || isGatewayFailure(response.status));
     if (!retryable) throw response === undefined ? unreachable(what, cause) : await errorOf(response, what);
     await response?.body?.cancel();
-    await sleep(offline.next(backoffDelay(failures, connection.policy, connection.random), cause), request.signal, what);
+    await sleep(offline.next(backoffDelay(failures, connection.policy, connection.random), cause), request.signal, what, connection.scheduler);
     failures += 1;
   }
 }
@@ -155,9 +159,9 @@ export function unreachable(what: string, cause: unknown, afterMs?: number): Hos
 }
 
 /**
- * How long one call or stream has found the host unreachable, and the waits that bound it: each wait is
- * cut so that the last attempt comes when `maxOfflineMs` runs out, and then it gives up. One per call or
- * stream; `reached()` when the host answered.
+ * How long one call or stream has found the host unreachable (on `scheduler`'s clock), and the waits
+ * that bound it: each wait is cut so that the last attempt comes when `maxOfflineMs` runs out, and then
+ * it gives up. One per call or stream; `reached()` when the host answered.
  */
 export class OfflineBound {
   private since: number | undefined;
@@ -165,6 +169,7 @@ export class OfflineBound {
   constructor(
     private readonly policy: RetryPolicy,
     private readonly what: string,
+    private readonly scheduler: SchedulerLike,
   ) {}
 
   /** The host answered: the bound starts again at the next failure. */
@@ -174,8 +179,9 @@ export class OfflineBound {
 
   /** The wait before the next attempt: `delayMs`, cut to what is left of the bound. Throws HOST_UNREACHABLE (with `cause`) once nothing is left. */
   next(delayMs: number, cause: unknown): number {
-    this.since ??= Date.now();
-    const wait = offlineWait(delayMs, this.since, this.policy.maxOfflineMs);
+    const now = this.scheduler.now();
+    this.since ??= now;
+    const wait = offlineWait(delayMs, this.since, this.policy.maxOfflineMs, now);
     if (wait === undefined) throw unreachable(this.what, cause, this.policy.maxOfflineMs);
     return wait;
   }

@@ -2,6 +2,8 @@
  * How the client waits between attempts: exponential backoff with jitter, `Retry-After` when the host
  * gives one, and a bound on how long the host may stay unreachable before a call or stream fails.
  */
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 import { AbortedError } from '../errors';
 
 /** The client's retry settings. */
@@ -25,11 +27,12 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 200, maxDelayMs: 5_000, jitter: 0.5, maxOfflineMs: 60_000, streamIdleMs: 45_000 };
 
 /**
- * The wait before the next attempt while the host has been unreachable since `since` (ms, `Date.now()`
- * clock): `delayMs`, cut so that the last attempt comes when `maxOfflineMs` runs out, not one whole
- * backoff after it; `undefined` once it has run out (the caller gives up with `HOST_UNREACHABLE`).
+ * The wait before the next attempt while the host has been unreachable since `since` (ms, on the clock
+ * of `now`, by default asyncScheduler's): `delayMs`, cut so that the last attempt comes when
+ * `maxOfflineMs` runs out, not one whole backoff after it; `undefined` once it has run out (the caller
+ * gives up with `HOST_UNREACHABLE`).
  */
-export function offlineWait(delayMs: number, since: number, maxOfflineMs: number, now: number = Date.now()): number | undefined {
+export function offlineWait(delayMs: number, since: number, maxOfflineMs: number, now: number = asyncScheduler.now()): number | undefined {
   const left = since + maxOfflineMs - now;
   return left <= 0 ? undefined : Math.min(delayMs, left);
 }
@@ -46,10 +49,11 @@ const DELAY_SECONDS = /^\d+$/;
 const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /;
 
 /**
- * `Retry-After` in milliseconds (delay-seconds or an HTTP-date), or `undefined` when absent or malformed
- * (the caller then backs off as usual: `-1` or `soon` must not turn into "retry at once").
+ * `Retry-After` in milliseconds (delay-seconds or an HTTP-date, measured from `now()`, by default
+ * asyncScheduler's clock), or `undefined` when absent or malformed (the caller then backs off as usual:
+ * `-1` or `soon` must not turn into "retry at once").
  */
-export function retryAfterMs(header: string | null, now: () => number = Date.now): number | undefined {
+export function retryAfterMs(header: string | null, now: () => number = () => asyncScheduler.now()): number | undefined {
   const value = header?.trim() ?? '';
   if (DELAY_SECONDS.test(value)) return Number(value) * 1000;
   if (!HTTP_DATE.test(value)) return undefined;
@@ -58,15 +62,18 @@ export function retryAfterMs(header: string | null, now: () => number = Date.now
   return Number.isNaN(date) ? undefined : Math.max(0, date - now());
 }
 
-/** Waits `ms`; rejects with AbortedError when `signal` aborts first (the timer is cleared either way). */
-export function sleep(ms: number, signal: AbortSignal | undefined, what: string): Promise<void> {
+/**
+ * Waits `ms` on `scheduler`; rejects with AbortedError when `signal` aborts first (the timer is
+ * cancelled either way).
+ */
+export function sleep(ms: number, signal: AbortSignal | undefined, what: string, scheduler: SchedulerLike): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted === true) return reject(new AbortedError(what));
     const onAbort = (): void => {
-      clearTimeout(timer);
+      timer.unsubscribe();
       reject(new AbortedError(what));
     };
-    const timer = setTimeout(() => {
+    const timer = scheduler.schedule(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);

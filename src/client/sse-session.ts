@@ -3,6 +3,7 @@
  * when it ends or fails; back off (with jitter, or as `Retry-After` says) while the host is busy or
  * unreachable, and give up with `HOST_UNREACHABLE` once it stayed unreachable past `maxOfflineMs`.
  */
+import type { Subscription } from 'rxjs';
 import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
 import { errorOf, init, isBusy, isGatewayFailure, OfflineBound } from './host-connection';
@@ -31,8 +32,9 @@ export interface SseSession {
 /** Runs `session` until it is finished (resolves) or cannot go on (rejects); `signal` stops it quietly. */
 export async function runSse(connection: HostConnection, what: string, session: SseSession, signal: AbortSignal): Promise<void> {
   let failures = 0;
-  const offline = new OfflineBound(connection.policy, what);
-  const wait = (ms: number): Promise<void> => sleep(ms, signal, what);
+  const { scheduler } = connection;
+  const offline = new OfflineBound(connection.policy, what, scheduler);
+  const wait = (ms: number): Promise<void> => sleep(ms, signal, what, scheduler);
   while (!session.finished()) {
     let response: Response | undefined;
     let cause: unknown;
@@ -40,13 +42,13 @@ export async function runSse(connection: HostConnection, what: string, session: 
     const attempt = new AbortController();
     const stopAttempt = (): void => attempt.abort();
     signal.addEventListener('abort', stopAttempt, { once: true });
-    let idle: ReturnType<typeof setTimeout> | undefined;
+    let idle: Subscription | undefined;
     const heard = (): void => {
-      clearTimeout(idle);
-      idle = setTimeout(stopAttempt, connection.policy.streamIdleMs);
+      idle?.unsubscribe();
+      idle = scheduler.schedule(stopAttempt, connection.policy.streamIdleMs);
     };
     const endAttempt = (): void => {
-      clearTimeout(idle);
+      idle?.unsubscribe();
       signal.removeEventListener('abort', stopAttempt);
     };
     try {
@@ -81,7 +83,7 @@ export async function runSse(connection: HostConnection, what: string, session: 
       await response.body?.cancel();
       // A host that keeps answering 503 (its environment failed, its streams are full) is unavailable
       // like one that does not answer; 429 only asks to slow down.
-      const delay = retryAfterMs(response.headers.get('retry-after')) ?? backoffDelay(failures++, connection.policy, connection.random);
+      const delay = retryAfterMs(response.headers.get('retry-after'), () => scheduler.now()) ?? backoffDelay(failures++, connection.policy, connection.random);
       await wait(response.status === 503 ? offline.next(delay, cause) : delay);
       continue;
     }

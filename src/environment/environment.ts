@@ -1,5 +1,5 @@
 import type { Observable, SchedulerLike } from 'rxjs';
-import { asyncScheduler, firstValueFrom } from 'rxjs';
+import { asyncScheduler, firstValueFrom, from, race, timer } from 'rxjs';
 import { mergeMap } from 'rxjs/operators';
 import { ExecBackend } from '../exec/exec-backend';
 import type { ExecProcess } from '../exec/exec-process';
@@ -27,6 +27,7 @@ export interface EnvironmentSettings {
   readonly processes: ProcessTableOptions;
   /** Intervals of `status$` and `info$`. */
   readonly polls: EnvironmentPollOptions;
+  /** Drives the polls, the process table's timers and the close bound. @default asyncScheduler */
   readonly scheduler: SchedulerLike | undefined;
 }
 
@@ -44,6 +45,7 @@ export class Environment {
   private readonly table: ProcessTable;
   /** The session the calls go through: a call once failed rejects with EnvironmentFailedError. */
   private readonly session: EnvironmentSession;
+  private readonly scheduler: SchedulerLike;
 
   /**
    * The connection state: replays the current value to each subscriber, then emits each change:
@@ -85,6 +87,7 @@ export class Environment {
     settings: EnvironmentSettings,
   ) {
     const scheduler = settings.scheduler ?? asyncScheduler;
+    this.scheduler = scheduler;
     this.connectionState$ = toConnectionState(client.state$);
     this.table = new ProcessTable({ scheduler, ...settings.processes });
     // The client's state completes once it failed or closed: the process list ends with it.
@@ -147,9 +150,8 @@ export class Environment {
    * executor's temp dir (`ExecBackend.idle`); used by `EnvironmentManager.close`.
    */
   async helpersIdle(): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([this.backend.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, HELPERS_IDLE_LIMIT_MS)))]);
-    clearTimeout(timer);
+    // Whichever comes first; the other is unsubscribed (the timer cancelled).
+    await firstValueFrom(race(from(this.backend.idle()), timer(HELPERS_IDLE_LIMIT_MS, this.scheduler)));
   }
 
   /** Terminates every live process (best effort, 5 s each); used by `EnvironmentManager.close`. */

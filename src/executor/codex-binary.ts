@@ -5,6 +5,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { ExecutorStartError } from '../errors';
 
 const TARGET_TRIPLES: Readonly<Record<string, string>> = {
   'linux-x64': 'x86_64-unknown-linux-musl',
@@ -36,7 +37,8 @@ function findInVendor(vendorDir: string, triple: string | undefined, exe: string
 
 /**
  * The path of the native `codex` binary from the installed platform package (`@openai/codex-<os>-<arch>`,
- * top-level or nested under `@openai/codex`). Throws an Error explaining how to get an executor.
+ * top-level or nested under `@openai/codex`). Throws ExecutorStartError (`EXECUTOR_START_FAILED`)
+ * explaining how to get an executor.
  */
 export function resolveCodexBinary(): string {
   const os = process.platform === 'android' ? 'linux' : process.platform;
@@ -56,7 +58,7 @@ export function resolveCodexBinary(): string {
     const found = findInVendor(vendorDir, TARGET_TRIPLES[key], exe);
     if (found !== undefined) return found;
   }
-  throw new Error(
+  throw new ExecutorStartError(
     `no codex executor binary found for ${key} (package ${platformPackage}). ` +
       'Install one with `npm install @openai/codex@0.171.0`, ' +
       'or use --connect ws://HOST:PORT to reach an executor that is already listening.',

@@ -1,5 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 import { LineRing } from './line-ring';
 
 const PIPE_CLOSE_GRACE_MS = 500;
@@ -13,7 +15,7 @@ export interface ExecutorExit {
 /**
  * Owns one executor child: its recent stderr lines, its listeners, its temp dir and its shutdown
  * (stdin EOF and SIGTERM, SIGKILL after the grace, then the pipes closed, every listener removed and the
- * temp dir deleted).
+ * temp dir deleted). Its timers (the SIGKILL grace, the pipes' close grace) run on `scheduler`.
  */
 export class ExecutorProcess {
   /** Resolves when the child has exited (or failed to spawn), whoever ended it. Never rejects. */
@@ -27,6 +29,8 @@ export class ExecutorProcess {
     private readonly tempDir: string,
     stderrLineLimit: number,
     stdioMode: boolean,
+    /** Drives the SIGKILL and pipe-close graces. @default asyncScheduler */
+    private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {
     this.stderr = new LineRing(stderrLineLimit);
     child.stderr?.setEncoding('utf8');
@@ -59,16 +63,16 @@ export class ExecutorProcess {
 
   private async shutdown(graceMs: number): Promise<void> {
     const { child } = this;
-    let killTimer: NodeJS.Timeout | undefined;
+    let killTimer: Subscription | undefined;
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
       // Stdio mode ignores SIGTERM and exits on stdin EOF; direct mode (--exit-on-stdin-close) honours both.
       child.stdin?.end();
       child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      killTimer = this.scheduler.schedule(() => child.kill('SIGKILL'), graceMs);
     }
     await this.exited;
-    clearTimeout(killTimer);
-    await awaitPipesClosed(child);
+    killTimer?.unsubscribe();
+    await awaitPipesClosed(child, this.scheduler);
     child.stderr?.off('data', this.stderr.push);
     child.stdout?.off('data', this.ignore);
     child.stdin?.off('error', this.ignore);
@@ -77,18 +81,18 @@ export class ExecutorProcess {
   }
 }
 
-/** After exit: waits for 'close' (every pipe done), destroying pipes that linger (a grandchild may hold one). */
-function awaitPipesClosed(child: ChildProcess): Promise<void> {
+/** After exit: waits for 'close' (every pipe done), destroying pipes that linger (a grandchild may hold one) after a grace on `scheduler`. */
+function awaitPipesClosed(child: ChildProcess, scheduler: SchedulerLike): Promise<void> {
   child.stdin?.destroy();
   const open = [child.stdout, child.stderr].some((pipe) => pipe !== null && !pipe.closed);
   if (!open || child.pid === undefined) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const done = (): void => {
-      clearTimeout(timer);
+      timer.unsubscribe();
       child.off('close', done);
       resolve();
     };
-    const timer = setTimeout(() => {
+    const timer = scheduler.schedule(() => {
       child.stdout?.destroy();
       child.stderr?.destroy();
     }, PIPE_CLOSE_GRACE_MS);

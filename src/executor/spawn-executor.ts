@@ -13,6 +13,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
+import { ExecutorStartError } from '../errors';
 import { resolveCodexBinary } from './codex-binary';
 import type { ExecutorExit } from './executor-process';
 import { ExecutorProcess } from './executor-process';
@@ -46,12 +49,12 @@ export interface SpawnedExecutor {
 const DEFAULT_START_TIMEOUT_MS = 15_000;
 const DEFAULT_STOP_GRACE_MS = 3_000;
 
-/** Resolves when `child` has spawned (listen mode: printed its URL line); rejects on exit, error or timeout. */
-function awaitStart(child: ChildProcess, listen: boolean, timeoutMs: number): Promise<string | undefined> {
+/** Resolves when `child` has spawned (listen mode: printed its URL line); rejects on exit, error or timeout (on `scheduler`). */
+function awaitStart(child: ChildProcess, listen: boolean, timeoutMs: number, scheduler: SchedulerLike): Promise<string | undefined> {
   return new Promise<string | undefined>((resolve, reject) => {
     let stdoutText = '';
     const settle = (outcome: () => void): void => {
-      clearTimeout(timer);
+      timer.unsubscribe();
       child.off('spawn', onSpawn).off('error', onError).off('exit', onExit);
       child.stdout?.off('data', onData);
       outcome();
@@ -64,14 +67,14 @@ function awaitStart(child: ChildProcess, listen: boolean, timeoutMs: number): Pr
       const newline = stdoutText.indexOf('\n');
       if (newline < 0) return;
       const url = stdoutText.slice(0, newline).trim();
-      const bad = new Error(`executor printed ${JSON.stringify(url.slice(0, 200))} instead of its listen URL`);
+      const bad = new ExecutorStartError(`executor printed ${JSON.stringify(url.slice(0, 200))} instead of its listen URL`);
       settle(() => (url.startsWith('ws://') ? resolve(url) : reject(bad)));
     };
     const onError = (error: Error): void => settle(() => reject(error));
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
-      settle(() => reject(new Error(`executor exited during startup (code ${String(code)}, signal ${String(signal)})`)));
-    const late = (): void => settle(() => reject(new Error(`executor did not start within ${timeoutMs} ms`)));
-    const timer = setTimeout(late, timeoutMs);
+      settle(() => reject(new ExecutorStartError(`executor exited during startup (code ${String(code)}, signal ${String(signal)})`)));
+    const late = (): void => settle(() => reject(new ExecutorStartError(`executor did not start within ${timeoutMs} ms`)));
+    const timer = scheduler.schedule(late, timeoutMs);
     child.on('spawn', onSpawn).on('error', onError).on('exit', onExit);
     if (listen) child.stdout?.on('data', onData);
   });
@@ -81,10 +84,12 @@ function awaitStart(child: ChildProcess, listen: boolean, timeoutMs: number): Pr
  * Starts `codex exec-server` with a fresh temporary CODEX_HOME (removed by `stop()`). Listen mode resolves
  * with the printed `url`; stdio mode with the child's `stdin`/`stdout`; direct mode once the process has
  * spawned (registration and dialling follow asynchronously; watch `exited` for a failed registration).
- * Rejects, after cleaning up, if the binary is missing or the executor dies or stalls during startup.
+ * Rejects with ExecutorStartError (`EXECUTOR_START_FAILED`), after cleaning up, if the binary is missing
+ * or the executor dies or stalls during startup.
  */
 export async function spawnExecutor(options: SpawnExecutorOptions): Promise<SpawnedExecutor> {
   const binary = options.binary ?? resolveCodexBinary();
+  const scheduler = options.scheduler ?? asyncScheduler;
   const tempDir = await mkdtemp(join(tmpdir(), 'exec-rx-executor-'));
   const codexHome = join(tempDir, 'codex-home');
   let executor: ExecutorProcess | undefined;
@@ -98,9 +103,9 @@ export async function spawnExecutor(options: SpawnExecutorOptions): Promise<Spaw
       // stdio: EOF), so a terminal's Ctrl-C reaches the command through exec-rx, not the executor itself.
       detached: options.mode !== 'listen',
     });
-    executor = new ExecutorProcess(child, tempDir, options.stderrLineLimit ?? 200, options.mode === 'stdio');
+    executor = new ExecutorProcess(child, tempDir, options.stderrLineLimit ?? 200, options.mode === 'stdio', scheduler);
     const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-    const url = await awaitStart(child, options.mode === 'listen', timeoutMs);
+    const url = await awaitStart(child, options.mode === 'listen', timeoutMs, scheduler);
     return expose(executor, options.mode, url);
   } catch (error) {
     const tail = executor?.stderrLines().slice(-5).join('\n') ?? '';
@@ -108,13 +113,13 @@ export async function spawnExecutor(options: SpawnExecutorOptions): Promise<Spaw
     // Not `instanceof Error`: errors from node internals may come from another realm (jest sandboxes).
     const detail = typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
     const message = `failed to start codex exec-server (${binary}): ${detail}${tail === '' ? '' : `\n${tail}`}`;
-    throw new Error(message, { cause: error });
+    throw new ExecutorStartError(message, { cause: error });
   }
 }
 
 function expose(executor: ExecutorProcess, mode: SpawnExecutorOptions['mode'], url: string | undefined): SpawnedExecutor {
   const { child } = executor;
-  if (child.pid === undefined) throw new Error('executor has no pid');
+  if (child.pid === undefined) throw new ExecutorStartError('executor has no pid');
   const base = {
     child,
     pid: child.pid,

@@ -1,3 +1,5 @@
+import type { SchedulerLike } from 'rxjs';
+
 /** Options shared by every mode. */
 export interface SpawnCommonOptions {
   /** Arguments appended after the mode's own `exec-server` arguments. @default [] */
@@ -10,6 +12,8 @@ export interface SpawnCommonOptions {
   readonly startTimeoutMs?: number;
   /** How many recent stderr lines `SpawnedExecutor.stderrLines()` keeps. @default 200 */
   readonly stderrLineLimit?: number;
+  /** Drives the start timeout and the stop's SIGKILL and pipe-close graces; specs pass a virtual-time scheduler. @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
 }
 
 /** `codex exec-server --listen ws://127.0.0.1:0`: a WebSocket server on a free loopback port. */

@@ -10,6 +10,8 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 import { WebSocketServer } from 'ws';
 import { CONNECT_PATH, decodeEnvironmentId, parseTarget, readBody, REGISTER_PATH, refuseUpgrade, safeHostHeader, sendJson } from './host-http';
 import type { HostServer, HostServerOptions } from './host-options';
@@ -44,14 +46,18 @@ export class DirectHost {
   private readonly wss: WebSocketServer;
   private readonly log: (line: string) => void;
   private readonly maxEnvironments: number;
+  private readonly scheduler: SchedulerLike;
 
   constructor(private readonly options: HostServerOptions) {
     this.log = options.log ?? (() => undefined);
-    this.policy = { keys: options.credentials, region: options.region ?? DEFAULTS.region, service: options.service ?? DEFAULTS.service, maxClockSkewMs: options.maxClockSkewMs ?? DEFAULTS.maxClockSkewMs };
-    this.limiter = new RateLimiter(options.maxHandshakesPerSecond ?? DEFAULTS.rate, options.handshakeBurst ?? DEFAULTS.burst);
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    const scheduler = this.scheduler;
+    this.policy = { keys: options.credentials, region: options.region ?? DEFAULTS.region, service: options.service ?? DEFAULTS.service, maxClockSkewMs: options.maxClockSkewMs ?? DEFAULTS.maxClockSkewMs, scheduler };
+    this.limiter = new RateLimiter(options.maxHandshakesPerSecond ?? DEFAULTS.rate, options.handshakeBurst ?? DEFAULTS.burst, scheduler);
     this.maxEnvironments = options.maxEnvironments ?? DEFAULTS.maxEnvironments;
-    this.registrations = new Registrations(this.maxEnvironments * 8);
-    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, ...options.manager }, this.log);
+    this.registrations = new Registrations(this.maxEnvironments * 8, scheduler);
+    // The environments keep the host's clock unless the manager options name their own.
+    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...options.manager }, this.log);
     // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
   }
@@ -141,7 +147,7 @@ export class DirectHost {
     const known = new Set([...registered.map(([envId]) => envId), ...this.table.liveIds()]);
     if (known.has(id) || known.size < this.maxEnvironments) return true;
     const failed = new Set(this.table.failedIds());
-    const now = Date.now();
+    const now = this.scheduler.now();
     const evictable = registered.find(([envId, issuedAt]) => failed.has(envId) || (this.table.get(envId) === undefined && now - issuedAt > STALE_REGISTRATION_MS));
     if (evictable === undefined) return false;
     this.registrations.forget(evictable[0]);

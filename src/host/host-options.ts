@@ -1,5 +1,5 @@
 /** What a host is started with, and what it gives back. */
-import type { Observable } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
 import type { OperatorApiOptions } from './api/operator-api';
 import type { HostedEnvironment } from './hosted-environments';
@@ -48,6 +48,12 @@ export interface HostServerOptions {
    * off otherwise (then only the executors' routes are served).
    */
   readonly operator?: OperatorApiOptions;
+  /**
+   * The host's clock and timers: the handshake and operator rate limits, registration ages, the SigV4
+   * clock-skew check, the event streams' pings and stall timers, and (unless `manager.scheduler` says
+   * otherwise) every environment's timers. Specs pass a virtual-time scheduler. @default asyncScheduler
+   */
+  readonly scheduler?: SchedulerLike;
 }
 
 /** A running host. */

@@ -29,8 +29,8 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   }
   const instanceId = randomUUID();
   const direct = new DirectHost(options);
-  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId);
-  const routes = new HostRoutes([READINESS_ROUTE, ...(operator?.rows ?? [])], options.operator, instanceId, options.log ?? (() => undefined));
+  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.scheduler);
+  const routes = new HostRoutes([READINESS_ROUTE, ...(operator?.rows ?? [])], options.operator, instanceId, options.log ?? (() => undefined), options.scheduler);
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (routes.owns(req.url ?? '/')) routes.handle(req, res);
     else direct.onRequest(req, res);

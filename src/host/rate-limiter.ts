@@ -1,6 +1,9 @@
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
+
 /**
  * A token bucket: `ratePerSecond` tokens refill continuously up to `burst`. Timer-free (it computes the
- * refill from the clock on each take), so it holds no handle and needs no teardown.
+ * refill from the scheduler's clock on each take), so it holds no handle and needs no teardown.
  */
 export class RateLimiter {
   private tokens: number;
@@ -9,16 +12,17 @@ export class RateLimiter {
   constructor(
     private readonly ratePerSecond: number,
     private readonly burst: number,
-    private readonly now: () => number = Date.now,
+    /** The clock (`now()`). @default asyncScheduler */
+    private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {
     if (!(ratePerSecond > 0) || !(burst >= 1)) throw new RangeError('rate limit needs ratePerSecond > 0 and burst >= 1');
     this.tokens = burst;
-    this.last = now();
+    this.last = scheduler.now();
   }
 
   /** Takes one token; `false` when the bucket is empty (the caller answers 429). */
   tryTake(): boolean {
-    const now = this.now();
+    const now = this.scheduler.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.ratePerSecond);
     this.last = now;
     if (this.tokens < 1) return false;

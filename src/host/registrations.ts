@@ -5,6 +5,8 @@
  * never logged.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 
 /** The outcome of checking an upgrade's registration id and token. */
 export type TokenCheck =
@@ -38,10 +40,13 @@ export class Registrations {
   private readonly records = new Map<string, Record>();
   private readonly latest = new Map<string, { readonly registrationId: string; readonly issuedAt: number }>();
 
-  /** @param maxRecords how many registrations (all environments) are remembered. */
+  /**
+   * @param maxRecords how many registrations (all environments) are remembered.
+   * @param scheduler the clock a registration's `issuedAt` is read from (`now()`); default asyncScheduler.
+   */
   constructor(
     private readonly maxRecords: number,
-    private readonly now: () => number = Date.now,
+    private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {}
 
   /** Records a registration for `environmentId` signed by `accessKeyId`; it supersedes the previous one. */
@@ -49,7 +54,7 @@ export class Registrations {
     const registrationId = `reg-${randomUUID()}`;
     const token = randomBytes(32).toString('base64url');
     this.records.set(registrationId, { environmentId, accessKeyId, tokenDigest: digest(token) });
-    this.latest.set(environmentId, { registrationId, issuedAt: this.now() });
+    this.latest.set(environmentId, { registrationId, issuedAt: this.scheduler.now() });
     this.prune(environmentId);
     return { registrationId, token };
   }

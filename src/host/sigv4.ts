@@ -8,6 +8,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { RequestSigner } from 'aws4';
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 
 /** Accepted access key ids and their secret access keys. Never logged; never in an error. */
 export type AccessKeyStore = ReadonlyMap<string, string>;
@@ -31,8 +33,8 @@ export interface SigV4Policy {
   readonly maxClockSkewMs: number;
   /** Headers that must be among the signed ones (besides `host` and `x-amz-date`). */
   readonly requiredSignedHeaders?: readonly string[];
-  /** The clock. @default Date.now */
-  readonly now?: () => number;
+  /** The clock `x-amz-date` is held against (`now()`). @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
 }
 
 /** Why a request was refused; safe to log (it names no secret, no signature, no key id). */
@@ -93,7 +95,7 @@ function checkShape(request: SignedRequest, auth: ParsedAuthorization, policy: S
   const amzDate = single(request.headers['x-amz-date']) ?? '';
   const signedAt = parseAmzDate(amzDate);
   if (signedAt === undefined || !amzDate.startsWith(auth.date)) return 'malformed';
-  const now = (policy.now ?? Date.now)();
+  const now = (policy.scheduler ?? asyncScheduler).now();
   if (Math.abs(now - signedAt) > policy.maxClockSkewMs) return 'stale';
   return undefined;
 }

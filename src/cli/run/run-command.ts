@@ -29,7 +29,7 @@ export async function runCommand(options: RunOptions, executor: ExecutorTarget, 
     io.stdin.destroy();
     return EXIT_FAILED;
   }
-  const reporting = reportConnection(target.environment.connectionState$, say, { verbose: options.verbose });
+  const reporting = reportConnection(target.environment.connectionState$, say, { verbose: options.verbose, ...(io.scheduler === undefined ? {} : { scheduler: io.scheduler }) });
   try {
     const launched = await launch(target, options, io, say);
     return await supervise(launched, target, io, say);

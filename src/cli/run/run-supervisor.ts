@@ -3,7 +3,8 @@
  * to the command, and the exit status once the command closed (or why it could not).
  */
 import { constants } from 'node:os';
-import { firstValueFrom } from 'rxjs';
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler, firstValueFrom, from, race, timer } from 'rxjs';
 import { ExecutorExitedError } from '../../errors';
 import type { ExecProcess } from '../../exec/exec-process';
 import type { CliIo } from '../io';
@@ -22,10 +23,12 @@ const DISPOSE_LIMIT_MS = 3_000;
  * resolves with its exit status once it closed (all output written). Resolves 255 after writing one line when the process fails or the
  * executor exits — or 128+n, silently, when that exit follows signal n (the embedded executor shares
  * our process group, so a terminal's Ctrl-C reaches it too and it ends with its processes).
- * Restores the terminal and stops reading stdin before resolving. Never rejects.
+ * Restores the terminal and stops reading stdin before resolving. Never rejects. The cleanup's bounds
+ * run on `io.scheduler`.
  */
 export async function supervise(launched: Launched, target: OpenTarget, io: CliIo, say: (line: string) => void): Promise<number> {
   const { process, sink } = launched;
+  const scheduler = io.scheduler ?? asyncScheduler;
   const terminal = launched.tty ? rawTerminal(io.stdin) : undefined;
   const relay = sink === undefined ? undefined : relayStdin(io.stdin, sink);
   if (relay === undefined) io.stdin.destroy();
@@ -48,17 +51,16 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
     terminal?.restore();
     relay?.stop();
     // No waiting for a helper on an executor that is gone: its processes went with it.
-    if (sink !== undefined) await bounded(Promise.race([sink.dispose(), executorGone]), DISPOSE_LIMIT_MS);
+    if (sink !== undefined) await bounded(Promise.race([sink.dispose(), executorGone]), DISPOSE_LIMIT_MS, scheduler);
     // A sized pty's temp file is removed by a helper once the command ended: let it finish.
-    if (launched.tty) await bounded(Promise.race([target.environment.getExecBackend().idle(), executorGone]), DISPOSE_LIMIT_MS);
+    if (launched.tty) await bounded(Promise.race([target.environment.getExecBackend().idle(), executorGone]), DISPOSE_LIMIT_MS, scheduler);
   }
 }
 
-/** Waits for `work` at most `ms` (a lost connection must not hold up the exit). */
-async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
+/** Waits for `work` at most `ms` on `scheduler` (a lost connection must not hold up the exit). */
+async function bounded(work: Promise<unknown>, ms: number, scheduler: SchedulerLike): Promise<void> {
+  // Whichever comes first; the other is unsubscribed (the timer cancelled).
+  await firstValueFrom(race(from(work.catch(() => undefined)), timer(ms, scheduler)));
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
 import type { Environment } from '../../environment/environment';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { HostedEnvironments } from '../hosted-environments';
@@ -17,6 +17,8 @@ export interface ApiContext {
   readonly maxBodyBytes: number;
   /** How long a paused event stream waits for its client to take what was sent. */
   readonly stallMs: number;
+  /** The host's clock and timers (the event streams' stall timer). */
+  readonly scheduler: SchedulerLike;
 }
 
 /**

@@ -4,6 +4,8 @@
  * request an operator token authenticates (never executor credentials), within that token's rate limit,
  * and a request without a token spends the unauthenticated budget first. Every error is problem+json.
  */
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RateLimiter } from '../rate-limiter';
 import type { OperatorApiOptions } from './operator-api';
@@ -28,10 +30,11 @@ export class HostRoutes {
     private readonly access: RouteAccess | undefined,
     private readonly hostInstance: string,
     private readonly log: (line: string) => void,
+    private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {
     this.router = new Router(rows);
     const anonymousPerSecond = access?.unauthenticatedPerSecond ?? 20;
-    this.anonymous = new RateLimiter(anonymousPerSecond, anonymousBurst(anonymousPerSecond));
+    this.anonymous = new RateLimiter(anonymousPerSecond, anonymousBurst(anonymousPerSecond), scheduler);
   }
 
   /** Whether a request target is the table's (the rest belongs to the executors' routes). */
@@ -71,7 +74,7 @@ export class HostRoutes {
   private limiterOf(tokenId: string): RateLimiter {
     let limiter = this.perToken.get(tokenId);
     if (limiter === undefined) {
-      limiter = new RateLimiter(this.access?.requestsPerSecond ?? 100, this.access?.requestBurst ?? 200);
+      limiter = new RateLimiter(this.access?.requestsPerSecond ?? 100, this.access?.requestBurst ?? 200, this.scheduler);
       this.perToken.set(tokenId, limiter);
     }
     return limiter;

@@ -4,6 +4,8 @@
  * handshake budget, and answers every error as problem+json). `/api/v1/openapi.json` and the landing page
  * `/` are public rows; every other row needs a token.
  */
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 import { API_PREFIX } from '../../wire/operator-api';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { ApiContext } from './api-context';
@@ -67,16 +69,19 @@ export interface ServedRoute {
   readonly methods: readonly string[];
 }
 
-/** The operator API's rows of the host's route table (see `HostRoutes`). `close()` ends every event stream. */
+/**
+ * The operator API's rows of the host's route table (see `HostRoutes`). `close()` ends every event stream.
+ * Its pings and stall timers run on `scheduler` (the host's, `HostServerOptions.scheduler`).
+ */
 export class OperatorApi {
   /** Its rows: the landing page `/` and the OpenAPI document (public), then the API's routes (token). */
   readonly rows: readonly Route[];
   private readonly hub: SseHub;
 
-  constructor(environments: HostedEnvironments, options: OperatorApiOptions, hostInstance: string) {
+  constructor(environments: HostedEnvironments, options: OperatorApiOptions, hostInstance: string, scheduler: SchedulerLike = asyncScheduler) {
     checkOperatorOptions(options);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
-    this.hub = new SseHub(limits, hostInstance);
+    this.hub = new SseHub(limits, hostInstance, scheduler);
     const context: ApiContext = {
       hostInstance,
       environments,
@@ -84,6 +89,7 @@ export class OperatorApi {
       hub: this.hub,
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,
+      scheduler,
     };
     this.rows = [...operatorPublicRoutes(hostInstance), ...environmentRoutes(context), ...processRoutes(context)];
   }

@@ -12,7 +12,8 @@
  *   stream (the client resumes by seq). A subscriber that drains nothing for `stallMs` is ended too.
  * - The stream ends after `closed` or `failed`, and stops (unsubscribing) when the client goes away.
  */
-import type { Subscription } from 'rxjs';
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 import { takeWhile } from 'rxjs/operators';
 import type { ExecProcess } from '../../exec/exec-process';
 import type { ProcessEvent } from '../../exec/process-event';
@@ -31,10 +32,10 @@ export const DEFAULT_STALL_MS = 30_000;
 /**
  * Streams `process`'s events after `afterSeq` into `stream`; with `follow: false`, only what the host
  * holds now (its history, filled from the executor's window), then the stream ends. Returns at once;
- * teardown follows the stream's end.
+ * teardown follows the stream's end. The stall timer runs on `scheduler` (default asyncScheduler).
  */
-export function streamProcessEvents(process: ExecProcess, stream: SseStream, afterSeq: number, options: { readonly follow: boolean; readonly stallMs?: number }): void {
-  new ProcessEventPump(eventSourcesOf(process), stream, afterSeq, options.stallMs ?? DEFAULT_STALL_MS, options.follow).start();
+export function streamProcessEvents(process: ExecProcess, stream: SseStream, afterSeq: number, options: { readonly follow: boolean; readonly stallMs?: number; readonly scheduler?: SchedulerLike }): void {
+  new ProcessEventPump(eventSourcesOf(process), stream, afterSeq, options.stallMs ?? DEFAULT_STALL_MS, options.follow, options.scheduler ?? asyncScheduler).start();
 }
 
 class ProcessEventPump {
@@ -42,7 +43,7 @@ class ProcessEventPump {
   private replaying = false;
   /** The last replay stopped at the high water (rather than at the process's end). */
   private pausedReplay = false;
-  private stall: NodeJS.Timeout | undefined;
+  private stall: Subscription | undefined;
   /** What a fill still has to write (it pauses at the high water like a replay). */
   private fillQueue: FillItem[] = [];
 
@@ -53,6 +54,7 @@ class ProcessEventPump {
     private cursor: number,
     private readonly stallMs: number,
     private readonly follow: boolean,
+    private readonly scheduler: SchedulerLike,
   ) {
     stream.onEnd(() => this.stop());
   }
@@ -107,12 +109,12 @@ class ProcessEventPump {
   private afterDrain(): void {
     const res = this.stream.res;
     const resume = (): void => {
-      clearTimeout(this.stall);
+      this.stall?.unsubscribe();
       this.stall = undefined;
       this.start();
     };
     res.once('drain', resume);
-    this.stall = setTimeout(() => {
+    this.stall = this.scheduler.schedule(() => {
       res.off('drain', resume);
       this.stream.end();
     }, this.stallMs);
@@ -153,7 +155,7 @@ class ProcessEventPump {
     this.fillQueue = [];
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    clearTimeout(this.stall);
+    this.stall?.unsubscribe();
     this.stall = undefined;
   }
 }

@@ -134,7 +134,7 @@ export function processRoutes(context: ApiContext): Route[] {
           const after = resumeAfter(req, query);
           const follow = followOf(query);
           const { hosted } = target(context, params);
-          streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, { follow, stallMs: context.stallMs });
+          streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, { follow, stallMs: context.stallMs, scheduler: context.scheduler });
           return Promise.resolve();
         },
       },

@@ -1,9 +1,12 @@
 /**
  * Server-Sent Events for the operator API: the response headers (no buffering by proxies, no
  * compression), a bounded send buffer per subscriber, a comment ping every 15 s on every open stream
- * (one timer for the host, running only while a stream is open), and the per-token and total limits.
+ * (one timer for the host, on its scheduler, running only while a stream is open), and the per-token and
+ * total limits.
  */
 import type { ServerResponse } from 'node:http';
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { asyncScheduler, interval } from 'rxjs';
 import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
 import { ApiProblem } from './problem';
 
@@ -96,11 +99,13 @@ export class SseStream {
 export class SseHub {
   private readonly streams = new Set<SseStream>();
   private readonly perToken = new Map<string, number>();
-  private timer: NodeJS.Timeout | undefined;
+  private pings: Subscription | undefined;
 
   constructor(
     private readonly limits: SseLimits,
     private readonly hostInstance: string,
+    /** Drives the ping interval. @default asyncScheduler */
+    private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {}
 
   /** Open streams (bookkeeping). */
@@ -138,7 +143,7 @@ export class SseHub {
     }
     this.streams.add(stream);
     this.perToken.set(tokenId, (this.perToken.get(tokenId) ?? 0) + 1);
-    this.timer ??= setInterval(() => this.pingAll(), this.limits.pingMs);
+    this.pings ??= interval(this.limits.pingMs, this.scheduler).subscribe(() => this.pingAll());
     stream.onEnd(() => this.forget(stream));
     return stream;
   }
@@ -157,9 +162,9 @@ export class SseHub {
     const left = (this.perToken.get(stream.tokenId) ?? 1) - 1;
     if (left <= 0) this.perToken.delete(stream.tokenId);
     else this.perToken.set(stream.tokenId, left);
-    if (this.streams.size === 0 && this.timer !== undefined) {
-      clearInterval(this.timer);
-      this.timer = undefined;
+    if (this.streams.size === 0 && this.pings !== undefined) {
+      this.pings.unsubscribe();
+      this.pings = undefined;
     }
   }
 }

@@ -1,0 +1,59 @@
+/**
+ * `exec-rx run`'s supervisor in virtual time, with stand-ins for the process, its stdin sink and the
+ * target: once the command closed, cleaning up stdin (terminating the FIFO helper) may hold up the exit
+ * 3 s of `io.scheduler`'s time at most, and not at all when it finishes first. On a real timer the
+ * bounded wait would not end while the virtual clock moves.
+ */
+import { PassThrough } from 'node:stream';
+import { NEVER, of } from 'rxjs';
+import type { Launched } from '../../src/cli/run/launch';
+import type { OpenTarget } from '../../src/cli/run/run-target';
+import { supervise } from '../../src/cli/run/run-supervisor';
+import type { StdinSink } from '../../src/cli/terminal/stdin-relay';
+import type { ExecProcess } from '../../src/exec/exec-process';
+import type { ProcessEvent } from '../../src/exec/process-event';
+import { VirtualClock } from '../support/virtual-time';
+
+/** A command that exits with 3 and closes at once. */
+const closedProcess = (): ExecProcess => {
+  const events: ProcessEvent[] = [
+    { type: 'exited', seq: 1, exitCode: 3, sandboxDenied: false },
+    { type: 'closed', seq: 2 },
+  ];
+  const stub = { events$: of(...events), signal: () => Promise.resolve(), terminate: () => Promise.resolve(true) };
+  return stub as unknown as ExecProcess;
+};
+
+/** A stdin sink whose cleanup ends when `disposed` resolves. */
+const sinkUntil = (disposed: Promise<void>): StdinSink => ({ write: () => Promise.resolve(true), end: () => Promise.resolve(), dispose: () => disposed });
+
+/** Runs `supervise` for a command on `clock`, stdin left open; resolves with its exit status and whether it came. */
+function superviseOn(clock: VirtualClock, sink: StdinSink): { readonly status: Promise<number>; readonly done: () => boolean } {
+  const launched: Launched = { process: closedProcess(), sink, tty: false };
+  const target = { executorExit$: NEVER } as unknown as OpenTarget;
+  const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), env: {}, cwd: '/', scheduler: clock };
+  let done = false;
+  const status = supervise(launched, target, io, () => undefined);
+  void status.then(() => (done = true));
+  return { status, done: () => done };
+}
+
+describe('supervise: the bound on cleaning up stdin (virtual time)', () => {
+  it('exits at most 3 s of the scheduler\'s time after the command closed when the stdin helper does not finish', async () => {
+    const clock = new VirtualClock();
+    const run = superviseOn(clock, sinkUntil(new Promise<void>(() => undefined)));
+    await clock.advance(2_999);
+    expect(run.done()).toBe(false);
+    await clock.advance(1);
+    expect(run.done()).toBe(true);
+    expect(await run.status).toBe(3);
+  });
+
+  it('exits at once when the stdin helper finishes first, leaving no timer behind', async () => {
+    const clock = new VirtualClock();
+    const run = superviseOn(clock, sinkUntil(Promise.resolve()));
+    await clock.advance(0);
+    expect({ done: run.done(), at: clock.now(), timers: clock.actions.length }).toEqual({ done: true, at: 0, timers: 0 });
+    expect(await run.status).toBe(3);
+  });
+});
