@@ -16,6 +16,7 @@ export type { AcceptedSocket, CloseOptions, ConnectOptions, EnvironmentManagerOp
 export { Environment } from './environment/environment';
 export type { ConnectionState, EnvironmentObservedStatus } from './environment/connection-state';
 export type { EnvironmentInfoState } from './environment/environment-polls';
+export type { EnvironmentFacts } from './environment/environment-facts';
 export type { NetworkPolicyDecider, NetworkPolicyRequest } from './environment/network-policy';
 export type { NetworkPolicyDecision } from './wire/network';
 export type { Capabilities, EnvironmentInfo, ShellInfo } from './wire/environment';
@@ -31,7 +32,7 @@ export type { ProcessViewOptions } from './exec/exec-process';
 export type { ProcessStreamOptions } from './exec/process-stream-options';
 export type { HistoryFactory, HistoryInput, OutputHistory, OutputHistoryReader } from './exec/output-history';
 export type { ProcessState } from './exec/process-status';
-export type { ProcessSummary } from './exec/process-table';
+export type { ProcessSummary, ProcessTableFacts } from './exec/process-table';
 export type { OutputViewOptions, StreamSelection } from './exec/output-views';
 export type { CollectedOutput, RetainedHistory } from './exec/process-summaries';
 export type { FailedEvent, ProcessEvent, TruncatedEvent } from './exec/process-event';

@@ -15,6 +15,9 @@ import { toConnectionState } from './connection-state';
 import type { EnvironmentInfoState, EnvironmentPollOptions } from './environment-polls';
 import { failedProbe, INFO_TIMEOUT_MS, observedStatus, pollInfo, pollStatus, STATUS_TIMEOUT_MS, statusFromState } from './environment-polls';
 import { EnvironmentSession } from './environment-session';
+import type { EnvironmentFacts } from './environment-facts';
+import { diagnosticsOf, environmentFacts } from './environment-facts';
+import type { Diagnostic } from '../rpc/diagnostics';
 
 /** How long closing waits for helper processes cleaning up after sized ttys. */
 const HELPERS_IDLE_LIMIT_MS = 2_000;
@@ -79,6 +82,14 @@ export class Environment {
    */
   readonly info$: Observable<EnvironmentInfoState>;
 
+  /**
+   * What goes wrong on the connection without belonging to a call (an unparsable frame, a reply to an
+   * unknown id, a notification that failed its codec ...), as it happens, from whichever socket is
+   * current: nothing already received is lost because of one. Hot: a subscriber hears only what comes
+   * after it subscribed. Completes once the environment failed or closed; never errors.
+   */
+  readonly diagnostics$: Observable<Diagnostic>;
+
   /** @internal Built by EnvironmentManager, which owns `client`. */
   constructor(
     /** The environment id it was created under. */
@@ -95,6 +106,7 @@ export class Environment {
     this.processes$ = this.table.processes$;
     this.status$ = pollStatus(client, id, settings.polls, scheduler);
     this.info$ = pollInfo(client, id, settings.polls, scheduler, () => client.cachedInfo);
+    this.diagnostics$ = diagnosticsOf(client.state$);
     this.session = new EnvironmentSession(id, client);
     this.backend = new ExecBackend(this.session, settings.streamOptions, this.table, () => this.info());
     this.filesystem = new RemoteFileSystem(this.session);
@@ -119,6 +131,15 @@ export class Environment {
   /** A process of this environment while it is listed in {@link processes$}; `undefined` otherwise. */
   getProcess(processId: string): ExecProcess | undefined {
     return this.table.get(processId);
+  }
+
+  /**
+   * What the environment holds right now: calls waiting on the current connection, routed processes,
+   * the listed processes by state and what their histories hold. A new snapshot on each call (it walks
+   * the process list); read it when asked (a metrics scrape, a dashboard tick), not per event.
+   */
+  facts(): EnvironmentFacts {
+    return environmentFacts(this.client.state, this.table.facts());
   }
 
   /**

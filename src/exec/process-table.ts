@@ -35,6 +35,18 @@ export const DEFAULT_KEEP_CLOSED_MS = 80_000;
 /** Default {@link ProcessTableOptions.keepClosed}. */
 export const DEFAULT_KEEP_CLOSED = 256;
 
+/** What an environment's process list holds right now (part of `Environment.facts`). */
+export interface ProcessTableFacts {
+  /** Listed processes by state. */
+  readonly processes: Readonly<Record<ProcessState, number>>;
+  /** Events their histories hold for replay, all together. */
+  readonly retainedEvents: number;
+  /** Output bytes their histories hold for replay, all together. */
+  readonly retainedBytes: number;
+  /** Live subscribers of their histories, all together. */
+  readonly historySubscribers: number;
+}
+
 interface Entry {
   readonly process: ExecProcess;
   readonly argv: readonly string[];
@@ -102,6 +114,22 @@ export class ProcessTable {
   /** Listed processes (bookkeeping). */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** The listed processes by state and what their histories hold: a new object on each call, O(listed). */
+  facts(): ProcessTableFacts {
+    const processes: Record<ProcessState, number> = { running: 0, exited: 0, closed: 0, failed: 0 };
+    let retainedEvents = 0;
+    let retainedBytes = 0;
+    let historySubscribers = 0;
+    for (const { process } of this.entries.values()) {
+      processes[process.state] += 1;
+      const retained = process.retained;
+      retainedEvents += retained.events;
+      retainedBytes += retained.bytes;
+      historySubscribers += retained.subscribers;
+    }
+    return { processes, retainedEvents, retainedBytes, historySubscribers };
   }
 
   /**

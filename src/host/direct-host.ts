@@ -17,6 +17,7 @@ import { CONNECT_PATH, decodeEnvironmentId, parseTarget, readBody, REGISTER_PATH
 import type { HostServer, HostServerOptions } from './host-options';
 import { DIRECT_TRANSPORT, HOST_DEFAULTS as DEFAULTS } from './host-options';
 import { HostedEnvironments } from './hosted-environments';
+import type { HostMonitor } from './host-monitor';
 import { RateLimiter } from './rate-limiter';
 import { Registrations } from './registrations';
 import type { IssuedRegistration } from './registrations';
@@ -100,12 +101,13 @@ export class DirectHost {
   }
 
   /** The running host; `beforeClose` runs first when it closes (the operator API ends its streams). */
-  serve(server: Server, url: string, instanceId: string, beforeClose: () => void): HostServer {
+  serve(server: Server, url: string, instanceId: string, monitor: HostMonitor, beforeClose: () => void): HostServer {
     let closing: Promise<void> | undefined;
     return {
       url,
       instanceId,
       environments$: this.table.environments$,
+      monitor,
       environment: (id) => this.table.get(id),
       joinCommand: (environmentId = '<environment-id>') => this.joinCommand(this.options.publicUrl ?? url, environmentId),
       dropSocket: (id) => this.table.dropSocket(id),

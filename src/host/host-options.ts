@@ -2,6 +2,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
 import type { OperatorApiOptions } from './api/operator-api';
+import type { HostMonitor } from './host-monitor';
 import type { HostedEnvironment } from './hosted-environments';
 import type { AccessKeyStore } from './sigv4';
 
@@ -67,6 +68,11 @@ export interface HostServer {
    * on each change. Replays the current list to each subscriber; completes when the host closes; never errors.
    */
   readonly environments$: Observable<readonly HostedEnvironment[]>;
+  /**
+   * What an operator watches: the figures of the moment (`monitor.facts()`) and each environment's
+   * diagnostics and state changes as they happen (`monitor.events$`). The host's own log reads it too.
+   */
+  readonly monitor: HostMonitor;
   /** The current generation of one environment. */
   environment(id: string): HostedEnvironment | undefined;
   /** The command an executor runs to join, with `<placeholders>` where the credentials go. */

@@ -14,6 +14,7 @@ import { OperatorApi } from './api/operator-api';
 import { READINESS_ROUTE } from './api/routes-public';
 import { DirectHost } from './direct-host';
 import { hostPort, isLoopbackHost } from './host-http';
+import { describeDiagnostic, HostMonitor } from './host-monitor';
 import type { HostServer, HostServerOptions } from './host-options';
 import { HOST_DEFAULTS as DEFAULTS } from './host-options';
 
@@ -30,7 +31,13 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   const instanceId = randomUUID();
   const direct = new DirectHost(options);
   const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.scheduler);
-  const routes = new HostRoutes([READINESS_ROUTE, ...(operator?.rows ?? [])], options.operator, instanceId, options.log ?? (() => undefined), options.scheduler);
+  const log = options.log ?? (() => undefined);
+  const routes = new HostRoutes([READINESS_ROUTE, ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler);
+  const monitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
+  // The host's log reads the monitor's events like any other reader (the state changes it logs itself).
+  monitor.events$.subscribe((event) => {
+    if (event.type === 'diagnostic') log(`environment ${event.environmentId} generation ${event.generation}: ${describeDiagnostic(event.diagnostic)}`);
+  });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (routes.owns(req.url ?? '/')) routes.handle(req, res);
     else direct.onRequest(req, res);
@@ -50,6 +57,6 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   const address = server.address();
   // An invariant, not an error of the caller's: a server listening on a port always has a TCP address, so no code fits.
   if (address === null || typeof address === 'string') throw new Error('host server has no TCP address');
-  return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, address.port)}`, instanceId, () => operator?.close());
+  return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, address.port)}`, instanceId, monitor, () => operator?.close());
 }
 

@@ -4,7 +4,7 @@
  * later sockets of a live generation go to `replaceAcceptedWebsocket`.
  */
 import type { Subscription } from 'rxjs';
-import { BehaviorSubject } from 'rxjs';
+import { BehaviorSubject, Subject } from 'rxjs';
 import type WebSocket from 'ws';
 import type { ExecClientErrorCode } from '../errors';
 import { ExecClientError } from '../errors';
@@ -13,6 +13,7 @@ import type { Environment } from '../environment/environment';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
 import { EnvironmentManager, memoryHistories } from '../environment/environment-manager';
 import type { HistoryFactory } from '../exec/output-history';
+import type { Diagnostic } from '../rpc/diagnostics';
 import type { EnvironmentInfo } from '../wire/environment';
 
 /** `starting` until the first handshake finished; then the environment's connection state (see `ConnectionState`). */
@@ -35,6 +36,35 @@ export interface HostedEnvironment {
   /** The library's code of that error (`RESUME_FAILED`, `TRANSPORT_CLOSED` ...). */
   readonly errorCode: ExecClientErrorCode | undefined;
 }
+
+/**
+ * Something that happened to an environment the host serves, as it happened: its connection's
+ * diagnostics (see `Environment.diagnostics$`), and each change of its state (a reconnect shows as
+ * `disconnected` then `connected`, a lost session as `failed`). Carries no secret.
+ */
+export type HostEvent =
+  | {
+      /** The kind of event. */
+      readonly type: 'diagnostic';
+      /** The environment it happened on. */
+      readonly environmentId: string;
+      /** Its generation. */
+      readonly generation: number;
+      /** What went wrong on its connection (it stays up). */
+      readonly diagnostic: Diagnostic;
+    }
+  | {
+      /** The kind of event. */
+      readonly type: 'state';
+      /** The environment whose state changed. */
+      readonly environmentId: string;
+      /** Its generation. */
+      readonly generation: number;
+      /** Its new state. */
+      readonly state: HostedState;
+      /** The library's code of the error that made it so, for `disconnected` and `failed`. */
+      readonly errorCode: ExecClientErrorCode | undefined;
+    };
 
 interface Slot {
   view: HostedEnvironment;
@@ -60,10 +90,20 @@ export class HostedEnvironments {
   /** Every environment, current generation only, in first-seen order. Replays the current list; completes on close. */
   readonly environments$ = this.subject.asObservable();
 
+  private readonly eventSubject = new Subject<HostEvent>();
+
+  /** Each {@link HostEvent} as it happens (hot: no replay). Completes on close; never errors. */
+  readonly events$ = this.eventSubject.asObservable();
+
   constructor(
     private readonly managerOptions: EnvironmentManagerOptions,
     private readonly log: (line: string) => void,
   ) {}
+
+  /** Every environment's current generation, in first-seen order. */
+  all(): readonly HostedEnvironment[] {
+    return this.subject.getValue();
+  }
 
   /** The current generation of `id`. */
   get(id: string): HostedEnvironment | undefined {
@@ -121,6 +161,7 @@ export class HostedEnvironments {
     await Promise.all(slots.map((slot) => this.release(slot)));
     for (const slot of slots) slot.socket?.terminate();
     this.subject.complete();
+    this.eventSubject.complete();
   }
 
   private startGeneration(id: string, socket: WebSocket, generation: number): void {
@@ -130,6 +171,7 @@ export class HostedEnvironments {
     this.slots.set(id, slot);
     this.log(`environment ${id} generation ${generation}: starting`);
     this.publish();
+    this.eventSubject.next({ type: 'state', environmentId: id, generation, state: 'starting', errorCode: undefined });
     EnvironmentManager.fromAcceptedWebsocket(id, socket, { ...this.managerOptions, outputHistory: this.outputHistory() }).then(
       (manager) => this.started(slot, manager),
       (error: unknown) => {
@@ -157,6 +199,8 @@ export class HostedEnvironments {
     slot.manager = manager;
     this.update(slot, { environment });
     slot.watching = environment.connectionState$.subscribe((state) => this.onState(slot, environment, state));
+    const { id, generation } = slot.view;
+    slot.watching.add(environment.diagnostics$.subscribe((diagnostic) => this.eventSubject.next({ type: 'diagnostic', environmentId: id, generation, diagnostic })));
   }
 
   private onState(slot: Slot, environment: Environment, state: ConnectionState): void {
@@ -183,8 +227,10 @@ export class HostedEnvironments {
     const before = slot.view;
     slot.view = { ...before, ...change };
     if (slot.view.state !== before.state) {
+      const { id, generation, state, errorCode } = slot.view;
       const error = slot.view.error === undefined ? '' : `: ${slot.view.error}`;
-      this.log(`environment ${slot.view.id} generation ${slot.view.generation}: ${slot.view.state}${error}`);
+      this.log(`environment ${id} generation ${generation}: ${state}${error}`);
+      this.eventSubject.next({ type: 'state', environmentId: id, generation, state, errorCode });
     }
     this.publish();
   }

@@ -16,7 +16,11 @@ export type { HostServer, HostServerOptions } from './host-options';
 export { DIRECT_TRANSPORT } from './host-options';
 
 /* What it serves: one entry per environment id, current generation */
-export type { HostedEnvironment, HostedState } from './hosted-environments';
+export type { HostedEnvironment, HostedState, HostEvent } from './hosted-environments';
+
+/* What an operator watches: the facts of the moment and the events as they happen */
+export { HostMonitor } from './host-monitor';
+export type { HostFacts } from './host-monitor';
 
 /* The access keys it accepts */
 export { loadHostCredentials } from './host-credentials';

@@ -102,6 +102,11 @@ export class OperatorApi {
     return this.rows.filter((route) => route.path.startsWith(`${API_PREFIX}/`)).map((route) => ({ path: route.path, methods: methodsOf(route) }));
   }
 
+  /** Open event streams (see `HostMonitor.facts`). */
+  get eventStreams(): number {
+    return this.hub.size;
+  }
+
   /** Ends every event stream (the host is closing). */
   close(): void {
     this.hub.close();
