@@ -7,7 +7,7 @@ import { filter } from 'rxjs/operators';
 import { EnvironmentManager, ReplacementRejectedError } from '../../src';
 import type { ConnectionState, EnvironmentManager as Manager, EnvironmentManagerOptions } from '../../src';
 import type { Acceptor } from '../support/acceptor';
-import { startAcceptor } from '../support/acceptor';
+import { acceptedFixture } from '../support/accepted-fixture';
 import { ScriptedPeer } from '../support/scripted-peer';
 
 const SESSION_ALREADY_ATTACHED_ERROR_CODE = -32010;
@@ -39,17 +39,11 @@ function connectedAgain(manager: Manager): Promise<ConnectionState> {
 const emptyRead = { chunks: [], nextSeq: 1, exited: false, exitCode: null, closed: false, failure: null, sandboxDenied: false };
 
 describe('accepted websocket', () => {
+  const fixture = acceptedFixture();
+  const { managers, peers } = fixture;
   let acceptor: Acceptor;
-  const managers: EnvironmentManager[] = [];
-  const peers: ScriptedPeer[] = [];
-
-  beforeEach(async () => {
-    acceptor = await startAcceptor();
-  });
-  afterEach(async () => {
-    for (const manager of managers.splice(0)) await manager.close();
-    for (const peer of peers.splice(0)) peer.close();
-    await acceptor.close();
+  beforeEach(() => {
+    acceptor = fixture.acceptor();
   });
 
   it('rejects initial resume session id', async () => {

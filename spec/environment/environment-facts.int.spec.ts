@@ -7,23 +7,17 @@ import { filter, take, toArray } from 'rxjs/operators';
 import { EnvironmentManager } from '../../src';
 import type { Diagnostic, Environment } from '../../src';
 import type { Acceptor } from '../support/acceptor';
-import { startAcceptor } from '../support/acceptor';
+import { acceptedFixture } from '../support/accepted-fixture';
 import { ScriptedPeer } from '../support/scripted-peer';
 
 const options = { clientName: 'host-test', initializeTimeoutMs: 5_000, keepalive: false } as const;
 
 describe('environment facts and diagnostics', () => {
+  const fixture = acceptedFixture();
+  const { managers, peers } = fixture;
   let acceptor: Acceptor;
-  const managers: EnvironmentManager[] = [];
-  const peers: ScriptedPeer[] = [];
-
-  beforeEach(async () => {
-    acceptor = await startAcceptor();
-  });
-  afterEach(async () => {
-    for (const manager of managers.splice(0)) await manager.close();
-    for (const peer of peers.splice(0)) peer.close();
-    await acceptor.close();
+  beforeEach(() => {
+    acceptor = fixture.acceptor();
   });
 
   async function connected(): Promise<{ peer: ScriptedPeer; environment: Environment; manager: EnvironmentManager }> {
