@@ -56,8 +56,11 @@ export class SpyFs implements LogFs {
   readonly syncs: { readonly path: string; readonly at: number }[] = [];
   /** Write calls to segment files. */
   segmentWrites = 0;
-  /** When set, writes to files whose path ends with it fail with this errno code. */
-  failWrites: { readonly suffix: string; readonly code: string } | undefined;
+  /** When set, writes to the files it picks fail with its errno code. */
+  failWrites: { readonly path: (path: string) => boolean; readonly code: string } | undefined;
+  /** While true, writes to segments wait until {@link releaseWrite} lets them through, one by one. */
+  holdWrites = false;
+  private readonly held: (() => void)[] = [];
 
   constructor(private readonly clock?: VirtualClock) {}
 
@@ -70,8 +73,9 @@ export class SpyFs implements LogFs {
         return file.read(buffer, length, position);
       },
       write: async (data) => {
+        if (this.holdWrites && path.endsWith('.seg')) await new Promise<void>((resolve) => this.held.push(resolve));
         const fail = this.failWrites;
-        if (fail !== undefined && path.endsWith(fail.suffix)) throw Object.assign(new Error(`${fail.code}: no space left, write '${path}'`), { code: fail.code });
+        if (fail !== undefined && fail.path(path)) throw Object.assign(new Error(`${fail.code}: no space left, write '${path}'`), { code: fail.code });
         if (path.endsWith('.seg')) this.segmentWrites += 1;
         return file.write(data);
       },
@@ -80,6 +84,14 @@ export class SpyFs implements LogFs {
         return file.datasync();
       },
     };
+  }
+  /** Writes waiting while {@link holdWrites}. */
+  get heldWrites(): number {
+    return this.held.length;
+  }
+  /** Lets the oldest held write go on. */
+  releaseWrite(): void {
+    this.held.shift()?.();
   }
   readFile = nodeLogFs.readFile;
   rename = nodeLogFs.rename;

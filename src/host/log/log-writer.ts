@@ -123,16 +123,27 @@ export class LogWriter {
   }
 
   private kick(): void {
-    this.draining ??= new Promise<void>((resolve) => queueMicrotask(resolve))
-      .then(() => this.drain())
-      .finally(() => {
-        this.draining = undefined;
-      });
+    if (this.draining === undefined) this.draining = this.drain();
   }
 
-  /** The write loop: one `write` per queued buffer, in order, until the queue is empty or the log fails. */
+  /**
+   * The write loop: one `write` per queued buffer, in order, until the queue is empty or the log fails;
+   * then the sync an exit or close asked for. It clears `draining` in the same turn it finds the queue
+   * empty, so an append never waits behind a loop that has already looked.
+   */
   private async drain(): Promise<void> {
-    for (let batch = this.queue.shift(); batch !== undefined && this.state.failure === undefined; batch = this.queue.shift()) {
+    await Promise.resolve(); // the appends of this turn join the buffer first
+    for (;;) {
+      const batch = this.state.failure === undefined ? this.queue.shift() : undefined;
+      if (batch === undefined) {
+        if (this.urgent && this.state.failure === undefined) {
+          this.urgent = false;
+          await this.sync.syncNow();
+          continue;
+        }
+        this.draining = undefined;
+        return;
+      }
       let operation: LogWriteOperation = 'open';
       try {
         const file = await this.writerOf(batch.segment);
@@ -142,13 +153,9 @@ export class LogWriter {
         await this.writeIndex(batch.segment);
       } catch (error: unknown) {
         this.fail(operation, error);
-        return;
+        continue;
       }
       if (this.state.diskBytes > this.settings.quotaBytes) await this.trimmer.trimTo(this.settings.quotaBytes);
-    }
-    if (this.urgent && this.state.failure === undefined) {
-      this.urgent = false;
-      await this.sync.syncNow();
     }
   }
 
