@@ -1,8 +1,12 @@
 /** Errors of the host's output logs on disk: a write or a read the disk refused (ENOSPC, EIO, ...). */
 import { ExecClientError } from './exec-client-error';
 
-/** What an output log was doing when the disk refused: making its files, appending, syncing, cutting. */
-export type LogWriteOperation = 'open' | 'write' | 'sync' | 'truncate' | 'manifest';
+/**
+ * What an output log was doing when the disk refused: making its files (`open`), appending (`write`),
+ * syncing (`sync`), recording what its quota dropped (`manifest`), recording the process's state
+ * (`metadata`), or removing its files (`remove`).
+ */
+export type LogWriteOperation = 'open' | 'write' | 'sync' | 'manifest' | 'metadata' | 'remove';
 
 /**
  * Appending to a process's output log failed: the disk is full (`ENOSPC`), failing (`EIO`), or refused
