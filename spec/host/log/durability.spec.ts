@@ -21,12 +21,14 @@ describe('OutputLog durability', () => {
     const start = clock.now();
     let seq = 0;
     // 3.5 s of output, a chunk every 50 ms, each written before the next comes.
+    const idle = (): Promise<void> => settle(() => log.backlogBytes === 0 && fs.busy === 0);
     for (let step = 0; step < 70; step += 1) {
       seq += 1;
       log.append(outputBytes(seq, payload(seq)));
-      await settle(() => log.backlogBytes === 0);
+      await idle();
       clock.advance(50);
-      await settle();
+      await settle(undefined, 3); // a sync the timer started has called datasync
+      await idle();
     }
     const timed = fs.syncs.map((sync) => sync.at - start);
     expect(fs.segmentWrites).toBe(70);

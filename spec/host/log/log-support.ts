@@ -37,9 +37,12 @@ export class VirtualClock {
   }
 }
 
-/** Lets pending I/O and promise chains run until `done()` holds (at most ~2000 turns of the event loop). */
-export async function settle(done: () => boolean = () => false, turns = 2000): Promise<void> {
-  for (let i = 0; i < turns && !done(); i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * Lets pending I/O and promise chains run until `done()` holds (real I/O, a disk sync included: up to
+ * 100000 turns of the event loop), or, without `done`, for `turns` turns.
+ */
+export async function settle(done?: () => boolean, turns = done === undefined ? 10 : 100_000): Promise<void> {
+  for (let i = 0; i < turns && !(done?.() ?? false); i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /** One read call seen by {@link SpyFs}. */
@@ -56,6 +59,8 @@ export class SpyFs implements LogFs {
   readonly syncs: { readonly path: string; readonly at: number }[] = [];
   /** Write calls to segment files. */
   segmentWrites = 0;
+  /** Writes and syncs in progress. */
+  busy = 0;
   /** When set, writes to the files it picks fail with its errno code. */
   failWrites: { readonly path: (path: string) => boolean; readonly code: string } | undefined;
   /** While true, writes to segments wait until {@link releaseWrite} lets them through, one by one. */
@@ -77,11 +82,21 @@ export class SpyFs implements LogFs {
         const fail = this.failWrites;
         if (fail !== undefined && fail.path(path)) throw Object.assign(new Error(`${fail.code}: no space left, write '${path}'`), { code: fail.code });
         if (path.endsWith('.seg')) this.segmentWrites += 1;
-        return file.write(data);
+        this.busy += 1;
+        try {
+          await file.write(data);
+        } finally {
+          this.busy -= 1;
+        }
       },
-      datasync: () => {
+      datasync: async () => {
         if (path.endsWith('.seg')) this.syncs.push({ path, at: this.clock?.now() ?? 0 });
-        return file.datasync();
+        this.busy += 1;
+        try {
+          await file.datasync();
+        } finally {
+          this.busy -= 1;
+        }
       },
     };
   }
@@ -96,7 +111,12 @@ export class SpyFs implements LogFs {
   readFile = nodeLogFs.readFile;
   rename = nodeLogFs.rename;
   unlink = nodeLogFs.unlink;
-  removeTree = nodeLogFs.removeTree;
+  /** Directories removed whole, in order. */
+  readonly removedTrees: string[] = [];
+  removeTree = (path: string): Promise<void> => {
+    this.removedTrees.push(path);
+    return nodeLogFs.removeTree(path);
+  };
   fileSize = nodeLogFs.fileSize;
   mkdir = nodeLogFs.mkdir;
   readdir = nodeLogFs.readdir;

@@ -6,6 +6,8 @@
 import type { Observable } from 'rxjs';
 import { BehaviorSubject, filter, firstValueFrom, map, Subject } from 'rxjs';
 import type { OutputLogError } from '../../errors';
+import { OutputLogReadError } from '../../errors';
+import { errnoOf } from './log-fs';
 import type { SequencedEvent } from '../../wire/process-event';
 import type { LogRead } from './log-event';
 import { LogReadRun } from './log-reader';
@@ -62,12 +64,14 @@ export class OutputLog {
 
   /**
    * The log found in `dir`, recovered (a torn last record cut off) and sealed: it takes no appends, and
-   * readers end once they have read it. Rejects with the file system's error when it cannot be read.
+   * readers end once they have read it. Rejects with OutputLogReadError when its files cannot be read.
    */
   static async open(dir: string, processId: string, options: OutputLogOptions = {}): Promise<OutputLog> {
     const resolved = resolveLogOptions(options);
     const state = new LogState(dir, processId, resolved.fs);
-    const recovered = await recoverLog(resolved.fs, dir, { indexIntervalBytes: resolved.indexIntervalBytes, windowBytes: resolved.readWindowBytes });
+    const recovered = await recoverLog(resolved.fs, dir, { indexIntervalBytes: resolved.indexIntervalBytes, windowBytes: resolved.readWindowBytes }).catch((error: unknown) => {
+      throw new OutputLogReadError(processId, errnoOf(error));
+    });
     state.segments.push(...recovered.segments);
     state.dropped = recovered.dropped;
     state.lastSeq = state.heldSeq = recovered.lastSeq;
