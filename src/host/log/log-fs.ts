@@ -15,8 +15,6 @@ export interface LogFile {
   datasync(): Promise<void>;
   /** Cuts the file to `length` bytes. */
   truncate(length: number): Promise<void>;
-  /** The file's size in bytes. */
-  size(): Promise<number>;
   /** Closes the file. */
   close(): Promise<void>;
 }
@@ -65,7 +63,6 @@ async function openFile(path: string, mode: LogFileMode): Promise<LogFile> {
     },
     datasync: () => handle.datasync(),
     truncate: (length) => handle.truncate(length),
-    size: async () => (await handle.stat()).size,
     close: () => handle.close(),
   };
 }

@@ -22,20 +22,29 @@ import { RECORD_HEADER_BYTES, recordBytes, writeRecord } from './record';
 import { Segment } from './segment';
 import { SparseIndex } from './sparse-index';
 
-/** The writer's settings (resolved from the log's options). */
+/** The writer's settings (resolved from the log's options; see `OutputLogOptions` for each). */
 export interface WriterSettings {
+  /** Bytes at which a segment rolls. */
   readonly segmentBytes: number;
+  /** Bytes between sparse index entries. */
   readonly indexIntervalBytes: number;
+  /** The log's quota. */
   readonly quotaBytes: number;
+  /** Backlog at which the caller is told to pause. */
   readonly highWaterBytes: number;
+  /** Backlog at which it may go on. */
   readonly lowWaterBytes: number;
+  /** The least time between two timed syncs. */
   readonly syncIntervalMs: number;
+  /** The clock and the sync timer. */
   readonly scheduler: SchedulerLike;
+  /** The write buffers. */
   readonly pool: BufferPool;
   /** Resolves when the log's directory may be made (a replaced log's files are gone); rejects to fail the log. */
   readonly ready: Promise<void>;
-  /** Called when the log fails or rolls a segment (the store checks its bound). */
+  /** Called once when the log fails. */
   readonly onFailure: (error: OutputLogError) => void;
+  /** Called when the log rolls a segment (the store checks its bound). */
   readonly onRoll: () => void;
 }
 
@@ -56,7 +65,9 @@ export class LogWriter {
   private draining: Promise<void> | undefined;
   private urgent = false;
   private madeDir = false;
+  /** The log's syncs. */
   readonly sync: LogSync;
+  /** The log's quota (and the store's trims). */
   readonly trimmer: LogTrimmer;
 
   constructor(

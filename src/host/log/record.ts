@@ -144,6 +144,3 @@ function eventAt(source: Buffer, offset: number, size: number): TimedEvent {
   const chunk = new Uint8Array(source.buffer, source.byteOffset + offset + RECORD_HEADER_BYTES, size - RECORD_HEADER_BYTES);
   return { type: 'output', seq, stream, chunk, time };
 }
-
-/** The seq a record's header claims, without checking the record (what a sparse index entry is checked against). */
-export const headerSeq = (source: Buffer, offset: number): number => readU64(source, offset + 16);
