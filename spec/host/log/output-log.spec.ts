@@ -5,6 +5,7 @@ import { RECORD_HEADER_BYTES } from '../../../src/host/log/record';
 import type { SequencedEvent } from '../../../src/wire/process-event';
 import { closed, exited, output, outputBytes } from '../../exec/event-builders';
 import type { LogEvent } from '../../../src/host/log/log-event';
+import { truncatedRange } from '../../../src/host/log/log-event';
 import { readAll, removeTempDirs, SpyFs, tempDir, untimed, VirtualClock } from './log-support';
 
 afterEach(removeTempDirs);
@@ -58,10 +59,32 @@ describe('OutputLog', () => {
     const rest = await readAll(reopened, after, 1024 * 1024);
     const expected = createHash('sha256');
     for (const chunk of chunks.slice(after)) expected.update(chunk);
-    expect(sha256(rest)).toBe(expected.digest('hex'));
+    expect({ after, sha256: sha256(rest) }).toEqual({ after, sha256: expected.digest('hex') });
     expect(rest[0]).toMatchObject({ seq: after + 1 });
     await reopened.close();
   }, 120_000);
+
+  it('batches the appends of a turn into one write call per write buffer, none per record', async () => {
+    const fs = new SpyFs();
+    const log = OutputLog.create(await tempDir(), 'p', { fs });
+    for (let seq = 1; seq <= 1000; seq += 1) log.append(outputBytes(seq, new Uint8Array(1000 - RECORD_HEADER_BYTES)));
+    await log.flush();
+    expect({ writes: fs.segmentWrites, syncs: fs.syncs.length, bytes: log.diskBytes }).toEqual({ writes: 1, syncs: 1, bytes: 1_000_000 });
+    for (let seq = 1001; seq <= 3000; seq += 1) log.append(outputBytes(seq, new Uint8Array(1000 - RECORD_HEADER_BYTES)));
+    await log.close();
+    expect(fs.segmentWrites).toBe(3); // 2 MB more: two 1 MiB buffers
+  });
+
+  it('ignores an event whose seq does not increase, and marks the seqs before its first as not held', async () => {
+    const log = OutputLog.create(await tempDir(), 'p');
+    log.append(output(3, 'c'));
+    log.append(output(1, 'a'));
+    log.append(output(3, 'again'));
+    log.append(output(Number.NaN, 'nan'));
+    log.append(closed(4));
+    expect(untimed(await readAll(log))).toEqual([truncatedRange('evicted', 1, 2, 0), output(3, 'c'), closed(4)]);
+    await log.close();
+  });
 
   it('rolls segments at their size, each named by its first seq', async () => {
     const dir = await tempDir();

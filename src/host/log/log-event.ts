@@ -20,8 +20,9 @@ export type TimedEvent = Timed<OutputEvent> | Timed<ExitedEvent> | Timed<ClosedE
  * Why a log cannot give a range of seqs: `quota` (whole segments dropped between the first and the
  * newest ones to keep the process within its quota), `corrupt` (a record failed its CRC or its framing
  * on disk; never served), `writeFailed` (taken while the disk refused writes, never written), `released`
- * (the owner released the history), `evicted` (the whole log was removed by the store's total bound or
- * its retention while a reader was on it).
+ * (the owner released the history), `evicted` (the log does not hold them at all: the store removed the
+ * whole log, by its total bound or its retention, while a reader was on it; or they come before the
+ * log's first seq, never recorded).
  */
 export type TruncationReason = 'quota' | 'corrupt' | 'writeFailed' | 'released' | 'evicted';
 

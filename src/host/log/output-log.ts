@@ -151,7 +151,9 @@ export class OutputLog {
    * until it is written), and a write follows in a later turn. Returns false when the unwritten backlog
    * is at the high mark: pause the producer until `whenBelowLowMark()`. Never throws, never blocks.
    *
-   * Events must come in increasing seq order: one at or below the last seq is ignored. After `closed`
+   * Events must come in increasing seq order: one at or below the last seq (or not a positive safe
+   * integer) is ignored. A chunk over 64 MiB, or one the host has no memory to queue, fails the log
+   * (`EFBIG`, `UNKNOWN`). After `closed`
    * (which flushes and syncs at once, then closes the files) appends are ignored. After a failure they
    * are counted as lost (readers get a `writeFailed` marker for them) and true is returned.
    */
@@ -164,12 +166,18 @@ export class OutputLog {
       state.lostBytes += event.type === 'output' ? event.chunk.byteLength : 0;
       return true;
     }
-    if (writer === undefined || state.end !== undefined || event.seq <= state.lastSeq) return !(writer?.pressure.value ?? false);
+    if (writer === undefined || state.end !== undefined || !(Number.isSafeInteger(event.seq) && event.seq > state.lastSeq)) return !(writer?.pressure.value ?? false);
     if (event.type === 'output' && event.chunk.byteLength > MAX_RECORD_PAYLOAD_BYTES) {
       writer.fail('write', { code: 'EFBIG' });
       return this.append(event);
     }
-    writer.take(event, this.options.scheduler.now());
+    try {
+      writer.take(event, Math.max(0, Math.floor(this.options.scheduler.now())));
+    } catch (error: unknown) {
+      // No room for its write buffer (or a value no record can hold): what the log cannot keep fails it.
+      writer.fail('write', error);
+      return this.append(event);
+    }
     this.appended.next(event.seq);
     if (event.type !== 'output') this.hooks.onLifecycle?.(event);
     if (event.type === 'closed') this.finishWriting('closed');
