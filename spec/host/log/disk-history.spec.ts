@@ -7,7 +7,7 @@ import { OutputLog } from '../../../src/host/log/output-log';
 import { OutputLogStore } from '../../../src/host/log/output-log-store';
 import type { FailedEvent } from '../../../src/exec/process-event';
 import { closed, exited, output, outputBytes } from '../../exec/event-builders';
-import { removeTempDirs, settle, SpyFs, tempDir } from './log-support';
+import { removeTempDirs, settle, SpyFs, tempDir, VirtualClock } from './log-support';
 
 afterEach(removeTempDirs);
 
@@ -116,7 +116,8 @@ describe('DiskHistory', () => {
 
 describe('diskHistories', () => {
   it('makes each process a log in the store under its environment, and records its end', async () => {
-    const store = await OutputLogStore.open({ dataDir: await tempDir(), totalBytes: 1 << 30 });
+    const clock = new VirtualClock();
+    const store = await OutputLogStore.open({ dataDir: await tempDir(), totalBytes: 1 << 30, scheduler: clock.scheduler });
     const make = diskHistories(store, 'env-7', { launch: (processId) => ({ argv: ['run', processId], tty: false }) });
     const ok = make('ok');
     const bad = make('bad');
