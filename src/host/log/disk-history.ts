@@ -57,6 +57,10 @@ interface Reader {
  * after `release()` one marker for everything. A write failure of the log is not a process failure:
  * replays get a `writeFailed` marker for what it could not keep, then go live; the store's `failures$`
  * carries the error. A read error ends a replay with a `failed` event (OutputLogReadError).
+ *
+ * Teardown: the history holds no timers. It ends the log's writing (`closed`, `failed` or `release()`
+ * seal it) but never closes it: the log belongs to whoever made it (the store closes its logs in
+ * `close()`).
  */
 export class DiskHistory implements OutputHistory {
   private readonly live = new Set<Reader>();
