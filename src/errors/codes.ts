@@ -33,6 +33,8 @@ export type ExecClientErrorCode =
   | 'CONFIG_INVALID'
   | 'EXECUTOR_START_FAILED'
   | 'EXECUTOR_EXITED'
+  | 'LOG_WRITE_FAILED'
+  | 'LOG_READ_FAILED'
   | OperatorApiErrorCode;
 
 /**

@@ -22,3 +22,5 @@ export {
 } from './process-errors';
 export type { HelperKind } from './setup-errors';
 export { ConfigError, ExecutorExitedError, ExecutorStartError, HelperFailedError } from './setup-errors';
+export type { LogWriteOperation } from './log-errors';
+export { OutputLogError, OutputLogReadError } from './log-errors';

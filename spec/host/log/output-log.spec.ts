@@ -1,0 +1,116 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { OutputLog } from '../../../src/host/log/output-log';
+import { RECORD_HEADER_BYTES } from '../../../src/host/log/record';
+import type { SequencedEvent } from '../../../src/wire/process-event';
+import { closed, exited, output, outputBytes } from '../../exec/event-builders';
+import type { LogEvent } from '../../../src/host/log/log-event';
+import { truncatedRange } from '../../../src/host/log/log-event';
+import { readAll, removeTempDirs, SpyFs, tempDir, untimed, VirtualClock } from './log-support';
+
+afterEach(removeTempDirs);
+
+const sha256 = (events: readonly LogEvent[]): string => {
+  const hash = createHash('sha256');
+  for (const event of events) if (event.type === 'output') hash.update(event.chunk);
+  return hash.digest('hex');
+};
+
+describe('OutputLog', () => {
+  it('gives back every kind of event, in seq order, with its receipt time, from memory and from disk', async () => {
+    const clock = new VirtualClock();
+    const dir = await tempDir();
+    const log = OutputLog.create(dir, 'p1', { scheduler: clock.scheduler });
+    const events: SequencedEvent[] = [output(1, 'out\n'), output(2, 'err\n', 'stderr'), output(3, 'tty', 'pty'), exited(4, 2, true), output(5, 'late\n'), closed(6)];
+    events.forEach((event, i) => {
+      if (i === 3) clock.advance(250);
+      log.append(event);
+    });
+    const fromMemory = await log.read(0, 1 << 20);
+    expect(fromMemory).toEqual({ events: events.map((e, i) => ({ ...e, time: clock.now() - (i < 3 ? 250 : 0) })), lastSeq: 6, caughtUp: true, ended: true });
+    await log.close();
+    expect(await log.read(0, 1 << 20)).toEqual(fromMemory);
+    const reopened = await OutputLog.open(dir, 'p1');
+    expect(await reopened.read(0, 1 << 20)).toEqual(fromMemory);
+    expect(await reopened.read(3, 1 << 20)).toEqual({ ...fromMemory, events: fromMemory.events.slice(3) });
+    await reopened.close();
+  });
+
+  it('reads 64 MiB back sha256-exact from seq 0 and exactly what follows a random seq', async () => {
+    const dir = await tempDir();
+    const log = OutputLog.create(dir, 'big', { segmentBytes: 4 * 1024 * 1024 });
+    const chunks: Uint8Array[] = [];
+    const data = randomBytes(64 * 1024 * 1024);
+    for (let at = 0, seq = 1; at < data.byteLength; seq += 1) {
+      const size = Math.min(data.byteLength - at, 1 + ((seq * 7919) % 8192));
+      const chunk = new Uint8Array(data.buffer, data.byteOffset + at, size);
+      chunks.push(chunk);
+      at += size;
+      if (!log.append(outputBytes(seq, chunk))) await log.whenBelowLowMark();
+    }
+    log.append(closed(chunks.length + 1));
+    await log.close();
+    const whole = createHash('sha256').update(data).digest('hex');
+    const reopened = await OutputLog.open(dir, 'big');
+    const all = await readAll(reopened, 0, 4 * 1024 * 1024);
+    expect(all.map((event) => (event.type === 'failed' || event.type === 'truncated' ? -1 : event.seq))).toEqual(chunks.map((_c, i) => i + 1).concat(chunks.length + 1));
+    expect(sha256(all)).toBe(whole);
+    const after = 1 + Math.floor(Math.random() * chunks.length);
+    const rest = await readAll(reopened, after, 1024 * 1024);
+    const expected = createHash('sha256');
+    for (const chunk of chunks.slice(after)) expected.update(chunk);
+    expect({ after, sha256: sha256(rest) }).toEqual({ after, sha256: expected.digest('hex') });
+    expect(rest[0]).toMatchObject({ seq: after + 1 });
+    await reopened.close();
+  }, 120_000);
+
+  it('batches the appends of a turn into one write call per write buffer, none per record', async () => {
+    const fs = new SpyFs();
+    const log = OutputLog.create(await tempDir(), 'p', { fs });
+    for (let seq = 1; seq <= 1000; seq += 1) log.append(outputBytes(seq, new Uint8Array(1000 - RECORD_HEADER_BYTES)));
+    await log.flush();
+    expect({ writes: fs.segmentWrites, syncs: fs.syncs.length, bytes: log.diskBytes }).toEqual({ writes: 1, syncs: 1, bytes: 1_000_000 });
+    for (let seq = 1001; seq <= 3000; seq += 1) log.append(outputBytes(seq, new Uint8Array(1000 - RECORD_HEADER_BYTES)));
+    await log.close();
+    expect(fs.segmentWrites).toBe(3); // 2 MB more: two 1 MiB buffers
+  });
+
+  it('ignores an event whose seq does not increase, and marks the seqs before its first as not held', async () => {
+    const log = OutputLog.create(await tempDir(), 'p');
+    log.append(output(3, 'c'));
+    log.append(output(1, 'a'));
+    log.append(output(3, 'again'));
+    log.append(output(Number.NaN, 'nan'));
+    log.append(closed(4));
+    expect(untimed(await readAll(log))).toEqual([truncatedRange('evicted', 1, 2, 0), output(3, 'c'), closed(4)]);
+    await log.close();
+  });
+
+  it('rolls segments at their size, each named by its first seq', async () => {
+    const dir = await tempDir();
+    const log = OutputLog.create(dir, 'p', { segmentBytes: 4096 });
+    const chunk = new Uint8Array(1000 - RECORD_HEADER_BYTES);
+    for (let seq = 1; seq <= 10; seq += 1) log.append(outputBytes(seq, chunk));
+    await log.close();
+    expect((await readdir(dir)).filter((name) => name.endsWith('.seg'))).toEqual(['00000000000000000001.seg', '00000000000000000005.seg', '00000000000000000009.seg']);
+    expect(untimed(await readAll(log))).toEqual(Array.from({ length: 10 }, (_v, i) => outputBytes(i + 1, chunk)));
+  });
+
+  it('finds a seq through the sparse index without reading the bytes before its entry', async () => {
+    const dir = await tempDir();
+    const log = OutputLog.create(dir, 'p', { segmentBytes: 8 * 1024 * 1024 });
+    for (let seq = 1; seq <= 1000; seq += 1) log.append(outputBytes(seq, new Uint8Array(4096 - RECORD_HEADER_BYTES).fill(seq & 0xff)));
+    await log.close();
+    const fs = new SpyFs();
+    const reopened = await OutputLog.open(dir, 'p', { fs, readWindowBytes: 64 * 1024 });
+    fs.reads.length = 0;
+    const read = await reopened.read(900, 8000);
+    const payload = (seq: number): Uint8Array => new Uint8Array(4096 - RECORD_HEADER_BYTES).fill(seq & 0xff);
+    expect(untimed(read.events)).toEqual([outputBytes(901, payload(901)), outputBytes(902, payload(902))]);
+    const segmentReads = fs.reads.filter((call) => call.path.endsWith('.seg'));
+    // Entries every 64 KiB: the one before seq 901 (offset 3686400) is at most 64 KiB before it.
+    expect(Math.min(...segmentReads.map((call) => call.position))).toBeGreaterThanOrEqual(900 * 4096 - 64 * 1024);
+    expect(segmentReads.reduce((sum, call) => sum + call.length, 0)).toBeLessThanOrEqual(64 * 1024 + 8192);
+    await reopened.close();
+  });
+});
