@@ -36,6 +36,8 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   CONFIG_INVALID: null,
   EXECUTOR_START_FAILED: null,
   EXECUTOR_EXITED: null,
+  LOG_WRITE_FAILED: null,
+  LOG_READ_FAILED: null,
   UNAUTHORIZED: null,
   ROUTE_NOT_FOUND: null,
   METHOD_NOT_ALLOWED: null,
