@@ -6,6 +6,8 @@
 import { parseArgs } from 'node:util';
 import type { HostAccess, ReadText } from './host-args';
 import { checkId, hostAccess } from './host-args';
+import type { StorageFlags } from './host-storage-args';
+import { checkStorageFlags } from './host-storage-args';
 import { asUsage, UsageError } from './usage-error';
 
 export { UsageError } from './usage-error';
@@ -47,6 +49,8 @@ export interface HostCliOptions {
   readonly operatorTokensFile: string | undefined;
   /** Also start a codex executor in direct mode that joins this host, under this environment id. */
   readonly localExecutorId: string | undefined;
+  /** The output-log flags (checked; the data dir is resolved when the host starts, see `host-storage-args`). */
+  readonly storage: StorageFlags;
 }
 
 /** Usage text of the whole CLI. */
@@ -82,7 +86,14 @@ export const USAGE = `usage:
       --operator-tokens-file FILE  operator API tokens, one per line (or EXEC_RX_OPERATOR_TOKEN); with
                                none, the host makes one and prints http://HOST:PORT/#token=... once
       --local-executor         also start a codex executor that joins this host (throwaway credentials)
-      --local-executor-id ID   its environment id (default: local)`;
+      --local-executor-id ID   its environment id (default: local)
+      --data-dir DIR           where each process's output is logged on disk, read at each reader's pace
+                               (default: exec-rx under $XDG_STATE_HOME, else ~/.local/state); none: in memory
+      --log-quota SIZE         per-process log quota: past it, the head and the newest output are kept
+                               (default 1GiB)
+      --log-total SIZE         all logs together: past it, whole logs of ended processes go, oldest first
+                               (default: the smaller of 10GiB and half the free space at start)
+      --log-retention DURATION how long a closed process's log is kept (default 7d)`;
 
 const RUN_OPTIONS = {
   connect: { type: 'string' },
@@ -111,6 +122,10 @@ const HOST_OPTIONS = {
   'operator-tokens-file': { type: 'string' },
   'local-executor': { type: 'boolean' },
   'local-executor-id': { type: 'string' },
+  'data-dir': { type: 'string' },
+  'log-quota': { type: 'string' },
+  'log-total': { type: 'string' },
+  'log-retention': { type: 'string' },
 } as const;
 
 function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
@@ -181,5 +196,6 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     maxHandshakesPerSecond: positiveInt('--max-handshakes-per-second', values['max-handshakes-per-second'], 1, 100_000),
     operatorTokensFile: values['operator-tokens-file'],
     localExecutorId: values['local-executor'] === true ? (localId ?? 'local') : undefined,
+    storage: checkStorageFlags(values),
   };
 }

@@ -15,6 +15,8 @@ import { loadOperatorTokens, OperatorTokens } from '../host/api/operator-tokens'
 import { loadHostCredentials } from '../host/host-credentials';
 import type { HostServer, HostServerOptions } from '../host/host-options';
 import { startHostServer } from '../host/host-server';
+import type { StorageOptions } from './host-storage-args';
+import { storageOptions } from './host-storage-args';
 import type { AccessKeyStore } from '../host/sigv4';
 import type { HostCliOptions } from './args';
 import { EXIT_ERROR } from './exit-codes';
@@ -24,6 +26,8 @@ export interface HostIo {
   readonly stdout: Writable;
   readonly stderr: Writable;
   readonly env: NodeJS.ProcessEnv;
+  /** Where a relative `--data-dir` is resolved. @default process.cwd() */
+  readonly cwd?: string;
 }
 
 function readTls(options: HostCliOptions): HostServerOptions['tls'] {
@@ -73,7 +77,7 @@ function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string)
   return { tokens: made.tokens, shown: made.token };
 }
 
-function serverOptions(options: HostCliOptions, keys: AccessKeyStore, tokens: OperatorTokens, log: (line: string) => void): HostServerOptions {
+function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: AccessKeyStore, tokens: OperatorTokens, log: (line: string) => void): HostServerOptions {
   const optional = {
     tls: readTls(options),
     publicUrl: options.publicUrl,
@@ -83,7 +87,14 @@ function serverOptions(options: HostCliOptions, keys: AccessKeyStore, tokens: Op
     maxHandshakesPerSecond: options.maxHandshakesPerSecond,
   };
   const defined = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
-  return { credentials: keys, host: options.host, port: options.port, log, operator: { tokens }, ...defined };
+  return { credentials: keys, host: options.host, port: options.port, log, operator: { tokens }, ...defined, ...outputLogOf(storage) };
+}
+
+/** The host's `outputLog` option from the storage flags: none for `--data-dir none`. */
+function outputLogOf(storage: StorageOptions): Pick<HostServerOptions, 'outputLog'> {
+  if (storage.dataDir === undefined) return {};
+  const bounds = { quotaBytes: storage.quotaBytes, totalBytes: storage.totalBytes, retentionMs: storage.retentionMs };
+  return { outputLog: { dataDir: storage.dataDir, ...Object.fromEntries(Object.entries(bounds).filter(([, value]) => value !== undefined)) } };
 }
 
 /** Resolves with the next SIGINT/SIGTERM (listeners removed after). */
@@ -116,18 +127,21 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
   const local = options.localExecutorId === undefined ? undefined : throwawayCredentials();
   let host: HostServer;
   let shown: string | undefined;
+  let storage: StorageOptions;
   try {
+    storage = storageOptions(options.storage, io.env, io.cwd ?? process.cwd());
     const keys = executorKeys(options, io, log, local);
     const operator = operatorTokens(options, io, log);
     shown = operator.shown;
-    host = await startHostServer(serverOptions(options, keys, operator.tokens, log));
+    host = await startHostServer(serverOptions(options, storage, keys, operator.tokens, log));
   } catch (error: unknown) {
     log(error instanceof Error ? error.message : String(error));
     return EXIT_ERROR;
   }
   const operatorUrl = `${host.url}/${shown === undefined ? '' : `#token=${shown}`}`;
   shown = undefined;
-  io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nAn executor joins with:\n  ${host.joinCommand()}\n`);
+  const kept = storage.dataDir === undefined ? 'in memory (--data-dir none)' : `on disk in ${storage.dataDir}`;
+  io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nProcess output is kept ${kept}\nAn executor joins with:\n  ${host.joinCommand()}\n`);
   let executor: SpawnedExecutor | undefined;
   if (local !== undefined && options.localExecutorId !== undefined) {
     try {

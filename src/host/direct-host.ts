@@ -18,6 +18,7 @@ import type { HostServer, HostServerOptions } from './host-options';
 import { DIRECT_TRANSPORT, HOST_DEFAULTS as DEFAULTS } from './host-options';
 import { HostedEnvironments } from './hosted-environments';
 import type { HostMonitor } from './host-monitor';
+import type { OutputLogStore } from './log/output-log-store';
 import { RateLimiter } from './rate-limiter';
 import { Registrations } from './registrations';
 import type { IssuedRegistration } from './registrations';
@@ -49,7 +50,11 @@ export class DirectHost {
   private readonly maxEnvironments: number;
   private readonly scheduler: SchedulerLike;
 
-  constructor(private readonly options: HostServerOptions) {
+  constructor(
+    private readonly options: HostServerOptions,
+    /** The output logs on disk, when the host has a data dir; the host closes them after the environments. */
+    private readonly outputLogs?: OutputLogStore,
+  ) {
     this.log = options.log ?? (() => undefined);
     this.scheduler = options.scheduler ?? asyncScheduler;
     const scheduler = this.scheduler;
@@ -58,7 +63,7 @@ export class DirectHost {
     this.maxEnvironments = options.maxEnvironments ?? DEFAULTS.maxEnvironments;
     this.registrations = new Registrations(this.maxEnvironments * 8, scheduler);
     // The environments keep the host's clock unless the manager options name their own.
-    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...options.manager }, this.log);
+    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...options.manager }, this.log, outputLogs);
     // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
   }
@@ -186,6 +191,8 @@ export class DirectHost {
     await this.table.close();
     this.wss.close();
     this.registrations.clear();
+    // After the environments: their processes' last events are in the logs, and every log is flushed.
+    await this.outputLogs?.close();
     await closed;
   }
 }

@@ -3,6 +3,7 @@ import type { Observable, SchedulerLike } from 'rxjs';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
 import type { OperatorApiOptions } from './api/operator-api';
 import type { HostMonitor } from './host-monitor';
+import type { OutputLogStoreOptions } from './log/output-log-store';
 import type { HostedEnvironment } from './hosted-environments';
 import type { AccessKeyStore } from './sigv4';
 
@@ -49,6 +50,14 @@ export interface HostServerOptions {
    * off otherwise (then only the executors' routes are served).
    */
   readonly operator?: OperatorApiOptions;
+  /**
+   * Keep every process's output in a log on disk under `outputLog.dataDir` (append-only segments with a
+   * CRC per record, read by seq at each reader's pace; see `./log`), within a per-process quota, a total
+   * bound and a retention time. Absent: each process's history stays in memory, bounded (the library's
+   * default). `exec-rx host` turns it on by default (`--data-dir`). The host opens the store before it
+   * listens and closes it (every log flushed) when it closes.
+   */
+  readonly outputLog?: Omit<OutputLogStoreOptions, 'scheduler' | 'fs' | 'pool' | 'onFailure' | 'onRoll' | 'onLifecycle'>;
   /**
    * The host's clock and timers: the handshake and operator rate limits, registration ages, the SigV4
    * clock-skew check, the event streams' pings and stall timers, and (unless `manager.scheduler` says

@@ -13,13 +13,15 @@ import { HostRoutes } from './api/host-routes';
 import { OperatorApi } from './api/operator-api';
 import { READINESS_ROUTE } from './api/routes-public';
 import { DirectHost } from './direct-host';
+import { OutputLogStore } from './log/output-log-store';
 import { hostPort, isLoopbackHost } from './host-http';
 import { describeDiagnostic, HostMonitor } from './host-monitor';
 import type { HostServer, HostServerOptions } from './host-options';
 import { HOST_DEFAULTS as DEFAULTS } from './host-options';
 
 /**
- * Starts the host. Resolves once listening; rejects when the address is in use, plain HTTP was asked
+ * Starts the host. Resolves once listening (its output logs, when `outputLog` is given, opened and
+ * recovered first); rejects when the data dir cannot be opened, the address is in use, plain HTTP was asked
  * for on a non-loopback address (a ConfigError), or an operator option is out of range (a RangeError naming it, from the
  * `OperatorApi` it builds). The caller owns the host and calls `close()`.
  */
@@ -29,9 +31,22 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     throw new ConfigError(`refusing plain HTTP on ${host}: executors require https/wss off loopback; pass a TLS certificate and key`);
   }
   const instanceId = randomUUID();
-  const direct = new DirectHost(options);
-  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.scheduler);
   const log = options.log ?? (() => undefined);
+  const outputLogs = options.outputLog === undefined ? undefined : await OutputLogStore.open({ ...options.outputLog, ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }) });
+  // A log that cannot write (a full disk, EIO) fails alone: its readers get a typed error, the host goes on.
+  outputLogs?.failures$.subscribe((error) => log(`output log: ${error.message}`));
+  try {
+    return await serve(options, host, instanceId, log, outputLogs);
+  } catch (error: unknown) {
+    await outputLogs?.close();
+    throw error;
+  }
+}
+
+/** The rest of {@link startHostServer}, once the output logs (if any) are open: resolves once listening. */
+async function serve(options: HostServerOptions, host: string, instanceId: string, log: (line: string) => void, outputLogs: OutputLogStore | undefined): Promise<HostServer> {
+  const direct = new DirectHost(options, outputLogs);
+  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.scheduler, outputLogs);
   const routes = new HostRoutes([READINESS_ROUTE, ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler);
   const monitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
   // The host's log reads the monitor's events like any other reader (the state changes it logs itself).

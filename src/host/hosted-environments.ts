@@ -14,6 +14,8 @@ import type { EnvironmentManagerOptions } from '../environment/environment-manag
 import { EnvironmentManager, memoryHistories } from '../environment/environment-manager';
 import type { HistoryFactory } from '../exec/output-history';
 import type { Diagnostic } from '../rpc/diagnostics';
+import { diskHistories } from './log/disk-history';
+import type { OutputLogStore } from './log/output-log-store';
 import type { EnvironmentInfo } from '../wire/environment';
 
 /** `starting` until the first handshake finished; then the environment's connection state (see `ConnectionState`). */
@@ -98,6 +100,8 @@ export class HostedEnvironments {
   constructor(
     private readonly managerOptions: EnvironmentManagerOptions,
     private readonly log: (line: string) => void,
+    /** Where processes keep their output when the host has a data dir; in memory otherwise. */
+    private readonly outputLogs?: OutputLogStore,
   ) {}
 
   /** Every environment's current generation, in first-seen order. */
@@ -172,7 +176,7 @@ export class HostedEnvironments {
     this.log(`environment ${id} generation ${generation}: starting`);
     this.publish();
     this.eventSubject.next({ type: 'state', environmentId: id, generation, state: 'starting', errorCode: undefined });
-    EnvironmentManager.fromAcceptedWebsocket(id, socket, { ...this.managerOptions, outputHistory: this.outputHistory() }).then(
+    EnvironmentManager.fromAcceptedWebsocket(id, socket, { ...this.managerOptions, outputHistory: this.outputHistory(id) }).then(
       (manager) => this.started(slot, manager),
       (error: unknown) => {
         socket.terminate();
@@ -183,11 +187,24 @@ export class HostedEnvironments {
 
   /**
    * Where the processes of a new generation keep their output, passed down to each process through its
-   * manager: the manager options' own factory when given, else in memory within the host's bounds, with
-   * a budget per generation (what the manager would make itself).
+   * manager: the manager options' own factory when given; else a log on disk per process when the host
+   * has a data dir; else in memory within the host's bounds, with a budget per generation (what the
+   * manager would make itself).
    */
-  private outputHistory(): HistoryFactory {
-    return this.managerOptions.outputHistory ?? memoryHistories(this.managerOptions);
+  private outputHistory(id: string): HistoryFactory {
+    if (this.managerOptions.outputHistory !== undefined) return this.managerOptions.outputHistory;
+    return this.outputLogs === undefined ? memoryHistories(this.managerOptions) : diskHistories(this.outputLogs, id);
+  }
+
+  /** Records each new process's command line in its log's metadata (what `ls` shows after a restart). */
+  private describeProcesses(id: string, environment: Environment, outputLogs: OutputLogStore): Subscription {
+    let described: ReadonlySet<string> = new Set<string>();
+    return environment.processes$.subscribe((list) => {
+      for (const summary of list) {
+        if (!described.has(summary.processId)) outputLogs.describe({ environmentId: id, processId: summary.processId }, { argv: summary.argv, tty: summary.tty });
+      }
+      described = new Set(list.map((summary) => summary.processId));
+    });
   }
 
   private started(slot: Slot, manager: EnvironmentManager): void {
@@ -201,6 +218,7 @@ export class HostedEnvironments {
     slot.watching = environment.connectionState$.subscribe((state) => this.onState(slot, environment, state));
     const { id, generation } = slot.view;
     slot.watching.add(environment.diagnostics$.subscribe((diagnostic) => this.eventSubject.next({ type: 'diagnostic', environmentId: id, generation, diagnostic })));
+    if (this.outputLogs !== undefined) slot.watching.add(this.describeProcesses(id, environment, this.outputLogs));
   }
 
   private onState(slot: Slot, environment: Environment, state: ConnectionState): void {

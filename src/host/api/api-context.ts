@@ -2,6 +2,7 @@ import type { Observable, SchedulerLike } from 'rxjs';
 import type { Environment } from '../../environment/environment';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { HostedEnvironments } from '../hosted-environments';
+import type { OutputLogStore } from '../log/output-log-store';
 import type { HostedProcesses } from './hosted-processes';
 import { ApiProblem } from './problem';
 import type { SseHub } from './sse';
@@ -19,6 +20,8 @@ export interface ApiContext {
   readonly stallMs: number;
   /** The host's clock and timers (the event streams' stall timer). */
   readonly scheduler: SchedulerLike;
+  /** The processes' output logs on disk, when the host has a data dir. */
+  readonly outputLogs: OutputLogStore | undefined;
 }
 
 /**

@@ -11,6 +11,7 @@
  * after the streams ended, on an idle host too.
  */
 import { Buffer } from 'node:buffer';
+import type { LogEvent } from '../log/log-event';
 import type { ProcessEvent } from '../../exec/process-event';
 import type { ExecClientErrorCode } from '../../errors';
 
@@ -60,13 +61,34 @@ function encode(event: ProcessEvent): Buffer {
 const OUTPUT_END = Buffer.from('"}\n\n');
 
 /**
+ * The frame of an event read from a process's output log: as {@link frameOf} gives it, plus `time` (when
+ * the host received it, ms since the epoch) on sequenced events, and on a `truncated` marker why the
+ * range is missing and which seqs it covers (`reason`, `fromSeq`, `toSeq`). Not cached: each read makes
+ * its events anew, and a log reader's frames are never shared.
+ */
+export function logFrameOf(event: LogEvent): Buffer {
+  switch (event.type) {
+    case 'output':
+      return outputFrame(event.seq, event.stream, event.chunk, event.time);
+    case 'exited':
+      return frame(event.seq, 'exited', JSON.stringify({ seq: event.seq, time: event.time, exitCode: event.exitCode }));
+    case 'closed':
+      return frame(event.seq, 'closed', JSON.stringify({ seq: event.seq, time: event.time }));
+    case 'failed':
+      return failedFrame(event.error.code, event.error.message);
+    case 'truncated':
+      return frame(undefined, 'truncated', JSON.stringify({ nextSeq: event.nextSeq, droppedEvents: event.droppedEvents, droppedBytes: event.droppedBytes, reason: event.reason, fromSeq: event.fromSeq, toSeq: event.toSeq }));
+  }
+}
+
+/**
  * An output's frame, written straight into its Buffer: the base64 string is the only one made. (Through
  * a template literal, the whole frame was a second string as large, flattened for `Buffer.from`: garbage
  * of twice the frame per event, which the young generation grew for.)
  */
-function outputFrame(seq: number, stream: string, chunk: Uint8Array): Buffer {
+function outputFrame(seq: number, stream: string, chunk: Uint8Array, time?: number): Buffer {
   const base64 = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64');
-  const head = `id: ${seq}\nevent: output\ndata: {"seq":${seq},"stream":"${stream}","chunk":"`;
+  const head = `id: ${seq}\nevent: output\ndata: {"seq":${seq},${time === undefined ? '' : `"time":${time},`}"stream":"${stream}","chunk":"`;
   const out = Buffer.allocUnsafe(head.length + base64.length + OUTPUT_END.byteLength);
   let at = out.write(head, 0, 'latin1');
   at += out.write(base64, at, 'latin1');

@@ -8,6 +8,7 @@ import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import { API_PREFIX } from '../../wire/operator-api';
 import type { HostedEnvironments } from '../hosted-environments';
+import type { OutputLogStore } from '../log/output-log-store';
 import type { ApiContext } from './api-context';
 import { HostedProcesses } from './hosted-processes';
 import type { OperatorTokens } from './operator-tokens';
@@ -78,7 +79,7 @@ export class OperatorApi {
   readonly rows: readonly Route[];
   private readonly hub: SseHub;
 
-  constructor(environments: HostedEnvironments, options: OperatorApiOptions, hostInstance: string, scheduler: SchedulerLike = asyncScheduler) {
+  constructor(environments: HostedEnvironments, options: OperatorApiOptions, hostInstance: string, scheduler: SchedulerLike = asyncScheduler, outputLogs?: OutputLogStore) {
     checkOperatorOptions(options);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
     this.hub = new SseHub(limits, hostInstance, scheduler);
@@ -90,6 +91,7 @@ export class OperatorApi {
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,
       scheduler,
+      outputLogs,
     };
     this.rows = [...operatorPublicRoutes(hostInstance), ...environmentRoutes(context), ...processRoutes(context)];
   }

@@ -12,6 +12,7 @@ import { environmentOf, listed } from './api-context';
 import type { HostedProcess } from './hosted-processes';
 import { discardBody, readJsonBody } from './json-body';
 import { ApiProblem } from './problem';
+import { streamLogEvents } from './log-event-stream';
 import { streamProcessEvents } from './process-event-stream';
 import { sendApiJson, sendEmpty } from './responses';
 import type { Route, RouteContext } from './router';
@@ -130,12 +131,15 @@ export function processRoutes(context: ApiContext): Route[] {
     {
       path: `${PROCESS}/events`,
       methods: {
-        GET: ({ req, res, params, query, tokenId }) => {
+        GET: async ({ req, res, params, query, tokenId }) => {
           const after = resumeAfter(req, query);
           const follow = followOf(query);
+          // With a data dir, every process the store holds is read from its log, at the reader's pace
+          // (one of an earlier run of the host too); else from the live process's history.
+          const log = await context.outputLogs?.openLog({ environmentId: params['environmentId'] ?? '', processId: params['processId'] ?? '' });
+          if (log !== undefined) return streamLogEvents(log, context.hub.open(res, tokenId), after, { follow });
           const { hosted } = target(context, params);
           streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, { follow, stallMs: context.stallMs, scheduler: context.scheduler });
-          return Promise.resolve();
         },
       },
     },
