@@ -58,6 +58,32 @@ describe('ConnectionFlow (reference-counted holds)', () => {
 });
 
 describe('RpcConnection held paused (virtual time)', () => {
+  it('pauses again when what resuming hands over takes a new hold', () => {
+    const port = new FakeSocketPort();
+    const rpc = new RpcConnection(port);
+    const seqs: number[] = [];
+    let again: { release(): void } | undefined;
+    rpc.routeProcess('p1', {
+      next: (event) => {
+        if (event.type !== 'output') return;
+        seqs.push(event.seq);
+        if (event.seq === 1) again = rpc.flow.hold();
+      },
+      complete: () => undefined,
+    });
+    rpc.open();
+    const hold = rpc.flow.hold();
+    for (const seq of [1, 2, 3]) port.deliver({ method: 'process/output', params: { processId: 'p1', seq, stream: 'stdout', chunk: 'eQo=' } });
+    hold.release();
+    expect(seqs).toEqual([1]);
+    expect({ paused: port.paused, held: port.heldCount, facts: rpc.flow.facts }).toMatchObject({ paused: true, held: 2, facts: { paused: true, holds: 1, pauses: 2 } });
+    again?.release();
+    expect(seqs).toEqual([1, 2, 3]);
+    expect(port.paused).toBe(false);
+    expect(rpc.flow.facts).toMatchObject({ paused: false, holds: 0, pauses: 2 });
+    rpc.close();
+  });
+
   it('survives a 60 s stall: the socket is not dropped, no call times out, nothing is lost; an unanswered ping then still drops it', () => {
     const scheduler = testScheduler();
     const port = new FakeSocketPort();

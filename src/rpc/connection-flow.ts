@@ -116,8 +116,9 @@ export class ConnectionFlow {
       target.pauseReading();
       this.pausedState.next(true);
     } else if (this.holdCount === 0 && this.pausedAt !== undefined) {
-      target.resumeReading();
+      // The stretch ends first: a hold taken by what resuming hands over pauses the socket again.
       this.stop();
+      target.resumeReading();
     }
   }
 
