@@ -15,12 +15,14 @@ export class SocketReader implements FlowTarget {
     private readonly pending: PendingCalls,
   ) {}
 
+  /** Stops reading the socket, the running time and the call deadlines. */
   pauseReading(): void {
     this.port.pause?.();
     this.clock.pause();
     this.pending.suspendDeadlines();
   }
 
+  /** Starts the running time and the deadlines again (for what is left of them), then reads the socket. */
   resumeReading(): void {
     this.clock.resume();
     this.pending.resumeDeadlines();
