@@ -143,6 +143,8 @@ describe('ExecClient (switchMap over sockets)', () => {
     const hold = client.flow.hold();
     expect(first.paused).toBe(true);
     first.drop('gone');
+    // No socket to pause while recovering; the hold stays.
+    expect(client.flow.facts).toMatchObject({ paused: false, holds: 1, pauses: 1 });
     const second = executor(log, 'b');
     sockets.next(second);
     // The handshake was read (the session resumed), then the socket was paused for the hold.

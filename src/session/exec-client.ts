@@ -214,7 +214,11 @@ export class ExecClient implements ExecSession {
         scheduler: this.scheduler,
       }).pipe(
         mergeMap((session) => recoverProcesses(rpc, this.processes.values(), (process, error) => this.failProcess(rpc, process, error)).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
-        tap(() => (detachFlow = this.flow.attach(rpc.reader))),
+        tap(() => {
+          detachFlow = this.flow.attach(rpc.reader);
+          // A lost socket stops being paused (and counted) until its replacement is attached.
+          rpc.closed$.subscribe(() => detachFlow());
+        }),
         mergeMap((attached) => merge(of(attached), rpc.closed$.pipe(map((error): AttachEvent => ({ type: 'lost', error }))))),
         catchError((error: unknown) => of<AttachEvent>({ type: 'failedAttempt', error: asClientError(error), retryable: isRetryable(error) })),
       );
