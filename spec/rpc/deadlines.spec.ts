@@ -1,4 +1,5 @@
 import { Deadlines } from '../../src/rpc/deadlines';
+import { PauseClock } from '../../src/rpc/pause-clock';
 import { testScheduler } from '../support/marbles';
 
 describe('Deadlines', () => {
@@ -38,5 +39,29 @@ describe('Deadlines', () => {
     }, 40);
     scheduler.flush();
     expect(fired).toEqual(['second@140']);
+  });
+
+  it('counts no suspended time on a clock that stands still while suspended', () => {
+    const scheduler = testScheduler();
+    const clock = new PauseClock(scheduler);
+    const deadlines = new Deadlines(scheduler, clock);
+    const fired: string[] = [];
+    deadlines.arm(100, () => fired.push(`a@${scheduler.now()}`));
+    deadlines.arm(300, () => fired.push(`b@${scheduler.now()}`));
+    const suspend = (): void => {
+      clock.pause();
+      deadlines.suspend();
+    };
+    const resume = (): void => {
+      clock.resume();
+      deadlines.resume();
+    };
+    scheduler.schedule(suspend, 50);
+    // Armed while suspended: its 100 start on resume.
+    scheduler.schedule(() => deadlines.arm(100, () => fired.push(`c@${scheduler.now()}`)), 60);
+    scheduler.schedule(resume, 250);
+    scheduler.flush();
+    expect(fired).toEqual(['a@300', 'c@350', 'b@500']);
+    expect(deadlines.size).toBe(0);
   });
 });

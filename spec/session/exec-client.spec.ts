@@ -131,4 +131,30 @@ describe('ExecClient (switchMap over sockets)', () => {
     expect(second.sent.map((m) => m['method'])).toEqual(['initialize', 'initialized', 'process/read']);
     client.close();
   });
+
+  it('carries a held pause over to the replacement socket once its session is resumed', async () => {
+    const log: string[] = [];
+    const sockets = new Subject<FakeSocketPort>();
+    const client = new ExecClient(sockets, { clientName: 'host', reconnectable: true, rpc: {} });
+    const started = client.start();
+    const first = executor(log, 'a');
+    sockets.next(first);
+    await started;
+    const hold = client.flow.hold();
+    expect(first.paused).toBe(true);
+    first.drop('gone');
+    // No socket to pause while recovering; the hold stays.
+    expect(client.flow.facts).toMatchObject({ paused: false, holds: 1, pauses: 1 });
+    const second = executor(log, 'b');
+    sockets.next(second);
+    // The handshake was read (the session resumed), then the socket was paused for the hold.
+    expect(log).toEqual(['a:initialize {"clientName":"host"}', 'a:initialized', 'b:initialize {"clientName":"host","resumeSessionId":"session-1"}', 'b:initialized']);
+    expect(client.state.type).toBe('connected');
+    expect(second.paused).toBe(true);
+    expect(client.flow.facts).toMatchObject({ paused: true, holds: 1, pauses: 2 });
+    hold.release();
+    expect(second.paused).toBe(false);
+    expect(client.flow.facts).toMatchObject({ paused: false, holds: 0, pauses: 2 });
+    client.close();
+  });
 });

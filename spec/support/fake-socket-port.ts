@@ -7,14 +7,20 @@ export type PeerScript = (frame: Record<string, unknown>, peer: FakeSocketPort) 
 
 /**
  * An in-memory SocketPort (rxjs `MockWebSocket` + MCP `InMemoryTransport`): records what the client
- * sends, delivers what the spec scripts, and can drop like a vanished peer.
+ * sends, delivers what the spec scripts, and can drop like a vanished peer. Paused, it holds what the
+ * peer sends (messages and pongs, in order) as a socket nobody reads would, and hands it over on resume.
  */
 export class FakeSocketPort implements SocketPort {
   readonly label = 'fake';
   readonly sent: Record<string, unknown>[] = [];
   pings = 0;
   closedWith: { initiator: CloseInitiator; reason: string } | undefined;
+  /** Whether the client paused reading; `pauses` counts the times it did. */
+  paused = false;
+  pauses = 0;
   private handlers: SocketHandlers | undefined;
+  /** What the peer sent while paused, in order. */
+  private readonly held: (() => void)[] = [];
 
   constructor(private readonly script?: PeerScript) {}
 
@@ -44,17 +50,42 @@ export class FakeSocketPort implements SocketPort {
     this.pings += 1;
   };
 
+  readonly pause = (): void => {
+    if (!this.paused) this.pauses += 1;
+    this.paused = true;
+  };
+
+  readonly resume = (): void => {
+    this.paused = false;
+    while (!this.paused) {
+      const next = this.held.shift();
+      if (next === undefined) return;
+      next();
+    }
+  };
+
+  /** Messages and pongs the peer sent that a paused client has not read. */
+  get heldCount(): number {
+    return this.held.length;
+  }
+
   /** Delivers a message (an object is JSON-encoded; a string is sent as is). */
   deliver(message: unknown): void {
-    this.handlers?.message(typeof message === 'string' ? message : JSON.stringify(message));
+    const frame = typeof message === 'string' ? message : JSON.stringify(message);
+    this.arrive(() => this.handlers?.message(frame));
   }
 
   deliverBinary(bytes: Uint8Array): void {
-    this.handlers?.message(bytes);
+    this.arrive(() => this.handlers?.message(bytes));
   }
 
   pong(): void {
-    this.handlers?.pong?.();
+    this.arrive(() => this.handlers?.pong?.());
+  }
+
+  private arrive(read: () => void): void {
+    if (this.paused) this.held.push(read);
+    else read();
   }
 
   /** The peer vanishes. */

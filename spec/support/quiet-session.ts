@@ -1,4 +1,5 @@
 import { NEVER } from 'rxjs';
+import { ConnectionFlow } from '../../src/rpc/connection-flow';
 import type { ExecSession } from '../../src/session/exec-session';
 
 /** A session never asked anything (no holes, no terminate): for ExecProcesses driven through their inbox. */
@@ -10,4 +11,5 @@ export const quietSession: ExecSession = {
   liveRpc: () => undefined,
   addProcess: () => undefined,
   removeProcess: () => undefined,
+  flow: new ConnectionFlow(),
 };

@@ -8,6 +8,7 @@ import type { Observable, Subscription } from 'rxjs';
 import { defer, throwError } from 'rxjs';
 import type { ExecClientError } from '../errors';
 import { EnvironmentFailedError } from '../errors';
+import type { ConnectionFlow } from '../rpc/connection-flow';
 import type { CallOptions, RpcConnection } from '../rpc/rpc-connection';
 import type { ClientState, ExecSession } from '../session/exec-session';
 import type { ProcessSink } from '../session/process-sink';
@@ -57,6 +58,11 @@ export class EnvironmentSession implements ExecSession {
   /** Forgets a process. */
   removeProcess(processId: string): void {
     this.session.removeProcess(processId);
+  }
+
+  /** The session's flow control. */
+  get flow(): ConnectionFlow {
+    return this.session.flow;
   }
 
   /** `next()`, or EnvironmentFailedError when the environment has failed by the time it is subscribed to. */

@@ -8,6 +8,7 @@ import type { ProcessSummary, ProcessTableOptions } from '../exec/process-table'
 import { ProcessTable } from '../exec/process-table';
 import { RemoteFileSystem } from '../fs/remote-file-system';
 import { ExecHttpClient } from '../http/http-client';
+import type { ConnectionFlow } from '../rpc/connection-flow';
 import type { ExecClient } from '../session/exec-client';
 import type { EnvironmentInfo } from '../wire/environment';
 import type { ConnectionState, EnvironmentObservedStatus } from './connection-state';
@@ -126,6 +127,15 @@ export class Environment {
   /** Starts processes on this environment. */
   getExecBackend(): ExecBackend {
     return this.backend;
+  }
+
+  /**
+   * Flow control of this environment's connection, across socket replacements: consumers that fell
+   * behind (`ExecProcess.toReadable`, `holdConnection`) hold it paused; `flow.facts` says whether it is
+   * paused, how often and for how long it was, and `flow.paused$` follows it.
+   */
+  get flow(): ConnectionFlow {
+    return this.client.flow;
   }
 
   /** A process of this environment while it is listed in {@link processes$}; `undefined` otherwise. */

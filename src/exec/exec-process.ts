@@ -1,8 +1,10 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import { asyncScheduler, defer, firstValueFrom, lastValueFrom, of, race, timer } from 'rxjs';
 import { filter, map, take, toArray } from 'rxjs/operators';
+import type { Readable } from 'node:stream';
 import type { ExecClientError } from '../errors';
 import { ExecClientError as BaseError, ResizeFailedError } from '../errors';
+import type { FlowHold } from '../rpc/connection-flow';
 import type { ExecSession } from '../session/exec-session';
 import { isTerminal } from '../session/exec-session';
 import { toBytes } from '../wire/bytes';
@@ -13,7 +15,9 @@ import { toBoundedAsyncIterable } from './bounded-iterator';
 import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from './event-history';
 import type { OutputHistory, OutputHistoryReader } from './output-history';
 import type { CollectedOutput, RetainedHistory } from './process-summaries';
-import type { OutputViewOptions, StreamSelection } from './output-views';
+import type { ProcessViewOptions, StreamSelection } from './output-views';
+import type { ProcessReadableOptions } from './output-readable';
+import { DEFAULT_READABLE_HIGH_WATER_MARK, pullReadable } from './output-readable';
 import { bytesOf, exitCodeOf, linesOf, textOf } from './output-views';
 import type { ProcessEvent } from './process-event';
 import { DEFAULT_HOLE_FILL_DELAY_MS, ProcessInbox } from './process-inbox';
@@ -22,15 +26,6 @@ import { ProcessStatus } from './process-status';
 import type { ProcessListener, ProcessStreamOptions } from './process-stream-options';
 import type { TtyResizer } from './tty-resizer';
 import type { TtySize } from './tty-size';
-
-/** Options of the byte, text and line views of a process. */
-export interface ProcessViewOptions extends OutputViewOptions {
-  /**
-   * Start after this seq (a subscriber resuming where it left off): the view reads
-   * {@link ExecProcess.eventsAfter$} instead of {@link ExecProcess.events$}. @default 0 (everything)
-   */
-  readonly afterSeq?: number;
-}
 
 /**
  * A process started on an executor. Its events flow in strictly increasing, contiguous seq order, each
@@ -179,6 +174,28 @@ export class ExecProcess implements OutputHistoryReader {
   /** `for await (const event of process)`: {@link iterate} with its default capacity (1024 events). */
   [Symbol.asyncIterator](): AsyncIterableIterator<ProcessEvent> {
     return this.iterate();
+  }
+
+  /**
+   * The output bytes of the chosen streams as a Node `Readable` that pulls (also `for await`): while its
+   * consumer is `highWaterMark` bytes behind it holds the connection paused, and reads again once the
+   * consumer took it below. Memory stays bounded and nothing is lost, but pausing is not free: the
+   * executor sends the output of **every** process on this connection through one channel, so all of
+   * them wait (their writes block) while this consumer is behind, and so do call replies. Subscribes at
+   * once; ends at `closed`; destroyed with the failure at `failed`, and with ReplayTruncatedError at a
+   * `truncated` marker unless `allowTruncated`. Destroy it when you stop reading early.
+   */
+  toReadable(stream?: StreamSelection, options: ProcessReadableOptions = {}): Readable {
+    return pullReadable(this.bytes$(stream, options), () => this.holdConnection(), options.highWaterMark ?? DEFAULT_READABLE_HIGH_WATER_MARK);
+  }
+
+  /**
+   * Holds the connection this process's output comes over paused until the hold is released (for a
+   * consumer of its own that fell behind, e.g. a full `stdout.write()` until 'drain'). Every process on
+   * that connection waits meanwhile; holds are counted, and the connection reads again when all are released.
+   */
+  holdConnection(): FlowHold {
+    return this.session.flow.hold();
   }
 
   /**

@@ -19,6 +19,15 @@ export interface OutputViewOptions {
   readonly allowTruncated?: boolean;
 }
 
+/** Options of the byte, text and line views of a process. */
+export interface ProcessViewOptions extends OutputViewOptions {
+  /**
+   * Start after this seq (a subscriber resuming where it left off): the view reads
+   * `ExecProcess.eventsAfter$` instead of `ExecProcess.events$`. @default 0 (everything)
+   */
+  readonly afterSeq?: number;
+}
+
 /** Where a view puts the selected chunks. */
 interface OutputSink {
   chunk(stream: OutputStream, bytes: Uint8Array): void;

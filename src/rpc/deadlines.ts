@@ -11,7 +11,7 @@ export interface Deadline {
  */
 export interface DeadlineEntry {
   expire(): void;
-  /** When it expires (scheduler time). */
+  /** When it expires (on the Deadlines' clock). */
   deadlineAt: number;
   /** The queue it waits in while armed; `undefined` once cancelled or fired. */
   deadlineQueue: DeadlineQueue | undefined;
@@ -25,17 +25,30 @@ export interface DeadlineQueue {
   action: Subscription | undefined;
 }
 
+/** Where deadlines read the time: the scheduler itself, or a clock that stands still while paused. */
+export interface DeadlineClock {
+  now(): number;
+}
+
 /**
  * Call timeouts without a timer per call: calls that share a timeout value expire in the order they
  * started, so each distinct value keeps a FIFO and one scheduled action for its head. Arming costs an
  * array push; cancelling releases the target and trims settled entries off the head, so a queue holds
  * only the calls started since its oldest pending one. The scheduler is injected (specs run in virtual
  * time) and sees one action per distinct timeout value at a time.
+ *
+ * Deadlines are measured on `clock` (the scheduler's time by default). {@link suspend} stops every
+ * action and {@link resume} sets them again for what is left: with a clock that stands still in between
+ * (the connection's `PauseClock`), no deadline counts the suspended time.
  */
 export class Deadlines {
   private readonly queues = new Map<number, DeadlineQueue>();
+  private suspended = false;
 
-  constructor(private readonly scheduler: SchedulerLike) {}
+  constructor(
+    private readonly scheduler: SchedulerLike,
+    private readonly clock: DeadlineClock = scheduler,
+  ) {}
 
   /** Calls `fire` once `delayMs` has passed, unless cancelled first. */
   arm(delayMs: number, fire: () => void): Deadline {
@@ -51,10 +64,31 @@ export class Deadlines {
       queue = { delayMs, entries: [], head: 0, action: undefined };
       this.queues.set(delayMs, queue);
     }
-    entry.deadlineAt = this.scheduler.now() + delayMs;
+    entry.deadlineAt = this.clock.now() + delayMs;
     entry.deadlineQueue = queue;
     queue.entries.push(entry);
-    if (queue.action === undefined) queue.action = this.schedule(delayMs, delayMs);
+    if (queue.action === undefined && !this.suspended) queue.action = this.schedule(delayMs, delayMs);
+  }
+
+  /** Stops every action (idempotent): nothing expires until {@link resume}. */
+  suspend(): void {
+    if (this.suspended) return;
+    this.suspended = true;
+    for (const queue of this.queues.values()) {
+      queue.action?.unsubscribe();
+      queue.action = undefined;
+    }
+  }
+
+  /** Sets each queue's action again, for what is left of its head's deadline on the clock (idempotent). */
+  resume(): void {
+    if (!this.suspended) return;
+    this.suspended = false;
+    const now = this.clock.now();
+    for (const queue of this.queues.values()) {
+      const head = queue.entries[queue.head];
+      if (head !== undefined && queue.action === undefined) queue.action = this.schedule(queue.delayMs, head.deadlineAt - now);
+    }
   }
 
   /** Cancels `entry` (idempotent; nothing for an entry never armed). */
@@ -99,9 +133,9 @@ export class Deadlines {
 
   private expire(delayMs: number): void {
     const queue = this.queues.get(delayMs);
-    if (queue === undefined) return;
+    if (queue === undefined || this.suspended) return;
     queue.action = undefined;
-    const now = this.scheduler.now();
+    const now = this.clock.now();
     for (let entry = queue.entries[queue.head]; entry !== undefined && entry.deadlineAt <= now; entry = queue.entries[queue.head]) {
       queue.head += 1;
       const armed = entry.deadlineQueue !== undefined;
@@ -110,6 +144,6 @@ export class Deadlines {
     }
     this.trim(queue);
     const next = queue.entries[queue.head];
-    if (this.queues.get(delayMs) === queue && next !== undefined && queue.action === undefined) queue.action = this.schedule(delayMs, next.deadlineAt - now);
+    if (this.queues.get(delayMs) === queue && next !== undefined && queue.action === undefined && !this.suspended) queue.action = this.schedule(delayMs, next.deadlineAt - now);
   }
 }

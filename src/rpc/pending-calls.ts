@@ -4,7 +4,7 @@ import type { Inbound, JsonRpcErrorObject, RequestId } from '../wire/jsonrpc';
 import { encodeRequest } from '../wire/jsonrpc';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
 import { decodeResultOrError, encodeParams } from '../wire/methods';
-import type { DeadlineEntry, DeadlineQueue } from './deadlines';
+import type { DeadlineClock, DeadlineEntry, DeadlineQueue } from './deadlines';
 import { Deadlines } from './deadlines';
 import { toRpcError } from './rpc-error';
 
@@ -110,13 +110,24 @@ export class PendingCalls {
   constructor(
     scheduler: SchedulerLike,
     /** The largest frame a call may send. */ private readonly maxFrameBytes: number,
+    /** What the deadlines are measured on (the connection's PauseClock). @default scheduler */ clock: DeadlineClock = scheduler,
   ) {
-    this.deadlines = new Deadlines(scheduler);
+    this.deadlines = new Deadlines(scheduler, clock);
   }
 
   /** Number of calls waiting for a reply. */
   get size(): number {
     return this.calls.size;
+  }
+
+  /** Stops every deadline (the connection stopped reading its replies) until {@link resumeDeadlines}. */
+  suspendDeadlines(): void {
+    this.deadlines.suspend();
+  }
+
+  /** Sets the deadlines again for what is left of them on the clock. */
+  resumeDeadlines(): void {
+    this.deadlines.resume();
   }
 
   /**

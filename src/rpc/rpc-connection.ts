@@ -7,6 +7,7 @@ import type { RequestId } from '../wire/jsonrpc';
 import { encodeNotification, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
 import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
 import type { ConnectionNotificationMethod, MethodName, NotificationParamsOf, ParamsOf, ResultOf } from '../wire/methods';
+import { ConnectionFlow } from './connection-flow';
 import type { Diagnostic } from './diagnostics';
 import type { FrameHandlers } from './frame-reader';
 import { readFrame } from './frame-reader';
@@ -15,6 +16,8 @@ import { silentPeer } from './keepalive';
 import type { CallOptions, RpcConnectionOptions } from './rpc-options';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './rpc-options';
 import { NotificationRouter } from './notification-router';
+import { PauseClock } from './pause-clock';
+import { SocketReader } from './socket-reader';
 import type { ProcessRoute } from './notification-router';
 import type { CallSink, PendingCallHandle, Reply } from './pending-calls';
 import { PendingCalls, ThenSink } from './pending-calls';
@@ -38,6 +41,8 @@ export class RpcConnection {
   private readonly messagesSubject = new Subject<Inbound>();
   private readonly closedSubject = new Subject<TransportClosedError>();
   private readonly scheduler: SchedulerLike;
+  /** The running time of this connection: it stands still while the socket is paused. */
+  private readonly clock: PauseClock;
   private readonly pongs = new Subject<void>();
   private readonly frameHandlers: FrameHandlers = {
     unparsable: (error) => this.diagnosticsSubject.next({ type: 'unparsableFrame', error }),
@@ -47,6 +52,14 @@ export class RpcConnection {
   };
   private closedError: TransportClosedError | undefined;
   private keepaliveFailure: string | undefined;
+
+  /**
+   * Flow control: `flow.hold()` keeps the socket unread (call deadlines and keepalive suspended) until
+   * released; `flow.facts` says if, how often and how long it was paused. A session's shared flow when given.
+   */
+  readonly flow: ConnectionFlow;
+  /** @internal What {@link flow} pauses: the socket, the call deadlines and the keepalive's clock. */
+  readonly reader: SocketReader;
 
   /** Connection-level problems (unparsable frames, id -1 errors, replies to unknown ids). Completes on close. */
   readonly diagnostics$ = this.diagnosticsSubject.asObservable();
@@ -76,9 +89,12 @@ export class RpcConnection {
     private readonly options: RpcConnectionOptions = {},
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
+    this.clock = new PauseClock(this.scheduler);
+    this.flow = options.flow ?? new ConnectionFlow(this.scheduler);
     const diagnose = (d: Diagnostic): void => this.diagnosticsSubject.next(d);
     this.router = new NotificationRouter(diagnose);
-    this.pending = new PendingCalls(this.scheduler, options.maxOutboundFrameBytes ?? MAX_INBOUND_FRAME_BYTES);
+    this.pending = new PendingCalls(this.scheduler, options.maxOutboundFrameBytes ?? MAX_INBOUND_FRAME_BYTES, this.clock);
+    this.reader = new SocketReader(port, this.clock, this.pending);
     this.serverRequests = new ServerRequests(options.serverRequests, {
       send: (frame) => {
         if (this.port.isOpen) this.port.send(frame);
@@ -134,6 +150,8 @@ export class RpcConnection {
       }),
     );
     if (this.options.keepalive !== undefined && this.options.keepalive !== false) reading.add(this.startKeepalive(this.options.keepalive));
+    // A flow of its own is attached now; the session attaches its shared flow once the session is up.
+    if (this.options.flow === undefined) reading.add(this.flow.attach(this.reader));
     // The listeners are gone by now, so settle what is pending here: we closed it.
     reading.add(() => {
       this.close();
@@ -258,7 +276,7 @@ export class RpcConnection {
   }
 
   private startKeepalive(settings: KeepaliveOptions): Subscription {
-    return silentPeer(this.port, this.pongs, settings, this.scheduler).subscribe((failure) => {
+    return silentPeer(this.port, this.pongs, settings, this.clock).subscribe((failure) => {
       this.keepaliveFailure = failure;
       this.close(failure);
     });

@@ -1,4 +1,5 @@
 import type { SchedulerLike } from 'rxjs';
+import type { ConnectionFlow } from './connection-flow';
 import type { KeepaliveOptions } from './keepalive';
 import type { ServerRequestHandler } from './server-requests';
 
@@ -18,6 +19,12 @@ export interface RpcConnectionOptions {
   readonly serverRequests?: ServerRequestHandler;
   /** The largest frame we send; bigger calls fail with FrameTooLargeError. @default 16777216 */
   readonly maxOutboundFrameBytes?: number;
+  /**
+   * A flow shared across sockets (a session's): its holds outlive this connection, and whoever passes
+   * it attaches the connection (`flow.attach(rpc.reader)`) once it may be paused. @default a flow of its own,
+   * attached by `open()`
+   */
+  readonly flow?: ConnectionFlow;
 }
 
 /** Per-call options. */

@@ -1,8 +1,9 @@
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, defer, ReplaySubject, EMPTY, firstValueFrom, merge, of, Subject, throwError, timer } from 'rxjs';
-import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, retry, switchMap, take } from 'rxjs/operators';
+import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, retry, switchMap, take, tap } from 'rxjs/operators';
 import type { ExecClientError } from '../errors';
 import { ClosedError, ProtocolError, ResumeFailedError, TransportClosedError } from '../errors';
+import { ConnectionFlow } from '../rpc/connection-flow';
 import type { CallOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
 import { RpcConnection } from '../rpc/rpc-connection';
 import type { SocketPort } from '../transport/socket-port';
@@ -68,6 +69,8 @@ export class ExecClient implements ExecSession {
   readonly state$: Observable<ClientState> = this.stateSubject.asObservable();
   /** Each socket attempt's outcome, for socket sources. Completes when the client fails or closes. */
   readonly attempts$: Observable<AttemptOutcome> = this.attemptsSubject.asObservable();
+  /** Flow control across sockets: holds pause the current socket, and each replacement once its session is resumed. */
+  readonly flow: ConnectionFlow;
 
   constructor(
     private readonly sockets$: Observable<SocketPort>,
@@ -75,6 +78,7 @@ export class ExecClient implements ExecSession {
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.deadlineMs = options.recoveryDeadlineMs ?? DEFAULT_RECOVERY_DEADLINE_MS;
+    this.flow = new ConnectionFlow(this.scheduler);
     this.stateSubject.next(this.current);
   }
 
@@ -196,7 +200,9 @@ export class ExecClient implements ExecSession {
 
   private attach(port: SocketPort): Observable<AttachEvent> {
     return defer(() => {
-      const rpc = new RpcConnection(port, { ...this.options.rpc, ...(this.options.scheduler === undefined ? {} : { scheduler: this.options.scheduler }) });
+      const rpc = new RpcConnection(port, { ...this.options.rpc, ...(this.options.scheduler === undefined ? {} : { scheduler: this.options.scheduler }), flow: this.flow });
+      // Paused (while held) only once the session is resumed: the handshake and recovery reads need replies.
+      let detachFlow = (): void => undefined;
       const resumeSessionId = this.sessionIdValue ?? this.options.resumeSessionId;
       // Routes first: a resume redirects notifications during initialize (docs/protocol.md#resume).
       const routes = [...this.processes.values()].map((process) => process.bind(rpc));
@@ -208,12 +214,18 @@ export class ExecClient implements ExecSession {
         scheduler: this.scheduler,
       }).pipe(
         mergeMap((session) => recoverProcesses(rpc, this.processes.values(), (process, error) => this.failProcess(rpc, process, error)).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
+        tap(() => {
+          detachFlow = this.flow.attach(rpc.reader);
+          // A lost socket stops being paused (and counted) until its replacement is attached.
+          rpc.closed$.subscribe(() => detachFlow());
+        }),
         mergeMap((attached) => merge(of(attached), rpc.closed$.pipe(map((error): AttachEvent => ({ type: 'lost', error }))))),
         catchError((error: unknown) => of<AttachEvent>({ type: 'failedAttempt', error: asClientError(error), retryable: isRetryable(error) })),
       );
       // Runs when switchMap moves to the next socket, before that socket's handshake: the old one is retired first.
       return attempt$.pipe(
         finalize(() => {
+          detachFlow();
           for (const route of routes) route.unsubscribe();
           reading.unsubscribe();
         }),

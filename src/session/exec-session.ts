@@ -1,5 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
 import type { ClosedError, ExecClientError } from '../errors';
+import type { ConnectionFlow } from '../rpc/connection-flow';
 import type { CallOptions, RpcConnection } from '../rpc/rpc-connection';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
 import type { ProcessSink } from './process-sink';
@@ -45,4 +46,6 @@ export interface ExecSession {
   addProcess(process: ProcessSink, route?: Subscription | { unsubscribe(): void }): void;
   /** Forgets a process (closed, failed or released). */
   removeProcess(processId: string): void;
+  /** Flow control of the session's connection, across sockets: a hold pauses whichever socket is current. */
+  readonly flow: ConnectionFlow;
 }

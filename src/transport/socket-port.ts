@@ -34,6 +34,15 @@ export interface SocketPort {
   listen(handlers: SocketHandlers): () => void;
   /** Sends a keepalive ping, when the port supports it. */
   readonly ping?: () => void;
+  /**
+   * Stops reading the peer (idempotent): no more bytes are taken from the socket or pipe, so the peer's
+   * writes back up and block (nothing is lost; a message the port had already read may still be
+   * handed over). Sending is unaffected. A port without it cannot stop reading: holding its connection
+   * paused then only suspends the connection's timers.
+   */
+  readonly pause?: () => void;
+  /** Reads the peer again after {@link pause} (idempotent; nothing when not paused). */
+  readonly resume?: () => void;
 }
 
 /**

@@ -7,13 +7,15 @@ import type { SocketHandlers, SocketPort } from './socket-port';
  * Wraps a stdio executor's pipes (`codex exec-server --listen stdio`) as a {@link SocketPort}:
  * newline-delimited JSON, one message per line; a trailing `\r` is stripped and blank lines skipped
  * (docs/protocol.md#stdio-mode). `close()` ends stdin, which makes the executor exit and kill its
- * processes. The port closes (`remote`) when stdout ends or errors. Whoever spawned the child owns it.
+ * processes. The port closes (`remote`) when stdout ends or errors. `pause()` stops reading the
+ * child's stdout (its writes then block on the full pipe). Whoever spawned the child owns it.
  */
 export function stdioSocketPort(input: Readable, output: Writable, label = 'stdio'): SocketPort {
   let handlers: SocketHandlers | undefined;
   let closed = false;
   let initiator: CloseInitiator = 'remote';
   let partial = '';
+  let paused = false;
 
   const finish = (reason: string): void => {
     if (closed && handlers === undefined) return;
@@ -68,6 +70,16 @@ export function stdioSocketPort(input: Readable, output: Writable, label = 'stdi
         input.off('close', onEnd);
         input.off('error', onError);
       };
+    },
+    pause: () => {
+      if (paused || closed) return;
+      paused = true;
+      input.pause();
+    },
+    resume: () => {
+      if (!paused) return;
+      paused = false;
+      input.resume();
     },
   };
 }

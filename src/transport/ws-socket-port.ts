@@ -89,6 +89,11 @@ export function wsSocketPort(socket: WebSocket, options: WsSocketPortOptions = {
     ping: () => {
       if (socket.readyState === OPEN) socket.ping();
     },
+    // ws stops reading the TCP socket; the executor's writes back up (docs/protocol.md#flow-control).
+    pause: () => socket.pause(),
+    resume: () => {
+      if (socket.isPaused) socket.resume();
+    },
   };
 }
 

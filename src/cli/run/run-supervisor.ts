@@ -3,10 +3,12 @@
  * to the command, and the exit status once the command closed (or why it could not).
  */
 import { constants } from 'node:os';
+import type { Writable } from 'node:stream';
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, firstValueFrom, from, race, timer } from 'rxjs';
 import { ExecutorExitedError } from '../../errors';
 import type { ExecProcess } from '../../exec/exec-process';
+import type { FlowHold } from '../../rpc/connection-flow';
 import type { CliIo } from '../io';
 import { forwardSignals } from '../terminal/forward-signals';
 import type { Launched } from './launch';
@@ -64,9 +66,11 @@ async function bounded(work: Promise<unknown>, ms: number, scheduler: SchedulerL
 }
 
 /**
- * Writes each output chunk as it comes. `done` resolves with the exit code at `closed`, or with 141
+ * Writes each output chunk as it comes, honouring `write()`'s answer: while our stdout or stderr is
+ * full, the connection is held paused until its 'drain' (memory stays bounded, nothing is lost; every
+ * process on the executor waits meanwhile). `done` resolves with the exit code at `closed`, or with 141
  * (128+SIGPIPE, after terminating the command) when our stdout or stderr is a pipe whose reader went
- * away; it rejects at `failed`. `stop()` detaches.
+ * away; it rejects at `failed`. `stop()` detaches and releases the holds.
  */
 function pumpOutput(process: ExecProcess, io: CliIo): { readonly done: Promise<number>; stop(): void } {
   let stop = (): void => undefined;
@@ -78,10 +82,13 @@ function pumpOutput(process: ExecProcess, io: CliIo): { readonly done: Promise<n
     };
     io.stdout.once('error', onBrokenPipe);
     io.stderr.once('error', onBrokenPipe);
+    const hold = (): FlowHold => process.holdConnection();
+    const stdout = drainGate(io.stdout, hold);
+    const stderr = drainGate(io.stderr, hold);
     const subscription = process.events$.subscribe((event) => {
       switch (event.type) {
         case 'output':
-          (event.stream === 'stderr' ? io.stderr : io.stdout).write(event.chunk);
+          (event.stream === 'stderr' ? stderr : stdout).write(event.chunk);
           return;
         case 'exited':
           exitCode = event.exitCode;
@@ -96,9 +103,34 @@ function pumpOutput(process: ExecProcess, io: CliIo): { readonly done: Promise<n
     });
     stop = () => {
       subscription.unsubscribe();
+      stdout.stop();
+      stderr.stop();
       io.stdout.off('error', onBrokenPipe);
       io.stderr.off('error', onBrokenPipe);
     };
   });
   return { done, stop: () => stop() };
+}
+
+/** Writes to `out`; when a write finds it full, holds the connection paused until `out` drains. */
+function drainGate(out: Writable, hold: () => FlowHold): { write(chunk: Uint8Array): void; stop(): void } {
+  let held: FlowHold | undefined;
+  const release = (): void => {
+    const current = held;
+    held = undefined;
+    current?.release();
+  };
+  return {
+    write: (chunk) => {
+      // A counter check per chunk; a hold (and a 'drain' listener) only when crossing into full.
+      if (!out.write(chunk) && held === undefined) {
+        held = hold();
+        out.once('drain', release);
+      }
+    },
+    stop: () => {
+      out.off('drain', release);
+      release();
+    },
+  };
 }
