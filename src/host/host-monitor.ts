@@ -28,6 +28,8 @@ export interface HostFacts {
   readonly historySubscribers: number;
   /** Open event streams of the operator API (0 without it). */
   readonly eventStreams: number;
+  /** Times an executor was paused because a process's output log on disk could not keep up (ever, not now). */
+  readonly diskPauses: number;
 }
 
 /** Reads a host's facts and events. Built by the host; lives as long as it (its streams complete on close). */
@@ -67,7 +69,7 @@ export class HostMonitor {
       retainedBytes += facts.retainedBytes;
       historySubscribers += facts.historySubscribers;
     }
-    return { environments, processes, pendingCalls, processRoutes, retainedEvents, retainedBytes, historySubscribers, eventStreams: this.eventStreams() };
+    return { environments, processes, pendingCalls, processRoutes, retainedEvents, retainedBytes, historySubscribers, eventStreams: this.eventStreams(), diskPauses: this.environments.diskPauses.pauses };
   }
 
   /**

@@ -14,6 +14,9 @@ import type { EnvironmentManagerOptions } from '../environment/environment-manag
 import { EnvironmentManager, memoryHistories } from '../environment/environment-manager';
 import type { HistoryFactory } from '../exec/output-history';
 import type { Diagnostic } from '../rpc/diagnostics';
+import type { ConnectionFlow } from '../rpc/connection-flow';
+import type { DiskPauseCount } from './disk-backpressure';
+import { pauseWhileBehind } from './disk-backpressure';
 import { diskHistories } from './log/disk-history';
 import type { OutputLogStore } from './log/output-log-store';
 import type { EnvironmentInfo } from '../wire/environment';
@@ -93,6 +96,9 @@ export class HostedEnvironments {
   readonly environments$ = this.subject.asObservable();
 
   private readonly eventSubject = new Subject<HostEvent>();
+
+  /** Times an executor was paused because a process's output log could not keep up with it. */
+  readonly diskPauses: DiskPauseCount = { pauses: 0 };
 
   /** Each {@link HostEvent} as it happens (hot: no replay). Completes on close; never errors. */
   readonly events$ = this.eventSubject.asObservable();
@@ -193,7 +199,9 @@ export class HostedEnvironments {
    */
   private outputHistory(id: string): HistoryFactory {
     if (this.managerOptions.outputHistory !== undefined) return this.managerOptions.outputHistory;
-    return this.outputLogs === undefined ? memoryHistories(this.managerOptions) : diskHistories(this.outputLogs, id);
+    if (this.outputLogs === undefined) return memoryHistories(this.managerOptions);
+    const flow = (): ConnectionFlow | undefined => this.slots.get(id)?.view.environment?.flow;
+    return diskHistories(this.outputLogs, id, { onLog: (log) => void pauseWhileBehind(log, flow, (line) => this.log(`environment ${id}: ${line}`), this.diskPauses) });
   }
 
   /** Records each new process's command line in its log's metadata (what `ls` shows after a restart). */

@@ -233,6 +233,8 @@ const readError = (processId: string, error: unknown): ExecClientError => (error
 export interface DiskHistoriesOptions extends DiskHistoryOptions {
   /** How a process was started, when the host knows it as the process starts (else `store.describe` later). */
   readonly launch?: (processId: string) => ProcessLaunch | undefined;
+  /** Told of each process's new log as it is made (the host watches its backpressure). */
+  readonly onLog?: (log: OutputLog, processId: string) => void;
 }
 
 /**
@@ -245,6 +247,7 @@ export function diskHistories(store: OutputLogStore, environmentId: string, opti
   return (processId) => {
     const key = { environmentId, processId };
     const log = store.create(key, options.launch?.(processId));
+    options.onLog?.(log, processId);
     return new DiskHistory(log, { onFailed: () => store.markFailed(key), onRelease: () => store.release(key) }, options);
   };
 }

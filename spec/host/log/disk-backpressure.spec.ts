@@ -1,0 +1,64 @@
+/**
+ * The host pauses an executor only while a process's log cannot keep up with the disk: a log whose
+ * unwritten backlog passes its high mark holds the environment's connection paused, and releases it
+ * at the low mark; each pause is logged and counted, and the hold goes when the log ends.
+ */
+import { ConnectionFlow } from '../../../src/rpc/connection-flow';
+import { pauseWhileBehind } from '../../../src/host/disk-backpressure';
+import { BufferPool } from '../../../src/host/log/buffer-pool';
+import { OutputLog } from '../../../src/host/log/output-log';
+import { RECORD_HEADER_BYTES } from '../../../src/host/log/record';
+import { outputBytes } from '../../exec/event-builders';
+import { removeTempDirs, settle, SpyFs, tempDir } from './log-support';
+
+afterEach(removeTempDirs);
+
+const PAYLOAD = 100;
+const RECORD = RECORD_HEADER_BYTES + PAYLOAD;
+
+describe('pauseWhileBehind', () => {
+  it('holds the connection paused from the high mark to the low mark, says so, and counts it', async () => {
+    const fs = new SpyFs();
+    fs.holdWrites = true;
+    const log = OutputLog.create(await tempDir(), 'p-slow', { fs, highWaterBytes: 10 * RECORD, lowWaterBytes: 4 * RECORD, pool: new BufferPool(2 * RECORD, 2) });
+    const flow = new ConnectionFlow();
+    const said: string[] = [];
+    const count = { pauses: 0 };
+    const watching = pauseWhileBehind(log, () => flow, (line) => said.push(line), count);
+
+    for (let seq = 1; seq <= 9; seq += 1) log.append(outputBytes(seq, new Uint8Array(PAYLOAD)));
+    expect({ holds: flow.holds, pauses: count.pauses }).toEqual({ holds: 0, pauses: 0 });
+    log.append(outputBytes(10, new Uint8Array(PAYLOAD)));
+    expect({ holds: flow.holds, pauses: count.pauses }).toEqual({ holds: 1, pauses: 1 });
+    expect(said).toEqual([`process p-slow: pausing its executor, the output log is ${10 * RECORD} bytes behind the disk`]);
+
+    for (let written = 2; written <= 6; written += 2) {
+      await settle(() => fs.heldWrites === 1);
+      fs.releaseWrite();
+      await settle(() => log.backlogBytes === (10 - written) * RECORD);
+      expect({ written, holds: flow.holds }).toEqual({ written, holds: written === 6 ? 0 : 1 });
+    }
+    expect(said).toHaveLength(2);
+    expect(said[1]).toBe('process p-slow: the output log caught up, executor resumed');
+
+    fs.holdWrites = false;
+    fs.releaseWrite();
+    await log.close();
+    expect(watching.closed).toBe(true);
+  });
+
+  it('releases its hold when the log ends while behind', async () => {
+    const fs = new SpyFs();
+    fs.holdWrites = true;
+    const log = OutputLog.create(await tempDir(), 'p-end', { fs, highWaterBytes: 2 * RECORD, lowWaterBytes: RECORD, pool: new BufferPool(2 * RECORD, 2) });
+    const flow = new ConnectionFlow();
+    const watching = pauseWhileBehind(log, () => flow, () => undefined, { pauses: 0 });
+    for (let seq = 1; seq <= 3; seq += 1) log.append(outputBytes(seq, new Uint8Array(PAYLOAD)));
+    expect(flow.holds).toBe(1);
+    const closing = log.close();
+    fs.holdWrites = false;
+    while (fs.heldWrites > 0) fs.releaseWrite();
+    await closing;
+    expect({ holds: flow.holds, closed: watching.closed }).toEqual({ holds: 0, closed: true });
+  });
+});
