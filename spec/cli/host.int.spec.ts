@@ -5,7 +5,9 @@
  * and every operator API answer is searched for that token, the local executor's throwaway
  * credentials and a process's env.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ApiClient, paths } from '../host/api/api-client';
 import type { ApiResponse } from '../host/api/api-client';
 import { startDirectExecutor } from '../support/executor';
@@ -13,13 +15,21 @@ import type { CliRun } from './cli-process';
 import { runCli, startCli } from './cli-process';
 
 const KEY_ID = 'AKIDCLIHOST';
+/** The spec's $XDG_STATE_HOME (made before the tests, removed after them). */
+let stateHome = '';
+beforeAll(() => {
+  stateHome = mkdtempSync(join(tmpdir(), 'exec-rx-cli-host-state-'));
+});
+afterAll(() => rmSync(stateHome, { recursive: true, force: true }));
+
 const SECRET = 'cli-host-secret-do-not-print';
 const OPERATOR_TOKEN = 'cli-host-operator-token-do-not-print';
 const ENV_SECRET = 'cli-host-process-env-do-not-print';
 
 /** The environment without any configured key or operator token. */
 function bareEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
+  // The host's default data dir goes under $XDG_STATE_HOME: a temporary one, never the home directory.
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: stateHome };
   for (const name of ['EXEC_RX_ACCESS_KEY_ID', 'EXEC_RX_SECRET_ACCESS_KEY', 'EXEC_RX_CREDENTIALS_FILE', 'EXEC_RX_OPERATOR_TOKEN']) delete env[name];
   return env;
 }
@@ -43,7 +53,8 @@ describe('exec-rx host', () => {
       await host.waitFor('stdout', '--environment-id <environment-id>\n');
       const stdout = host.stdout.map((c) => c.text).join('');
       // A configured operator token is never shown: the url carries none.
-      expect(stdout).toMatch(/^exec-rx host listening on http:\/\/127\.0\.0\.1:\d+\nOperator API and page: http:\/\/127\.0\.0\.1:\d+\/\nAn executor joins with:\n {2}AWS_ACCESS_KEY_ID=<access-key-id> AWS_SECRET_ACCESS_KEY=<secret-access-key> codex exec-server --remote http:\/\/127\.0\.0\.1:\d+ --remote-transport direct --aws-sigv4 --aws-region us-east-1 --environment-id <environment-id>\n$/);
+      expect(stdout.split('\n')[2]).toBe(`Process output is kept on disk in ${join(stateHome, 'exec-rx')}`);
+      expect(stdout.replace(/^Process output is kept .*\n/m, '')).toMatch(/^exec-rx host listening on http:\/\/127\.0\.0\.1:\d+\nOperator API and page: http:\/\/127\.0\.0\.1:\d+\/\nAn executor joins with:\n {2}AWS_ACCESS_KEY_ID=<access-key-id> AWS_SECRET_ACCESS_KEY=<secret-access-key> codex exec-server --remote http:\/\/127\.0\.0\.1:\d+ --remote-transport direct --aws-sigv4 --aws-region us-east-1 --environment-id <environment-id>\n$/);
       const remoteUrl = /--remote (\S+)/.exec(stdout)?.[1] ?? '';
 
       const executor = await startDirectExecutor({ remoteUrl, environmentId: 'cli-host-1', credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
@@ -102,6 +113,8 @@ describe('exec-rx host', () => {
       const events = await api.events(paths.events('local', id));
       if (!('stream' in events)) throw new Error(`events refused: ${events.refused.text}`);
       expect((await events.stream.ended()).map((e) => e.event)).toEqual(expect.arrayContaining(['output', 'exited', 'closed']));
+      // Its output is logged in the data dir under the default state home (checked once the host stopped and flushed).
+      const processDir = join(stateHome, 'exec-rx', 'processes', 'local', id);
       const overview = await api.events(paths.overview);
       if (!('stream' in overview)) throw new Error(`overview refused: ${overview.refused.text}`);
       await overview.stream.next((e) => e.event === 'overview');
@@ -118,6 +131,7 @@ describe('exec-rx host', () => {
       ];
       expect(failing.map((r) => r.status)).toEqual([401, 401, 401, 400, 400, 409, 404, 405]);
       await stopCli(host);
+      expect(existsSync(processDir) && readdirSync(processDir).some((name) => name.endsWith('.seg'))).toBe(true);
       expect(await host.done).toEqual({ code: 0, signal: null });
 
       const written = writtenBy(host);
