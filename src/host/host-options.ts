@@ -3,12 +3,31 @@ import type { Observable, SchedulerLike } from 'rxjs';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
 import type { OperatorApiOptions } from './api/operator-api';
 import type { HostMonitor } from './host-monitor';
-import type { OutputLogStoreOptions } from './log/output-log-store';
 import type { HostedEnvironment } from './hosted-environments';
 import type { AccessKeyStore } from './sigv4';
 
 /** The transport name of the direct registration (docs/protocol.md#registration). */
 export const DIRECT_TRANSPORT = 'direct_jsonrpc_v1';
+
+/** Where and within what bounds a host keeps its processes' output on disk (see `HostServerOptions.outputLog`). */
+export interface HostOutputLogOptions {
+  /** The data dir (made if missing); each process's log goes under `processes/<environmentId>/<processId>/`. */
+  readonly dataDir: string;
+  /** Per-process quota: past it a running process keeps its first segment and its newest ones. @default 1073741824 (1 GiB) */
+  readonly quotaBytes?: number;
+  /** All logs together: past it, whole logs of released, then closed processes go, oldest first. @default the smaller of 10 GiB and half the free space at start */
+  readonly totalBytes?: number;
+  /** How long the log of a process that stopped running is kept. @default 604800000 (7 days) */
+  readonly retentionMs?: number;
+  /** A segment file rolls at this size. @default 8388608 (8 MiB) */
+  readonly segmentBytes?: number;
+  /** Unwritten output past which the host pauses the process's executor (the disk is behind). @default 8388608 (8 MiB) */
+  readonly highWaterBytes?: number;
+  /** Unwritten output at which the paused executor is resumed. @default 2097152 (2 MiB) */
+  readonly lowWaterBytes?: number;
+  /** fdatasync at most once per this interval while output flows, and at a process's exit and close. @default 1000 */
+  readonly syncIntervalMs?: number;
+}
 
 /** Options of {@link startHostServer}. Every limit has a default; credentials do not. */
 export interface HostServerOptions {
@@ -57,7 +76,7 @@ export interface HostServerOptions {
    * default). `exec-rx host` turns it on by default (`--data-dir`). The host opens the store before it
    * listens and closes it (every log flushed) when it closes.
    */
-  readonly outputLog?: Omit<OutputLogStoreOptions, 'scheduler' | 'fs' | 'pool' | 'onFailure' | 'onRoll' | 'onLifecycle'>;
+  readonly outputLog?: HostOutputLogOptions;
   /**
    * The host's clock and timers: the handshake and operator rate limits, registration ages, the SigV4
    * clock-skew check, the event streams' pings and stall timers, and (unless `manager.scheduler` says

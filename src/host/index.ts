@@ -12,7 +12,7 @@
 
 /* The server */
 export { startHostServer } from './host-server';
-export type { HostServer, HostServerOptions } from './host-options';
+export type { HostOutputLogOptions, HostServer, HostServerOptions } from './host-options';
 export { DIRECT_TRANSPORT } from './host-options';
 
 /* What it serves: one entry per environment id, current generation */
@@ -21,6 +21,10 @@ export type { HostedEnvironment, HostedState, HostEvent } from './hosted-environ
 /* What an operator watches: the facts of the moment and the events as they happen */
 export { HostMonitor } from './host-monitor';
 export type { HostFacts } from './host-monitor';
+
+/* Its output logs on disk (`outputLog`): what a failing one raises */
+export { OutputLogError, OutputLogReadError } from '../errors';
+export type { LogWriteOperation } from '../errors';
 
 /* The access keys it accepts */
 export { loadHostCredentials } from './host-credentials';
