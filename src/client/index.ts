@@ -15,6 +15,7 @@
 export { HostClient } from './host-client';
 export type { CallOptions, HostClientOptions } from './host-client';
 export type { ProcessEventsOptions } from './process-event-stream';
+export type { PulledEventsOptions } from './pulled-events';
 export type {
   ApiErrorInfo,
   EnvironmentOverview,
