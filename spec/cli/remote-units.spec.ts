@@ -153,6 +153,17 @@ describe('host errors', () => {
   });
 });
 
+/** `events$` as the stream pipeEvents pulls from: cancelling it unsubscribes. */
+function streamOf(events$: Observable<HostProcessEvent>): ReadableStream<HostProcessEvent> {
+  let subscription: { unsubscribe(): void } | undefined;
+  return new ReadableStream<HostProcessEvent>({
+    start: (controller) => {
+      subscription = events$.subscribe({ next: (event) => controller.enqueue(event), error: (error: unknown) => controller.error(error), complete: () => controller.close() });
+    },
+    cancel: () => subscription?.unsubscribe(),
+  });
+}
+
 describe('pipeEvents', () => {
   const bytes = (text: string): HostProcessEvent => ({ type: 'output', seq: 1, stream: 'stdout', chunk: new TextEncoder().encode(text) });
   const streams = (): { stdout: PassThrough; stderr: PassThrough; out: () => string; err: () => string } => {
@@ -165,7 +176,7 @@ describe('pipeEvents', () => {
     const io = streams();
     const seen: string[] = [];
     const events: HostProcessEvent[] = [bytes('out'), { type: 'output', seq: 2, stream: 'stderr', chunk: new TextEncoder().encode('err') }, { type: 'closed', seq: 3 }];
-    expect(await pipeEvents(of(...events), io, () => undefined, (event) => seen.push(event.type))).toEqual({ kind: 'complete' });
+    expect(await pipeEvents(streamOf(of(...events)), io, () => undefined, (event) => seen.push(event.type))).toEqual({ kind: 'complete' });
     expect({ out: io.out(), err: io.err(), seen }).toEqual({ out: 'out', err: 'err', seen: ['output', 'output', 'closed'] });
     expect(io.stdout.listenerCount('error') + io.stderr.listenerCount('error')).toBe(0);
   });
@@ -173,14 +184,14 @@ describe('pipeEvents', () => {
   it('resolves error with what the events errored with', async () => {
     const io = streams();
     const failure = new HostApiError('PROCESS_GONE', 'gone', 404, 'i');
-    expect(await pipeEvents(throwError(() => failure), io, () => undefined)).toEqual({ kind: 'error', error: failure });
+    expect(await pipeEvents(streamOf(throwError(() => failure)), io, () => undefined)).toEqual({ kind: 'error', error: failure });
     expect(io.stdout.listenerCount('error')).toBe(0);
   });
 
   it('resolves brokenPipe when our stdout fails, and stops reading the events', async () => {
     const io = streams();
     const events = new Subject<HostProcessEvent>();
-    const done = pipeEvents(events, io, () => undefined);
+    const done = pipeEvents(streamOf(events), io, () => undefined);
     events.next(bytes('a'));
     io.stdout.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
     expect(await done).toEqual({ kind: 'brokenPipe' });

@@ -30,6 +30,8 @@ export class SseBody {
   readonly stream: ReadableStream<Uint8Array>;
   /** Whether the client cancelled it (or its request was aborted). */
   cancelled = false;
+  /** How many times the client read it (`reader.read()`: its high-water mark is 0, so each read is one pull). */
+  reads = 0;
   private readonly queue: (Uint8Array | { readonly end: true } | { readonly error: unknown })[] = [];
   private wake: (() => void) | undefined;
   private over = false;
@@ -38,6 +40,7 @@ export class SseBody {
     this.stream = new ReadableStream<Uint8Array>(
       {
         pull: async (controller) => {
+          this.reads += 1;
           while (this.queue.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
           const item = this.queue.shift();
           if (item instanceof Uint8Array) controller.enqueue(item);

@@ -17,6 +17,8 @@ import type { EnvironmentOverview, HostProcessEvent, ProcessResource, StartOptio
 import { overview } from './overview-stream';
 import type { ProcessEventsOptions } from './process-event-stream';
 import { processEvents } from './process-event-stream';
+import type { PulledEventsOptions } from './pulled-events';
+import { iterate, pulledEvents } from './pulled-events';
 import type { RetryPolicy } from './retry';
 import { DEFAULT_RETRY_POLICY } from './retry';
 
@@ -107,9 +109,37 @@ export class HostClient {
    * Completes after `closed` (or, with `follow: false`, once what the host holds was delivered). Errors
    * with HostApiError: a `failed` event's code, `PROCESS_GONE` (the host restarted without it),
    * `HOST_UNREACHABLE`, or the host's refusal. Cold; unsubscribing ends the stream.
+   *
+   * It reads the HTTP body at full speed, with no backpressure: each event is emitted as soon as it
+   * arrives, and a subscriber that cannot keep up (one writing to a slow sink) holds the difference
+   * itself, up to the whole output. To be held back by a slow consumer, pull the events with
+   * {@link events} or {@link eventStream}.
    */
   events$(environmentId: string, processId: string, options: ProcessEventsOptions = {}): Observable<HostProcessEvent> {
     return processEvents(this.connection, environmentId, processId, options);
+  }
+
+  /**
+   * The events of {@link events$} (the same ones, ending the same ways), pulled with backpressure as a
+   * web ReadableStream: at most `highWaterMark` events (16) wait read ahead; while they do, the client
+   * reads no more of the HTTP body, so TCP holds the host back instead of this side's memory. Resumption
+   * after a dropped connection is by seq as for `events$`, however far behind the consumer is. It closes
+   * after `closed` (or, with `follow: false`, once what the host holds was delivered) and errors with
+   * HostApiError as `events$` does, each after every event before it was read; AbortedError when
+   * `options.signal` aborts. Cold: the request starts when the stream is made; cancelling it aborts the
+   * request and every wait. Throws RangeError for a `highWaterMark` that is not a whole number ≥ 0.
+   */
+  eventStream(environmentId: string, processId: string, options: PulledEventsOptions = {}): ReadableStream<HostProcessEvent> {
+    return pulledEvents(this.connection, environmentId, processId, options);
+  }
+
+  /**
+   * {@link eventStream} as an async iterator: `for await (const event of client.events(env, id)) …`
+   * reads the body only as fast as the loop body goes; a `break` (or a throw) out of the loop cancels
+   * the stream and its request. Errors reject the `next()` that reaches them, after every event before.
+   */
+  events(environmentId: string, processId: string, options: PulledEventsOptions = {}): AsyncIterableIterator<HostProcessEvent> {
+    return iterate(this.eventStream(environmentId, processId, options));
   }
 
   /** Writes to stdin, once per `writeId` (made per call when not given; retries reuse it). Resolves once the executor accepted the bytes. */

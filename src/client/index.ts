@@ -3,6 +3,8 @@
  * browsers. {@link HostClient} lists environments and processes, starts processes, and streams their
  * events with the library's promise kept over HTTP: every output byte once, in order, across dropped
  * connections and a host unreachable for a while, resumed by seq; typed errors with the library's codes.
+ * Those events come as an Observable (`events$`, read at full speed) or pulled with backpressure
+ * (`events()`, `eventStream()`: the body is read no faster than the consumer takes them).
  *
  * Nothing here needs a Node built-in: it uses `fetch`, web streams, `TextDecoder`/`TextEncoder`,
  * `atob`/`btoa` and `crypto.randomUUID`, which browsers and Node 20 both have.
@@ -15,6 +17,7 @@
 export { HostClient } from './host-client';
 export type { CallOptions, HostClientOptions } from './host-client';
 export type { ProcessEventsOptions } from './process-event-stream';
+export type { PulledEventsOptions } from './pulled-events';
 export type {
   ApiErrorInfo,
   EnvironmentOverview,

@@ -48,8 +48,14 @@ class Follower implements SseSession {
     private readonly follow: boolean,
     afterSeq: number,
     private readonly emit: (event: HostProcessEvent) => void,
+    /** The consumer's room, when it can fall behind. */
+    private readonly gate: () => Promise<void> | undefined = () => undefined,
   ) {
     this.lastSeq = afterSeq;
+  }
+
+  room(): Promise<void> | undefined {
+    return this.gate();
   }
 
   path(): string {
@@ -137,19 +143,39 @@ class Follower implements SseSession {
 }
 
 /**
+ * Follows the events of process `processId` of `environmentId` after `options.afterSeq`, handing each to
+ * `emit` (once, in seq order, with `truncated` markers), until `closed` (or, with `follow: false`, until
+ * what the host holds was delivered): then it resolves. It rejects as {@link processEvents} errors, and
+ * resolves quietly once `signal` aborts. With `room`, the body is read only while the consumer has room
+ * (see `SseSession.room`): a consumer that falls behind holds the host back through TCP.
+ */
+export function followProcess(
+  connection: HostConnection,
+  environmentId: string,
+  processId: string,
+  options: ProcessEventsOptions,
+  emit: (event: HostProcessEvent) => void,
+  signal: AbortSignal,
+  room?: () => Promise<void> | undefined,
+): Promise<void> {
+  const path = `${API_PREFIX}/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(processId)}/events`;
+  return runSse(connection, 'events', new Follower(path, options.follow ?? true, options.afterSeq ?? 0, emit, room), signal);
+}
+
+/**
  * The events of process `processId` of `environmentId`, after `afterSeq`: each once, in seq order, a
  * `truncated` marker where the host no longer holds what was asked. Completes after `closed` (or, with
  * `follow: false`, once what the host holds was delivered). Errors with HostApiError: the code of a
  * `failed` event, `PROCESS_GONE`, `HOST_UNREACHABLE` after `maxOfflineMs`, the host's refusal
  * (`UNAUTHORIZED`, `PROCESS_NOT_FOUND` …), `PROCESS_GAP` if a hole ever came unmarked. Cold: each
- * subscription is its own stream; unsubscribing aborts the request and every wait.
+ * subscription is its own stream; unsubscribing aborts the request and every wait. The body is read at
+ * full speed (an Observable has no way to say "not yet"): a subscriber that cannot keep up holds the
+ * difference itself. `pulledEvents` (./pulled-events) is the same stream with backpressure.
  */
 export function processEvents(connection: HostConnection, environmentId: string, processId: string, options: ProcessEventsOptions = {}): Observable<HostProcessEvent> {
-  const path = `${API_PREFIX}/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(processId)}/events`;
   return new Observable<HostProcessEvent>((subscriber) => {
     const abort = new AbortController();
-    const follower = new Follower(path, options.follow ?? true, options.afterSeq ?? 0, (event) => subscriber.next(event));
-    runSse(connection, 'events', follower, abort.signal).then(
+    followProcess(connection, environmentId, processId, options, (event) => subscriber.next(event), abort.signal).then(
       () => subscriber.complete(),
       (error: unknown) => {
         if (!abort.signal.aborted) subscriber.error(error);

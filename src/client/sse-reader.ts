@@ -3,6 +3,9 @@
  * body's bytes decoded as UTF-8 across chunk boundaries and fed to a kept SSE parser
  * (`eventsource-parser`). Only whole events are delivered: one cut short by a dropped connection is
  * dropped with it, and resuming by its id brings it again.
+ *
+ * The body is read one chunk at a time, and only when the consumer has room ({@link SseReadHooks.room}):
+ * while it is behind, nothing more is read, so TCP holds the host back instead of this side's memory.
  */
 import { createParser } from 'eventsource-parser';
 
@@ -13,15 +16,29 @@ export interface SseMessage {
   readonly data: string;
 }
 
+/** What {@link readSse} asks of its caller besides each event. */
+export interface SseReadHooks {
+  /** Whether reading is over; checked after each event (nothing after it is delivered). @default never */
+  readonly stop?: () => boolean;
+  /** Bytes came (the connection is alive). */
+  readonly onBytes?: () => void;
+  /**
+   * Asked before each read of the body: `undefined` when the consumer has room for more events, else a
+   * promise that resolves once it has (the body is not read meanwhile). @default always room
+   */
+  readonly room?: () => Promise<void> | undefined;
+}
+
 /**
  * Delivers each whole event of `response` to `onEvent` (which may throw to stop reading: the promise
- * then rejects with that error). Resolves when the stream ends, or as soon as `stop()` holds after an
- * event (nothing after it is delivered); rejects when the connection fails or `signal` aborts. The body
- * is cancelled in every case.
+ * then rejects with that error). Resolves when the stream ends, or as soon as `hooks.stop()` holds after
+ * an event; rejects when the connection fails or the request's signal aborts. Before each read of the
+ * body it waits for `hooks.room()`. The body is cancelled in every case.
  */
-export async function readSse(response: Response, onEvent: (message: SseMessage) => void, stop: () => boolean = () => false, onBytes: () => void = () => undefined): Promise<void> {
+export async function readSse(response: Response, onEvent: (message: SseMessage) => void, hooks: SseReadHooks = {}): Promise<void> {
   const body = response.body;
   if (body === null) return;
+  const { stop = () => false, onBytes = () => undefined, room = () => undefined } = hooks;
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let failure: unknown;
@@ -39,6 +56,8 @@ export async function readSse(response: Response, onEvent: (message: SseMessage)
   });
   try {
     for (;;) {
+      const wait = room();
+      if (wait !== undefined) await wait;
       const { done, value } = await reader.read();
       if (done) break;
       onBytes();

@@ -2,8 +2,11 @@
  * The reconnect loop both of the client's event streams share: open the stream, read it, open it again
  * when it ends or fails; back off (with jitter, or as `Retry-After` says) while the host is busy or
  * unreachable, and give up with `HOST_UNREACHABLE` once it stayed unreachable past `maxOfflineMs`.
+ * A session with a consumer that can fall behind (`room`) has its body read only while that consumer
+ * has room; the idle cut does not run meanwhile (the silence is ours, not the host's).
  */
 import type { Subscription } from 'rxjs';
+import { AbortedError } from '../errors';
 import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
 import { errorOf, init, isBusy, isGatewayFailure, OfflineBound } from './host-connection';
@@ -27,6 +30,11 @@ export interface SseSession {
   progress(): number;
   /** The error for a refusal (a non-retryable answer) by the host. */
   refusal(response: Response): Promise<HostApiError>;
+  /**
+   * Asked before each read of the body: `undefined` when the consumer has room for more events, else a
+   * promise that resolves once it has. Absent: the body is read as fast as it comes.
+   */
+  room?(): Promise<void> | undefined;
 }
 
 /** Runs `session` until it is finished (resolves) or cannot go on (rejects); `signal` stops it quietly. */
@@ -66,7 +74,7 @@ export async function runSse(connection: HostConnection, what: string, session: 
       session.onOpen(response);
       const before = session.progress();
       try {
-        await readSse(response, (message) => handle(session, message, what), () => session.finished(), heard);
+        await readSse(response, (message) => handle(session, message, what), { stop: () => session.finished(), onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) });
         session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
@@ -105,6 +113,27 @@ function handle(session: SseSession, message: SseMessage, what: string): void {
     if (error instanceof HostApiError) throw error;
     throw new HostApiError('DECODE_FAILED', `${what}: an event could not be handled: ${error instanceof Error ? error.message : String(error)}`, undefined, undefined, { cause: error });
   }
+}
+
+/**
+ * The session's `room()` for one attempt: while the consumer is behind, the idle cut is off (`idle` is
+ * unsubscribed, and `heard` arms it again once there is room). An abort of the attempt ends the wait
+ * with a rejection: nothing more is read.
+ */
+function roomFor(session: SseSession, signal: AbortSignal, idle: Subscription | undefined, heard: () => void): Promise<void> | undefined {
+  const wait = session.room?.();
+  if (wait === undefined) return undefined;
+  if (signal.aborted) return Promise.reject(new AbortedError('events'));
+  idle?.unsubscribe();
+  return new Promise<void>((resolve, reject) => {
+    const aborted = (): void => reject(new AbortedError('events'));
+    signal.addEventListener('abort', aborted, { once: true });
+    const done = (): void => {
+      signal.removeEventListener('abort', aborted);
+      resolve();
+    };
+    wait.then(done, done);
+  }).then(heard);
 }
 
 /** The default refusal: the host's problem, typed. */

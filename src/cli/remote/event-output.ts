@@ -1,8 +1,21 @@
-/** How `exec-rx run --host` and `exec-rx logs` write a process's events: its bytes as they were, notes on stderr. */
-import type { Observable } from 'rxjs';
-import { Subscription } from 'rxjs';
+/**
+ * How `exec-rx run --host` and `exec-rx logs` write a process's events: its bytes as they were, notes on
+ * stderr, and no faster than our stdout and stderr take them (the events are pulled one at a time, and
+ * not while a write waits for `drain`, so the client stops reading the HTTP body and TCP holds the host
+ * back: a slow reader of our output never makes us hold the output in memory).
+ */
 import type { HostProcessEvent } from '../../client/host-types';
 import type { CliIo } from '../io';
+
+/**
+ * How many events the CLI lets its client read ahead of what it wrote (`highWaterMark` of
+ * `HostClient.eventStream`): enough to keep writing while the next network chunk comes, few enough that
+ * a full stdout holds little more than a network chunk's worth of output in memory.
+ */
+export const EVENTS_AHEAD = 4;
+
+/** Our stdout or stderr. */
+type Output = CliIo['stdout'] | CliIo['stderr'];
 
 /** The note for history the host no longer holds (without the `exec-rx: ` prefix). */
 export const truncatedNote = (nextSeq: number, droppedEvents: number): string =>
@@ -10,19 +23,22 @@ export const truncatedNote = (nextSeq: number, droppedEvents: number): string =>
 
 /**
  * Writes an `output` event's bytes to our stdout (`stdout` and `pty`) or stderr (`stderr`), unchanged;
- * says the note for a `truncated` one; `exited` and `closed` write nothing.
+ * says the note for a `truncated` one; `exited` and `closed` write nothing. Returns the stream written
+ * to when it is full (its `write` answered false: wait for its `drain` before writing more), else
+ * `undefined`.
  */
-export function writeEvent(event: HostProcessEvent, io: Pick<CliIo, 'stdout' | 'stderr'>, say: (line: string) => void): void {
+export function writeEvent(event: HostProcessEvent, io: Pick<CliIo, 'stdout' | 'stderr'>, say: (line: string) => void): Output | undefined {
   switch (event.type) {
-    case 'output':
-      (event.stream === 'stderr' ? io.stderr : io.stdout).write(event.chunk);
-      return;
+    case 'output': {
+      const output = event.stream === 'stderr' ? io.stderr : io.stdout;
+      return output.write(event.chunk) ? undefined : output;
+    }
     case 'truncated':
       say(truncatedNote(event.nextSeq, event.droppedEvents));
-      return;
+      return undefined;
     case 'exited':
     case 'closed':
-      return;
+      return undefined;
   }
 }
 
@@ -36,35 +52,51 @@ export type PipeEnd =
   | { readonly kind: 'brokenPipe' };
 
 /**
- * Writes `events$` to `io` ({@link writeEvent}; `onEvent` sees each event first) until the events
- * complete or error, or our stdout or stderr fails, and resolves with how it ended. By then the
- * subscription and its listeners on `io` are gone. Never rejects.
+ * Writes `events` to `io` ({@link writeEvent}; `onEvent` sees each event first) until they end or error,
+ * or our stdout or stderr fails, and resolves with how it ended. It reads the next event only once the
+ * last one was written: while our stdout (or stderr) is full it waits for its `drain`, so a slow reader
+ * of our output holds back the events (and a `HostClient.eventStream`, the host). By then the stream
+ * is cancelled (unless it ended) and released, and no listener on `io` is left. Never rejects.
  */
-export function pipeEvents(events$: Observable<HostProcessEvent>, io: Pick<CliIo, 'stdout' | 'stderr'>, say: (line: string) => void, onEvent?: (event: HostProcessEvent) => void): Promise<PipeEnd> {
-  return new Promise<PipeEnd>((resolve) => {
-    // A container, so that an end while subscribing (events that complete at once) also ends what it adds.
-    const subscription = new Subscription();
-    let ended = false;
-    const end = (how: PipeEnd): void => {
-      if (ended) return;
-      ended = true;
-      subscription.unsubscribe();
-      io.stdout.off('error', onBrokenPipe);
-      io.stderr.off('error', onBrokenPipe);
-      resolve(how);
-    };
-    const onBrokenPipe = (): void => end({ kind: 'brokenPipe' });
-    io.stdout.once('error', onBrokenPipe);
-    io.stderr.once('error', onBrokenPipe);
-    subscription.add(
-      events$.subscribe({
-        next: (event) => {
-          onEvent?.(event);
-          writeEvent(event, io, say);
-        },
-        error: (error: unknown) => end({ kind: 'error', error }),
-        complete: () => end({ kind: 'complete' }),
-      }),
-    );
-  });
+export async function pipeEvents(events: ReadableStream<HostProcessEvent>, io: Pick<CliIo, 'stdout' | 'stderr'>, say: (line: string) => void, onEvent?: (event: HostProcessEvent) => void): Promise<PipeEnd> {
+  const reader = events.getReader();
+  let broken = false;
+  /** Ends a wait for `drain` (set while one waits). */
+  let wake: (() => void) | undefined;
+  const onBrokenPipe = (): void => {
+    broken = true;
+    wake?.();
+    // A read that waits for an event ends (done) at once.
+    void reader.cancel().catch(() => undefined);
+  };
+  io.stdout.once('error', onBrokenPipe);
+  io.stderr.once('error', onBrokenPipe);
+  const drained = (output: Output): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const done = (): void => {
+        wake = undefined;
+        output.off('drain', done);
+        resolve();
+      };
+      wake = done;
+      output.once('drain', done);
+    });
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (broken) return { kind: 'brokenPipe' };
+      if (next.done) return { kind: 'complete' };
+      onEvent?.(next.value);
+      const full = writeEvent(next.value, io, say);
+      if (full !== undefined) await drained(full);
+      if (broken) return { kind: 'brokenPipe' };
+    }
+  } catch (error: unknown) {
+    return broken ? { kind: 'brokenPipe' } : { kind: 'error', error };
+  } finally {
+    io.stdout.off('error', onBrokenPipe);
+    io.stderr.off('error', onBrokenPipe);
+    await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
 }

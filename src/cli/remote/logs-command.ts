@@ -6,7 +6,7 @@ import { HostClient } from '../../client/host-client';
 import { reportConnection } from '../connection-reporter';
 import type { LogsOptions } from '../host-args';
 import type { CliIo } from '../io';
-import { pipeEvents } from './event-output';
+import { EVENTS_AHEAD, pipeEvents } from './event-output';
 import { describeHostError } from './host-errors';
 import { watchedFetch } from './watched-fetch';
 import { EXIT_BROKEN_PIPE, EXIT_ERROR } from '../exit-codes';
@@ -16,7 +16,7 @@ const SNAPSHOT_OFFLINE_MS = 2_000;
 
 /**
  * Writes the process's events after `afterSeq` (stdout and pty bytes to stdout, stderr bytes to
- * stderr, unchanged) until what the host holds was written, or with `follow` until the process closed,
+ * stderr, unchanged, no faster than those take them) until what the host holds was written, or with `follow` until the process closed,
  * and resolves 0 (the process's own exit code is not what `logs` reports). A host error is one
  * `exec-rx: …` line and 1; a reader of our output that went away, 141. Never rejects.
  */
@@ -27,8 +27,8 @@ export async function logsCommand(options: LogsOptions, io: CliIo): Promise<numb
   const reporting = reportConnection(watch.states$, say, { verbose: false, peer: 'the host' });
   const client = new HostClient({ url, token, fetch: watch.fetch, ...(options.follow ? {} : { retry: { maxOfflineMs: SNAPSHOT_OFFLINE_MS } }) });
   try {
-    const events$ = client.events$(options.environmentId, options.processId, { afterSeq: options.afterSeq, follow: options.follow });
-    const end = await pipeEvents(events$, io, say, (event) => {
+    const events = client.eventStream(options.environmentId, options.processId, { afterSeq: options.afterSeq, follow: options.follow, highWaterMark: EVENTS_AHEAD });
+    const end = await pipeEvents(events, io, say, (event) => {
       if (event.type === 'closed') watch.finish();
     });
     switch (end.kind) {

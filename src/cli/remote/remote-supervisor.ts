@@ -1,7 +1,8 @@
 /**
- * The running part of `exec-rx run --host`: the process's events to our stdout/stderr as they come,
- * our stdin to it (each chunk written in order, then end of input), Ctrl-C to it, our terminal's size
- * to its pty, and its exit code once it closed.
+ * The running part of `exec-rx run --host`: the process's events to our stdout/stderr as they come
+ * and no faster than those take them (a slow reader holds the host back, not our memory), our stdin to
+ * it (each chunk written in order, then end of input), Ctrl-C to it, our terminal's size to its pty,
+ * and its exit code once it closed.
  */
 import type { HostClient } from '../../client/host-client';
 import { HostApiError } from '../../client/host-api-error';
@@ -10,7 +11,7 @@ import { forwardSignals } from '../terminal/forward-signals';
 import type { StdinSink } from '../terminal/stdin-relay';
 import { rawTerminal, relayStdin } from '../terminal/stdin-relay';
 import { terminalSize } from '../terminal/terminal-size';
-import { pipeEvents } from './event-output';
+import { EVENTS_AHEAD, pipeEvents } from './event-output';
 import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
 
 /** Where the command's stdin comes from: streamed (`pipeStdin`), raw to its pty, or not at all. */
@@ -110,7 +111,8 @@ export async function superviseRemote(remote: RemoteProcess, io: CliIo, reportin
   const sizing = followSize(remote, io, reporting.say);
   try {
     let exitCode: number | undefined;
-    const end = await pipeEvents(client.events$(environmentId, processId, { afterSeq: 0, follow: true }), io, reporting.say, (event) => {
+    const events = client.eventStream(environmentId, processId, { afterSeq: 0, follow: true, highWaterMark: EVENTS_AHEAD });
+    const end = await pipeEvents(events, io, reporting.say, (event) => {
       if (event.type === 'exited') exitCode = event.exitCode;
       if (event.type === 'closed') reporting.finished();
     });
