@@ -50,6 +50,8 @@ export interface SseHostOptions {
   readonly environmentId: string;
   readonly manager?: HostServerOptions['manager'];
   readonly operator?: Omit<OperatorApiOptions, 'tokens'>;
+  /** Keep output in logs on disk (a temporary data dir of the spec's). */
+  readonly outputLog?: HostServerOptions['outputLog'];
 }
 
 /** Starts the host and its executor; both are stopped by the spec file's tracker. */
@@ -58,6 +60,7 @@ export async function startSseHost(options: SseHostOptions): Promise<SseHost> {
     await startHostServer({
       credentials: new Map([[CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey]]),
       ...(options.manager === undefined ? {} : { manager: options.manager }),
+      ...(options.outputLog === undefined ? {} : { outputLog: options.outputLog }),
       // Specs open many requests in a burst; the rate limit is not what they test.
       operator: { requestsPerSecond: 1000, requestBurst: 2000, ...options.operator, tokens: new OperatorTokens([TOKEN]) },
     }),
