@@ -39,9 +39,8 @@ export interface StreamDigest {
   readonly markers: readonly MarkerData[];
   /** The last event's type and data. */
   readonly last: { readonly event: string; readonly data: Record<string, unknown> } | undefined;
-  /** stdout sha256 of the events after `suffixAfter`, when asked. */
-  readonly suffixSha256: string | undefined;
-  readonly suffixBytes: number;
+  /** stdout sha256 and bytes of the events after each seq of `suffixAfter`. */
+  readonly suffixes: ReadonlyMap<number, { readonly sha256: string; readonly bytes: number }>;
   /** Stdout bytes of the events up to and including each seq in `bytesUpTo`. */
   readonly bytesAt: ReadonlyMap<number, number>;
   /** The body of a non-200 answer. */
@@ -53,8 +52,10 @@ export interface DigestOptions {
   readonly url: string;
   readonly token: string;
   readonly lastEventId?: number;
-  /** Also hash the stdout of the events after this seq apart. */
-  readonly suffixAfter?: number;
+  /** Sent as `?after=` (instead of or besides `Last-Event-ID`). */
+  readonly after?: number;
+  /** Also hash the stdout of the events after each of these seqs apart. */
+  readonly suffixAfter?: readonly number[];
   /** Record the stdout bytes received up to these seqs. */
   readonly bytesUpTo?: readonly number[];
   /** Called with the response once its head arrived (a spec pauses it there). */
@@ -68,12 +69,12 @@ export function digestStream(options: DigestOptions): Promise<StreamDigest> {
   const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: 'text/event-stream' };
   if (options.lastEventId !== undefined) headers['last-event-id'] = String(options.lastEventId);
   return new Promise<StreamDigest>((resolve, reject) => {
-    const req = request(options.url, { agent: false, headers });
+    const url = options.after === undefined ? options.url : `${options.url}?after=${options.after}`;
+    const req = request(url, { agent: false, headers });
     req.once('error', reject);
     req.once('response', (res) => {
       const hash = createHash('sha256');
-      let suffix: Hash | undefined;
-      let suffixBytes = 0;
+      const suffixes = new Map<number, { hash: Hash; bytes: number }>();
       const wanted = new Set(options.bytesUpTo ?? []);
       const bytesAt = new Map<number, number>();
       const gaps: string[] = [];
@@ -83,7 +84,7 @@ export function digestStream(options: DigestOptions): Promise<StreamDigest> {
       let outputs = 0;
       let firstSeq: number | undefined;
       let lastSeq: number | undefined;
-      let expected: number | undefined = options.lastEventId === undefined ? 1 : options.lastEventId + 1;
+      let expected: number | undefined = (options.after ?? options.lastEventId ?? 0) + 1;
       let last: StreamDigest['last'];
       const parser = new SseParser({
         frame: (frame) => {
@@ -107,13 +108,13 @@ export function digestStream(options: DigestOptions): Promise<StreamDigest> {
             outputs += 1;
             stdoutBytes += chunk.byteLength;
             hash.update(chunk);
-            if (suffix !== undefined) {
-              suffix.update(chunk);
-              suffixBytes += chunk.byteLength;
+            for (const suffix of suffixes.values()) {
+              suffix.hash.update(chunk);
+              suffix.bytes += chunk.byteLength;
             }
           }
           if (wanted.has(seq)) bytesAt.set(seq, stdoutBytes);
-          if (options.suffixAfter !== undefined && seq === options.suffixAfter) suffix = createHash('sha256');
+          if (options.suffixAfter?.includes(seq) === true) suffixes.set(seq, { hash: createHash('sha256'), bytes: 0 });
         },
       });
       const sse = (res.headers['content-type'] ?? '').startsWith('text/event-stream');
@@ -133,8 +134,7 @@ export function digestStream(options: DigestOptions): Promise<StreamDigest> {
           gaps,
           markers,
           last,
-          suffixSha256: suffix?.digest('hex'),
-          suffixBytes,
+          suffixes: new Map([...suffixes].map(([seq, suffix]) => [seq, { sha256: suffix.hash.digest('hex'), bytes: suffix.bytes }])),
           bytesAt,
           text: Buffer.concat(texts).toString('utf8'),
         }),
