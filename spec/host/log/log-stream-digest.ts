@@ -37,6 +37,8 @@ export interface StreamDigest {
   /** Seqs that did not follow the one before (or the marker's nextSeq): `expected->got`, the first 10. */
   readonly gaps: readonly string[];
   readonly markers: readonly MarkerData[];
+  /** The stdout bytes received before each marker. */
+  readonly markerAtBytes: readonly number[];
   /** The last event's type and data. */
   readonly last: { readonly event: string; readonly data: Record<string, unknown> } | undefined;
   /** stdout sha256 and bytes of the events after each seq of `suffixAfter`. */
@@ -79,6 +81,7 @@ export function digestStream(options: DigestOptions): Promise<StreamDigest> {
       const bytesAt = new Map<number, number>();
       const gaps: string[] = [];
       const markers: MarkerData[] = [];
+      const markerAtBytes: number[] = [];
       const texts: Buffer[] = [];
       let stdoutBytes = 0;
       let outputs = 0;
@@ -95,6 +98,7 @@ export function digestStream(options: DigestOptions): Promise<StreamDigest> {
           if (frame.event === 'truncated') {
             const marker = data as unknown as MarkerData;
             markers.push(marker);
+            markerAtBytes.push(stdoutBytes);
             expected = marker.nextSeq;
             return;
           }
@@ -133,6 +137,7 @@ export function digestStream(options: DigestOptions): Promise<StreamDigest> {
           lastSeq,
           gaps,
           markers,
+          markerAtBytes,
           last,
           suffixes: new Map([...suffixes].map(([seq, suffix]) => [seq, { sha256: suffix.hash.digest('hex'), bytes: suffix.bytes }])),
           bytesAt,
