@@ -133,7 +133,7 @@ export async function disklogSuite(context: BenchContext): Promise<Row[]> {
       kind: 'check',
       suite: 'disklog',
       label: 'bytes the log wrote to disk per byte of output',
-      value: `${formatNumber(written.median)} [${formatNumber(written.min)}–${formatNumber(written.max)}]`,
+      value: `${written.median.toFixed(4)} [${written.min.toFixed(4)}–${written.max.toFixed(4)}]`,
       goal: 'reported (a 32-byte header per record of ≤ 8 KiB, indexes, manifest, meta)',
       met: written.min >= 1,
     } satisfies Check);
