@@ -33,7 +33,7 @@ const MIB = 1024 * 1024;
 describe('a data dir on a full disk', () => {
   let mountPoint: string;
   let mounted = false;
-  let setup: ApiHost;
+  let setup: ApiHost | undefined;
 
   beforeAll(async () => {
     if (process.getuid?.() !== 0) throw new Error('this spec mounts a tmpfs: run it as root');
@@ -47,12 +47,14 @@ describe('a data dir on a full disk', () => {
     setup = await startApiHost({ environmentId: 'log-full', host: { outputLog: { dataDir, totalBytes: 1024 * MIB, segmentBytes: MIB } } });
   });
   afterAll(async () => {
-    await setup.host.close();
+    // The host first (its logs closed), then the file system under it.
+    await setup?.host.close();
     if (mounted) execFileSync('umount', [mountPoint]);
     rmSync(mountPoint, { recursive: true, force: true });
   });
 
   it('fails the stream of the process that filled it, typed, and keeps the host serving the next ones', async () => {
+    if (setup === undefined) throw new Error('no host');
     const { api, environmentId, host, log } = setup;
     const started = await startProcess(api, environmentId, { argv: ['/bin/sh', '-c', BIG] });
     const failed = await within(digestStream({ url: `${host.url}${paths.events(environmentId, started.id)}`, token: OPERATOR_TOKEN }), 60_000, 'the failing stream');
