@@ -3,7 +3,8 @@
  * shrink back, so each turn needs its own process): prints `{"before":…,"after":…}` (RSS bytes after a
  * forced GC, before and after the holding) on stdout.
  *
- *   node --expose-gc dist/bench/host-memory-child.js idle|retained|stalled raw|rx COUNT
+ *   node --expose-gc dist/bench/host-memory-child.js idle|retained|stalled raw|rx COUNT [disk]
+ *   (`disk`: the host keeps output logs in a temporary data dir, removed at the end)
  *   (HOST_MEMORY_DETAIL=1: each measurement's rss/heapTotal/heapUsed/external/arrayBuffers on stderr)
  *
  * - idle: COUNT open SSE streams (a process that prints nothing / a raw server's idle responses);
@@ -18,12 +19,15 @@
  * turn the only subscriber is the one reading nothing, as on the raw side: the end of the process is
  * awaited by polling its resource.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { BenchHost } from './lib/host-harness';
 import { HOST_ENV, RawSseServer, Readers, startBenchHost } from './lib/host-harness';
 import { stopEverything } from './lib/executors';
 
-const [mode = 'idle', side = 'rx', countText = '1'] = process.argv.slice(2);
+const [mode = 'idle', side = 'rx', countText = '1', storage = 'memory'] = process.argv.slice(2);
 const count = Number(countText);
 const MiB = 1024 * 1024;
 const PROCESSES = `/api/v1/environments/${HOST_ENV}/processes`;
@@ -103,7 +107,8 @@ async function measure(): Promise<{ before: number; after: number }> {
       await raw.close();
     }
   }
-  const bench = await startBenchHost(MiB);
+  const dataDir = storage === 'disk' ? mkdtempSync(join(tmpdir(), 'exec-rx-bench-log-')) : undefined;
+  const bench = await startBenchHost(MiB, dataDir === undefined ? undefined : { dataDir });
   try {
     // Warm up first (code compiled, pools grown, one process run): the growth is then what the holding costs.
     const sleeper = await start(bench, ['sleep', '3600']);
@@ -134,6 +139,7 @@ async function measure(): Promise<{ before: number; after: number }> {
     return { before, after };
   } finally {
     await bench.close();
+    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

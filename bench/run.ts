@@ -2,9 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog]
  *
- * Every suite but the soak runs by default; the soak (about 3 minutes) runs with `--only=soak`.
+ * Every suite but the soak and disklog runs by default; those run with `--only=soak` / `--only=disklog`.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -16,6 +16,7 @@ import type { BenchContext } from './lib/context';
 import { stopEverything } from './lib/executors';
 import { machine, markdown } from './lib/report';
 import type { Row } from './lib/report';
+import { disklogSuite } from './suites/disklog';
 import { framesSuite } from './suites/frames';
 import { hostSuite } from './suites/host';
 import { memorySuite } from './suites/memory';
@@ -34,10 +35,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['scale', scaleSuite],
   ['host', hostSuite],
   ['soak', soakSuite],
+  ['disklog', disklogSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak']);
+const ON_REQUEST = new Set(['soak', 'disklog']);
 
 interface Args {
   readonly quick: boolean;

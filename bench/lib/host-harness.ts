@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { spawnExecutor } from '../../src/executor/spawn-executor';
 import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 import { OperatorTokens } from '../../src/host/api/operator-tokens';
-import type { HostServer } from '../../src/host/host-options';
+import type { HostServer, HostServerOptions } from '../../src/host/host-options';
 import { startHostServer } from '../../src/host/host-server';
 import type { Environment } from '../../src';
 import { trackChild } from './executors';
@@ -30,13 +30,14 @@ export interface BenchHost {
   close(): Promise<void>;
 }
 
-/** Starts the host (send buffer `bufferBytes`) and a direct executor, and waits until it joined. */
-export async function startBenchHost(bufferBytes: number): Promise<BenchHost> {
+/** Starts the host (send buffer `bufferBytes`; output logs on disk when `outputLog` is given) and a direct executor, and waits until it joined. */
+export async function startBenchHost(bufferBytes: number, outputLog?: HostServerOptions['outputLog']): Promise<BenchHost> {
   const token = randomBytes(24).toString('base64url');
   const credentials = { accessKeyId: 'BENCHHOST', secretAccessKey: randomBytes(24).toString('base64url') };
   const host = await startHostServer({
     credentials: new Map([[credentials.accessKeyId, credentials.secretAccessKey]]),
     operator: { tokens: new OperatorTokens([token]), sse: { bufferBytes, total: 4096, perToken: 4096 }, requestsPerSecond: 100_000, requestBurst: 100_000 },
+    ...(outputLog === undefined ? {} : { outputLog }),
   });
   let executor: SpawnedExecutor | undefined;
   try {

@@ -19,10 +19,10 @@ import type { Metrics } from '../lib/stats';
 
 const MiB = 1024 * 1024;
 
-/** Runs one child turn; resolves with its RSS growth in bytes. */
-function childTurn(mode: string, side: 'raw' | 'rx', count: number): Promise<number> {
+/** Runs one child turn (`storage` `disk`: the host keeps output logs on disk); resolves with its RSS growth in bytes. */
+export function childTurn(mode: string, side: 'raw' | 'rx', count: number, storage: 'memory' | 'disk' = 'memory'): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = trackChild(spawn(process.execPath, ['--expose-gc', join(__dirname, '..', 'host-memory-child.js'), mode, side, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] }));
+    const child = trackChild(spawn(process.execPath, ['--expose-gc', join(__dirname, '..', 'host-memory-child.js'), mode, side, String(count), storage], { stdio: ['ignore', 'pipe', 'inherit'] }));
     let text = '';
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
     child.once('exit', (code) => {
