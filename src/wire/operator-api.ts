@@ -54,14 +54,20 @@ export const ApiError = struct('ApiError', { code: t.string, message: t.string }
 /** An error inside a resource or an event. */
 export type ApiError = t.TypeOf<typeof ApiError>;
 
-/** One process as the API shows it. `exitCode` and `error` are `null` until known. */
+/**
+ * One process as the API shows it. `exitCode` and `error` are `null` until known. Besides the live
+ * states, a process the host's output log holds but no executor lists (one of before a host restart)
+ * shows its last known state: `closed` (with its exit code), `failed`, or `unknown` (it was running when
+ * the host went down, or its executor no longer lists it); `lost` is a process its executor did not take
+ * back after a restart.
+ */
 export const ProcessResource = struct('ProcessResource', {
   id: t.string,
   environmentId: t.string,
   argv: t.array(t.string),
   tty: t.boolean,
   pipeStdin: t.boolean,
-  state: t.keyof({ running: null, exited: null, closed: null, failed: null }),
+  state: t.keyof({ running: null, exited: null, closed: null, failed: null, unknown: null, lost: null }),
   exitCode: t.union([Integer, t.null]),
   error: t.union([ApiError, t.null]),
 });
@@ -73,11 +79,15 @@ export const TerminateResult = struct('TerminateResult', { running: t.boolean })
 /** The answer of a terminate. */
 export type TerminateResult = t.TypeOf<typeof TerminateResult>;
 
-/** One environment as the API shows it: its current generation, connection state and info. */
+/**
+ * One environment as the API shows it: its current generation, connection state and info. `offline`
+ * (generation 0, no info) is an environment the host's output logs know but no executor joined since
+ * the host started: its processes are the stored ones.
+ */
 export const EnvironmentResource = struct('EnvironmentResource', {
   id: t.string,
   generation: NonNegativeInteger,
-  state: t.keyof({ starting: null, connecting: null, connected: null, disconnected: null, failed: null, closed: null }),
+  state: t.keyof({ starting: null, connecting: null, connected: null, disconnected: null, failed: null, closed: null, offline: null }),
   error: t.union([ApiError, t.null]),
   info: t.union([t.UnknownRecord, t.null]),
   processCount: NonNegativeInteger,
