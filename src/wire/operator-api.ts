@@ -115,13 +115,28 @@ export type Problem = t.TypeOf<typeof Problem>;
 /** The SSE event types of a process's event stream. `id:` carries the seq of the sequenced ones. */
 export type ProcessSseEvent = 'output' | 'exited' | 'closed' | 'failed' | 'truncated';
 
-/** `event: output` data. */
-export const OutputEventData = struct('OutputEventData', { seq: NonNegativeInteger, stream: t.keyof({ stdout: null, stderr: null, pty: null }), chunk: t.string });
-/** `event: exited` data. */
-export const ExitedEventData = struct('ExitedEventData', { seq: NonNegativeInteger, exitCode: Integer });
-/** `event: closed` data. */
-export const ClosedEventData = struct('ClosedEventData', { seq: NonNegativeInteger });
+/** A sequenced event read from the host's output log carries `time`: when the host received it (ms since the epoch). */
+const Received = { time: NonNegativeInteger };
+/** `event: output` data (`time` when read from the host's output log). */
+export const OutputEventData = struct('OutputEventData', { seq: NonNegativeInteger, stream: t.keyof({ stdout: null, stderr: null, pty: null }), chunk: t.string }, Received);
+/** `event: exited` data (`time` when read from the host's output log). */
+export const ExitedEventData = struct('ExitedEventData', { seq: NonNegativeInteger, exitCode: Integer }, Received);
+/** `event: closed` data (`time` when read from the host's output log). */
+export const ClosedEventData = struct('ClosedEventData', { seq: NonNegativeInteger }, Received);
 /** `event: failed` data: why the process failed, its `code` one of the closed set (the stream ends after it). */
 export const FailedEventData = struct('FailedEventData', { code: ErrorCode, message: t.string });
-/** `event: truncated` data: history no longer reaches; the events that follow start at `nextSeq`. */
-export const TruncatedEventData = struct('TruncatedEventData', { nextSeq: NonNegativeInteger, droppedEvents: NonNegativeInteger }, { droppedBytes: NonNegativeInteger });
+/**
+ * `event: truncated` data: history no longer reaches; the events that follow start at `nextSeq`. A
+ * marker from the host's output log also says why (`reason`) and which seqs are missing (`fromSeq` to
+ * `toSeq`, inclusive).
+ */
+export const TruncatedEventData = struct(
+  'TruncatedEventData',
+  { nextSeq: NonNegativeInteger, droppedEvents: NonNegativeInteger },
+  {
+    droppedBytes: NonNegativeInteger,
+    reason: t.keyof({ quota: null, corrupt: null, writeFailed: null, released: null, evicted: null }),
+    fromSeq: NonNegativeInteger,
+    toSeq: NonNegativeInteger,
+  },
+);
