@@ -34,6 +34,9 @@ interface Target {
 function target(context: ApiContext, params: Readonly<Record<string, string>>): Target {
   const environmentId = params['environmentId'] ?? '';
   const processId = params['processId'] ?? '';
+  // An environment only the output logs know (offline) has no live process: 404 for the process.
+  const offline = context.environments.get(environmentId) === undefined && storedProcesses(context, environmentId, new Set()).length > 0;
+  if (offline) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no live process ${processId} in environment ${environmentId}`);
   const environment = environmentOf(context, environmentId);
   const hosted = context.processes.get(environmentId, environment, processId);
   if (hosted === undefined) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${processId} in environment ${environmentId}`);
