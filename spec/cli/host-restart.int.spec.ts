@@ -89,6 +89,13 @@ describe('exec-rx host killed with SIGKILL, then started again on the same data 
 
       const logged = await runCliBytes(['logs', '--environment', ENV, processId], '', { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
       expect({ code: logged.code, stderr: logged.stderr, sha256: sha256(logged.stdout) }).toEqual({ code: 0, stderr: '', sha256: sha256(stdout) });
+      // Following it ends too: nothing more will come, its end is unknown (failed PROCESS_GONE, exit 1).
+      const followed = await runCliBytes(['logs', '--environment', ENV, processId, '--follow'], '', { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
+      expect({ code: followed.code, stderr: followed.stderr, sha256: sha256(followed.stdout) }).toEqual({
+        code: 1,
+        stderr: `exec-rx: the host at ${second.base} no longer knows the process (it restarted): its output log ends here: it was running when the host stopped, how it ended is unknown\n`,
+        sha256: sha256(stdout),
+      });
       const bytes = await api.get(`${paths.process(ENV, processId)}/log`);
       expect({ status: bytes.status, sha256: sha256(bytes.text) }).toEqual({ status: 200, sha256: sha256(stdout) });
     } finally {

@@ -179,8 +179,10 @@ export function processRoutes(context: ApiContext): Route[] {
           const follow = followOf(query);
           // With a data dir, every process the store holds is read from its log, at the reader's pace
           // (one of an earlier run of the host too); else from the live process's history.
-          const log = await context.outputLogs?.openLog({ environmentId: params['environmentId'] ?? '', processId: params['processId'] ?? '' });
-          if (log !== undefined) return streamLogEvents(log, context.hub.open(res, tokenId), after, { follow });
+          const key = { environmentId: params['environmentId'] ?? '', processId: params['processId'] ?? '' };
+          const log = await context.outputLogs?.openLog(key);
+          const endUnknown = context.outputLogs?.meta(key)?.state === 'unknown';
+          if (log !== undefined) return streamLogEvents(log, context.hub.open(res, tokenId), after, { follow, endUnknown });
           const { hosted } = target(context, params);
           streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, { follow, stallMs: context.stallMs, scheduler: context.scheduler });
         },
