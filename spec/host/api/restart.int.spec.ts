@@ -4,11 +4,12 @@
  * `closed` with its exit code by the second (its environment `offline` until an executor joins again,
  * then listed beside the live ones), in the environments list and the overview too; its events from
  * seq 0 give all of its output sha256-exact, `?after=` a random seq exactly what follows; and
+ * a helper process (the FIFO setup and feeder of a piped stdin) has a log but is never listed; and
  * `GET …/log` gives its bytes as they came: all of them, one stream, the last N lines or bytes, those
  * received since a time; HEAD the headers alone. A host without a data dir answers `/log` with 409.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OperatorTokens } from '../../../src/host/api/operator-tokens';
@@ -51,6 +52,7 @@ async function startBareHost(dataDir: string): Promise<HostServer> {
 describe('after a host restart on the same data dir', () => {
   let dataDir: string;
   let before: ProcessResource;
+  let piped: ProcessResource;
   let events: readonly SseEvent[];
   let host: HostServer;
   let api: ApiClient;
@@ -60,6 +62,11 @@ describe('after a host restart on the same data dir', () => {
     const first = await startApiHost({ environmentId: ENV, host: { outputLog: { dataDir } } });
     before = await startProcess(first.api, ENV, { argv: ['sh', '-c', SCRIPT] });
     expect((await finished(first.api, ENV, before.id, 30_000)).exitCode).toBe(3);
+    // A piped stdin runs a helper (the FIFO feeder) with a log of its own, never described: never listed.
+    piped = await startProcess(first.api, ENV, { argv: ['cat'], pipeStdin: true });
+    expectStatus(await first.api.post(paths.stdin(ENV, piped.id), { writeId: 'w1', data: Buffer.from('piped\n').toString('base64') }), 200);
+    expectStatus(await first.api.post(paths.stdinEnd(ENV, piped.id)), 200);
+    expect((await finished(first.api, ENV, piped.id)).stdout).toBe('piped\n');
     await first.host.close();
     await first.executor.stop();
     host = await startBareHost(dataDir);
@@ -75,16 +82,19 @@ describe('after a host restart on the same data dir', () => {
 
   it('lists the process closed with its exit code, its environment offline, in the lists and the overview', async () => {
     const stored = { id: before.id, environmentId: ENV, argv: ['sh', '-c', SCRIPT], tty: false, pipeStdin: false, state: 'closed', exitCode: 3, error: null };
-    expect(expectStatus(await api.get(paths.processes(ENV)), 200)).toEqual({ processes: [stored] });
+    const storedPiped = { id: piped.id, environmentId: ENV, argv: ['cat'], tty: false, pipeStdin: false, state: 'closed', exitCode: 0, error: null };
+    // The helpers' logs (the FIFO's setup and its feeder at least) are in the data dir too, but not listed.
+    expect(readdirSync(join(dataDir, 'processes', ENV)).length).toBeGreaterThanOrEqual(4);
+    expect(expectStatus(await api.get(paths.processes(ENV)), 200)).toEqual({ processes: [stored, storedPiped] });
     expect(expectStatus(await api.get(paths.process(ENV, before.id)), 200)).toEqual(stored);
-    const offline = { id: ENV, generation: 0, state: 'offline', error: null, info: null, processCount: 1 };
+    const offline = { id: ENV, generation: 0, state: 'offline', error: null, info: null, processCount: 2 };
     expect(expectStatus(await api.get(paths.environments), 200)).toEqual({ hostInstance: host.instanceId, environments: [offline] });
     expect(expectStatus(await api.get(paths.environment(ENV)), 200)).toEqual(offline);
     const overview = await api.events(paths.overview);
     if (!('stream' in overview)) throw new Error(`overview answered ${overview.refused.status}`);
     const snapshot = await overview.stream.next((event) => event.event === 'overview');
     await overview.stream.close();
-    expect(JSON.parse(snapshot.data)).toEqual({ hostInstance: host.instanceId, environments: [{ ...offline, processes: [stored] }] });
+    expect(JSON.parse(snapshot.data)).toEqual({ hostInstance: host.instanceId, environments: [{ ...offline, processes: [stored, storedPiped] }] });
     expectProblem(await api.get(paths.process(ENV, 'no-such-process')), 404, 'PROCESS_NOT_FOUND', host.instanceId);
   });
 
@@ -117,9 +127,10 @@ describe('after a host restart on the same data dir', () => {
       expect(listed.map((p) => [p.id, p.state, p.exitCode])).toEqual([
         [live.id, 'closed', 0],
         [before.id, 'closed', 3],
+        [piped.id, 'closed', 0],
       ]);
       const environment = expectStatus(await api.get(paths.environment(ENV)), 200) as { state: string; processCount: number; generation: number };
-      expect(environment).toMatchObject({ state: 'connected', generation: 1, processCount: 2 });
+      expect(environment).toMatchObject({ state: 'connected', generation: 1, processCount: 3 });
     } finally {
       await executor.stop();
     }
