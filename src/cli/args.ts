@@ -71,7 +71,9 @@ export const USAGE = `usage:
       a running host's environments (ENVIRONMENT GEN STATE PROCESSES) and their processes (ID STATE
       EXIT ARGV). --json prints one document: {"host": URL, "environments": [{"id", "generation",
       "state", "error", "processes": [{"id", "state", "exitCode", "argv", "tty", "pipeStdin",
-      "error"}]}]} (error: null or {"code", "message"}; exitCode: null until it exited)
+      "error"}]}]} (error: null or {"code", "message"}; exitCode: null until it exited). A host with a
+      data dir lists the processes of before its restart too: closed with their exit code, or unknown
+      (running when it went down); an environment no executor joined since is offline (GEN 0).
   exec-rx logs --environment ID PROCESS [--follow] [--after SEQ] [--host URL] [--token-file FILE]
       a process's output as it was written (stdout to stdout, stderr to stderr): what the host holds,
       or with --follow everything until the process closed; --after SEQ: only what follows event SEQ.

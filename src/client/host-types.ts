@@ -31,8 +31,12 @@ export interface ProcessResource {
   readonly tty: boolean;
   /** Whether its stdin can be written and ended. */
   readonly pipeStdin: boolean;
-  /** `running`, `exited` (output may still follow), `closed`, or `failed`. */
-  readonly state: 'running' | 'exited' | 'closed' | 'failed';
+  /**
+   * `running`, `exited` (output may still follow), `closed`, or `failed`; for a process the host only
+   * holds the log of (one of before a host restart), `unknown` (it was running when the host went down)
+   * or `lost` (its executor did not take it back).
+   */
+  readonly state: 'running' | 'exited' | 'closed' | 'failed' | 'unknown' | 'lost';
   /** The exit code once it exited (128 + signal when signalled). */
   readonly exitCode: number | null;
   /** Why it failed, once `failed`. */
@@ -45,8 +49,11 @@ export interface EnvironmentResource {
   readonly id: string;
   /** 1 for the first session under this id, +1 each time a failed one started afresh. */
   readonly generation: number;
-  /** `starting` until its first handshake finished, then its connection state. */
-  readonly state: 'starting' | 'connecting' | 'connected' | 'disconnected' | 'failed' | 'closed';
+  /**
+   * `starting` until its first handshake finished, then its connection state; `offline` (generation 0)
+   * when only the host's output logs know it: no executor joined under its id since the host started.
+   */
+  readonly state: 'starting' | 'connecting' | 'connected' | 'disconnected' | 'failed' | 'closed' | 'offline';
   /** Why it is disconnected or failed. */
   readonly error: ApiErrorInfo | null;
   /** What the executor says about itself (`environment/info`), once connected. */

@@ -54,14 +54,20 @@ export const ApiError = struct('ApiError', { code: t.string, message: t.string }
 /** An error inside a resource or an event. */
 export type ApiError = t.TypeOf<typeof ApiError>;
 
-/** One process as the API shows it. `exitCode` and `error` are `null` until known. */
+/**
+ * One process as the API shows it. `exitCode` and `error` are `null` until known. Besides the live
+ * states, a process the host's output log holds but no executor lists (one of before a host restart)
+ * shows its last known state: `closed` (with its exit code), `failed`, or `unknown` (it was running when
+ * the host went down, or its executor no longer lists it); `lost` is a process its executor did not take
+ * back after a restart.
+ */
 export const ProcessResource = struct('ProcessResource', {
   id: t.string,
   environmentId: t.string,
   argv: t.array(t.string),
   tty: t.boolean,
   pipeStdin: t.boolean,
-  state: t.keyof({ running: null, exited: null, closed: null, failed: null }),
+  state: t.keyof({ running: null, exited: null, closed: null, failed: null, unknown: null, lost: null }),
   exitCode: t.union([Integer, t.null]),
   error: t.union([ApiError, t.null]),
 });
@@ -73,11 +79,15 @@ export const TerminateResult = struct('TerminateResult', { running: t.boolean })
 /** The answer of a terminate. */
 export type TerminateResult = t.TypeOf<typeof TerminateResult>;
 
-/** One environment as the API shows it: its current generation, connection state and info. */
+/**
+ * One environment as the API shows it: its current generation, connection state and info. `offline`
+ * (generation 0, no info) is an environment the host's output logs know but no executor joined since
+ * the host started: its processes are the stored ones.
+ */
 export const EnvironmentResource = struct('EnvironmentResource', {
   id: t.string,
   generation: NonNegativeInteger,
-  state: t.keyof({ starting: null, connecting: null, connected: null, disconnected: null, failed: null, closed: null }),
+  state: t.keyof({ starting: null, connecting: null, connected: null, disconnected: null, failed: null, closed: null, offline: null }),
   error: t.union([ApiError, t.null]),
   info: t.union([t.UnknownRecord, t.null]),
   processCount: NonNegativeInteger,
@@ -105,13 +115,28 @@ export type Problem = t.TypeOf<typeof Problem>;
 /** The SSE event types of a process's event stream. `id:` carries the seq of the sequenced ones. */
 export type ProcessSseEvent = 'output' | 'exited' | 'closed' | 'failed' | 'truncated';
 
-/** `event: output` data. */
-export const OutputEventData = struct('OutputEventData', { seq: NonNegativeInteger, stream: t.keyof({ stdout: null, stderr: null, pty: null }), chunk: t.string });
-/** `event: exited` data. */
-export const ExitedEventData = struct('ExitedEventData', { seq: NonNegativeInteger, exitCode: Integer });
-/** `event: closed` data. */
-export const ClosedEventData = struct('ClosedEventData', { seq: NonNegativeInteger });
+/** A sequenced event read from the host's output log carries `time`: when the host received it (ms since the epoch). */
+const Received = { time: NonNegativeInteger };
+/** `event: output` data (`time` when read from the host's output log). */
+export const OutputEventData = struct('OutputEventData', { seq: NonNegativeInteger, stream: t.keyof({ stdout: null, stderr: null, pty: null }), chunk: t.string }, Received);
+/** `event: exited` data (`time` when read from the host's output log). */
+export const ExitedEventData = struct('ExitedEventData', { seq: NonNegativeInteger, exitCode: Integer }, Received);
+/** `event: closed` data (`time` when read from the host's output log). */
+export const ClosedEventData = struct('ClosedEventData', { seq: NonNegativeInteger }, Received);
 /** `event: failed` data: why the process failed, its `code` one of the closed set (the stream ends after it). */
 export const FailedEventData = struct('FailedEventData', { code: ErrorCode, message: t.string });
-/** `event: truncated` data: history no longer reaches; the events that follow start at `nextSeq`. */
-export const TruncatedEventData = struct('TruncatedEventData', { nextSeq: NonNegativeInteger, droppedEvents: NonNegativeInteger }, { droppedBytes: NonNegativeInteger });
+/**
+ * `event: truncated` data: history no longer reaches; the events that follow start at `nextSeq`. A
+ * marker from the host's output log also says why (`reason`) and which seqs are missing (`fromSeq` to
+ * `toSeq`, inclusive).
+ */
+export const TruncatedEventData = struct(
+  'TruncatedEventData',
+  { nextSeq: NonNegativeInteger, droppedEvents: NonNegativeInteger },
+  {
+    droppedBytes: NonNegativeInteger,
+    reason: t.keyof({ quota: null, corrupt: null, writeFailed: null, released: null, evicted: null }),
+    fromSeq: NonNegativeInteger,
+    toSeq: NonNegativeInteger,
+  },
+);

@@ -5,6 +5,9 @@
  * status and content type; every other method answers 405 with `Allow` listing exactly the documented
  * ones; and the router serves nothing the document does not list.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OperatorApi } from '../../../src/host/api/operator-api';
 import { OperatorTokens } from '../../../src/host/api/operator-tokens';
 import { HostedEnvironments } from '../../../src/host/hosted-environments';
@@ -69,8 +72,12 @@ describe('the OpenAPI document is true', () => {
   const idOf = (name: keyof typeof started): string => started[name]?.id ?? 'not-started';
   const fill = (template: string): string => template.replace('{environmentId}', ENV).replace('{processId}', idOf('running'));
 
+  let dataDir: string;
+
   beforeAll(async () => {
-    setup = await startApiHost({ environmentId: ENV });
+    // A data dir, so that the events are read from the output logs (`time`) and `/log` answers.
+    dataDir = mkdtempSync(join(tmpdir(), 'exec-rx-openapi-'));
+    setup = await startApiHost({ environmentId: ENV, host: { outputLog: { dataDir } } });
     served = await setup.api.get(paths.openapi, { token: null });
     document = served.body as OpenApiDocument;
     validator = new DocumentValidator(document);
@@ -84,6 +91,11 @@ describe('the OpenAPI document is true', () => {
     started.released = await startProcess(setup.api, ENV, { argv: ['echo', 'released'] });
     await finished(setup.api, ENV, idOf('done'));
     await finished(setup.api, ENV, idOf('released'));
+  });
+
+  afterAll(async () => {
+    await setup.host.close();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** A real request for each documented operation, and the status it must get. */
@@ -110,6 +122,7 @@ describe('the OpenAPI document is true', () => {
       [`POST ${PROCESSES}`]: { status: 201, send: () => api.post(paths.processes(ENV), { argv: ['echo', 'openapi'], cwd: '/tmp', env: { A: 'b' }, tty: false, pipeStdin: false }) },
       [`GET ${PROCESS}`]: { status: 200, send: () => api.get(paths.process(ENV, idOf('running'))) },
       [`DELETE ${PROCESS}`]: { status: 204, send: () => api.delete(paths.process(ENV, idOf('released'))) },
+      [`GET ${PROCESS}/log`]: { status: 200, send: () => api.get(`${paths.process(ENV, idOf('done'))}/log?stream=stdout,stderr&tail=5`) },
       [`GET ${PROCESS}/events`]: { status: 200, send: () => observeStream(setup, paths.events(ENV, idOf('done')), (s) => s.ended()) },
       [`POST ${PROCESS}/stdin`]: { status: 200, send: () => api.post(paths.stdin(ENV, idOf('piped')), { writeId: 'openapi-1', data: b64('written\n') }) },
       [`POST ${PROCESS}/stdin/end`]: { status: 200, send: () => api.post(paths.stdinEnd(ENV, idOf('piped'))) },

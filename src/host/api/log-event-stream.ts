@@ -7,7 +7,8 @@
  * A slow subscriber is never cut for being slow: the log holds what it needs, and the executor is read
  * at full speed whatever the subscriber does. It ends after `closed` or `failed` (a log that could not
  * write gives a `truncated` marker with reason `writeFailed`, then `failed` with LOG_WRITE_FAILED), when
- * the client goes away, or (without `follow`) once it has what the log holds now.
+ * the client goes away, or (without `follow`) once it has what the log holds now; following a process
+ * whose end is unknown (of before a restart), after `failed` PROCESS_GONE at the end of its log.
  */
 import { failedFrame, logFrameOf } from './event-frames';
 import type { SseStream } from './sse';
@@ -18,19 +19,30 @@ import { ExecClientError } from '../../errors';
 /** How much one read of the log takes at most: a few frames' worth, so memory per reader stays small. */
 export const LOG_READ_BYTES = 256 * 1024;
 
+/** How {@link streamLogEvents} streams. */
+export interface LogStreamOptions {
+  /** Wait for what the log takes next (else end once what it holds now was written). */
+  readonly follow: boolean;
+  /**
+   * The process's end is unknown (it was running when the host went down): a follower that read all
+   * its log gets `failed` with PROCESS_GONE, since nothing more will come and `closed` never will.
+   */
+  readonly endUnknown?: boolean;
+}
+
 /**
  * Streams the events of `log` after `afterSeq` into `stream`; with `follow: false`, only what the log
  * holds now, then the stream ends. Returns at once; the stream's end (client gone, host closing) stops it.
  */
-export function streamLogEvents(log: OutputLog, stream: SseStream, afterSeq: number, options: { readonly follow: boolean }): void {
-  void pump(log, stream, afterSeq, options.follow).catch((error: unknown) => {
+export function streamLogEvents(log: OutputLog, stream: SseStream, afterSeq: number, options: LogStreamOptions): void {
+  void pump(log, stream, afterSeq, options).catch((error: unknown) => {
     const failure = error instanceof ExecClientError ? error : undefined;
     if (!stream.isEnded) stream.write(failedFrame(failure?.code ?? 'HOST_ERROR', failure?.message ?? 'reading the output log failed'));
     stream.end();
   });
 }
 
-async function pump(log: OutputLog, stream: SseStream, afterSeq: number, follow: boolean): Promise<void> {
+async function pump(log: OutputLog, stream: SseStream, afterSeq: number, { follow, endUnknown = false }: LogStreamOptions): Promise<void> {
   const gone = ended(stream);
   let cursor = afterSeq;
   let batch: readonly LogEvent[] = [];
@@ -53,6 +65,7 @@ async function pump(log: OutputLog, stream: SseStream, afterSeq: number, follow:
     batch = read.events;
     next = 0;
     if (batch.length > 0 || !read.caughtUp) continue;
+    if (read.ended && follow && endUnknown) stream.write(failedFrame('PROCESS_GONE', 'its output log ends here: it was running when the host stopped, how it ended is unknown'));
     if (read.ended || !follow) return stream.end();
     await Promise.race([log.waitFor(cursor), gone]);
   }

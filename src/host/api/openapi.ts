@@ -19,11 +19,11 @@ const pathParams = (...names: readonly string[]): Json => names.map((name) => ({
 const eventStream = (description: string): Json => ({ description, content: { 'text/event-stream': { schema: { type: 'string' } } } });
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Malformed JSON, a body that does not match its schema (an unknown field included), an id that is not a safe id, or a query parameter (`after`, `follow`) out of its range or given twice.',
+  400: 'Malformed JSON, a body that does not match its schema (an unknown field included), an id that is not a safe id, or a query parameter (`after`, `follow`, `stream`, `tail`, `since`) out of its range or given twice.',
   401: 'No operator token, or a wrong one (no detail is given).',
   404: 'No such environment, process or route.',
   405: 'The path exists but not with this method (`Allow` lists those it has).',
-  409: 'The request conflicts with the process: it has no stdin, its input ended, or it has not closed.',
+  409: 'The request conflicts with the process: it has no stdin, its input ended, or it has not closed; or (`/log`) the host keeps no output log (no data dir).',
   413: 'The body is larger than the host reads.',
   415: 'The body is not `application/json`.',
   422: 'The program cannot be started, or an Idempotency-Key / writeId was used for another request.',
@@ -31,10 +31,43 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'The environment is starting, recovering or failed, or the host holds its total of event streams (`Retry-After`).',
 };
 
+/** `time` on a sequenced event read from the output log. */
+const TIME: Json = { type: 'integer', minimum: 0, description: 'When the host received the event (ms since the epoch); on events read from the output log (a host with a data dir).' };
+
+/** The query parameters of `…/log`. */
+const LOG_PARAMETERS: readonly Json[] = [
+  {
+    name: 'stream',
+    in: 'query',
+    required: false,
+    style: 'form',
+    explode: true,
+    schema: { type: 'array', items: { type: 'string', pattern: '^(stdout|stderr|pty)(,(stdout|stderr|pty))*$' } },
+    description: 'Which streams: `stdout`, `stderr`, `pty`; repeated or a comma list. Default: all.',
+  },
+  {
+    name: 'tail',
+    in: 'query',
+    required: false,
+    schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,14})b?$' },
+    description: "Only the end of the selected output (like kubectl's `--tail` and `--limit-bytes`): `N` the last N lines (at most 1000000; a last line without its newline counts), `Nb` the last N bytes.",
+  },
+  {
+    name: 'since',
+    in: 'query',
+    required: false,
+    schema: { type: 'string' },
+    description: 'Only output the host received at or after this time: RFC 3339 (`2026-12-01T16:00:00Z`) or ms since the epoch.',
+  },
+];
+
 const ENVIRONMENT: Record<string, Json> = {
   id: { type: 'string' },
   generation: { type: 'integer', minimum: 0 },
-  state: { enum: ['starting', 'connecting', 'connected', 'disconnected', 'failed', 'closed'] },
+  state: {
+    enum: ['starting', 'connecting', 'connected', 'disconnected', 'failed', 'closed', 'offline'],
+    description: '`offline` (generation 0, no info): only the output logs know the environment; no executor joined under its id since the host started.',
+  },
   error: { oneOf: [ref('ApiError'), { type: 'null' }] },
   info: { type: ['object', 'null'] },
   processCount: { type: 'integer', minimum: 0 },
@@ -62,7 +95,7 @@ export const OPENAPI_DOCUMENT: Json = {
     title: 'exec-rx host operator API',
     version: '1.0.0',
     description:
-      'Environments (executors joined to this host) and the processes running on them. Every answer names the host instance in the `exec-rx-host-instance` header; errors are `application/problem+json` (RFC 9457) with the library error `code`. Process events are Server-Sent Events: `id:` is the seq, `Last-Event-ID` or `?after=SEQ` resumes with exactly what follows.',
+      'Environments (executors joined to this host) and the processes running on them; with a data dir, also the processes of before a host restart (their last known state, their output from the log). Every answer names the host instance in the `exec-rx-host-instance` header; errors are `application/problem+json` (RFC 9457) with the library error `code`. Process events are Server-Sent Events: `id:` is the seq, `Last-Event-ID` or `?after=SEQ` resumes with exactly what follows.',
   },
   security: [{ operatorToken: [] }],
   paths: withHead({
@@ -103,8 +136,17 @@ export const OPENAPI_DOCUMENT: Json = {
       get: {
         summary: "A process's events",
         description:
-          'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), `failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID).',
+          'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), `failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID). With a data dir every process the host holds a log of (one of before a restart too) is read from that log at the client\'s pace (never cut for being slow): its sequenced events carry `time` (when the host received them) and its `truncated` markers `reason`, `fromSeq` and `toSeq`; followed, a process whose end is unknown (state `unknown`) ends with `failed` `PROCESS_GONE` once its log was read.',
         responses: { '200': eventStream('An event stream'), ...problems(400, 401, 404, 429, 503) },
+      },
+    },
+    [`${processPath}/log`]: {
+      parameters: [...(pathParams('environmentId', 'processId') as readonly Json[]), ...LOG_PARAMETERS],
+      get: {
+        summary: "A process's output bytes, as they came",
+        description:
+          "The output the host's log holds now (no follow), read from the disk at the client's pace: a process of this run or of one before a host restart. Ranges the log cannot give (quota, damage) are skipped; the events route's `truncated` markers name them. A host without a data dir keeps no log: 409 `LOG_READ_FAILED`.",
+        responses: { '200': { description: 'The selected output bytes', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } }, ...problems(400, 401, 404, 409, 429, 503) },
       },
     },
     [`${processPath}/stdin`]: {
@@ -156,7 +198,11 @@ export const OPENAPI_DOCUMENT: Json = {
         argv: { type: 'array', items: { type: 'string' } },
         tty: { type: 'boolean' },
         pipeStdin: { type: 'boolean' },
-        state: { enum: ['running', 'exited', 'closed', 'failed'] },
+        state: {
+          enum: ['running', 'exited', 'closed', 'failed', 'unknown', 'lost'],
+          description:
+            'A process only the output logs hold (of before a host restart) shows its last known state: `closed` with its exit code, `failed`, or `unknown` (it was running when the host went down, or no executor lists it now); `lost`: its executor did not take it back after a restart.',
+        },
         exitCode: { type: ['integer', 'null'] },
         error: { oneOf: [ref('ApiError'), { type: 'null' }] },
       }),
@@ -178,11 +224,25 @@ export const OPENAPI_DOCUMENT: Json = {
       ),
       StdinWriteRequest: obj({ writeId: { type: 'string', minLength: 1, maxLength: 128 }, data: { type: 'string', contentEncoding: 'base64' } }),
       WriteAccepted: obj({ writeId: { type: 'string' }, status: { const: 'accepted' } }),
-      OutputEventData: obj({ seq: { type: 'integer' }, stream: { enum: ['stdout', 'stderr', 'pty'] }, chunk: { type: 'string', contentEncoding: 'base64' } }),
-      ExitedEventData: obj({ seq: { type: 'integer' }, exitCode: { type: 'integer' } }),
-      ClosedEventData: obj({ seq: { type: 'integer' } }),
+      OutputEventData: obj({ seq: { type: 'integer' }, time: TIME, stream: { enum: ['stdout', 'stderr', 'pty'] }, chunk: { type: 'string', contentEncoding: 'base64' } }, ['seq', 'stream', 'chunk']),
+      ExitedEventData: obj({ seq: { type: 'integer' }, time: TIME, exitCode: { type: 'integer' } }, ['seq', 'exitCode']),
+      ClosedEventData: obj({ seq: { type: 'integer' }, time: TIME }, ['seq']),
       FailedEventData: ref('ApiError'),
-      TruncatedEventData: obj({ nextSeq: { type: 'integer' }, droppedEvents: { type: 'integer' }, droppedBytes: { type: 'integer' } }, ['nextSeq', 'droppedEvents']),
+      TruncatedEventData: obj(
+        {
+          nextSeq: { type: 'integer', description: 'The seq of the next event delivered.' },
+          droppedEvents: { type: 'integer' },
+          droppedBytes: { type: 'integer' },
+          reason: {
+            enum: ['quota', 'corrupt', 'writeFailed', 'released', 'evicted'],
+            description:
+              'From the output log: why the range is missing. `quota`: segments dropped to keep the process within its quota; `corrupt`: records damaged on disk; `writeFailed`: taken while the disk refused writes; `released`: the history was released; `evicted`: the log is gone (total bound, retention) or the seqs come before its first.',
+          },
+          fromSeq: { type: 'integer', minimum: 0, description: 'From the output log: the first missing seq.' },
+          toSeq: { type: 'integer', minimum: 0, description: 'From the output log: the last missing seq (`nextSeq - 1`).' },
+        },
+        ['nextSeq', 'droppedEvents'],
+      ),
     },
   },
 };

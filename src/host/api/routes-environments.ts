@@ -1,6 +1,8 @@
 /**
  * The environments side of the operator API: the host itself, the environments (list and one), and the
- * overview stream (every environment with its processes, one SSE event per change).
+ * overview stream (every environment with its processes, one SSE event per change). With a data dir,
+ * the processes only the output logs hold are listed too (see stored-processes), and an environment no
+ * executor joined since the host started is listed `offline`.
  */
 import type { Observable } from 'rxjs';
 import { combineLatest, of } from 'rxjs';
@@ -15,6 +17,7 @@ import { overviewFrame } from './event-frames';
 import { ApiProblem } from './problem';
 import { sendApiJson } from './responses';
 import type { Route } from './router';
+import { offlineEnvironment, offlineEnvironmentIds, storedProcesses } from './stored-processes';
 
 /** An environment as the API shows it. */
 export function environmentResource(hosted: HostedEnvironment, processCount: number): EnvironmentResource {
@@ -30,6 +33,19 @@ export function environmentResource(hosted: HostedEnvironment, processCount: num
 
 const processesOf = (hosted: HostedEnvironment): readonly ProcessSummary[] => (hosted.environment === undefined ? [] : current(hosted.environment.processes$, []));
 
+/** How many processes an environment lists: its live ones and those only its output logs hold. */
+const processCount = (context: ApiContext, hosted: HostedEnvironment): number => {
+  const live = processesOf(hosted);
+  return live.length + storedProcesses(context, hosted.id, new Set(live.map((s) => s.processId))).length;
+};
+
+/** Every environment: those joined since the start, then the `offline` ones only the output logs know. */
+function environmentList(context: ApiContext): EnvironmentResource[] {
+  const hosted = current(context.environments.environments$, []);
+  const offline = offlineEnvironmentIds(context, new Set(hosted.map((h) => h.id))).map((id) => offlineEnvironment(id, storedProcesses(context, id, new Set()).length));
+  return [...hosted.map((h) => environmentResource(h, processCount(context, h))), ...offline];
+}
+
 /** Every environment with its process list, as one snapshot per change (bursts within 20 ms coalesce). */
 function overview$(context: ApiContext): Observable<Overview> {
   return context.environments.environments$.pipe(
@@ -41,10 +57,16 @@ function overview$(context: ApiContext): Observable<Overview> {
     auditTime(20),
     map((entries) => ({
       hostInstance: context.hostInstance,
-      environments: entries.map(({ hosted, processes }) => ({
-        ...environmentResource(hosted, processes.length),
-        processes: processes.map((summary) => context.processes.resource(hosted.id, summary)),
-      })),
+      environments: [
+        ...entries.map(({ hosted, processes }) => {
+          const all = [...processes.map((summary) => context.processes.resource(hosted.id, summary)), ...storedProcesses(context, hosted.id, new Set(processes.map((s) => s.processId)))];
+          return { ...environmentResource(hosted, all.length), processes: all };
+        }),
+        ...offlineEnvironmentIds(context, new Set(entries.map(({ hosted }) => hosted.id))).map((id) => {
+          const stored = storedProcesses(context, id, new Set());
+          return { ...offlineEnvironment(id, stored.length), processes: stored };
+        }),
+      ],
     })),
   );
 }
@@ -65,8 +87,7 @@ export function environmentRoutes(context: ApiContext): Route[] {
       path: `${API_PREFIX}/environments`,
       methods: {
         GET: ({ res }) => {
-          const environments = current(context.environments.environments$, []).map((hosted) => environmentResource(hosted, processesOf(hosted).length));
-          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments });
+          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments: environmentList(context) });
           return Promise.resolve();
         },
       },
@@ -77,8 +98,9 @@ export function environmentRoutes(context: ApiContext): Route[] {
         GET: ({ res, params }) => {
           const id = params['environmentId'] ?? '';
           const hosted = context.environments.get(id);
-          if (hosted === undefined) throw new ApiProblem(404, 'ENVIRONMENT_NOT_FOUND', `no environment ${id}`);
-          sendApiJson(res, context.hostInstance, 200, environmentResource(hosted, processesOf(hosted).length));
+          const stored = hosted === undefined ? storedProcesses(context, id, new Set()) : [];
+          if (hosted === undefined && stored.length === 0) throw new ApiProblem(404, 'ENVIRONMENT_NOT_FOUND', `no environment ${id}`);
+          sendApiJson(res, context.hostInstance, 200, hosted === undefined ? offlineEnvironment(id, stored.length) : environmentResource(hosted, processCount(context, hosted)));
           return Promise.resolve();
         },
       },

@@ -1,20 +1,23 @@
 /**
- * The processes side of the operator API: start, list, get and release processes; their events as SSE;
+ * The processes side of the operator API: start, list, get and release processes; their events as SSE
+ * and their output bytes (`/log`, from the output log);
  * their stdin (written once per `writeId`, ended once); interrupt and terminate.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Environment } from '../../environment/environment';
 import { decodeCanonical } from '../../wire/base64';
 import type { ProcessResource } from '../../wire/operator-api';
-import { API_PREFIX, IDEMPOTENCY_KEY_HEADER, StartProcessRequest, StdinWriteRequest, TtySize } from '../../wire/operator-api';
+import { API_PREFIX, HOST_INSTANCE_HEADER, IDEMPOTENCY_KEY_HEADER, StartProcessRequest, StdinWriteRequest, TtySize } from '../../wire/operator-api';
 import type { ApiContext } from './api-context';
 import { environmentOf, listed } from './api-context';
 import type { HostedProcess } from './hosted-processes';
 import { discardBody, readJsonBody } from './json-body';
 import { ApiProblem } from './problem';
+import { logSelectionOf, sendLogBytes } from './log-bytes';
 import { streamLogEvents } from './log-event-stream';
 import { streamProcessEvents } from './process-event-stream';
 import { sendApiJson, sendEmpty } from './responses';
+import { storedProcess, storedProcesses } from './stored-processes';
 import type { Route, RouteContext } from './router';
 
 const PROCESSES = `${API_PREFIX}/environments/{environmentId}/processes`;
@@ -31,6 +34,9 @@ interface Target {
 function target(context: ApiContext, params: Readonly<Record<string, string>>): Target {
   const environmentId = params['environmentId'] ?? '';
   const processId = params['processId'] ?? '';
+  // An environment only the output logs know (offline) has no live process: 404 for the process.
+  const offline = context.environments.get(environmentId) === undefined && storedProcesses(context, environmentId, new Set()).length > 0;
+  if (offline) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no live process ${processId} in environment ${environmentId}`);
   const environment = environmentOf(context, environmentId);
   const hosted = context.processes.get(environmentId, environment, processId);
   if (hosted === undefined) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${processId} in environment ${environmentId}`);
@@ -41,6 +47,34 @@ function resourceOf(context: ApiContext, { environmentId, environment, hosted }:
   const summary = listed(environment).find((s) => s.processId === hosted.process.processId);
   if (summary === undefined) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${hosted.process.processId} in environment ${environmentId}`);
   return context.processes.resource(environmentId, summary);
+}
+
+/**
+ * An environment's processes: the live ones, then those only its output logs hold (of before a restart:
+ * see stored-processes). An environment no executor joined since the start lists its stored ones alone.
+ */
+function processList(context: ApiContext, environmentId: string): ProcessResource[] {
+  if (context.environments.get(environmentId) === undefined) {
+    const stored = storedProcesses(context, environmentId, new Set());
+    if (stored.length > 0) return stored;
+  }
+  const list = listed(environmentOf(context, environmentId));
+  const live = new Set(list.map((s) => s.processId));
+  context.processes.prune(environmentId, live);
+  return [...list.map((summary) => context.processes.resource(environmentId, summary)), ...storedProcesses(context, environmentId, live)];
+}
+
+/** One process: the live one, else the one its output log holds; 404 (or the environment's 503) otherwise. */
+function processResourceOf(context: ApiContext, params: Readonly<Record<string, string>>): ProcessResource {
+  const environmentId = params['environmentId'] ?? '';
+  const processId = params['processId'] ?? '';
+  try {
+    return resourceOf(context, target(context, params));
+  } catch (error: unknown) {
+    const stored = storedProcess(context, environmentId, processId);
+    if (stored === undefined || !(error instanceof ApiProblem)) throw error;
+    return stored;
+  }
 }
 
 /** The one value of query parameter `name`, if given; 400 when it is given more than once. */
@@ -94,6 +128,18 @@ async function writeStdin(context: ApiContext, { req, res, params }: RouteContex
   sendApiJson(res, context.hostInstance, 200, { writeId: request.writeId, status: 'accepted' });
 }
 
+/**
+ * `GET …/log`: the process's output bytes from its output log (see log-bytes). Without a data dir the
+ * host keeps no log: 409 `LOG_READ_FAILED` for a process it lists (read the events route instead).
+ */
+async function sendLog(context: ApiContext, { req, res, params, query }: RouteContext): Promise<void> {
+  const selection = logSelectionOf(query);
+  const log = await context.outputLogs?.openLog({ environmentId: params['environmentId'] ?? '', processId: params['processId'] ?? '' });
+  if (log !== undefined) return sendLogBytes(req, res, log, selection, { [HOST_INSTANCE_HEADER]: context.hostInstance });
+  target(context, params);
+  throw new ApiProblem(409, 'LOG_READ_FAILED', 'this host keeps no output log of the process (it runs without a data dir): read its events instead');
+}
+
 /** The routes under `/api/v1/environments/{environmentId}/processes`. */
 export function processRoutes(context: ApiContext): Route[] {
   const json = (status: number, body: unknown) => ({ res }: RouteContext) => sendApiJson(res, context.hostInstance, status, body);
@@ -102,10 +148,7 @@ export function processRoutes(context: ApiContext): Route[] {
       path: PROCESSES,
       methods: {
         GET: ({ res, params }) => {
-          const environmentId = params['environmentId'] ?? '';
-          const list = listed(environmentOf(context, environmentId));
-          context.processes.prune(environmentId, new Set(list.map((s) => s.processId)));
-          sendApiJson(res, context.hostInstance, 200, { processes: list.map((summary) => context.processes.resource(environmentId, summary)) });
+          sendApiJson(res, context.hostInstance, 200, { processes: processList(context, params['environmentId'] ?? '') });
           return Promise.resolve();
         },
         POST: (route) => start(context, route),
@@ -115,7 +158,7 @@ export function processRoutes(context: ApiContext): Route[] {
       path: PROCESS,
       methods: {
         GET: ({ res, params }) => {
-          sendApiJson(res, context.hostInstance, 200, resourceOf(context, target(context, params)));
+          sendApiJson(res, context.hostInstance, 200, processResourceOf(context, params));
           return Promise.resolve();
         },
         DELETE: ({ res, params }) => {
@@ -136,13 +179,16 @@ export function processRoutes(context: ApiContext): Route[] {
           const follow = followOf(query);
           // With a data dir, every process the store holds is read from its log, at the reader's pace
           // (one of an earlier run of the host too); else from the live process's history.
-          const log = await context.outputLogs?.openLog({ environmentId: params['environmentId'] ?? '', processId: params['processId'] ?? '' });
-          if (log !== undefined) return streamLogEvents(log, context.hub.open(res, tokenId), after, { follow });
+          const key = { environmentId: params['environmentId'] ?? '', processId: params['processId'] ?? '' };
+          const log = await context.outputLogs?.openLog(key);
+          const endUnknown = context.outputLogs?.meta(key)?.state === 'unknown';
+          if (log !== undefined) return streamLogEvents(log, context.hub.open(res, tokenId), after, { follow, endUnknown });
           const { hosted } = target(context, params);
           streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, { follow, stallMs: context.stallMs, scheduler: context.scheduler });
         },
       },
     },
+    { path: `${PROCESS}/log`, methods: { GET: (route) => sendLog(context, route) } },
     { path: `${PROCESS}/stdin`, methods: { POST: (route) => writeStdin(context, route) } },
     {
       path: `${PROCESS}/stdin/end`,

@@ -1,0 +1,106 @@
+/**
+ * `exec-rx host --data-dir`, the built cli, killed with SIGKILL while a process writes heavily, then
+ * started again on the same data dir: the process of before is listed `unknown` (through the API and
+ * `exec-rx ls --json`), its log is readable up to its last written record with contiguous seqs from 1
+ * (its output a prefix of what the command writes), and `exec-rx logs` and `GET …/log` give the same bytes.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient, paths } from '../host/api/api-client';
+import { decodeEvents } from '../host/api/api-host';
+import { startDirectExecutor } from '../support/executor';
+import type { CliRun } from './cli-process';
+import { runCli, runCliBytes, startCli } from './cli-process';
+
+jest.setTimeout(120_000);
+
+const KEY_ID = 'AKIDCLIRESTART';
+const SECRET = 'cli-restart-secret-do-not-print';
+const TOKEN = 'cli-restart-operator-token-do-not-print';
+const ENV = 'killed-1';
+
+const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+
+describe('exec-rx host killed with SIGKILL, then started again on the same data dir', () => {
+  let work: string;
+  const hostEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: TOKEN });
+  const dataDir = (): string => join(work, 'data');
+
+  /** Starts the host on the spec's data dir; resolves with its run and its base url once it listens. */
+  async function startHost(): Promise<{ run: CliRun; base: string }> {
+    const run = startCli(['host', '--port', '0', '--data-dir', dataDir()], hostEnv());
+    await run.waitFor('stdout', '--environment-id <environment-id>\n');
+    const base = /^exec-rx host listening on (\S+)$/m.exec(run.stdout.map((c) => c.text).join(''))?.[1];
+    if (base === undefined) throw new Error(`no url: ${run.stdout.map((c) => c.text).join('')}`);
+    return { run, base };
+  }
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'exec-rx-cli-restart-'));
+  });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('lists the process unknown and reads its log up to its last written record', async () => {
+    const first = await startHost();
+    const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
+    let processId: string;
+    try {
+      await first.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);
+      const api = new ApiClient(first.base, TOKEN);
+      const started = await api.post(paths.processes(ENV), { argv: ['seq', '1', '1000000000'] });
+      expect(started.status).toBe(201);
+      processId = (started.body as { id: string }).id;
+      // Heavy output under way: a few thousand events in, the host dies without a chance to flush.
+      const events = await api.events(paths.events(ENV, processId));
+      if (!('stream' in events)) throw new Error(`events answered ${events.refused.status}`);
+      await events.stream.next((event) => Number(event.id ?? '0') >= 3000, 30_000);
+      first.run.child.kill('SIGKILL');
+      expect(await first.run.done).toEqual({ code: null, signal: 'SIGKILL' });
+      await events.stream.close();
+    } finally {
+      await executor.stop();
+    }
+
+    const second = await startHost();
+    try {
+      const api = new ApiClient(second.base, TOKEN);
+      const listed = await api.get(paths.processes(ENV));
+      expect(listed.body).toEqual({ processes: [{ id: processId, environmentId: ENV, argv: ['seq', '1', '1000000000'], tty: false, pipeStdin: false, state: 'unknown', exitCode: null, error: null }] });
+      const ls = await runCli(['ls', '--json'], '', { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
+      expect(ls.code).toBe(0);
+      expect(JSON.parse(ls.stdout)).toMatchObject({ environments: [{ id: ENV, generation: 0, state: 'offline', processes: [{ id: processId, state: 'unknown', exitCode: null }] }] });
+
+      const opened = await api.events(`${paths.events(ENV, processId)}?follow=false`);
+      if (!('stream' in opened)) throw new Error(`events answered ${opened.refused.status}`);
+      const read = await opened.stream.ended(60_000);
+      const seqs = read.filter((event) => event.id !== undefined).map((event) => Number(event.id));
+      expect(seqs.length).toBeGreaterThan(0);
+      expect(seqs.every((seq, index) => seq === index + 1)).toBe(true);
+      expect(read.map((event) => event.event).filter((name) => name !== 'output')).toEqual([]);
+      // What was logged is a prefix of `seq`'s output: whole lines 1, 2, 3 … and maybe a part of the next.
+      const { stdout } = decodeEvents(read);
+      const lines = stdout.split('\n');
+      const partial = lines.pop() ?? '';
+      expect(lines.every((line, index) => line === String(index + 1))).toBe(true);
+      expect(String(lines.length + 1).startsWith(partial)).toBe(true);
+      expect(lines.length).toBeGreaterThan(1000);
+
+      const logged = await runCliBytes(['logs', '--environment', ENV, processId], '', { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
+      expect({ code: logged.code, stderr: logged.stderr, sha256: sha256(logged.stdout) }).toEqual({ code: 0, stderr: '', sha256: sha256(stdout) });
+      // Following it ends too: nothing more will come, its end is unknown (failed PROCESS_GONE, exit 1).
+      const followed = await runCliBytes(['logs', '--environment', ENV, processId, '--follow'], '', { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
+      expect({ code: followed.code, stderr: followed.stderr, sha256: sha256(followed.stdout) }).toEqual({
+        code: 1,
+        stderr: `exec-rx: the host at ${second.base} no longer knows the process (it restarted): its output log ends here: it was running when the host stopped, how it ended is unknown\n`,
+        sha256: sha256(stdout),
+      });
+      const bytes = await api.get(`${paths.process(ENV, processId)}/log`);
+      expect({ status: bytes.status, sha256: sha256(bytes.text) }).toEqual({ status: 200, sha256: sha256(stdout) });
+    } finally {
+      second.run.child.kill('SIGTERM');
+      await second.run.done;
+    }
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * The processes the host's output logs hold but no executor lists: those of before a host restart (or
+ * of an executor that left), shown with their last known state. A process the store holds is listed
+ * once it was described (its argv known: the helpers a start runs, such as the stdin FIFO feeder, never
+ * are) and while its owner has not released it (an operator's DELETE).
+ */
+import type { EnvironmentResource, ProcessResource } from '../../wire/operator-api';
+import type { ProcessMeta } from '../log/process-meta';
+import type { ApiContext } from './api-context';
+
+/**
+ * A stored process as the API shows it: `closed` and `failed` as stored; one that was still running or
+ * exited by what the store knows, and that no executor lists, is `unknown` (nobody knows how it ended).
+ */
+export function storedResource(meta: ProcessMeta): ProcessResource {
+  const state = meta.state === 'closed' || meta.state === 'failed' ? meta.state : 'unknown';
+  return {
+    id: meta.processId,
+    environmentId: meta.environmentId,
+    argv: [...meta.argv],
+    tty: meta.tty,
+    pipeStdin: false,
+    state,
+    exitCode: meta.exitCode,
+    error: state === 'failed' ? { code: 'HOST_ERROR', message: "the process's stream failed on the host's side" } : null,
+  };
+}
+
+const shown = (meta: ProcessMeta): boolean => meta.argv.length > 0 && !meta.released;
+
+/** The stored processes of `environmentId` not in `live` (ids), oldest first; none without a data dir. */
+export function storedProcesses(context: ApiContext, environmentId: string, live: ReadonlySet<string>): ProcessResource[] {
+  const store = context.outputLogs;
+  if (store === undefined) return [];
+  return store
+    .list()
+    .filter((meta) => meta.environmentId === environmentId && shown(meta) && !live.has(meta.processId))
+    .map(storedResource);
+}
+
+/** One stored process, if the store holds it and it is shown (see the module's doc). */
+export function storedProcess(context: ApiContext, environmentId: string, processId: string): ProcessResource | undefined {
+  const meta = context.outputLogs?.meta({ environmentId, processId });
+  return meta === undefined || !shown(meta) ? undefined : storedResource(meta);
+}
+
+/** The ids of the environments the store holds shown processes of and that are not in `hosted`, sorted. */
+export function offlineEnvironmentIds(context: ApiContext, hosted: ReadonlySet<string>): string[] {
+  const store = context.outputLogs;
+  if (store === undefined) return [];
+  const ids = new Set(store.list().filter((meta) => shown(meta) && !hosted.has(meta.environmentId)).map((meta) => meta.environmentId));
+  return [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** An environment no executor joined since the host started, as the API shows it: `offline`, generation 0. */
+export const offlineEnvironment = (id: string, processCount: number): EnvironmentResource => ({ id, generation: 0, state: 'offline', error: null, info: null, processCount });
