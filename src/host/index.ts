@@ -36,7 +36,3 @@ export type { OperatorApiOptions } from './api/operator-api';
 export { OperatorTokens, loadOperatorTokens, OPERATOR_TOKEN_ENV } from './api/operator-tokens';
 export type { GeneratedOperatorToken, LoadedOperatorTokens } from './api/operator-tokens';
 export type { SseLimits } from './api/sse';
-
-/* Its output logs on disk, when `outputLog` is given */
-export type { OutputLogStoreOptions } from './log/output-log-store';
-export type { OutputLogOptions, LogFs, LogFile, LogFileMode, BufferPool } from './log';
