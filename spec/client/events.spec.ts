@@ -76,6 +76,21 @@ describe('HostClient.events$', () => {
     expect(afters(fake)).toEqual(['10']);
   });
 
+  it("passes on the receipt time of events and a marker's reason, as a host with a data dir sends them, and none where the host sent none", async () => {
+    const timedOutput = `id: 1\nevent: output\ndata: ${JSON.stringify({ seq: 1, time: 1_700_000_000_123, stream: 'stdout', chunk: Buffer.from('a').toString('base64') })}\n\n`;
+    const quota = `event: truncated\ndata: ${JSON.stringify({ nextSeq: 9, droppedEvents: 7, droppedBytes: 700, reason: 'quota', fromSeq: 2, toSeq: 8 })}\n\n`;
+    const timedExited = `id: 9\nevent: exited\ndata: ${JSON.stringify({ seq: 9, time: 1_700_000_000_456, exitCode: 0 })}\n\n`;
+    const fake = new FakeFetch().reply(new SseBody(timedOutput, quota, timedExited, frames.closed(10)).end());
+    const events = await lastValueFrom(client(fake).events$(ENV, PID).pipe(toArray()));
+    expect(events).toEqual([
+      { type: 'output', seq: 1, stream: 'stdout', chunk: new Uint8Array([0x61]), time: 1_700_000_000_123 },
+      { type: 'truncated', nextSeq: 9, droppedEvents: 7, reason: 'quota' },
+      { type: 'exited', seq: 9, exitCode: 0, time: 1_700_000_000_456 },
+      { type: 'closed', seq: 10 },
+    ]);
+    expect('time' in (events[3] ?? {})).toBe(false);
+  });
+
   it('errors PROCESS_GAP when a seq is skipped with no truncated marker', async () => {
     const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a'), frames.output(3, 'c'), frames.closed(4)).end());
     const { lines, done } = collect(client(fake));

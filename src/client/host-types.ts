@@ -92,6 +92,8 @@ export interface HostOutputEvent {
   readonly stream: 'stdout' | 'stderr' | 'pty';
   /** The raw bytes. */
   readonly chunk: Uint8Array;
+  /** When the host received it, ms since the epoch: given by a host that keeps output on disk, else absent. */
+  readonly time?: number;
 }
 
 /** The process exited (output may still follow; only `closed` ends). */
@@ -102,6 +104,8 @@ export interface HostExitedEvent {
   readonly seq: number;
   /** The exit status, or 128 + signal. */
   readonly exitCode: number;
+  /** When the host received it, ms since the epoch: given by a host that keeps output on disk, else absent. */
+  readonly time?: number;
 }
 
 /** The last event: every output byte came before it. */
@@ -110,6 +114,8 @@ export interface HostClosedEvent {
   readonly type: 'closed';
   /** Its seq, the process's last. */
   readonly seq: number;
+  /** When the host received it, ms since the epoch: given by a host that keeps output on disk, else absent. */
+  readonly time?: number;
 }
 
 /** Neither the host's history nor the executor's window holds what was asked: what follows starts at `nextSeq`. */
@@ -120,6 +126,8 @@ export interface HostTruncatedEvent {
   readonly nextSeq: number;
   /** How many events before it are no longer held. */
   readonly droppedEvents: number;
+  /** Why, from a host that keeps output on disk: past the quota, a damaged record, a failed write, a released or evicted log. */
+  readonly reason?: 'quota' | 'corrupt' | 'writeFailed' | 'released' | 'evicted';
 }
 
 /** A process event as `HostClient.events$` emits it. */

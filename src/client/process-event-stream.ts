@@ -102,26 +102,26 @@ class Follower implements SseSession {
         const data = decoded(OutputEventData, message.data, 'output event');
         const chunk = decodeBase64(data.chunk);
         if (chunk === undefined) throw new HostApiError('DECODE_FAILED', 'output event: its chunk is not standard padded base64', undefined, undefined);
-        if (this.accept(data.seq)) this.emit({ type: 'output', seq: data.seq, stream: data.stream, chunk });
+        if (this.accept(data.seq)) this.emit({ type: 'output', seq: data.seq, stream: data.stream, chunk, ...timed(data.time) });
         return;
       }
       case 'exited': {
         const data = decoded(ExitedEventData, message.data, 'exited event');
-        if (this.accept(data.seq)) this.emit({ type: 'exited', seq: data.seq, exitCode: data.exitCode });
+        if (this.accept(data.seq)) this.emit({ type: 'exited', seq: data.seq, exitCode: data.exitCode, ...timed(data.time) });
         return;
       }
       case 'closed': {
         const data = decoded(ClosedEventData, message.data, 'closed event');
         if (!this.accept(data.seq)) return;
         this.ended = true;
-        this.emit({ type: 'closed', seq: data.seq });
+        this.emit({ type: 'closed', seq: data.seq, ...timed(data.time) });
         return;
       }
       case 'truncated': {
         const data = decoded(TruncatedEventData, message.data, 'truncated event');
         if (data.nextSeq <= this.lastSeq + 1) return;
         this.lastSeq = data.nextSeq - 1;
-        this.emit({ type: 'truncated', nextSeq: data.nextSeq, droppedEvents: data.droppedEvents });
+        this.emit({ type: 'truncated', nextSeq: data.nextSeq, droppedEvents: data.droppedEvents, ...(data.reason === undefined ? {} : { reason: data.reason }) });
         return;
       }
       case 'failed': {
@@ -184,3 +184,6 @@ export function processEvents(connection: HostConnection, environmentId: string,
     return () => abort.abort();
   });
 }
+
+/** The `time` field of an event, only when the host gave one (an event object has no `time: undefined`). */
+const timed = (time: number | undefined): { readonly time?: number } => (time === undefined ? {} : { time });
