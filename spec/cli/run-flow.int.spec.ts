@@ -4,24 +4,14 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CLI } from './cli-process';
+import { yesDigest } from '../support/yes-digest';
 
 const TOTAL = 200_000_000;
 const STALL_MS = 10_000;
 /** The growth allowed over the cli's idle RSS (it grew by ~240 MiB before it honoured `write()`). */
 const ALLOWED_GROWTH_KB = 32 * 1024;
-
-/** The sha256 of `count` bytes of `y\n`, as `yes | head -c count` writes them. */
-function yesDigest(count: number): string {
-  const block = Buffer.from('y\n'.repeat(512 * 1024));
-  const hash = createHash('sha256');
-  let left = count;
-  for (; left >= block.length; left -= block.length) hash.update(block);
-  hash.update(block.subarray(0, left));
-  return hash.digest('hex');
-}
 
 /** A `/proc/<pid>/status` field in kB (VmRSS: resident now; VmHWM: the peak so far). */
 function memoryKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {

@@ -10,22 +10,13 @@ import { filter } from 'rxjs/operators';
 import type { Environment } from '../../src';
 import { EnvironmentManager } from '../../src';
 import { startListeningExecutor, startStdioExecutor } from '../support/executor';
+import { yesDigest } from '../support/yes-digest';
 
 const TOTAL = 50_000_000;
 const HIGH_WATER_MARK = 256 * 1024;
 /** What may be buffered while stalled: the Readable's mark, what was on its way, and the history (1 MiB). */
 const STALLED_BOUND = 8 * 1024 * 1024;
 const PATH_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
-
-/** The sha256 of `count` bytes of `y\n`, as `yes | head -c count` writes them. */
-function yesDigest(count: number): string {
-  const block = Buffer.from('y\n'.repeat(512 * 1024));
-  const hash = createHash('sha256');
-  let left = count;
-  for (; left >= block.length; left -= block.length) hash.update(block);
-  hash.update(block.subarray(0, left));
-  return hash.digest('hex');
-}
 
 /** Resolves after `ms` (a stall: the consumer does nothing meanwhile). */
 const stall = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -127,3 +127,20 @@ export async function writeAtomically(fs: LogFs, path: string, data: Buffer): Pr
   }
   await fs.rename(temp, path);
 }
+
+/**
+ * The JSON object in the file at `path` (one `writeAtomically` wrote), as a record of unknown fields:
+ * undefined when the file is missing, is not JSON, or holds something other than an object. Never
+ * trusts a field: the caller checks each one it reads.
+ */
+export async function readJsonObject(fs: LogFs, path: string): Promise<Readonly<Record<string, unknown>> | undefined> {
+  const data = await fs.readFile(path);
+  if (data === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? { ...parsed } : undefined;
+}

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import type { LogFs } from './log-fs';
-import { writeAtomically } from './log-fs';
+import { readJsonObject, writeAtomically } from './log-fs';
 
 /** The manifest's file name in a log's directory. */
 export const MANIFEST_FILE = 'manifest.json';
@@ -25,16 +25,9 @@ const isCount = (value: unknown): value is number => typeof value === 'number' &
 
 /** The dropped range a manifest holds; undefined when there is none, or it cannot be read as one. */
 export async function readManifest(fs: LogFs, dir: string): Promise<DroppedRange | undefined> {
-  const data = await fs.readFile(join(dir, MANIFEST_FILE));
-  if (data === undefined) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null || !('dropped' in parsed)) return undefined;
-  const dropped: unknown = parsed.dropped;
+  const parsed = await readJsonObject(fs, join(dir, MANIFEST_FILE));
+  if (parsed === undefined) return undefined;
+  const dropped: unknown = parsed['dropped'];
   if (typeof dropped !== 'object' || dropped === null) return undefined;
   const { fromSeq, toSeq, events, bytes } = { fromSeq: undefined, toSeq: undefined, events: undefined, bytes: undefined, ...dropped };
   if (!isCount(fromSeq) || !isCount(toSeq) || !isCount(events) || !isCount(bytes) || fromSeq < 1 || toSeq < fromSeq) return undefined;

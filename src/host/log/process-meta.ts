@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import type { LogFs } from './log-fs';
-import { writeAtomically } from './log-fs';
+import { readJsonObject, writeAtomically } from './log-fs';
 
 /** The metadata file's name in a process's directory. */
 export const META_FILE = 'meta.json';
@@ -82,16 +82,8 @@ const orNull = <T>(value: unknown, is: (v: unknown) => v is T): T | null => (is(
 
 /** The metadata in `dir`, or undefined when there is none or it cannot be read as metadata. */
 export async function readMeta(fs: LogFs, dir: string): Promise<ProcessMeta | undefined> {
-  const data = await fs.readFile(join(dir, META_FILE));
-  if (data === undefined) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const fields: Record<string, unknown> = { ...parsed };
+  const fields = await readJsonObject(fs, join(dir, META_FILE));
+  if (fields === undefined) return undefined;
   const { environmentId, processId, argv, tty, state, startedAt } = fields;
   if (typeof environmentId !== 'string' || typeof processId !== 'string' || !isTime(startedAt)) return undefined;
   const known = STATES.find((candidate) => candidate === state);
