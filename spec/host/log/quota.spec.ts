@@ -28,17 +28,22 @@ describe('OutputLog quota', () => {
     expect({ storedEvents: log.storedEvents, storedBytes: log.storedBytes }).toEqual({ storedEvents: 30, storedBytes: 30 * PAYLOAD });
     await log.close();
     expect((await readdir(dir)).filter((name) => name.endsWith('.seg'))).toEqual(['00000000000000000001.seg', '00000000000000000081.seg', '00000000000000000091.seg']);
-    expect(JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'))).toEqual({ version: 1, dropped: { fromSeq: 11, toSeq: 80, events: 70, bytes: 7000 } });
+    // Each trim widened the range by one segment: the steps say where, so a reader that got an earlier marker gets only what followed.
+    const steps = [20, 30, 40, 50, 60, 70, 80].map((toSeq) => ({ toSeq, bytes: (toSeq - 10) * PAYLOAD }));
+    expect(JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'))).toEqual({ version: 1, dropped: { fromSeq: 11, toSeq: 80, events: 70, bytes: 7000, steps } });
   });
 
-  it('gives the same marker after a restart, also to a reader starting inside the dropped range', async () => {
+  it('gives the same marker after a restart; a reader starting inside the dropped range gets only what it asked for, exactly', async () => {
     const dir = await tempDir();
     const log = OutputLog.create(dir, 'p', options);
     for (let seq = 1; seq <= 100; seq += 1) log.append(outputBytes(seq, payload(seq)));
     await log.close();
     const reopened = await OutputLog.open(dir, 'p', options);
     expect(untimed(await readAll(reopened))).toEqual([...outputs(1, 10), truncatedRange('quota', 11, 80, 70 * PAYLOAD), ...outputs(81, 100)]);
-    expect(untimed(await readAll(reopened, 40))).toEqual([truncatedRange('quota', 11, 80, 70 * PAYLOAD), ...outputs(81, 100)]);
+    // After seq 40 (a widening's end): seqs 41 to 80 are missing, with their exact bytes; none the reader did not ask for.
+    expect(untimed(await readAll(reopened, 40))).toEqual([truncatedRange('quota', 41, 80, 40 * PAYLOAD), ...outputs(81, 100)]);
+    // After seq 44, inside a segment dropped whole: 45 to 80, the bytes counted from that segment's start (at most one segment more).
+    expect(untimed(await readAll(reopened, 44))).toEqual([truncatedRange('quota', 45, 80, 40 * PAYLOAD), ...outputs(81, 100)]);
     expect(untimed(await readAll(reopened, 85))).toEqual(outputs(86, 100));
     await reopened.close();
   });

@@ -83,5 +83,7 @@ function widen(dropped: DroppedRange | undefined, victims: readonly Segment[]): 
   const first = victims[0];
   const last = victims[victims.length - 1];
   const fromSeq = dropped?.fromSeq ?? first?.baseSeq ?? 1;
-  return { fromSeq, toSeq: last?.lastSeq ?? fromSeq - 1, events, bytes };
+  const toSeq = last?.lastSeq ?? fromSeq - 1;
+  const before = dropped?.steps ?? (dropped === undefined ? [] : [{ toSeq: dropped.toSeq, bytes: dropped.bytes }]);
+  return { fromSeq, toSeq, events, bytes, steps: [...before, { toSeq, bytes }] };
 }

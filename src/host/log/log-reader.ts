@@ -7,11 +7,12 @@
  * taken after a write failure, a removed log.
  */
 import { OutputLogReadError } from '../../errors';
-import type { LogEvent, LogRead, TimedEvent } from './log-event';
+import type { LogEvent, LogRead, LogTruncatedEvent, TimedEvent } from './log-event';
 import { truncatedRange } from './log-event';
 import type { LogFile } from './log-fs';
 import { errnoOf } from './log-fs';
 import type { LogState } from './log-state';
+import type { DroppedRange } from './manifest';
 import { RECORD_HEADER_BYTES } from './record';
 import type { Segment } from './segment';
 import type { ScanItem } from './segment-scan';
@@ -60,7 +61,7 @@ export class LogReadRun {
     const dropped = state.dropped;
     if (state.end === 'removed') this.mark(truncatedRange('evicted', want, state.heldSeq, 0));
     else if (want < state.firstSeq) this.mark(truncatedRange('evicted', want, state.firstSeq - 1, 0));
-    else if (dropped !== undefined && want >= dropped.fromSeq && want <= dropped.toSeq) this.mark(truncatedRange('quota', dropped.fromSeq, dropped.toSeq, dropped.bytes));
+    else if (dropped !== undefined && want >= dropped.fromSeq && want <= dropped.toSeq) this.mark(quotaMarker(dropped, want));
     else return false;
     return true;
   }
@@ -188,4 +189,17 @@ interface SegmentScan {
   readonly want: number;
   readonly index: SparseIndex;
   readonly entry: { readonly seq: number; readonly offset: number };
+}
+
+/**
+ * The quota's marker for a reader that wants `want`: from `want` to the range's end, never claiming a seq
+ * the reader had. Its bytes are exact when `want` starts the range or follows a widening the reader got
+ * an earlier marker for (the bytes dropped since); when `want` falls inside a segment dropped after the
+ * reader had read part of it, they also count that segment's part the reader had (at most one segment's
+ * worth more).
+ */
+function quotaMarker(dropped: DroppedRange, want: number): LogTruncatedEvent {
+  let before = { toSeq: dropped.fromSeq - 1, bytes: 0 };
+  for (const step of dropped.steps ?? []) if (step.toSeq < want) before = step;
+  return truncatedRange('quota', want, dropped.toSeq, dropped.bytes - before.bytes);
 }
