@@ -6,7 +6,7 @@
  * sha256-exact once the client reads.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { logSelectionOf, sendLogBytes } from '../../../src/host/api/log-bytes';
@@ -35,14 +35,16 @@ function referenceTail(text: string, n: number): string {
   return kept.length === 0 ? '' : `${kept.join('\n')}${ended ? '\n' : ''}`;
 }
 
-/** Serves `log` through `sendLogBytes` on a loopback port. */
-async function serve(log: OutputLog): Promise<{ server: Server; url: string }> {
+/** Serves `log` through `sendLogBytes` on a loopback port; `responses` are the server's side of each request. */
+async function serve(log: OutputLog): Promise<{ server: Server; url: string; responses: ServerResponse[] }> {
+  const responses: ServerResponse[] = [];
   const server = createServer((req, res) => {
+    responses.push(res);
     const query = new URL(req.url ?? '/', 'http://x').searchParams;
     void sendLogBytes(req, res, log, logSelectionOf(query), {});
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, responses };
 }
 
 /** Closes `server` and every connection it has. */
@@ -121,19 +123,20 @@ describe('the /log reader', () => {
     }
     await writer.close();
     const log = await OutputLog.open(dir, 'slow', { fs });
-    const { server, url } = await serve(log);
+    const { server, url, responses } = await serve(log);
     const readBytes = (): number => fs.reads.reduce((sum, read) => sum + read.length, 0);
     const beforeRequest = readBytes();
     const response = await new Promise<IncomingMessage>((resolve) => get(url, resolve));
     try {
       response.pause();
-      // The client takes nothing: the reader stops once the socket's buffers are full.
-      await new Promise<void>((resolve) => setTimeout(resolve, 500));
-      await settle();
+      // The client takes nothing: the socket's buffers fill and the server's response asks for `drain`,
+      // the one thing the reader then waits for. A read already in flight lands within a few turns.
+      await settle(() => responses[0]?.writableNeedDrain === true);
+      expect(responses[0]?.writableNeedDrain).toBe(true);
+      await settle(undefined, 200);
       const whilePaused = readBytes() - beforeRequest;
-      await new Promise<void>((resolve) => setTimeout(resolve, 1000));
-      await settle();
-      // It stopped: nothing more was read in a second, and far less than the log was.
+      await settle(undefined, 5_000);
+      // It stopped: nothing more was read in 5000 turns of the event loop, and far less than the log was.
       expect({ later: readBytes() - beforeRequest, bounded: whilePaused < data.byteLength / 2 }).toEqual({ later: whilePaused, bounded: true });
       const hash = createHash('sha256');
       const ended = new Promise<void>((resolve) => response.once('end', resolve));
