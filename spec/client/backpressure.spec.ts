@@ -9,7 +9,7 @@ import type { HostProcessEvent, RetryPolicy } from '../../src/client';
 import { AbortedError, HostApiError, HostClient } from '../../src/client';
 import { settle, VirtualClock } from '../support/virtual-time';
 import type { FakeCall } from './fake-fetch';
-import { FakeFetch, frames, SseBody } from './fake-fetch';
+import { eventLine, FakeFetch, frames, SseBody } from './fake-fetch';
 
 const ENV = 'env-1';
 const PID = '11111111-2222-4333-8444-555555555555';
@@ -17,19 +17,8 @@ const PID = '11111111-2222-4333-8444-555555555555';
 const client = (fake: FakeFetch, retry: Partial<RetryPolicy> = {}, scheduler?: VirtualClock): HostClient =>
   new HostClient({ url: 'http://host.test:8080', token: 'unit-spec-token-0123456789', fetch: fake.fetch, retry: { initialDelayMs: 1, maxDelayMs: 4, ...retry }, random: () => 0.5, ...(scheduler === undefined ? {} : { scheduler }) });
 
-/** Each event as a short line: `output:SEQ:TEXT`, `exited:SEQ:CODE`, `closed:SEQ`, `truncated:NEXT:DROPPED`. */
-const line = (event: HostProcessEvent): string => {
-  switch (event.type) {
-    case 'output':
-      return `output:${event.seq}:${new TextDecoder().decode(event.chunk)}`;
-    case 'exited':
-      return `exited:${event.seq}:${event.exitCode}`;
-    case 'closed':
-      return `closed:${event.seq}`;
-    case 'truncated':
-      return `truncated:${event.nextSeq}:${event.droppedEvents}`;
-  }
-};
+/** Each event as a short line (see `eventLine`). */
+const line = (event: HostProcessEvent): string => eventLine(event, false);
 
 /** A body with one chunk per frame: outputs `from`..`to` (text `o<seq>`), then nothing more unless the spec adds it. */
 const outputs = (from: number, to: number): SseBody => {

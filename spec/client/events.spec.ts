@@ -6,7 +6,7 @@
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import type { HostProcessEvent, RetryPolicy } from '../../src/client';
 import { HostApiError, HostClient } from '../../src/client';
-import { FakeFetch, frames, HOST_A, HOST_B, networkError, problem, SseBody } from './fake-fetch';
+import { eventLine, FakeFetch, frames, HOST_A, HOST_B, networkError, problem, SseBody } from './fake-fetch';
 
 const ENV = 'env-1';
 const PID = '11111111-2222-4333-8444-555555555555';
@@ -15,19 +15,8 @@ const PATH = `/api/v1/environments/${ENV}/processes/${PID}/events`;
 const client = (fake: FakeFetch, retry: Partial<RetryPolicy> = {}): HostClient =>
   new HostClient({ url: 'http://host.test:8080', token: 'unit-spec-token-0123456789', fetch: fake.fetch, retry: { initialDelayMs: 1, maxDelayMs: 4, ...retry }, random: () => 0.5 });
 
-/** Each event as a short line: `output:SEQ:STREAM:TEXT`, `exited:SEQ:CODE`, `closed:SEQ`, `truncated:NEXT:DROPPED`. */
-const line = (event: HostProcessEvent): string => {
-  switch (event.type) {
-    case 'output':
-      return `output:${event.seq}:${event.stream}:${new TextDecoder().decode(event.chunk)}`;
-    case 'exited':
-      return `exited:${event.seq}:${event.exitCode}`;
-    case 'closed':
-      return `closed:${event.seq}`;
-    case 'truncated':
-      return `truncated:${event.nextSeq}:${event.droppedEvents}`;
-  }
-};
+/** Each event as a short line (see `eventLine`). */
+const line = (event: HostProcessEvent): string => eventLine(event);
 
 /** Subscribes and collects lines until the stream ends; resolves with them and the error, if any. */
 function collect(host: HostClient, options: Parameters<HostClient['events$']>[2] = {}): { readonly lines: string[]; readonly done: Promise<unknown> } {

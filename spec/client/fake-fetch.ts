@@ -4,6 +4,7 @@
  * hangs like a host that never answers. Like the real fetch, an aborted signal rejects the pending call
  * with an AbortError and errors the body of a response it already gave. Every call is recorded.
  */
+import type { HostProcessEvent } from '../../src/client';
 import { HOST_INSTANCE_HEADER } from '../../src/wire/operator-api';
 
 /** One request the client made. */
@@ -183,3 +184,20 @@ export const frames = {
   failed: (code: string, message: string): string => `event: failed\ndata: ${JSON.stringify({ code, message })}\n\n`,
   ping: (): string => ': ping\n\n',
 };
+
+/**
+ * A process event as a short line: `output:SEQ:STREAM:TEXT` (`output:SEQ:TEXT` without `withStream`),
+ * `exited:SEQ:CODE`, `closed:SEQ`, `truncated:NEXT:DROPPED`.
+ */
+export function eventLine(event: HostProcessEvent, withStream = true): string {
+  switch (event.type) {
+    case 'output':
+      return `output:${event.seq}:${withStream ? `${event.stream}:` : ''}${new TextDecoder().decode(event.chunk)}`;
+    case 'exited':
+      return `exited:${event.seq}:${event.exitCode}`;
+    case 'closed':
+      return `closed:${event.seq}`;
+    case 'truncated':
+      return `truncated:${event.nextSeq}:${event.droppedEvents}`;
+  }
+}
