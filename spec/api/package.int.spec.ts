@@ -68,8 +68,9 @@ describe('the packed tarball', () => {
   it('installs offline with exactly its runtime dependencies, and links the bin', () => {
     const listed = nodeIn(['-e', "const fs = require('fs'); process.stdout.write(JSON.stringify({ modules: fs.readdirSync('node_modules').filter((n) => !n.startsWith('.')).sort(), bin: fs.realpathSync('node_modules/.bin/exec-rx') }))"]);
     expect(listed).toEqual({
-      // @openai/codex is an optional peer: not installed; tslib comes with rxjs.
-      modules: ['aws4', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'rxjs', 'tslib', 'ws'],
+      // @openai/codex is an optional peer: not installed; tslib comes with rxjs; bufferutil (optional, for
+      // ws' native unmask) brings node-gyp-build, which loads its prebuilt binary.
+      modules: ['aws4', 'bufferutil', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'node-gyp-build', 'rxjs', 'tslib', 'ws'],
       bin: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js'),
     });
   });

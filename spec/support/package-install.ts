@@ -52,6 +52,7 @@ export function packTarball(packageDir: string, destination: string): PackedTarb
 interface LockEntry {
   readonly version?: string;
   readonly dependencies?: Readonly<Record<string, string>>;
+  readonly optionalDependencies?: Readonly<Record<string, string>>;
   readonly peerDependencies?: Readonly<Record<string, string>>;
   readonly peerDependenciesMeta?: Readonly<Record<string, { readonly optional?: boolean }>>;
   readonly [key: string]: unknown;
@@ -62,9 +63,13 @@ interface Manifest extends LockEntry {
   readonly version: string;
 }
 
-/** The packages a manifest needs installed: its dependencies and its peers that are not optional. */
+/**
+ * The packages a manifest needs installed: its dependencies, its optional dependencies (npm installs them
+ * wherever they build; `bufferutil` ships prebuilt binaries) and its peers that are not optional.
+ */
 const requiredOf = (entry: LockEntry): string[] => [
   ...Object.keys(entry.dependencies ?? {}),
+  ...Object.keys(entry.optionalDependencies ?? {}),
   ...Object.keys(entry.peerDependencies ?? {}).filter((name) => entry.peerDependenciesMeta?.[name]?.optional !== true),
 ];
 
@@ -92,7 +97,7 @@ export function installTarballOffline(tarball: string, projectDir: string, repos
       version: manifest.version,
       resolved: spec,
       integrity: `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`,
-      ...pick(manifest, ['license', 'dependencies', 'peerDependencies', 'peerDependenciesMeta', 'bin', 'engines']),
+      ...pick(manifest, ['license', 'dependencies', 'optionalDependencies', 'peerDependencies', 'peerDependenciesMeta', 'bin', 'engines']),
     },
   };
   const pending: { readonly from: string; readonly name: string }[] = requiredOf(manifest).map((name) => ({ from: '', name }));
