@@ -26,18 +26,24 @@ describe('pauseWhileBehind', () => {
     const count = { pauses: 0 };
     const watching = pauseWhileBehind(log, () => flow, (line) => said.push(line), count);
 
-    for (let seq = 1; seq <= 9; seq += 1) log.append(outputBytes(seq, new Uint8Array(PAYLOAD)));
+    log.append(outputBytes(1, new Uint8Array(PAYLOAD)));
+    log.append(outputBytes(2, new Uint8Array(PAYLOAD)));
+    await settle(() => fs.heldWrites === 1); // the write of records 1-2 started, and waits
+    for (let seq = 3; seq <= 9; seq += 1) log.append(outputBytes(seq, new Uint8Array(PAYLOAD)));
     expect({ holds: flow.holds, pauses: count.pauses }).toEqual({ holds: 0, pauses: 0 });
     log.append(outputBytes(10, new Uint8Array(PAYLOAD)));
     expect({ holds: flow.holds, pauses: count.pauses }).toEqual({ holds: 1, pauses: 1 });
     expect(said).toEqual([`process p-slow: pausing its executor, the output log is ${10 * RECORD} bytes behind the disk`]);
 
-    for (let written = 2; written <= 6; written += 2) {
-      await settle(() => fs.heldWrites === 1);
-      fs.releaseWrite();
-      await settle(() => log.backlogBytes === (10 - written) * RECORD);
-      expect({ written, holds: flow.holds }).toEqual({ written, holds: written === 6 ? 0 : 1 });
-    }
+    // Records 1-2 written: 8 behind, above the low mark: still paused.
+    fs.releaseWrite();
+    await settle(() => log.backlogBytes === 8 * RECORD);
+    expect(flow.holds).toBe(1);
+    // The next write takes records 3-10 (four buffers) in one call: below the low mark, resumed.
+    await settle(() => fs.heldWrites === 1);
+    fs.releaseWrite();
+    await settle(() => log.backlogBytes === 0);
+    expect({ holds: flow.holds, pauses: count.pauses }).toEqual({ holds: 0, pauses: 1 });
     expect(said).toHaveLength(2);
     expect(said[1]).toBe('process p-slow: the output log caught up, executor resumed');
 

@@ -77,18 +77,8 @@ export class SpyFs implements LogFs {
         this.reads.push({ path, position, length });
         return file.read(buffer, length, position);
       },
-      write: async (data) => {
-        if (this.holdWrites && path.endsWith('.seg')) await new Promise<void>((resolve) => this.held.push(resolve));
-        const fail = this.failWrites;
-        if (fail !== undefined && fail.path(path)) throw Object.assign(new Error(`${fail.code}: no space left, write '${path}'`), { code: fail.code });
-        if (path.endsWith('.seg')) this.segmentWrites += 1;
-        this.busy += 1;
-        try {
-          await file.write(data);
-        } finally {
-          this.busy -= 1;
-        }
-      },
+      write: (data) => this.spyWrite(path, () => file.write(data)),
+      writev: (parts) => this.spyWrite(path, () => file.writev(parts)),
       datasync: async () => {
         if (path.endsWith('.seg')) this.syncs.push({ path, at: this.clock?.now() ?? 0 });
         this.busy += 1;
@@ -100,6 +90,20 @@ export class SpyFs implements LogFs {
       },
     };
   }
+  /** One write call (`write` or `writev`) to `path`: held, failed or counted as set. */
+  private async spyWrite(path: string, write: () => Promise<void>): Promise<void> {
+    if (this.holdWrites && path.endsWith('.seg')) await new Promise<void>((resolve) => this.held.push(resolve));
+    const fail = this.failWrites;
+    if (fail !== undefined && fail.path(path)) throw Object.assign(new Error(`${fail.code}: no space left, write '${path}'`), { code: fail.code });
+    if (path.endsWith('.seg')) this.segmentWrites += 1;
+    this.busy += 1;
+    try {
+      await write();
+    } finally {
+      this.busy -= 1;
+    }
+  }
+
   /** Writes waiting while {@link holdWrites}. */
   get heldWrites(): number {
     return this.held.length;

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { OutputLog } from '../../../src/host/log/output-log';
+import { BufferPool } from '../../../src/host/log/buffer-pool';
+import { MAX_BUFFERS_PER_WRITE } from '../../../src/host/log/log-writer';
 import { RECORD_HEADER_BYTES } from '../../../src/host/log/record';
 import type { SequencedEvent } from '../../../src/wire/process-event';
 import { closed, exited, output, outputBytes } from '../../exec/event-builders';
@@ -64,7 +66,7 @@ describe('OutputLog', () => {
     await reopened.close();
   }, 120_000);
 
-  it('batches the appends of a turn into one write call per write buffer, none per record', async () => {
+  it('batches the appends of a turn into one write call, none per record nor per write buffer', async () => {
     const fs = new SpyFs();
     const log = OutputLog.create(await tempDir(), 'p', { fs });
     for (let seq = 1; seq <= 1000; seq += 1) log.append(outputBytes(seq, new Uint8Array(1000 - RECORD_HEADER_BYTES)));
@@ -72,7 +74,18 @@ describe('OutputLog', () => {
     expect({ writes: fs.segmentWrites, syncs: fs.syncs.length, bytes: log.diskBytes }).toEqual({ writes: 1, syncs: 1, bytes: 1_000_000 });
     for (let seq = 1001; seq <= 3000; seq += 1) log.append(outputBytes(seq, new Uint8Array(1000 - RECORD_HEADER_BYTES)));
     await log.close();
-    expect(fs.segmentWrites).toBe(3); // 2 MB more: two 1 MiB buffers
+    expect(fs.segmentWrites).toBe(2); // 2 MB more: two 1 MiB buffers, one writev
+  });
+
+  it('takes at most MAX_BUFFERS_PER_WRITE buffers in one write call', async () => {
+    const fs = new SpyFs();
+    const log = OutputLog.create(await tempDir(), 'p', { fs, pool: new BufferPool(1000, 4) });
+    const count = MAX_BUFFERS_PER_WRITE + 36; // one record per 1000-byte buffer
+    for (let seq = 1; seq <= count; seq += 1) log.append(outputBytes(seq, new Uint8Array(1000 - RECORD_HEADER_BYTES)));
+    await log.flush();
+    expect({ writes: fs.segmentWrites, bytes: log.diskBytes }).toEqual({ writes: 2, bytes: count * 1000 });
+    expect((await readAll(log)).map((event) => (event.type === 'output' ? event.seq : event.type))).toEqual(Array.from({ length: count }, (_v, i) => i + 1));
+    await log.close();
   });
 
   it('ignores an event whose seq does not increase, and marks the seqs before its first as not held', async () => {

@@ -11,6 +11,8 @@ export interface LogFile {
   read(buffer: Buffer, length: number, position: number): Promise<number>;
   /** Writes all of `data` at the end of the file (an append-mode file) or at its position. */
   write(data: Buffer): Promise<void>;
+  /** Writes all of `parts`, in order, as {@link LogFile.write} would their concatenation (one `writev` call when the kernel takes it all). */
+  writev(parts: readonly Buffer[]): Promise<void>;
   /** fdatasync: what was written is on the disk. */
   datasync(): Promise<void>;
   /** Cuts the file to `length` bytes. */
@@ -60,6 +62,25 @@ async function openFile(path: string, mode: LogFileMode): Promise<LogFile> {
     read: async (buffer, length, position) => (await handle.read(buffer, 0, length, position)).bytesRead,
     write: async (data) => {
       for (let done = 0; done < data.byteLength; ) done += (await handle.write(data, done, data.byteLength - done)).bytesWritten;
+    },
+    writev: async (parts) => {
+      let rest = parts.filter((part) => part.byteLength > 0);
+      while (rest.length > 0) {
+        let written = (await handle.writev(rest)).bytesWritten;
+        if (written === 0) throw Object.assign(new Error('writev wrote nothing'), { code: 'EIO' });
+        // A short write (a signal, a nearly full disk): go on from the first byte not written.
+        while (rest.length > 0 && written > 0) {
+          const head = rest[0];
+          if (head === undefined) break;
+          if (written >= head.byteLength) {
+            written -= head.byteLength;
+            rest = rest.slice(1);
+          } else {
+            rest = [head.subarray(written), ...rest.slice(1)];
+            written = 0;
+          }
+        }
+      }
     },
     datasync: () => handle.datasync(),
     truncate: (length) => handle.truncate(length),
