@@ -21,9 +21,9 @@ export interface HostOutputLogOptions {
   readonly retentionMs?: number;
   /** A segment file rolls at this size. @default 8388608 (8 MiB) */
   readonly segmentBytes?: number;
-  /** Unwritten output past which the host pauses the process's executor (the disk is behind). @default 8388608 (8 MiB) */
+  /** Unwritten output past which the host pauses the process's executor (the disk is behind). @default 2097152 (2 MiB) */
   readonly highWaterBytes?: number;
-  /** Unwritten output at which the paused executor is resumed. @default 2097152 (2 MiB) */
+  /** Unwritten output at which the paused executor is resumed. @default 524288 (512 KiB) */
   readonly lowWaterBytes?: number;
   /** fdatasync at most once per this interval while output flows, and at a process's exit and close. @default 1000 */
   readonly syncIntervalMs?: number;

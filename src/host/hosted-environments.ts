@@ -4,7 +4,7 @@
  * later sockets of a live generation go to `replaceAcceptedWebsocket`.
  */
 import type { Subscription } from 'rxjs';
-import { BehaviorSubject, Subject } from 'rxjs';
+import { asyncScheduler, BehaviorSubject, Subject } from 'rxjs';
 import type WebSocket from 'ws';
 import type { ExecClientErrorCode } from '../errors';
 import { ExecClientError } from '../errors';
@@ -15,7 +15,7 @@ import { EnvironmentManager, memoryHistories } from '../environment/environment-
 import type { HistoryFactory } from '../exec/output-history';
 import type { Diagnostic } from '../rpc/diagnostics';
 import type { ConnectionFlow } from '../rpc/connection-flow';
-import type { DiskPauseCount } from './disk-backpressure';
+import type { DiskPauseCount, DiskPauseLog } from './disk-backpressure';
 import { pauseWhileBehind } from './disk-backpressure';
 import { diskHistories } from './log/disk-history';
 import type { OutputLogStore } from './log/output-log-store';
@@ -99,6 +99,8 @@ export class HostedEnvironments {
 
   /** Times an executor was paused because a process's output log could not keep up with it. */
   readonly diskPauses: DiskPauseCount = { pauses: 0 };
+  /** How the pauses of every environment are counted and said, on the host's clock. */
+  private readonly pauseLog: DiskPauseLog = { count: this.diskPauses, now: () => (this.managerOptions.scheduler ?? asyncScheduler).now() };
 
   /** Each {@link HostEvent} as it happens (hot: no replay). Completes on close; never errors. */
   readonly events$ = this.eventSubject.asObservable();
@@ -201,7 +203,7 @@ export class HostedEnvironments {
     if (this.managerOptions.outputHistory !== undefined) return this.managerOptions.outputHistory;
     if (this.outputLogs === undefined) return memoryHistories(this.managerOptions);
     const flow = (): ConnectionFlow | undefined => this.slots.get(id)?.view.environment?.flow;
-    return diskHistories(this.outputLogs, id, { onLog: (log) => void pauseWhileBehind(log, flow, (line) => this.log(`environment ${id}: ${line}`), this.diskPauses) });
+    return diskHistories(this.outputLogs, id, { onLog: (log) => void pauseWhileBehind(log, flow, (line) => this.log(`environment ${id}: ${line}`), this.pauseLog) });
   }
 
   /** Records each new process's command line in its log's metadata (what `ls` shows after a restart). */

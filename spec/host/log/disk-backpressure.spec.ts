@@ -1,10 +1,12 @@
 /**
  * The host pauses an executor only while a process's log cannot keep up with the disk: a log whose
  * unwritten backlog passes its high mark holds the environment's connection paused, and releases it
- * at the low mark; each pause is logged and counted, and the hold goes when the log ends.
+ * at the low mark; each pause is counted, and logged unless another was logged less than 10 s before
+ * (those are summed into the next line), and the hold goes when the log ends.
  */
 import { ConnectionFlow } from '../../../src/rpc/connection-flow';
 import { pauseWhileBehind } from '../../../src/host/disk-backpressure';
+import type { DiskPauseLog } from '../../../src/host/disk-backpressure';
 import { BufferPool } from '../../../src/host/log/buffer-pool';
 import { OutputLog } from '../../../src/host/log/output-log';
 import { RECORD_HEADER_BYTES } from '../../../src/host/log/record';
@@ -24,7 +26,7 @@ describe('pauseWhileBehind', () => {
     const flow = new ConnectionFlow();
     const said: string[] = [];
     const count = { pauses: 0 };
-    const watching = pauseWhileBehind(log, () => flow, (line) => said.push(line), count);
+    const watching = pauseWhileBehind(log, () => flow, (line) => said.push(line), { count, now: () => 0 });
 
     log.append(outputBytes(1, new Uint8Array(PAYLOAD)));
     log.append(outputBytes(2, new Uint8Array(PAYLOAD)));
@@ -58,7 +60,7 @@ describe('pauseWhileBehind', () => {
     fs.holdWrites = true;
     const log = OutputLog.create(await tempDir(), 'p-end', { fs, highWaterBytes: 2 * RECORD, lowWaterBytes: RECORD, pool: new BufferPool(2 * RECORD, 2) });
     const flow = new ConnectionFlow();
-    const watching = pauseWhileBehind(log, () => flow, () => undefined, { pauses: 0 });
+    const watching = pauseWhileBehind(log, () => flow, () => undefined, { count: { pauses: 0 }, now: () => 0 });
     for (let seq = 1; seq <= 3; seq += 1) log.append(outputBytes(seq, new Uint8Array(PAYLOAD)));
     expect(flow.holds).toBe(1);
     const closing = log.close();
@@ -66,5 +68,57 @@ describe('pauseWhileBehind', () => {
     while (fs.heldWrites > 0) fs.releaseWrite();
     await closing;
     expect({ holds: flow.holds, closed: watching.closed }).toEqual({ holds: 0, closed: true });
+  });
+
+  it('counts every pause but says one per quiet period, naming the pauses it did not say', async () => {
+    const clock = { at: 1_000_000 };
+    const pauses: DiskPauseLog = { count: { pauses: 0 }, now: () => clock.at };
+    const said: string[] = [];
+    const flow = new ConnectionFlow();
+    // Two logs (two processes) share the host's pause log, as the environments of a host do.
+    const fs = new SpyFs();
+    fs.holdWrites = true;
+    const logs = await Promise.all(['p-a', 'p-b'].map(async (id) => OutputLog.create(await tempDir(), id, { fs, highWaterBytes: 2 * RECORD, lowWaterBytes: RECORD, pool: new BufferPool(2 * RECORD, 4) })));
+    const watching = logs.map((log) => pauseWhileBehind(log, () => flow, (line) => said.push(line), pauses));
+    const seqs = new Map<OutputLog, number>();
+    /** One pause of `log`: its first write held, records queued behind it past the high mark (2 records), then all of it written. */
+    const pauseOnce = async (log: OutputLog): Promise<void> => {
+      const writesBefore = fs.segmentWrites;
+      for (let i = 0; i < 3; i += 1) {
+        const seq = (seqs.get(log) ?? 0) + 1;
+        seqs.set(log, seq);
+        log.append(outputBytes(seq, new Uint8Array(PAYLOAD)));
+        if (i === 0) await settle(() => fs.heldWrites === 1);
+      }
+      expect(flow.holds).toBe(1);
+      while (fs.segmentWrites < writesBefore + 2) {
+        await settle(() => fs.heldWrites === 1);
+        fs.releaseWrite();
+        await settle(() => fs.heldWrites === 1 || log.backlogBytes === 0);
+      }
+      await settle(() => log.backlogBytes === 0);
+      expect(flow.holds).toBe(0);
+    };
+    const [a, b] = logs;
+    if (a === undefined || b === undefined) throw new Error('two logs');
+
+    await pauseOnce(a); // said, with its resume
+    clock.at += 4_000;
+    await pauseOnce(b); // 4 s later: counted, not said
+    clock.at += 5_000;
+    await pauseOnce(a); // 9 s after the last said: counted, not said
+    clock.at += 1_000;
+    await pauseOnce(b); // 10 s after: said, naming the two before it
+    expect(pauses.count.pauses).toBe(4);
+    expect(said).toEqual([
+      `process p-a: pausing its executor, the output log is ${2 * RECORD} bytes behind the disk`,
+      'process p-a: the output log caught up, executor resumed',
+      `process p-b: pausing its executor, the output log is ${2 * RECORD} bytes behind the disk (2 shorter pauses since the last said)`,
+      'process p-b: the output log caught up, executor resumed',
+    ]);
+    fs.holdWrites = false;
+    while (fs.heldWrites > 0) fs.releaseWrite();
+    for (const log of logs) await log.close();
+    expect(watching.map((w) => w.closed)).toEqual([true, true]);
   });
 });

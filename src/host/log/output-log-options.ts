@@ -14,10 +14,16 @@ export const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_INDEX_INTERVAL_BYTES = 64 * 1024;
 /** Default {@link OutputLogOptions.quotaBytes}: 1 GiB. */
 export const DEFAULT_QUOTA_BYTES = 1024 * 1024 * 1024;
-/** Default {@link OutputLogOptions.highWaterBytes}: 8 MiB. */
-export const DEFAULT_HIGH_WATER_BYTES = 8 * 1024 * 1024;
-/** Default {@link OutputLogOptions.lowWaterBytes}: 2 MiB. */
-export const DEFAULT_LOW_WATER_BYTES = 2 * 1024 * 1024;
+/**
+ * Default {@link OutputLogOptions.highWaterBytes}: 2 MiB. Each event waiting for its write is an object
+ * the young generation copies at every scavenge; at 8 MiB (about 1000 events) that survival made V8 double
+ * its young generation while a fast process streamed, and a host with a reader 100 MiB behind grew by
+ * 36-46 MiB instead of about 10. The executor's own socket buffers hold what a pause keeps waiting, and
+ * a pause of a few milliseconds costs a CPU-bound host no throughput (docs/performance.md).
+ */
+export const DEFAULT_HIGH_WATER_BYTES = 2 * 1024 * 1024;
+/** Default {@link OutputLogOptions.lowWaterBytes}: 512 KiB. */
+export const DEFAULT_LOW_WATER_BYTES = 512 * 1024;
 /** Default {@link OutputLogOptions.syncIntervalMs}: 1 s. */
 export const DEFAULT_SYNC_INTERVAL_MS = 1000;
 /** Default {@link OutputLogOptions.readWindowBytes}: 1 MiB. */
@@ -46,13 +52,13 @@ export interface OutputLogOptions {
   /**
    * `append` returns false (and `pressure$` emits true) once the bytes taken and not yet written reach
    * this: the caller should pause the producer (the executor's socket).
-   * @default 8388608 (8 MiB)
+   * @default 2097152 (2 MiB)
    */
   readonly highWaterBytes?: number;
   /**
    * After the high mark, `pressure$` emits false (and `whenBelowLowMark` resolves) once the unwritten
    * bytes are down to this.
-   * @default 2097152 (2 MiB)
+   * @default 524288 (512 KiB)
    */
   readonly lowWaterBytes?: number;
   /**
