@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { FRAME_CACHE_BYTES, frameOf } from '../../../src/host/api/event-frames';
+import { FRAME_CACHE_BYTES, frameOf, logFrameOf } from '../../../src/host/api/event-frames';
 import type { ProcessEvent } from '../../../src/exec/process-event';
 
 const output = (seq: number, size: number): ProcessEvent => ({ type: 'output', seq, stream: 'stdout', chunk: new Uint8Array(size) });
@@ -32,6 +32,16 @@ describe('SSE frames of process events', () => {
     const again = frameOf(large);
     expect(again).not.toBe(first);
     expect(again.equals(first)).toBe(true);
+  });
+
+  it('shares a log event\'s frame only when asked (an event from the log\'s memory), and the frame carries its time', () => {
+    const event = { type: 'output' as const, seq: 9, stream: 'stdout' as const, chunk: Buffer.from('hi'), time: 1_700_000_000_000 };
+    const shared = logFrameOf(event, true);
+    expect(logFrameOf(event, true)).toBe(shared);
+    const own = logFrameOf(event);
+    expect(own).not.toBe(shared);
+    expect(own.equals(shared)).toBe(true);
+    expect(shared.toString('latin1')).toBe('id: 9\nevent: output\ndata: {"seq":9,"time":1700000000000,"stream":"stdout","chunk":"aGk="}\n\n');
   });
 
   it('writes an output frame byte for byte as its text: any size, any stream, chunks that are views of a larger buffer', () => {

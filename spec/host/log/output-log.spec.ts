@@ -29,12 +29,14 @@ describe('OutputLog', () => {
       log.append(event);
     });
     const fromMemory = await log.read(0, 1 << 20);
-    expect(fromMemory).toEqual({ events: events.map((e, i) => ({ ...e, time: clock.now() - (i < 3 ? 250 : 0) })), lastSeq: 6, caughtUp: true, ended: true });
+    expect(fromMemory).toEqual({ events: events.map((e, i) => ({ ...e, time: clock.now() - (i < 3 ? 250 : 0) })), lastSeq: 6, caughtUp: true, ended: true, memoryFrom: 0 });
     await log.close();
-    expect(await log.read(0, 1 << 20)).toEqual(fromMemory);
+    // From the file: the same events, none of them the log's own objects (memoryFrom past the end).
+    const fromFile = { ...fromMemory, memoryFrom: 6 };
+    expect(await log.read(0, 1 << 20)).toEqual(fromFile);
     const reopened = await OutputLog.open(dir, 'p1');
-    expect(await reopened.read(0, 1 << 20)).toEqual(fromMemory);
-    expect(await reopened.read(3, 1 << 20)).toEqual({ ...fromMemory, events: fromMemory.events.slice(3) });
+    expect(await reopened.read(0, 1 << 20)).toEqual(fromFile);
+    expect(await reopened.read(3, 1 << 20)).toEqual({ ...fromFile, events: fromMemory.events.slice(3), memoryFrom: 3 });
     await reopened.close();
   });
 

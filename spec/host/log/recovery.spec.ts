@@ -48,7 +48,7 @@ describe('OutputLog recovery', () => {
     expect((await stat(segment)).size).toBe(14 * RECORD);
     expect(log.lastSeq).toBe(14);
     const read = await log.read(0, 1 << 20);
-    expect({ ...read, events: untimed(read.events) }).toEqual({ events: outputs(1, 14), lastSeq: 14, caughtUp: true, ended: true });
+    expect({ ...read, events: untimed(read.events) }).toEqual({ events: outputs(1, 14), lastSeq: 14, caughtUp: true, ended: true, memoryFrom: 14 });
     await log.close();
   });
 

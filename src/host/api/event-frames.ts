@@ -21,18 +21,15 @@ import type { ExecClientErrorCode } from '../../errors';
  */
 export const FRAME_CACHE_BYTES = 1024 * 1024;
 
-/** Recent frames by event, oldest first (a Map keeps insertion order). */
-const recent = new Map<ProcessEvent, Buffer>();
+/** Recent frames by event (a live event, or a log event served from memory), oldest first (a Map keeps insertion order). */
+const recent = new Map<ProcessEvent | LogEvent, Buffer>();
 let recentBytes = 0;
 
-const frame = (id: number | undefined, event: string, data: string): Buffer =>
-  Buffer.from(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${data}\n\n`, 'utf8');
-
-/** The frame of `event`: shared while it is among the recent ones, else encoded (and kept as recent). */
-export function frameOf(event: ProcessEvent): Buffer {
+/** The frame of `event` from the recent ones, else `encode()`d and kept as recent. */
+function shared(event: ProcessEvent | LogEvent, encode: () => Buffer): Buffer {
   const cached = recent.get(event);
   if (cached !== undefined) return cached;
-  const encoded = encode(event);
+  const encoded = encode();
   recent.set(event, encoded);
   recentBytes += encoded.byteLength;
   for (const [old, bytes] of recent) {
@@ -41,6 +38,14 @@ export function frameOf(event: ProcessEvent): Buffer {
     recentBytes -= bytes.byteLength;
   }
   return encoded;
+}
+
+const frame = (id: number | undefined, event: string, data: string): Buffer =>
+  Buffer.from(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${data}\n\n`, 'utf8');
+
+/** The frame of `event`: shared while it is among the recent ones, else encoded (and kept as recent). */
+export function frameOf(event: ProcessEvent): Buffer {
+  return shared(event, () => encode(event));
 }
 
 function encode(event: ProcessEvent): Buffer {
@@ -63,13 +68,17 @@ const OUTPUT_END = Buffer.from('"}\n\n');
 /**
  * The frame of an event read from a process's output log: as {@link frameOf} gives it, plus `time` (when
  * the host received it, ms since the epoch) on sequenced events, and on a `truncated` marker why the
- * range is missing and which seqs it covers (`reason`, `fromSeq`, `toSeq`). Not cached: each read makes
- * its events anew, and a log reader's frames are never shared.
+ * range is missing and which seqs it covers (`reason`, `fromSeq`, `toSeq`).
+ *
+ * With `share` (the event came from the log's memory, `LogRead.memoryFrom`: the log's own object, the
+ * same for every reader), an output's frame is shared like a live one, so the readers that keep up
+ * encode each event once between them. A read from a file makes its events anew for one reader: their
+ * frames are not kept, so a replay does not push the live frames out.
  */
-export function logFrameOf(event: LogEvent): Buffer {
+export function logFrameOf(event: LogEvent, share = false): Buffer {
   switch (event.type) {
     case 'output':
-      return outputFrame(event.seq, event.stream, event.chunk, event.time);
+      return share ? shared(event, () => outputFrame(event.seq, event.stream, event.chunk, event.time)) : outputFrame(event.seq, event.stream, event.chunk, event.time);
     case 'exited':
       return frame(event.seq, 'exited', JSON.stringify({ seq: event.seq, time: event.time, exitCode: event.exitCode }));
     case 'closed':

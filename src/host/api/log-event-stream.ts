@@ -46,6 +46,7 @@ async function pump(log: OutputLog, stream: SseStream, afterSeq: number, { follo
   const gone = ended(stream);
   let cursor = afterSeq;
   let batch: readonly LogEvent[] = [];
+  let memoryFrom = 0;
   let next = 0;
   while (!stream.isEnded) {
     if (next < batch.length) {
@@ -54,15 +55,17 @@ async function pump(log: OutputLog, stream: SseStream, afterSeq: number, { follo
         await Promise.race([drained(stream), gone]);
         continue;
       }
+      const share = next >= memoryFrom;
       const event = batch[next++];
       if (event === undefined || (event.type !== 'failed' && event.type !== 'truncated' && event.seq <= cursor)) continue;
-      if (!stream.write(logFrameOf(event))) return;
+      if (!stream.write(logFrameOf(event, share))) return;
       if (event.type === 'closed' || event.type === 'failed') return stream.end();
       cursor = event.type === 'truncated' ? event.nextSeq - 1 : event.seq;
       continue;
     }
     const read = await log.read(cursor, LOG_READ_BYTES);
     batch = read.events;
+    memoryFrom = read.memoryFrom;
     next = 0;
     if (batch.length > 0 || !read.caughtUp) continue;
     if (read.ended && follow && endUnknown) stream.write(failedFrame('PROCESS_GONE', 'its output log ends here: it was running when the host stopped, how it ended is unknown'));

@@ -85,4 +85,10 @@ export interface LogRead {
    * the log takes no more appends (sealed, closed, removed) and `lastSeq` is its last seq.
    */
   readonly ended: boolean;
+  /**
+   * The index in `events` of the first event served from memory (taken, not yet written; `events.length`
+   * when none). Those are the log's own objects, the same for every reader, so what is made of them (an
+   * SSE frame) can be shared; the events before it were read from a file for this read alone.
+   */
+  readonly memoryFrom: number;
 }

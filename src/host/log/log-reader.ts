@@ -27,6 +27,8 @@ const payloadOf = (event: TimedEvent): number => (event.type === 'output' ? even
 /** One read of one log: walks from the cursor through the gaps, the files and memory. */
 export class LogReadRun {
   private readonly events: LogEvent[] = [];
+  /** Where the events served from memory begin (see `LogRead.memoryFrom`). */
+  private memoryFrom: number | undefined;
   private cursor: number;
   private budget: number;
 
@@ -82,6 +84,7 @@ export class LogReadRun {
     for (let i = this.state.memoryIndex(want); i < memory.length; i += 1) {
       const event = memory.at(i);
       if (event === undefined) break;
+      this.memoryFrom ??= this.events.length;
       this.give(event);
       if (this.budget <= 0) break;
     }
@@ -177,7 +180,7 @@ export class LogReadRun {
         ended = state.end !== undefined;
       }
     }
-    return { events: this.events, lastSeq: this.cursor, caughtUp: this.cursor >= state.heldSeq, ended };
+    return { events: this.events, lastSeq: this.cursor, caughtUp: this.cursor >= state.heldSeq, ended, memoryFrom: this.memoryFrom ?? this.events.length };
   }
 }
 
