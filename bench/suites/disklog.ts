@@ -10,12 +10,17 @@
  *   while one subscriber reads nothing as 100 MiB stream: the disk host keeps that reader (it ends up
  *   100 MiB behind, served from the log later); the in-memory host ends its stream at the 1 MiB send
  *   buffer. Goal: the disk host ≤ idle + 32 MiB;
- * - fan-out of one process to 10 SSE subscribers, aggregate MB/s, from the log vs from memory.
+ * - fan-out of one process to 10 SSE subscribers, aggregate MB/s, from the log vs from memory;
+ * - one reader through the host (SSE, disk log) against the library reading the same executor directly
+ *   (the host's own `Environment` in this process, `events$`), 100 MB each, MB/s of output bytes: the
+ *   issue's goal ≥ 0.7×; the host's CPU per MB of output.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { lastValueFrom } from 'rxjs';
+import { takeWhile } from 'rxjs/operators';
 import type { BenchContext } from '../lib/context';
 import { sized } from '../lib/context';
 import type { BenchHost } from '../lib/host-harness';
@@ -84,10 +89,40 @@ async function turn(bench: BenchHost, subscribers: number, bytes: number, dataDi
     const wall = performance.now() - t0;
     await readers.close();
     const written = dataDir === undefined ? 0 : await settledBytes(join(dataDir, 'processes', HOST_ENV, id), bytes);
-    return { mbps: (done['bytes'] ?? 0) / 1e6 / ((done['ms'] ?? 1) / 1000), cpuMs: (cpu.user + cpu.system) / 1000, cpuShare: (cpu.user + cpu.system) / 1000 / wall, writtenPerByte: written / bytes };
+    const seconds = (done['ms'] ?? 1) / 1000;
+    return { mbps: (done['bytes'] ?? 0) / 1e6 / seconds, outputMbps: (bytes * subscribers) / 1e6 / seconds, cpuMsPerMB: (cpu.user + cpu.system) / 1000 / (bytes / 1e6), cpuMs: (cpu.user + cpu.system) / 1000, cpuShare: (cpu.user + cpu.system) / 1000 / wall, writtenPerByte: written / bytes };
   } finally {
     await readers.close();
     await bench.api('DELETE', `${PROCESSES}/${id}`);
+  }
+}
+
+/**
+ * One library turn on the host's own environment (the same executor and connection the host reads):
+ * the same process, read through `events$` until closed; MB/s of output bytes from `go` to closed, and
+ * the CPU of this process per MB (the library's decode and delivery, the host's bookkeeping of a process
+ * it did not start: none).
+ */
+async function libraryTurn(bench: BenchHost, bytes: number): Promise<Metrics> {
+  const { process: child } = await bench.environment.getExecBackend().start({ argv: ['sh', '-c', `read go; head -c ${bytes} /dev/zero`], cwd: '/', pipeStdin: true });
+  try {
+    let received = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const done = lastValueFrom(
+      child.events$.pipe(takeWhile((event) => {
+        if (event.type === 'output') received += event.chunk.byteLength;
+        return event.type !== 'closed' && event.type !== 'failed';
+      }, true)),
+    );
+    await child.write('go\n');
+    const last = await done;
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    if (last.type !== 'closed' || received !== bytes) throw new Error(`the library turn ended ${last.type} after ${received} of ${bytes} bytes`);
+    return { outputMbps: bytes / 1e6 / seconds, cpuMsPerMB: (cpu.user + cpu.system) / 1000 / (bytes / 1e6) };
+  } finally {
+    child.release();
   }
 }
 
@@ -175,6 +210,28 @@ export async function disklogSuite(context: BenchContext): Promise<Row[]> {
         raw: series(ten.raw, 'mbps'),
         rx: series(ten.rx, 'mbps'),
         ctl: series(ten.ctl, 'mbps'),
+      }),
+    );
+
+    context.log(`  one reader: ${bytes / 1e6} MB through the host (disk log) vs the library on the same executor`);
+    const direct = await interleave({ raw: () => libraryTurn(disk, bytes), rx: () => turn(disk, 1, bytes, dataDir), ctl: () => libraryTurn(disk, bytes) }, { runs: context.runs, between: context.settle, log: context.log });
+    rows.push(
+      figure({
+        suite: 'disklog',
+        label: `one reader: ${bytes / 1e6} MB through the host (SSE, disk log) vs the library on the same executor, MB/s of output`,
+        unit: 'MB/s',
+        raw: series(direct.raw, 'outputMbps'),
+        rx: series(direct.rx, 'outputMbps'),
+        ctl: series(direct.ctl, 'outputMbps'),
+        ratioGoal: { min: 0.7 },
+        note: 'the library: the host\'s own Environment in this process reading events$; the host: one SSE reader in a child process; output bytes over the time from go to closed; the control pair is a second library turn',
+      }),
+      figure({
+        suite: 'disklog',
+        label: 'CPU of the bench process per MB of output: the host serving one SSE reader vs the library reading',
+        unit: 'ms/MB',
+        raw: series(direct.raw, 'cpuMsPerMB'),
+        rx: series(direct.rx, 'cpuMsPerMB'),
       }),
     );
     return rows;

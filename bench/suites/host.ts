@@ -1,6 +1,7 @@
 /**
  * 7. The host's operator API (issue: the host serves its users):
- * - fan-out: one process's output to 1, 10 and 100 SSE subscribers on loopback, against a raw Node
+ * - fan-out: one process's output to 1, 10 and 100 SSE subscribers on loopback (the host with its output
+ *   log on disk, its default, so a reader behind the live edge reads the log), against a raw Node
  *   server writing the same SSE bytes (the host's own frame encoding) to as many responses; aggregate
  *   MB/s from `go` to the last `closed`. Readers run in a child process for both sides.
  * - start→exit of `/bin/true` through the API + SSE (POST, then the events stream to `exited`),
@@ -8,6 +9,9 @@
  * - host RSS per idle SSE subscriber, per retained MiB of history, and with one subscriber that reads
  *   nothing while 32 MiB stream past it (reported, no goal).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
@@ -86,7 +90,7 @@ async function fanOut(context: BenchContext, bench: BenchHost, raw: RawSseServer
         raw: series(runs.raw, 'mbps'),
         rx: series(runs.rx, 'mbps'),
         ...(subscribers === 1 ? {} : { ratioGoal: { min: 0.8 } }),
-        note: `${subscribers === 1 ? 'raw sends the frames from memory; exec-rx includes the executor producing the output' : 'each frame encoded once for all subscribers'}; the bench host's send buffer is 64 MiB so that no reader is cut (the raw server never cuts)`,
+        note: `${subscribers === 1 ? 'raw sends the frames from memory; exec-rx includes the executor producing the output' : 'each frame encoded once for all subscribers'}; the host keeps output on disk (its default) and a reader behind the live edge reads the log; the bench host's send buffer is 64 MiB so that no reader is cut (the raw server never cuts)`,
       }),
     );
   }
@@ -139,7 +143,9 @@ async function startExit(context: BenchContext, bench: BenchHost): Promise<Figur
 
 /** The whole suite. */
 export async function hostSuite(context: BenchContext): Promise<Figure[]> {
-  const bench = await startBenchHost(64 * 1024 * 1024);
+  // The host's embedded default keeps output on disk, and its readers read the log: so does this bench.
+  const dataDir = mkdtempSync(join(tmpdir(), 'exec-rx-bench-host-'));
+  const bench = await startBenchHost(64 * 1024 * 1024, { dataDir, totalBytes: 1024 * 1024 * 1024 });
   const raw = await RawSseServer.start();
   try {
     const figures = await fanOut(context, bench, raw);
@@ -149,5 +155,6 @@ export async function hostSuite(context: BenchContext): Promise<Figure[]> {
   } finally {
     await raw.close();
     await bench.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
