@@ -18,6 +18,55 @@ const outputs = (from: number, to: number): unknown[] => Array.from({ length: to
 const key = (processId: string, environmentId = 'env-1'): ProcessKey => ({ environmentId, processId });
 
 describe('OutputLogStore', () => {
+  it('takes back the log of a process of before: it continues after its last record, in a new segment, and lists running again', async () => {
+    const clock = new VirtualClock();
+    const dataDir = await tempDir();
+    const options = { dataDir, scheduler: clock.scheduler, totalBytes: 1 << 30 };
+    const store = await OutputLogStore.open(options);
+    const log = store.create(key('kept'), { argv: ['yes'], tty: false });
+    for (let seq = 1; seq <= 5; seq += 1) log.append(outputBytes(seq, payload(seq)));
+    await log.flush(); // what a crash leaves: written, never closed
+    await store.close();
+
+    const restarted = await OutputLogStore.open(options);
+    expect(restarted.adoptable('env-1').map((meta) => meta.processId)).toEqual(['kept']);
+    expect(restarted.adoptable('env-2')).toEqual([]);
+    const adopted = await restarted.adopt(key('kept'));
+    if (adopted === undefined) throw new Error('the store holds the process');
+    expect({ lastSeq: adopted.lastSeq, state: restarted.meta(key('kept'))?.state }).toEqual({ lastSeq: 5, state: 'running' });
+    for (let seq = 6; seq <= 8; seq += 1) adopted.append(outputBytes(seq, payload(seq)));
+    adopted.append(exited(9, 0));
+    adopted.append(closed(10));
+    await settle(() => restarted.meta(key('kept'))?.state === 'closed');
+    expect(untimed(await readAll(adopted))).toEqual([...outputs(1, 8), plain(exited(9, 0)), plain(closed(10))]);
+    // The files of before are never appended to: the continuation is a segment of its own, named by its first seq.
+    expect((await readdir(join(dataDir, 'processes', 'env-1', 'kept'))).filter((name) => name.endsWith('.seg'))).toEqual(['00000000000000000001.seg', '00000000000000000006.seg']);
+    expect(await restarted.adopt(key('nobody'))).toBeUndefined();
+    await restarted.close();
+  });
+
+  it('marks a process of before lost, with its reason, and keeps its log readable', async () => {
+    const clock = new VirtualClock();
+    const dataDir = await tempDir();
+    const options = { dataDir, scheduler: clock.scheduler, totalBytes: 1 << 30 };
+    const store = await OutputLogStore.open(options);
+    const log = store.create(key('gone'), { argv: ['sleep', '100'], tty: false });
+    log.append(outputBytes(1, payload(1)));
+    await log.flush();
+    await store.close();
+
+    const restarted = await OutputLogStore.open(options);
+    restarted.markLost(key('gone'), 'the executor no longer has its session');
+    expect(restarted.meta(key('gone'))).toMatchObject({ state: 'lost', lostReason: 'the executor no longer has its session' });
+    expect(restarted.adoptable('env-1')).toEqual([]);
+    const read = await restarted.openLog(key('gone'));
+    expect(untimed((await read?.read(0, 1 << 20))?.events ?? [])).toEqual(outputs(1, 1));
+    await restarted.close();
+    const again = await OutputLogStore.open(options);
+    expect(again.meta(key('gone'))).toMatchObject({ state: 'lost', lostReason: 'the executor no longer has its session' });
+    await again.close();
+  });
+
   it('lists the processes of before a restart with their last known state, and reads their logs', async () => {
     const clock = new VirtualClock();
     const dataDir = await tempDir();
@@ -38,8 +87,8 @@ describe('OutputLogStore', () => {
     clock.advance(60_000);
     const reopened = await OutputLogStore.open(options);
     expect(reopened.list()).toEqual([
-      { environmentId: 'env-1', processId: '../odd id', argv: ['top'], tty: true, state: 'unknown', exitCode: null, startedAt: start, exitedAt: null, endedAt: start + 62_000, released: false },
-      { environmentId: 'env-1', processId: 'done', argv: ['ls', '-l'], tty: false, state: 'closed', exitCode: 3, startedAt: start, exitedAt: start + 1000, endedAt: start + 2000, released: false },
+      { environmentId: 'env-1', processId: '../odd id', argv: ['top'], tty: true, state: 'unknown', exitCode: null, startedAt: start, exitedAt: null, endedAt: start + 62_000, released: false, lostReason: null },
+      { environmentId: 'env-1', processId: 'done', argv: ['ls', '-l'], tty: false, state: 'closed', exitCode: 3, startedAt: start, exitedAt: start + 1000, endedAt: start + 2000, released: false, lostReason: null },
     ]);
     const doneLog = await reopened.openLog(key('done'));
     const runningLog = await reopened.openLog(key('../odd id'));

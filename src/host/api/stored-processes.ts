@@ -9,11 +9,12 @@ import type { ProcessMeta } from '../log/process-meta';
 import type { ApiContext } from './api-context';
 
 /**
- * A stored process as the API shows it: `closed` and `failed` as stored; one that was still running or
- * exited by what the store knows, and that no executor lists, is `unknown` (nobody knows how it ended).
+ * A stored process as the API shows it: `closed`, `failed` and `lost` as stored (a lost one with
+ * PROCESS_GONE and why); one that was still running or exited by what the store knows, and that no
+ * executor lists, is `unknown` (nobody knows how it ended).
  */
 export function storedResource(meta: ProcessMeta): ProcessResource {
-  const state = meta.state === 'closed' || meta.state === 'failed' ? meta.state : 'unknown';
+  const state = meta.state === 'closed' || meta.state === 'failed' || meta.state === 'lost' ? meta.state : 'unknown';
   return {
     id: meta.processId,
     environmentId: meta.environmentId,
@@ -22,7 +23,7 @@ export function storedResource(meta: ProcessMeta): ProcessResource {
     pipeStdin: false,
     state,
     exitCode: meta.exitCode,
-    error: state === 'failed' ? { code: 'HOST_ERROR', message: "the process's stream failed on the host's side" } : null,
+    error: state === 'failed' ? { code: 'HOST_ERROR', message: "the process's stream failed on the host's side" } : state === 'lost' ? { code: 'PROCESS_GONE', message: meta.lostReason ?? 'its executor did not take it back after a host restart' } : null,
   };
 }
 

@@ -79,6 +79,8 @@ export class DiskHistory implements OutputHistory {
     options: DiskHistoryOptions = {},
   ) {
     this.readBytes = options.replayReadBytes ?? DEFAULT_REPLAY_READ_BYTES;
+    // A log taken back after a restart already holds its process's output up to here.
+    this.lastSeq = log.lastSeq;
   }
 
   /** The log's first seq (its first segment is kept); after `release()`, the next seq to come. */
@@ -235,6 +237,11 @@ export interface DiskHistoriesOptions extends DiskHistoryOptions {
   readonly launch?: (processId: string) => ProcessLaunch | undefined;
   /** Told of each process's new log as it is made (the host watches its backpressure). */
   readonly onLog?: (log: OutputLog, processId: string) => void;
+  /**
+   * Logs taken back from before a restart (`OutputLogStore.adopt`), by process id: the history of such
+   * a process continues its log instead of starting a new one.
+   */
+  readonly adopted?: ReadonlyMap<string, OutputLog>;
 }
 
 /**
@@ -246,7 +253,7 @@ export interface DiskHistoriesOptions extends DiskHistoryOptions {
 export function diskHistories(store: OutputLogStore, environmentId: string, options: DiskHistoriesOptions = {}): HistoryFactory {
   return (processId) => {
     const key = { environmentId, processId };
-    const log = store.create(key, options.launch?.(processId));
+    const log = options.adopted?.get(processId) ?? store.create(key, options.launch?.(processId));
     options.onLog?.(log, processId);
     return new DiskHistory(log, { onFailed: () => store.markFailed(key), onRelease: () => store.release(key) }, options);
   };

@@ -68,6 +68,7 @@ export class LogWriter {
   private draining: Promise<void> | undefined;
   private urgent = false;
   private madeDir = false;
+  private rollNext = false;
   /** Segments written to since their index was last brought up to date. */
   private readonly unindexed = new Set<Segment>();
   /** The index writes, one after another, beside the data writes (never ahead of the data they index). */
@@ -87,6 +88,11 @@ export class LogWriter {
     this.trimmer = new LogTrimmer(state, this.sync, (error) => this.fail('manifest', error));
   }
 
+  /** The next append starts a new segment (a reopened log never appends to the files of before). */
+  rollAtNextAppend(): void {
+    this.rollNext = true;
+  }
+
   /** Bytes taken and not yet written. */
   get backlogBytes(): number {
     return this.backlog;
@@ -97,7 +103,10 @@ export class LogWriter {
     const state = this.state;
     const size = recordBytes(event);
     let segment = state.active;
-    if (segment === undefined || (segment.takenBytes > 0 && segment.takenBytes + size > this.settings.segmentBytes)) segment = this.roll(event.seq);
+    if (segment === undefined || this.rollNext || (segment.takenBytes > 0 && segment.takenBytes + size > this.settings.segmentBytes)) {
+      this.rollNext = false;
+      segment = this.roll(event.seq);
+    }
     const index = (segment.index ??= new SparseIndex());
     if (segment.takenBytes - index.lastOffset >= this.settings.indexIntervalBytes) index.add(event.seq, segment.takenBytes);
     let batch = this.queue[this.queue.length - 1];

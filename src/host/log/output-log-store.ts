@@ -11,7 +11,7 @@ import { ClosedError, OutputLogError } from '../../errors';
 import type { LogFs } from './log-fs';
 import { errnoOf, nodeLogFs } from './log-fs';
 import { OutputLog } from './output-log';
-import type { OutputLogOptions } from './output-log-options';
+import type { LogHooks, OutputLogOptions } from './output-log-options';
 import type { ProcessKey, ProcessLaunch, ProcessMeta } from './process-meta';
 import { processDir } from './process-meta';
 import { findEntries, StoreEntry } from './store-entry';
@@ -122,10 +122,56 @@ export class OutputLogStore {
     const previous = this.entries.get(dir);
     const gone = previous === undefined ? Promise.resolve() : this.removeEntry(previous);
     const made = gone.then(() => fs.mkdir(dir));
-    const meta: ProcessMeta = { ...key, argv: [...launch.argv], tty: launch.tty, state: 'running', exitCode: null, startedAt: this.scheduler.now(), exitedAt: null, endedAt: null, released: false };
+    const meta: ProcessMeta = { ...key, argv: [...launch.argv], tty: launch.tty, state: 'running', exitCode: null, startedAt: this.scheduler.now(), exitedAt: null, endedAt: null, released: false, lostReason: null };
     const entry = new StoreEntry(dir, meta, true, made);
     entry.update(fs, {}, (error) => this.report(key.processId, 'metadata', error));
-    entry.log = OutputLog.create(dir, key.processId, this.options, {
+    entry.log = OutputLog.create(dir, key.processId, this.options, this.hooksOf(entry), made);
+    this.entries.set(dir, entry);
+    return entry.log;
+  }
+
+  /**
+   * The processes of `environmentId` that a restarted host may take back: those found `unknown` (they were
+   * running when the host stopped) and not released.
+   */
+  adoptable(environmentId: string): ProcessMeta[] {
+    return this.list().filter((meta) => meta.environmentId === environmentId && meta.state === 'unknown' && !meta.released);
+  }
+
+  /**
+   * Takes back the log of a process of before that its executor still runs: the log is reopened
+   * (recovered) and takes appends after its last record, in a new segment; the process is `running`
+   * again and watched as one this host made. Undefined when the store does not hold it. Rejects with
+   * OutputLogReadError when its files cannot be read, ClosedError once the store is closed.
+   */
+  async adopt(key: ProcessKey): Promise<OutputLog | undefined> {
+    if (this.closed) throw new ClosedError('the output log store is closed');
+    const dir = this.dirOf(key);
+    const found = this.entries.get(dir);
+    if (found === undefined) return undefined;
+    const opened = await (found.opening ?? Promise.resolve(undefined)).catch(() => undefined);
+    const entry = new StoreEntry(dir, { ...found.meta, state: 'running', endedAt: null, lostReason: null }, true);
+    entry.log = await OutputLog.reopen(dir, key.processId, this.options, this.hooksOf(entry));
+    await opened?.close();
+    if (this.closed) {
+      await entry.log.close();
+      throw new ClosedError('the output log store is closed');
+    }
+    this.entries.set(dir, entry);
+    entry.update(this.fs, {}, (error) => this.report(key.processId, 'metadata', error));
+    return entry.log;
+  }
+
+  /** A process of before that could not be taken back: state `lost`, with why (it is listed so, its log stays readable). */
+  markLost(key: ProcessKey, reason: string): void {
+    const entry = this.entries.get(this.dirOf(key));
+    if (entry === undefined || entry.meta.state === 'closed' || entry.meta.state === 'failed') return;
+    this.update(entry, { state: 'lost', lostReason: reason, endedAt: entry.meta.endedAt ?? this.scheduler.now() });
+  }
+
+  /** What the store watches of a log it writes: its failure, its growth (the bound), its exit and close (state, times). */
+  private hooksOf(entry: StoreEntry): LogHooks {
+    return {
       onFailure: (error) => this.failures.next(error),
       onRoll: () => this.checkBound(),
       onLifecycle: (event) => {
@@ -133,9 +179,7 @@ export class OutputLogStore {
         const patch: Partial<ProcessMeta> = event.type === 'exited' ? { state: 'exited', exitCode: event.exitCode, exitedAt: now } : { state: 'closed', endedAt: now };
         this.update(entry, patch);
       },
-    }, made);
-    this.entries.set(dir, entry);
-    return entry.log;
+    };
   }
 
   /** Records how a process was started (its command line, its tty), when it was not known at `create`. */

@@ -46,7 +46,24 @@ export class OutputLog {
    */
   static create(dir: string, processId: string, options: OutputLogOptions = {}, hooks: LogHooks = {}, ready: Promise<void> = Promise.resolve()): OutputLog {
     const resolved = resolveLogOptions(options);
-    const state = new LogState(dir, processId, resolved.fs);
+    return OutputLog.writing(new LogState(dir, processId, resolved.fs), resolved, hooks, ready);
+  }
+
+  /**
+   * The log found in `dir`, recovered (a torn last record cut off) and taking appends again: the log of
+   * a process a restarted host adopted. Its next append must come after its last record (`lastSeq`);
+   * it goes to a new segment (named by its first seq), so the files written before are never appended
+   * to. Rejects with OutputLogReadError when its files cannot be read.
+   */
+  static async reopen(dir: string, processId: string, options: OutputLogOptions = {}, hooks: LogHooks = {}): Promise<OutputLog> {
+    const resolved = resolveLogOptions(options);
+    const state = await recoveredState(dir, processId, resolved);
+    const log = OutputLog.writing(state, resolved, hooks, Promise.resolve());
+    log.writer?.rollAtNextAppend();
+    return log;
+  }
+
+  private static writing(state: LogState, resolved: ResolvedLogOptions, hooks: LogHooks, ready: Promise<void>): OutputLog {
     const made: { log?: OutputLog } = {};
     const writer = new LogWriter(state, {
       ...resolved,
@@ -68,13 +85,7 @@ export class OutputLog {
    */
   static async open(dir: string, processId: string, options: OutputLogOptions = {}): Promise<OutputLog> {
     const resolved = resolveLogOptions(options);
-    const state = new LogState(dir, processId, resolved.fs);
-    const recovered = await recoverLog(resolved.fs, dir, { indexIntervalBytes: resolved.indexIntervalBytes, windowBytes: resolved.readWindowBytes }).catch((error: unknown) => {
-      throw new OutputLogReadError(processId, errnoOf(error));
-    });
-    state.segments.push(...recovered.segments);
-    state.dropped = recovered.dropped;
-    state.lastSeq = state.heldSeq = recovered.lastSeq;
+    const state = await recoveredState(dir, processId, resolved);
     state.end = 'sealed';
     return new OutputLog(state, resolved, undefined);
   }
@@ -245,4 +256,16 @@ export class OutputLog {
     this.failuresSubject.next(error);
     this.failuresSubject.complete();
   }
+}
+
+/** The state of the log found in `dir`, recovered. Rejects with OutputLogReadError when its files cannot be read. */
+async function recoveredState(dir: string, processId: string, resolved: ResolvedLogOptions): Promise<LogState> {
+  const state = new LogState(dir, processId, resolved.fs);
+  const recovered = await recoverLog(resolved.fs, dir, { indexIntervalBytes: resolved.indexIntervalBytes, windowBytes: resolved.readWindowBytes }).catch((error: unknown) => {
+    throw new OutputLogReadError(processId, errnoOf(error));
+  });
+  state.segments.push(...recovered.segments);
+  state.dropped = recovered.dropped;
+  state.lastSeq = state.heldSeq = recovered.lastSeq;
+  return state;
 }

@@ -13,9 +13,10 @@ export const META_FILE = 'meta.json';
 /**
  * A process's last known state: `running`; `exited` (output may still follow); `closed` (its output
  * ended); `failed` (its stream failed on the host's side); `unknown` (it was running or exited when
- * the host stopped: nobody knows how it ended).
+ * the host stopped: nobody knows how it ended); `lost` (a restarted host could not take it back: its
+ * executor no longer had it; `lostReason` says why).
  */
-export type ProcessLogState = 'running' | 'exited' | 'closed' | 'failed' | 'unknown';
+export type ProcessLogState = 'running' | 'exited' | 'closed' | 'failed' | 'unknown' | 'lost';
 
 /** Which process: its environment and its id there. */
 export interface ProcessKey {
@@ -47,9 +48,11 @@ export interface ProcessMeta extends ProcessKey, ProcessLaunch {
   readonly endedAt: number | null;
   /** Its owner released its history: the first log the store's bound removes. */
   readonly released: boolean;
+  /** Why it is `lost` (null otherwise). */
+  readonly lostReason: string | null;
 }
 
-const STATES: readonly ProcessLogState[] = ['running', 'exited', 'closed', 'failed', 'unknown'];
+const STATES: readonly ProcessLogState[] = ['running', 'exited', 'closed', 'failed', 'unknown', 'lost'];
 
 /** Whether a process still runs (exited counts: output may follow until closed). */
 export const stillRunning = (meta: ProcessMeta): boolean => meta.state === 'running' || meta.state === 'exited';
@@ -98,6 +101,7 @@ export async function readMeta(fs: LogFs, dir: string): Promise<ProcessMeta | un
     exitedAt: orNull(fields['exitedAt'], isTime),
     endedAt: orNull(fields['endedAt'], isTime),
     released: fields['released'] === true,
+    lostReason: typeof fields['lostReason'] === 'string' ? fields['lostReason'] : null,
   };
 }
 

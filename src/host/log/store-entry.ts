@@ -107,4 +107,5 @@ const placeholder = (environmentId: string, processId: string, now: number): Pro
   exitedAt: null,
   endedAt: now,
   released: false,
+  lostReason: null,
 });
