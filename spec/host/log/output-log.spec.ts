@@ -90,6 +90,26 @@ describe('OutputLog', () => {
     await log.close();
   });
 
+  it('records a hole: skipped seqs, or a gap with its bytes, are one evicted marker from memory, from the file and after a reopen', async () => {
+    const dir = await tempDir();
+    const log = OutputLog.create(dir, 'p');
+    for (const seq of [1, 2, 3, 7]) log.append(outputBytes(seq, new Uint8Array(10).fill(seq)));
+    log.appendGap(12, 4096); // 8-11 will never come; the executor says 4096 bytes
+    log.appendGap(12, 1); // nothing skipped: ignored
+    log.append(outputBytes(12, new Uint8Array(10).fill(12)));
+    const shape = (events: readonly LogEvent[]): unknown[] => events.map((e) => (e.type === 'output' ? e.seq : e));
+    const expected = [1, 2, 3, truncatedRange('evicted', 4, 6, 0), 7, truncatedRange('evicted', 8, 11, 4096), 12];
+    expect(shape(await readAll(log))).toEqual(expected);
+    await log.close();
+    expect(shape(await readAll(log))).toEqual(expected);
+    const reopened = await OutputLog.open(dir, 'p');
+    expect(shape(await readAll(reopened))).toEqual(expected);
+    // Read from inside a hole: the marker covers only what the reader has not had.
+    expect(shape((await reopened.read(9, 1 << 20)).events)).toEqual([truncatedRange('evicted', 10, 11, 0), 12]);
+    expect(reopened.lastSeq).toBe(12);
+    await reopened.close();
+  });
+
   it('ignores an event whose seq does not increase, and marks the seqs before its first as not held', async () => {
     const log = OutputLog.create(await tempDir(), 'p');
     log.append(output(3, 'c'));

@@ -17,6 +17,25 @@ export type Timed<E extends SequencedEvent> = E & {
 export type TimedEvent = Timed<OutputEvent> | Timed<ExitedEvent> | Timed<ClosedEvent>;
 
 /**
+ * @internal A hole the log records: seqs `fromSeq`..`seq` will never come (the executor no longer had
+ * them when a restarted host took its process back, or they were skipped). Kept as a record of its own
+ * whose seq is the last missing one, so every seq-ordered structure (segments, index, memory, recovery)
+ * holds it like an event; a reader gives it as a `truncated` marker with reason `evicted`.
+ */
+export interface GapRecord {
+  readonly type: 'gap';
+  /** The last missing seq. */
+  readonly seq: number;
+  /** The first missing seq. */
+  readonly fromSeq: number;
+  /** Output bytes in the range, when known (else 0). */
+  readonly droppedBytes: number;
+}
+
+/** @internal What a segment record (or the log's memory) holds: an event with its time, or a recorded hole. */
+export type StoredEvent = TimedEvent | (GapRecord & { readonly time: number });
+
+/**
  * Why a log cannot give a range of seqs: `quota` (whole segments dropped between the first and the
  * newest ones to keep the process within its quota), `corrupt` (a record failed its CRC or its framing
  * on disk; never served), `writeFailed` (taken while the disk refused writes, never written), `released`

@@ -7,7 +7,7 @@
  * taken after a write failure, a removed log.
  */
 import { OutputLogReadError } from '../../errors';
-import type { LogEvent, LogRead, LogTruncatedEvent, TimedEvent } from './log-event';
+import type { LogEvent, LogRead, LogTruncatedEvent, StoredEvent } from './log-event';
 import { truncatedRange } from './log-event';
 import type { LogFile } from './log-fs';
 import { errnoOf } from './log-fs';
@@ -22,7 +22,7 @@ import { SparseIndex } from './sparse-index';
 /** Rounds without progress before a read gives up for now (a segment removed under it, say). */
 const MAX_STALLS = 3;
 
-const payloadOf = (event: TimedEvent): number => (event.type === 'output' ? event.chunk.byteLength : 0);
+const payloadOf = (event: StoredEvent): number => (event.type === 'output' ? event.chunk.byteLength : 0);
 
 /** One read of one log: walks from the cursor through the gaps, the files and memory. */
 export class LogReadRun {
@@ -73,7 +73,13 @@ export class LogReadRun {
     this.cursor = Math.max(this.cursor, marker.toSeq);
   }
 
-  private give(event: TimedEvent): void {
+  /** Gives a stored event: an event as it is, a recorded hole as an `evicted` marker for the seqs of it not yet covered. */
+  private give(event: StoredEvent): void {
+    if (event.type === 'gap') {
+      const fromSeq = Math.max(event.fromSeq, this.cursor + 1);
+      if (fromSeq <= event.seq) this.mark(truncatedRange('evicted', fromSeq, event.seq, fromSeq === event.fromSeq ? event.droppedBytes : 0));
+      return;
+    }
     this.events.push(event);
     this.cursor = event.seq;
     this.budget -= payloadOf(event);
@@ -136,6 +142,12 @@ export class LogReadRun {
     if (item.type === 'record') {
       const seq = item.event.seq;
       const fromSeq = Math.max(expected, at.want);
+      if (item.event.type === 'gap') {
+        // A recorded hole: what lies before it is damage, the hole itself is given as recorded.
+        if (item.event.fromSeq > fromSeq) this.mark(truncatedRange('corrupt', fromSeq, item.event.fromSeq - 1, 0));
+        if (seq >= at.want && seq > this.cursor) this.give(item.event);
+        return seq + 1;
+      }
       if (seq > fromSeq) this.mark(truncatedRange('corrupt', fromSeq, seq - 1, 0)); // good records around a hole
       if (seq >= at.want && seq > this.cursor) this.give(item.event);
       return seq + 1;

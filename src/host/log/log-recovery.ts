@@ -89,7 +89,7 @@ async function recoverLast(fs: LogFs, segment: Segment, options: RecoveryOptions
       if (item.offset - index.lastOffset >= options.indexIntervalBytes) index.add(item.event.seq, item.offset);
       goodEnd = item.offset + item.size;
       lastSeq = item.event.seq;
-      payloadBytes += item.size - RECORD_HEADER_BYTES;
+      if (item.event.type === 'output') payloadBytes += item.size - RECORD_HEADER_BYTES;
     }
   } finally {
     await file.close();

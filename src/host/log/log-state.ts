@@ -4,7 +4,7 @@
  */
 import type { OutputLogError } from '../../errors';
 import { RingDeque } from '../../exec/ring-deque';
-import type { TimedEvent } from './log-event';
+import type { StoredEvent } from './log-event';
 import type { LogFs } from './log-fs';
 import type { DroppedRange } from './manifest';
 import type { Segment } from './segment';
@@ -19,7 +19,7 @@ export class LogState {
   /** What the quota (or the store's bound) dropped between the first segment and the rest. */
   dropped: DroppedRange | undefined;
   /** Events taken and not yet in a file (queued or being written), in seq order. */
-  readonly memory = new RingDeque<TimedEvent>(16);
+  readonly memory = new RingDeque<StoredEvent>(16);
   /** The last seq appended; after a failure it goes on counting the events that could not be kept. */
   lastSeq = 0;
   /** The last seq held: in a file or in memory. */

@@ -12,13 +12,13 @@ import type { LogWriteOperation } from '../../errors';
 import { OutputLogError } from '../../errors';
 import type { SequencedEvent } from '../../wire/process-event';
 import type { BufferPool } from './buffer-pool';
-import type { TimedEvent } from './log-event';
+import type { GapRecord, StoredEvent } from './log-event';
 import type { LogFile } from './log-fs';
 import { errnoOf } from './log-fs';
 import { LogTrimmer } from './log-quota';
 import type { LogState } from './log-state';
 import { LogSync } from './log-sync';
-import { RECORD_HEADER_BYTES, recordBytes, writeRecord } from './record';
+import { recordBytes, writeRecord } from './record';
 import { Segment } from './segment';
 import { SparseIndex } from './sparse-index';
 
@@ -99,7 +99,7 @@ export class LogWriter {
   }
 
   /** Takes `event` (the caller checked the log takes appends): copies its record, queues its write. */
-  take(event: SequencedEvent, time: number): void {
+  take(event: SequencedEvent | GapRecord, time: number): void {
     const state = this.state;
     const size = recordBytes(event);
     let segment = state.active;
@@ -118,12 +118,12 @@ export class LogWriter {
     batch.lastSeq = event.seq;
     segment.takenBytes += size;
     segment.lastSeq = event.seq;
-    segment.payloadBytes += size - RECORD_HEADER_BYTES;
+    if (event.type === 'output') segment.payloadBytes += event.chunk.byteLength;
     state.memory.push(timed(event, time));
     state.lastSeq = state.heldSeq = event.seq;
     this.backlog += size;
     if (this.backlog >= this.settings.highWaterBytes && !this.pressure.value) this.pressure.next(true);
-    if (event.type !== 'output') this.urgent = true; // exit and close reach the disk at once
+    if (event.type === 'exited' || event.type === 'closed') this.urgent = true; // exit and close reach the disk at once
     this.kick();
   }
 
@@ -295,8 +295,10 @@ export class LogWriter {
 }
 
 /** The event as readers get it from memory: the appended object with its receipt time. */
-function timed(event: SequencedEvent, time: number): TimedEvent {
+function timed(event: SequencedEvent | GapRecord, time: number): StoredEvent {
   switch (event.type) {
+    case 'gap':
+      return { ...event, time };
     case 'output':
       return { type: 'output', seq: event.seq, stream: event.stream, chunk: event.chunk, time };
     case 'exited':

@@ -183,7 +183,10 @@ export class OutputLog {
       return this.append(event);
     }
     try {
-      writer.take(event, Math.max(0, Math.floor(this.options.scheduler.now())));
+      const time = Math.max(0, Math.floor(this.options.scheduler.now()));
+      // A seq that skips some: the skipped ones are recorded as a hole, never silently missing.
+      if (state.lastSeq > 0 && event.seq > state.lastSeq + 1) writer.take({ type: 'gap', seq: event.seq - 1, fromSeq: state.lastSeq + 1, droppedBytes: 0 }, time);
+      writer.take(event, time);
     } catch (error: unknown) {
       // No room for its write buffer (or a value no record can hold): what the log cannot keep fails it.
       writer.fail('write', error);
@@ -193,6 +196,25 @@ export class OutputLog {
     if (event.type !== 'output') this.hooks.onLifecycle?.(event);
     if (event.type === 'closed') this.finishWriting('closed');
     return !writer.pressure.value;
+  }
+
+  /**
+   * Records that the seqs after the last one up to `nextSeq - 1` will never come (an adopted process's
+   * executor no longer had them), with their bytes when known: readers get one `truncated` marker with
+   * reason `evicted` for them, and the next append is `nextSeq`. Ignored when nothing is skipped, or
+   * when the log takes no appends. Never throws.
+   */
+  appendGap(nextSeq: number, droppedBytes: number): void {
+    const state = this.state;
+    const writer = this.writer;
+    if (writer === undefined || state.end !== undefined || state.failure !== undefined || !Number.isSafeInteger(nextSeq) || nextSeq <= state.lastSeq + 1) return;
+    try {
+      writer.take({ type: 'gap', seq: nextSeq - 1, fromSeq: state.lastSeq + 1, droppedBytes: Math.max(0, Math.floor(droppedBytes)) }, Math.max(0, Math.floor(this.options.scheduler.now())));
+    } catch (error: unknown) {
+      writer.fail('write', error);
+      return;
+    }
+    this.appended.next(nextSeq - 1);
   }
 
   /**

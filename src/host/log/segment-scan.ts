@@ -10,7 +10,7 @@
  * never searches the bytes in between for something that looks like a record: output may itself
  * contain records (a process printing a log segment), and those must never be served.
  */
-import type { TimedEvent } from './log-event';
+import type { StoredEvent } from './log-event';
 import type { LogFile } from './log-fs';
 import type { DecodedRecord } from './record';
 import { decodeRecord, RECORD_HEADER_BYTES } from './record';
@@ -18,14 +18,14 @@ import type { IndexEntry } from './sparse-index';
 
 /** One step of a scan: a good record at `offset`, or damaged bytes from `offset` to `end`. */
 export type ScanItem =
-  | { readonly type: 'record'; readonly event: TimedEvent; readonly offset: number; readonly size: number }
+  | { readonly type: 'record'; readonly event: StoredEvent; readonly offset: number; readonly size: number }
   | {
       readonly type: 'damage';
       readonly offset: number;
       /** Where the scan picks up again (the good record `resume`), or the end of the scanned range. */
       readonly end: number;
       /** The good record the scan picks up at, or undefined when nothing good follows in the range. */
-      readonly resume: TimedEvent | undefined;
+      readonly resume: StoredEvent | undefined;
     };
 
 /** The file and bounds of a scan. */
@@ -106,7 +106,7 @@ async function resync(
   offset: number,
   claimed: number | undefined,
   lastSeq: number,
-): Promise<{ readonly offset: number; readonly event: TimedEvent } | undefined> {
+): Promise<{ readonly offset: number; readonly event: StoredEvent } | undefined> {
   const candidates = boundaries.filter((entry) => entry.offset > offset);
   if (claimed !== undefined) candidates.push({ offset: offset + claimed, seq: 0 });
   candidates.sort((a, b) => a.offset - b.offset);
