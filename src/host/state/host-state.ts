@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import type { LogFs } from '../log/log-fs';
-import { nodeLogFs, readJsonObject, writeAtomically } from '../log/log-fs';
+import { errnoOf, nodeLogFs, readJsonObject, writeAtomically } from '../log/log-fs';
 import { HostLock } from './host-lock';
 
 /** The host's own file in the data dir. */
@@ -163,9 +163,14 @@ export class HostState {
 
   /** A file's JSON object; a damaged one is reported and treated as absent. */
   private async readObject(path: string, name: string, log: (line: string) => void): Promise<Readonly<Record<string, unknown>> | undefined> {
-    const object = await readJsonObject(this.fs, path);
-    if (object === undefined && (await this.fs.fileSize(path)) !== undefined) log(`${name} is damaged: ignored`);
-    return object;
+    try {
+      const object = await readJsonObject(this.fs, path);
+      if (object === undefined && (await this.fs.fileSize(path)) !== undefined) log(`${name} is damaged: ignored`);
+      return object;
+    } catch (error: unknown) {
+      log(`${name} cannot be read (${errnoOf(error)}): ignored`);
+      return undefined;
+    }
   }
 }
 
