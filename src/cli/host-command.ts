@@ -15,6 +15,7 @@ import { loadOperatorTokens, OperatorTokens } from '../host/api/operator-tokens'
 import { loadHostCredentials } from '../host/host-credentials';
 import type { HostServer, HostServerOptions } from '../host/host-options';
 import { startHostServer } from '../host/host-server';
+import { HostState } from '../host/state/host-state';
 import type { StorageOptions } from './host-storage-args';
 import { storageOptions } from './host-storage-args';
 import type { AccessKeyStore } from '../host/sigv4';
@@ -77,7 +78,7 @@ function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string)
   return { tokens: made.tokens, shown: made.token };
 }
 
-function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: AccessKeyStore, tokens: OperatorTokens, log: (line: string) => void): HostServerOptions {
+function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: AccessKeyStore, tokens: OperatorTokens, log: (line: string) => void, state: HostState | undefined): HostServerOptions {
   const optional = {
     tls: readTls(options),
     publicUrl: options.publicUrl,
@@ -87,7 +88,7 @@ function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: A
     maxHandshakesPerSecond: options.maxHandshakesPerSecond,
   };
   const defined = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
-  return { credentials: keys, host: options.host, port: options.port, log, operator: { tokens }, ...defined, ...outputLogOf(storage) };
+  return { credentials: keys, host: options.host, port: options.port, log, operator: { tokens }, ...defined, ...outputLogOf(storage), ...(state === undefined ? {} : { state }) };
 }
 
 /** The host's `outputLog` option from the storage flags: none for `--data-dir none`. */
@@ -128,13 +129,17 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
   let host: HostServer;
   let shown: string | undefined;
   let storage: StorageOptions;
+  let state: HostState | undefined;
   try {
     storage = storageOptions(options.storage, io.env, io.cwd ?? process.cwd());
     const keys = executorKeys(options, io, log, local);
     const operator = operatorTokens(options, io, log);
     shown = operator.shown;
-    host = await startHostServer(serverOptions(options, storage, keys, operator.tokens, log));
+    // Before listening: a second host on the same data dir stops here, with the pid of the first.
+    state = storage.dataDir === undefined ? undefined : await HostState.open(storage.dataDir, { log: (line) => log(`state: ${line}`) });
+    host = await startHostServer(serverOptions(options, storage, keys, operator.tokens, log, state));
   } catch (error: unknown) {
+    await state?.close();
     log(error instanceof Error ? error.message : String(error));
     return EXIT_ERROR;
   }
@@ -149,6 +154,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
     } catch (error: unknown) {
       log(error instanceof Error ? error.message : String(error));
       await host.close();
+      await state?.close();
       return EXIT_ERROR;
     }
   }
@@ -156,5 +162,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
   log(`${signal}: closing`);
   await executor?.stop();
   await host.close();
+  // Last: the data dir stays locked until the host's last flush.
+  await state?.close();
   return 0;
 }

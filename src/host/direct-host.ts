@@ -18,10 +18,12 @@ import type { HostServer, HostServerOptions } from './host-options';
 import { DIRECT_TRANSPORT, HOST_DEFAULTS as DEFAULTS } from './host-options';
 import { HostedEnvironments } from './hosted-environments';
 import type { HostMonitor } from './host-monitor';
+import { errnoOf } from './log/log-fs';
 import type { OutputLogStore } from './log/output-log-store';
 import { RateLimiter } from './rate-limiter';
 import { Registrations } from './registrations';
 import type { IssuedRegistration } from './registrations';
+import type { HostState } from './state/host-state';
 import type { SigV4Policy } from './sigv4';
 import { verifySigV4 } from './sigv4';
 
@@ -38,6 +40,8 @@ const HOSTED_MANAGER_DEFAULTS = {
 
 const MAX_REGISTER_BODY_BYTES = 16 * 1024;
 const STALE_REGISTRATION_MS = 30_000;
+/** How long after answering an environment 409 its re-registration is let past the limits. */
+const RECENT_CONFLICT_MS = 5 * 60_000;
 
 /** The executors' side of a host: registration, the signed WebSocket upgrade, and the environments. */
 export class DirectHost {
@@ -49,6 +53,12 @@ export class DirectHost {
   private readonly log: (line: string) => void;
   private readonly maxEnvironments: number;
   private readonly scheduler: SchedulerLike;
+  private readonly state: HostState | undefined;
+  /** When each environment was last answered 409 for a registration of a previous run (bounded). */
+  private readonly conflicts = new Map<string, number>();
+  /** The access key id of each environment's latest accepted upgrade (what its session is recorded with). */
+  private readonly keyIds = new Map<string, string>();
+  private closing = false;
 
   constructor(
     private readonly options: HostServerOptions,
@@ -62,8 +72,9 @@ export class DirectHost {
     this.limiter = new RateLimiter(options.maxHandshakesPerSecond ?? DEFAULTS.rate, options.handshakeBurst ?? DEFAULTS.burst, scheduler);
     this.maxEnvironments = options.maxEnvironments ?? DEFAULTS.maxEnvironments;
     this.registrations = new Registrations(this.maxEnvironments * 8, scheduler);
+    this.state = options.state;
     // The environments keep the host's clock unless the manager options name their own.
-    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...options.manager }, this.log, outputLogs);
+    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...options.manager }, this.log, outputLogs, (id, sessionId) => this.recordSession(id, sessionId));
     // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
   }
@@ -85,8 +96,14 @@ export class DirectHost {
     if (match === null || id === undefined || token === undefined) return this.unauthorized(socket, 'unknown upgrade url');
     const auth = verifySigV4({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: '' }, this.policy);
     if (!auth.ok) return this.unauthorized(socket, `upgrade for ${id}: signature ${auth.reason}`);
-    const check = this.registrations.check(id, match[2] ?? '', token, auth.accessKeyId);
+    const registrationId = match[2] ?? '';
+    const check = this.registrations.check(id, registrationId, token, auth.accessKeyId);
+    if (check === 'unauthorized' && this.state !== undefined && !this.registrations.knows(registrationId)) return this.previousRun(id, socket);
     if (check === 'unauthorized') return this.unauthorized(socket, `upgrade for ${id}: bad capability token`);
+    if (check === 'stale' && this.closing) {
+      this.log(`upgrade for ${id}: superseded registration while stopping (503)`);
+      return refuseUpgrade(socket, 503, { 'retry-after': '5' });
+    }
     if (check === 'stale') {
       this.log(`upgrade for ${id}: superseded registration (409, the executor re-registers)`);
       return refuseUpgrade(socket, 409);
@@ -97,6 +114,7 @@ export class DirectHost {
       this.log(`upgrade for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
       return refuseUpgrade(socket, 503, { 'retry-after': '5' });
     }
+    this.keyIds.set(id, auth.accessKeyId);
     return this.accept(id, req, socket, head);
   };
 
@@ -128,11 +146,13 @@ export class DirectHost {
     const match = target === undefined ? null : REGISTER_PATH.exec(target.pathname);
     if (match === null) return sendJson(res, 404, { error: 'not found' });
     if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'POST' });
-    if (!this.limiter.tryTake()) return sendJson(res, 429, { error: 'too many requests' }, { 'retry-after': String(this.limiter.retryAfterSeconds()) });
+    const id = decodeEnvironmentId(match[1]);
+    // A known environment is never refused for the rate: after a 409 its executor exits if this fails.
+    // It still needs a valid signature below.
+    if (!this.limiter.tryTake() && !(id !== undefined && this.isKnown(id))) return sendJson(res, 429, { error: 'too many requests' }, { 'retry-after': String(this.limiter.retryAfterSeconds()) });
     const body = await readBody(req, MAX_REGISTER_BODY_BYTES);
     if (body === undefined) return sendJson(res, 413, { error: 'request too large' }, { connection: 'close' });
     const auth = verifySigV4({ method: 'POST', path: req.url ?? '/', headers: req.headers, body }, this.policy);
-    const id = decodeEnvironmentId(match[1]);
     if (!auth.ok) {
       this.log(`registration${id === undefined ? '' : ` for ${id}`}: refused (401, signature ${auth.reason})`);
       return sendJson(res, 401, { error: 'unauthorized' });
@@ -152,14 +172,51 @@ export class DirectHost {
   private admit(id: string): boolean {
     const registered = this.registrations.environments();
     const known = new Set([...registered.map(([envId]) => envId), ...this.table.liveIds()]);
-    if (known.has(id) || known.size < this.maxEnvironments) return true;
+    if (known.has(id) || this.isKnown(id) || known.size < this.maxEnvironments) return true;
     const failed = new Set(this.table.failedIds());
     const now = this.scheduler.now();
     const evictable = registered.find(([envId, issuedAt]) => failed.has(envId) || (this.table.get(envId) === undefined && now - issuedAt > STALE_REGISTRATION_MS));
     if (evictable === undefined) return false;
     this.registrations.forget(evictable[0]);
     this.table.remove(evictable[0]);
+    this.keyIds.delete(evictable[0]);
+    this.state?.forget(evictable[0]).catch(() => this.log(`environment ${evictable[0]}: could not forget its recorded session`));
     return true;
+  }
+
+  /**
+   * With a state: whether `id` is an environment whose registration must not be refused for a limit: one
+   * the data dir remembers, one live here, or one answered 409 lately. Without a state, none is.
+   */
+  private isKnown(id: string): boolean {
+    if (this.state === undefined) return false;
+    const conflictAt = this.conflicts.get(id);
+    const recent = conflictAt !== undefined && this.scheduler.now() - conflictAt <= RECENT_CONFLICT_MS;
+    return recent || this.state.environment(id) !== undefined || this.table.liveIds().includes(id);
+  }
+
+  /**
+   * A signed upgrade naming a registration this run did not issue (a previous run did, before a restart):
+   * 409, so the executor re-registers and dials the new url; 503 while the host stops (it retries later).
+   */
+  private previousRun(id: string, socket: Duplex): void {
+    if (this.closing) {
+      this.log(`upgrade for ${id}: registration of a previous run while stopping (503)`);
+      return refuseUpgrade(socket, 503, { 'retry-after': '5' });
+    }
+    const now = this.scheduler.now();
+    for (const [envId, at] of this.conflicts) if (now - at > RECENT_CONFLICT_MS || this.conflicts.size >= this.maxEnvironments * 8) this.conflicts.delete(envId);
+    this.conflicts.delete(id);
+    this.conflicts.set(id, now);
+    this.log(`upgrade for ${id}: registration of a previous run (409, the executor re-registers)`);
+    return refuseUpgrade(socket, 409);
+  }
+
+  /** Records an environment's session in the state (with the key id of its latest accepted upgrade). */
+  private recordSession(id: string, sessionId: string): void {
+    const accessKeyId = this.keyIds.get(id);
+    if (this.state === undefined || accessKeyId === undefined) return;
+    this.state.setSession(id, { sessionId, accessKeyId }).catch((error: unknown) => this.log(`environment ${id}: could not record its session: ${errnoOf(error)}`));
   }
 
   private accept(id: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -186,6 +243,7 @@ export class DirectHost {
   }
 
   private async close(server: Server): Promise<void> {
+    this.closing = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     await this.table.close();

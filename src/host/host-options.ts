@@ -5,6 +5,7 @@ import type { OperatorApiOptions } from './api/operator-api';
 import type { HostMonitor } from './host-monitor';
 import type { HostedEnvironment } from './hosted-environments';
 import type { AccessKeyStore } from './sigv4';
+import type { HostState } from './state/host-state';
 
 /** The transport name of the direct registration (docs/protocol.md#registration). */
 export const DIRECT_TRANSPORT = 'direct_jsonrpc_v1';
@@ -77,6 +78,17 @@ export interface HostServerOptions {
    * listens and closes it (every log flushed) when it closes.
    */
   readonly outputLog?: HostOutputLogOptions;
+  /**
+   * The host's durable state in its data dir (see `HostState`), opened (and so locked) by the caller,
+   * who closes it after the host. With it the host survives a restart: it binds the port it bound before
+   * when `port` is 0 or absent (failing with a ConfigError when that port is taken) and records the port
+   * it bound; it records each environment's executor session when it connects; it answers 409 (rather
+   * than 401) a signed upgrade carrying a registration of a previous run, so the executor re-registers
+   * (503 while the host stops); and it never refuses a known environment's registration for the rate or
+   * the environment limit. Absent: registrations live in memory only, and after a restart executors get 401.
+   * @default none
+   */
+  readonly state?: HostState;
   /**
    * The host's clock and timers: the handshake and operator rate limits, registration ages, the SigV4
    * clock-skew check, the event streams' pings and stall timers, and (unless `manager.scheduler` says

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { ConfigError } from '../errors';
@@ -62,16 +62,35 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   server.requestTimeout = 15_000;
   server.on('upgrade', direct.onUpgrade);
   server.on('clientError', (_error, socket: Duplex) => socket.destroy());
+  const port = await listen(server, host, options);
+  await options.state?.setPort(port).catch((error: unknown) => {
+    server.close();
+    throw error;
+  });
+  return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, port)}`, instanceId, monitor, () => operator?.close());
+}
+
+/**
+ * Listens on `options.port`, or, when it is 0 or absent and the state remembers a port, on that one (its
+ * executors re-dial the url they registered with); resolves with the port bound.
+ */
+async function listen(server: Server, host: string, options: HostServerOptions): Promise<number> {
+  const remembered = (options.port ?? 0) === 0 ? options.state?.port : undefined;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
+    const failed = (error: unknown): void => {
+      const inUse = typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRINUSE';
+      if (remembered === undefined || !inUse) return reject(error);
+      reject(new ConfigError(`port ${remembered}, which this data dir's host bound before (its executors re-dial it), is in use: free it, or choose a port explicitly`, { cause: error }));
+    };
+    server.once('error', failed);
+    server.listen(remembered ?? options.port ?? 0, host, () => {
+      server.off('error', failed);
       resolve();
     });
   });
   const address = server.address();
   // An invariant, not an error of the caller's: a server listening on a port always has a TCP address, so no code fits.
   if (address === null || typeof address === 'string') throw new Error('host server has no TCP address');
-  return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, address.port)}`, instanceId, monitor, () => operator?.close());
+  return address.port;
 }
 

@@ -110,6 +110,8 @@ export class HostedEnvironments {
     private readonly log: (line: string) => void,
     /** Where processes keep their output when the host has a data dir; in memory otherwise. */
     private readonly outputLogs?: OutputLogStore,
+    /** Hears each environment's executor session id whenever it connects (the host records it in its state). */
+    private readonly onSession?: (environmentId: string, sessionId: string) => void,
   ) {}
 
   /** Every environment's current generation, in first-seen order. */
@@ -234,6 +236,7 @@ export class HostedEnvironments {
   private onState(slot: Slot, environment: Environment, state: ConnectionState): void {
     if (state.state === 'connected') {
       this.update(slot, { state: 'connected', error: undefined, errorCode: undefined });
+      if (environment.client.sessionId !== undefined) this.onSession?.(slot.view.id, environment.client.sessionId);
       if (slot.view.info === undefined) {
         environment.info().then(
           (info) => this.update(slot, { info }),

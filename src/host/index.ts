@@ -26,6 +26,11 @@ export type { HostFacts } from './host-monitor';
 export { OutputLogError, OutputLogReadError } from '../errors';
 export type { LogWriteOperation } from '../errors';
 
+/* Its durable state in the data dir (`state`): the port, each environment's session; the dir's lock */
+export { HostState } from './state/host-state';
+export type { EnvironmentSession, HostStateOptions, PersistedEnvironment } from './state/host-state';
+export { DataDirInUseError } from '../errors';
+
 /* The access keys it accepts */
 export { loadHostCredentials } from './host-credentials';
 export type { LoadedCredentials } from './host-credentials';

@@ -69,6 +69,14 @@ export class Registrations {
     return this.latest.get(environmentId)?.registrationId === registrationId ? 'ok' : 'stale';
   }
 
+  /**
+   * Whether `registrationId` is one this table holds. An upgrade naming one it does not hold may carry a
+   * registration a previous run of the host issued (a host with a data dir answers it 409).
+   */
+  knows(registrationId: string): boolean {
+    return this.records.has(registrationId);
+  }
+
   /** The environments that have a registration, with when the latest was issued (epoch ms), oldest first. */
   environments(): ReadonlyArray<readonly [environmentId: string, issuedAt: number]> {
     return [...this.latest].map(([id, { issuedAt }]) => [id, issuedAt] as const).sort((a, b) => a[1] - b[1]);
