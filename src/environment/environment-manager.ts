@@ -11,6 +11,8 @@ import type { KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connecti
 import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
 import { ExecClient } from '../session/exec-client';
+import type { SessionTakeover } from '../session/exec-client';
+import type { AdoptedEnvironment, LostProcess, SessionAdoption } from './session-adoption';
 import type { DialOptions } from '../transport/dial';
 import type { SocketPort } from '../transport/socket-port';
 import { stdioSocketPort } from '../transport/stdio-socket-port';
@@ -138,7 +140,53 @@ export class EnvironmentManager {
     return EnvironmentManager.started(environmentId, client, undefined, options);
   }
 
+  /**
+   * Takes over an executor's session on its accepted WebSocket after the host restarted (the executor
+   * dialled in again with a new socket). Each record's process is registered first (its history made by
+   * `options.outputHistory`, its seqs going on after `lastSeq`, its writeIds from `nextWriteId`), then
+   * `initialize {clientName, resumeSessionId: adoption.sessionId}` is sent, then one
+   * `process/read {afterSeq: lastSeq}` per process. When the executor's retained window no longer reaches
+   * `lastSeq + 1`, the process's events start with ONE `truncated` marker, then the rest.
+   *
+   * Resolves once the session is installed: `resumed: false` when the executor no longer had the session
+   * (-32600 unknown session id: a plain `initialize` followed on the same socket, and every record is
+   * `lost`); a record whose process the resumed session no longer knows is `lost` too. Rejects with the
+   * handshake's typed error (RpcError, RequestTimeoutError, TransportClosedError ...) after closing the
+   * socket; the records' histories are then left as they were. `options.resumeSessionId` is not used.
+   * Afterwards the manager is like one from {@link fromAcceptedWebsocket}; the caller closes it.
+   */
+  static async adoptAcceptedWebsocket(environmentId: string, socket: AcceptedSocket, adoption: SessionAdoption, options: EnvironmentManagerOptions): Promise<AdoptedEnvironment> {
+    const lost: LostProcess[] = [];
+    let resumed = true;
+    const takeover: SessionTakeover = {
+      sessionId: adoption.sessionId,
+      sessionLost: () => {
+        resumed = false;
+        const reason = `the executor no longer has session ${adoption.sessionId} (its 80 s retention passed); the process was killed with it`;
+        for (const record of adoption.processes) lost.push({ processId: record.processId, reason });
+      },
+      processLost: (processId, error) => lost.push({ processId, reason: `the executor no longer knows process ${processId} in session ${adoption.sessionId} (${error.rpcMessage})` }),
+    };
+    const accepted = new AcceptedSockets(toPort(socket, 'accepted'));
+    const client = new ExecClient(accepted.sockets$, { ...clientOptions(options, true), resumeSessionId: undefined, takeover });
+    accepted.watch(client);
+    const manager = EnvironmentManager.build(environmentId, client, accepted, options);
+    const backend = manager.environment.getExecBackend();
+    const adopted = adoption.processes.map((record) => ({ record, process: backend.adopt(record.processId, record) }));
+    await client.start();
+    const lostIds = new Set(lost.map((l) => l.processId));
+    const processes = adopted.filter(({ record }) => !lostIds.has(record.processId));
+    for (const { record, process } of processes) backend.list(process, record.argv ?? [], record.tty ?? false);
+    return { manager, resumed, processes: processes.map(({ process }) => process), lost };
+  }
+
   private static async started(environmentId: string, client: ExecClient, accepted: AcceptedSockets | undefined, options: EnvironmentManagerOptions): Promise<EnvironmentManager> {
+    const manager = EnvironmentManager.build(environmentId, client, accepted, options);
+    await client.start();
+    return manager;
+  }
+
+  private static build(environmentId: string, client: ExecClient, accepted: AcceptedSockets | undefined, options: EnvironmentManagerOptions): EnvironmentManager {
     const outputHistory = options.outputHistory ?? memoryHistories(options);
     const streamOptions = (): ProcessStreamOptions => ({ ...options.processHistory, outputHistory, scheduler: options.scheduler });
     const environment = new Environment(environmentId, client, {
@@ -153,9 +201,7 @@ export class EnvironmentManager {
       },
       scheduler: options.scheduler,
     });
-    const manager = new EnvironmentManager(environment, accepted);
-    await client.start();
-    return manager;
+    return new EnvironmentManager(environment, accepted);
   }
 
   /**
