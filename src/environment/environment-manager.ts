@@ -12,7 +12,8 @@ import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
 import { ExecClient } from '../session/exec-client';
 import type { SessionTakeover } from '../session/exec-client';
-import type { AdoptedEnvironment, LostProcess, SessionAdoption } from './session-adoption';
+import type { ExecProcess } from '../exec/exec-process';
+import type { LostProcess, SessionAdoption } from './session-adoption';
 import type { DialOptions } from '../transport/dial';
 import type { SocketPort } from '../transport/socket-port';
 import { stdioSocketPort } from '../transport/stdio-socket-port';
@@ -66,6 +67,18 @@ export interface EnvironmentManagerOptions {
 
 /** Options of {@link EnvironmentManager.connect}. */
 export type ConnectOptions = EnvironmentManagerOptions & DialOptions;
+
+/** What `EnvironmentManager.adoptAcceptedWebsocket` resolves with. */
+export interface AdoptedEnvironment {
+  /** The manager, exactly like one made by {@link EnvironmentManager.fromAcceptedWebsocket}; the caller closes it. */
+  readonly manager: EnvironmentManager;
+  /** true: the executor still had the session (resumed); false: it did not (a new session was made). */
+  readonly resumed: boolean;
+  /** The adopted processes, live again, registered in the environment's process table like started ones. */
+  readonly processes: readonly ExecProcess[];
+  /** Processes that could not be adopted, each with a clear reason; no ExecProcess is made for them. */
+  readonly lost: readonly LostProcess[];
+}
 
 /** Options of {@link EnvironmentManager.close}. */
 export interface CloseOptions {

@@ -1,6 +1,3 @@
-import type { ExecProcess } from '../exec/exec-process';
-import type { EnvironmentManager } from './environment-manager';
-
 /** One process a restarted host held, as it persisted it (see {@link SessionAdoption}). */
 export interface AdoptedProcessRecord {
   /** The process id on the executor. */
@@ -32,16 +29,4 @@ export interface LostProcess {
    * with it), or the resumed session no longer knows the process id (it closed over 80 s ago).
    */
   readonly reason: string;
-}
-
-/** What `EnvironmentManager.adoptAcceptedWebsocket` resolves with. */
-export interface AdoptedEnvironment {
-  /** The manager, exactly like one made by `fromAcceptedWebsocket`; the caller closes it. */
-  readonly manager: EnvironmentManager;
-  /** true: the executor still had the session (resumed); false: it did not (a new session was made). */
-  readonly resumed: boolean;
-  /** The adopted processes, live again, registered in the environment's process table like started ones. */
-  readonly processes: readonly ExecProcess[];
-  /** Processes that could not be adopted, each with a clear reason; no ExecProcess is made for them. */
-  readonly lost: readonly LostProcess[];
 }
