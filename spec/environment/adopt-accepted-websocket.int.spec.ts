@@ -10,13 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { filter, toArray } from 'rxjs/operators';
-import type { AdoptedEnvironment, Environment, EnvironmentManagerOptions, ExecProcess, ProcessEvent, SessionAdoption } from '../../src';
-import { EnvironmentManager } from '../../src';
+import type { AdoptedEnvironment, ConnectionState, Environment, EnvironmentManagerOptions, ExecProcess, HistoryFactory, HistoryInput, ProcessEvent, SessionAdoption } from '../../src';
+import { EnvironmentManager, memoryHistories, RpcError } from '../../src';
 import type { Acceptor } from '../support/acceptor';
+import { acceptedFixture } from '../support/accepted-fixture';
+import { ScriptedPeer } from '../support/scripted-peer';
 import { startAcceptor } from '../support/acceptor';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';
 import { startRegistryStub } from '../support/registry-stub';
 import { waitForFile } from '../support/wait-for-file';
+import type { DisconnectableProxy } from '../support/ws-proxy';
+import { startDisconnectableProxy } from '../support/ws-proxy';
 
 const PATH_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 const OPTIONS: EnvironmentManagerOptions = { clientName: 'exec-rx-adopt-spec', initializeTimeoutMs: 10_000 };
@@ -33,14 +37,17 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 interface Executor {
   readonly acceptor: Acceptor;
   readonly environmentId: string;
+  /** Between the executor and the acceptor: pausing it drops the executor's socket. */
+  readonly proxy: DisconnectableProxy;
 }
 
-/** A direct-mode executor registered at a stub, dialling a fresh acceptor. */
+/** A direct-mode executor registered at a stub, dialling a fresh acceptor through a proxy. */
 async function startExecutor(environmentId: string): Promise<Executor> {
   const acceptor = trackForCleanup(await startAcceptor());
-  const registry = trackForCleanup(await startRegistryStub({ acceptorUrl: () => acceptor.url }));
+  const proxy = trackForCleanup(await startDisconnectableProxy(acceptor.url));
+  const registry = trackForCleanup(await startRegistryStub({ acceptorUrl: () => proxy.url }));
   await startDirectExecutor({ remoteUrl: registry.url, environmentId });
-  return { acceptor, environmentId };
+  return { acceptor, environmentId, proxy };
 }
 
 /** The first host: a manager from the executor's first socket. */
@@ -61,8 +68,8 @@ async function hostDies(executor: Executor, manager: EnvironmentManager): Promis
 }
 
 /** The restarted host takes the session over; the manager is closed (terminating) after the test. */
-async function adopt(executor: Executor, socket: Awaited<ReturnType<Acceptor['nextAccepted']>>, adoption: SessionAdoption): Promise<AdoptedEnvironment> {
-  const adopted = await within(EnvironmentManager.adoptAcceptedWebsocket(executor.environmentId, socket, adoption, OPTIONS), 20_000, 'the adoption');
+async function adopt(executor: Executor, socket: Awaited<ReturnType<Acceptor['nextAccepted']>>, adoption: SessionAdoption, options = OPTIONS): Promise<AdoptedEnvironment> {
+  const adopted = await within(EnvironmentManager.adoptAcceptedWebsocket(executor.environmentId, socket, adoption, options), 20_000, 'the adoption');
   trackForCleanup({ stop: () => adopted.manager.close({ terminateProcesses: true }) });
   return adopted;
 }
@@ -218,7 +225,8 @@ describe('EnvironmentManager.adoptAcceptedWebsocket against the real executor', 
     const socket = await hostDies(executor, manager);
     writeFileSync(gate, '');
     await waitForFile(done); // all of it was written while nobody was attached: more than the executor's 1 MiB window
-    const adopted = await adopt(executor, socket, persisted);
+    // A history larger than the executor's window: its marker then counts only what the executor evicted.
+    const adopted = await adopt(executor, socket, persisted, { ...OPTIONS, processHistory: { historyEvents: 4096, historyBytes: 8 * 1024 * 1024 } });
     const after = await allEvents(onlyProcess(adopted));
 
     const [marker, ...rest] = after;
@@ -234,5 +242,128 @@ describe('EnvironmentManager.adoptAcceptedWebsocket against the real executor', 
     expect(output.length).toBeLessThan(total);
     const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
     expect(sha256(output)).toBe(sha256(Buffer.alloc(output.length)));
+  });
+
+  it('the adopted manager is like any other: a dropped socket is replaced, the process carries on, close ends it', async () => {
+    const executor = await startExecutor('env-adopt-6');
+    const { manager, environment } = await firstHost(executor);
+    const gate = join(work, 'GATE-6');
+    const script = `echo first; while [ ! -f '${gate}' ]; do sleep 0.02; done; echo second`;
+    const { process } = await environment.getExecBackend().start({ argv: ['/bin/sh', '-c', script], cwd: work, env: PATH_ENV });
+    await within(firstValueFrom(process.lines$('stdout')), 20_000, 'first');
+    const persisted: SessionAdoption = { sessionId: sessionIdOf(environment), processes: [{ processId: process.processId, lastSeq: process.lastPublishedSeq, nextWriteId: process.nextWriteId }] };
+    const adopted = await adopt(executor, await hostDies(executor, manager), persisted);
+    const again = onlyProcess(adopted);
+    const adoptedEnvironment = adopted.manager.defaultEnvironment();
+    if (adoptedEnvironment === undefined) throw new Error('no default environment');
+    const states: ConnectionState['state'][] = [];
+    adoptedEnvironment.connectionState$.subscribe((state) => states.push(state.state));
+    const stateIs = (state: ConnectionState['state']): Promise<ConnectionState> => within(firstValueFrom(adoptedEnvironment.connectionState$.pipe(filter((s) => s.state === state))), 20_000, state);
+
+    const disconnected = stateIs('disconnected');
+    executor.proxy.pause();
+    await disconnected;
+    const next = executor.acceptor.nextAccepted();
+    executor.proxy.resume();
+    const socket = await within(next, 20_000, 'the executor to dial in again');
+    const connected = stateIs('connected');
+    await adopted.manager.replaceAcceptedWebsocket(executor.environmentId, socket);
+    await connected;
+    expect(states).toEqual(['connected', 'disconnected', 'connected']);
+
+    const rest = allEvents(again);
+    writeFileSync(gate, '');
+    const events = await rest;
+    expect(outputOf(events).toString()).toBe('second\n');
+    expect(exitCodes(events)).toEqual([0]);
+    await adopted.manager.close();
+    expect(states.at(-1)).toBe('closed');
+  });
+});
+
+/** The wire, step by step, with a scripted executor (what the real one cannot be made to do on demand). */
+describe('EnvironmentManager.adoptAcceptedWebsocket on the wire', () => {
+  const fixture = acceptedFixture();
+  const scripted: EnvironmentManagerOptions = { clientName: 'host-test', initializeTimeoutMs: 5_000, keepalive: false };
+
+  /** A history factory that records what each process appends. */
+  function recordingHistories(): { readonly factory: HistoryFactory; readonly appended: Map<string, HistoryInput[]> } {
+    const appended = new Map<string, HistoryInput[]>();
+    const memory = memoryHistories({});
+    const factory: HistoryFactory = (processId) => {
+      const history = memory(processId);
+      const inputs: HistoryInput[] = [];
+      appended.set(processId, inputs);
+      const append = history.append.bind(history);
+      history.append = (event: HistoryInput): void => {
+        inputs.push(event);
+        append(event);
+      };
+      return history;
+    };
+    return { factory, appended };
+  }
+
+  async function dialIn(): Promise<{ peer: ScriptedPeer; socket: Awaited<ReturnType<Acceptor['nextAccepted']>> }> {
+    const peer = await ScriptedPeer.dial(fixture.acceptor().url);
+    fixture.peers.push(peer);
+    return { peer, socket: await within(fixture.acceptor().nextAccepted(), 5_000, 'the accepted socket') };
+  }
+
+  it('resumes first with the routes in place: output sent during initialize is kept, the read starts after lastSeq', async () => {
+    const { peer, socket } = await dialIn();
+    const { factory, appended } = recordingHistories();
+    const adopting = EnvironmentManager.adoptAcceptedWebsocket('environment-1', socket, { sessionId: 'session-1', processes: [{ processId: 'p1', lastSeq: 7, nextWriteId: 5 }] }, { ...scripted, outputHistory: factory });
+    const initialize = await peer.expectRequest('initialize');
+    expect(initialize.params).toEqual({ clientName: 'host-test', resumeSessionId: 'session-1' });
+    peer.send({ method: 'process/output', params: { processId: 'p1', seq: 9, stream: 'stdout', chunk: Buffer.from('nine').toString('base64') } });
+    peer.reply(initialize.id, { sessionId: 'session-1' });
+    expect(await peer.receive()).toEqual({ method: 'initialized', params: {} });
+    const read = await peer.expectRequest('process/read');
+    expect(read.params).toEqual({ processId: 'p1', afterSeq: 7, maxBytes: null, waitMs: 0 });
+    peer.reply(read.id, { chunks: [{ seq: 8, stream: 'stdout', chunk: Buffer.from('eight').toString('base64') }], nextSeq: 10, exited: false, exitCode: null, closed: false, failure: null, sandboxDenied: false });
+    const adopted = await within(adopting, 5_000, 'the adoption');
+    fixture.managers.push(adopted.manager);
+
+    expect(adopted.resumed).toBe(true);
+    const process = onlyProcess(adopted);
+    expect(process.nextWriteId).toBe(5);
+    expect(process.lastPublishedSeq).toBe(9);
+    expect(appended.get('p1')?.map((e) => ('seq' in e ? e.seq : e.type))).toEqual([8, 9]);
+    const write = process.write('x');
+    const sent = await peer.expectRequest('process/write');
+    expect(sent.params).toEqual({ processId: 'p1', chunk: Buffer.from('x').toString('base64'), writeId: '5' });
+    peer.reply(sent.id, { status: 'accepted' });
+    expect(await write).toBe('accepted');
+    expect(process.nextWriteId).toBe(6);
+  });
+
+  it('an unknown session: a plain initialize follows on the same socket; the records are lost and their histories untouched', async () => {
+    const { peer, socket } = await dialIn();
+    const { factory, appended } = recordingHistories();
+    const adopting = EnvironmentManager.adoptAcceptedWebsocket('environment-1', socket, { sessionId: 'session-old', processes: [{ processId: 'p1', lastSeq: 3, nextWriteId: 1 }] }, { ...scripted, outputHistory: factory });
+    const first = await peer.expectRequest('initialize');
+    peer.replyError(first.id, -32600, 'unknown session id session-old');
+    await peer.completeInitialize('host-test', 'session-new');
+    const adopted = await within(adopting, 5_000, 'the adoption');
+    fixture.managers.push(adopted.manager);
+
+    expect(adopted).toMatchObject({ resumed: false, processes: [], lost: [{ processId: 'p1', reason: 'the executor no longer has session session-old (its 80 s retention passed); the process was killed with it' }] });
+    expect(adopted.manager.defaultEnvironment()?.client.sessionId).toBe('session-new');
+    expect(appended.get('p1')).toEqual([]);
+  });
+
+  it('any other handshake failure rejects with the typed error and closes the socket; nothing is appended', async () => {
+    const { peer, socket } = await dialIn();
+    const { factory, appended } = recordingHistories();
+    const adopting = EnvironmentManager.adoptAcceptedWebsocket('environment-1', socket, { sessionId: 'session-1', processes: [{ processId: 'p1', lastSeq: 3, nextWriteId: 1 }] }, { ...scripted, outputHistory: factory });
+    const initialize = await peer.expectRequest('initialize');
+    peer.replyError(initialize.id, -32603, 'internal error');
+
+    const error = await adopting.then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(RpcError);
+    expect(error).toMatchObject({ code: 'RPC_ERROR', method: 'initialize', rpcCode: -32603 });
+    await within(peer.closed, 5_000, 'the socket to close');
+    expect(appended.get('p1')).toEqual([]);
   });
 });
