@@ -11,6 +11,9 @@ import type { KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connecti
 import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
 import { ExecClient } from '../session/exec-client';
+import type { SessionTakeover } from '../session/exec-client';
+import type { ExecProcess } from '../exec/exec-process';
+import type { LostProcess, SessionAdoption } from './session-adoption';
 import type { DialOptions } from '../transport/dial';
 import type { SocketPort } from '../transport/socket-port';
 import { stdioSocketPort } from '../transport/stdio-socket-port';
@@ -64,6 +67,18 @@ export interface EnvironmentManagerOptions {
 
 /** Options of {@link EnvironmentManager.connect}. */
 export type ConnectOptions = EnvironmentManagerOptions & DialOptions;
+
+/** What `EnvironmentManager.adoptAcceptedWebsocket` resolves with. */
+export interface AdoptedEnvironment {
+  /** The manager, exactly like one made by {@link EnvironmentManager.fromAcceptedWebsocket}; the caller closes it. */
+  readonly manager: EnvironmentManager;
+  /** true: the executor still had the session (resumed); false: it did not (a new session was made). */
+  readonly resumed: boolean;
+  /** The adopted processes, live again, registered in the environment's process table like started ones. */
+  readonly processes: readonly ExecProcess[];
+  /** Processes that could not be adopted, each with a clear reason; no ExecProcess is made for them. */
+  readonly lost: readonly LostProcess[];
+}
 
 /** Options of {@link EnvironmentManager.close}. */
 export interface CloseOptions {
@@ -138,7 +153,53 @@ export class EnvironmentManager {
     return EnvironmentManager.started(environmentId, client, undefined, options);
   }
 
+  /**
+   * Takes over an executor's session on its accepted WebSocket after the host restarted (the executor
+   * dialled in again with a new socket). Each record's process is registered first (its history made by
+   * `options.outputHistory`, its seqs going on after `lastSeq`, its writeIds from `nextWriteId`), then
+   * `initialize {clientName, resumeSessionId: adoption.sessionId}` is sent, then one
+   * `process/read {afterSeq: lastSeq}` per process. When the executor's retained window no longer reaches
+   * `lastSeq + 1`, the process's events start with ONE `truncated` marker, then the rest.
+   *
+   * Resolves once the session is installed: `resumed: false` when the executor no longer had the session
+   * (-32600 unknown session id: a plain `initialize` followed on the same socket, and every record is
+   * `lost`); a record whose process the resumed session no longer knows is `lost` too. Rejects with the
+   * handshake's typed error (RpcError, RequestTimeoutError, TransportClosedError ...) after closing the
+   * socket; the records' histories are then left as they were. `options.resumeSessionId` is not used.
+   * Afterwards the manager is like one from {@link fromAcceptedWebsocket}; the caller closes it.
+   */
+  static async adoptAcceptedWebsocket(environmentId: string, socket: AcceptedSocket, adoption: SessionAdoption, options: EnvironmentManagerOptions): Promise<AdoptedEnvironment> {
+    const lost: LostProcess[] = [];
+    let resumed = true;
+    const takeover: SessionTakeover = {
+      sessionId: adoption.sessionId,
+      sessionLost: () => {
+        resumed = false;
+        const reason = `the executor no longer has session ${adoption.sessionId} (its 80 s retention passed); the process was killed with it`;
+        for (const record of adoption.processes) lost.push({ processId: record.processId, reason });
+      },
+      processLost: (processId, error) => lost.push({ processId, reason: `the executor no longer knows process ${processId} in session ${adoption.sessionId} (${error.rpcMessage})` }),
+    };
+    const accepted = new AcceptedSockets(toPort(socket, 'accepted'));
+    const client = new ExecClient(accepted.sockets$, { ...clientOptions(options, true), resumeSessionId: undefined, takeover });
+    accepted.watch(client);
+    const manager = EnvironmentManager.build(environmentId, client, accepted, options);
+    const backend = manager.environment.getExecBackend();
+    const adopted = adoption.processes.map((record) => ({ record, process: backend.adopt(record.processId, record) }));
+    await client.start();
+    const lostIds = new Set(lost.map((l) => l.processId));
+    const processes = adopted.filter(({ record }) => !lostIds.has(record.processId));
+    for (const { record, process } of processes) backend.list(process, record.argv ?? [], record.tty ?? false);
+    return { manager, resumed, processes: processes.map(({ process }) => process), lost };
+  }
+
   private static async started(environmentId: string, client: ExecClient, accepted: AcceptedSockets | undefined, options: EnvironmentManagerOptions): Promise<EnvironmentManager> {
+    const manager = EnvironmentManager.build(environmentId, client, accepted, options);
+    await client.start();
+    return manager;
+  }
+
+  private static build(environmentId: string, client: ExecClient, accepted: AcceptedSockets | undefined, options: EnvironmentManagerOptions): EnvironmentManager {
     const outputHistory = options.outputHistory ?? memoryHistories(options);
     const streamOptions = (): ProcessStreamOptions => ({ ...options.processHistory, outputHistory, scheduler: options.scheduler });
     const environment = new Environment(environmentId, client, {
@@ -153,9 +214,7 @@ export class EnvironmentManager {
       },
       scheduler: options.scheduler,
     });
-    const manager = new EnvironmentManager(environment, accepted);
-    await client.start();
-    return manager;
+    return new EnvironmentManager(environment, accepted);
   }
 
   /**

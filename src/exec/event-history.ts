@@ -198,9 +198,26 @@ export class EventHistory implements OutputHistory, BudgetMember, ObservableSour
       this.finish(event);
       return;
     }
+    if (event.type === 'truncated') {
+      this.skip(event);
+      return;
+    }
     this.store(event);
     for (const subscriber of this.subscribers) subscriber.next(event);
     if (event.type === 'closed') this.finish(undefined);
+  }
+
+  /**
+   * Seqs before `marker.nextSeq` will never come: what is held goes (a replay could not be contiguous
+   * across the hole), counted with the marker's own counts, and live subscribers get the marker.
+   */
+  private skip(marker: TruncatedEvent): void {
+    if (marker.nextSeq <= this.lastSeq + 1) return;
+    while (this.log.length > 0) this.evictOldest();
+    this.dropped += marker.droppedEvents;
+    this.droppedPayload += marker.droppedBytes;
+    this.lastSeq = marker.nextSeq - 1;
+    for (const subscriber of this.subscribers) subscriber.next(marker);
   }
 
   private store(event: SequencedEvent): void {

@@ -8,6 +8,7 @@ import type { EnvironmentInfo } from '../wire/environment';
 import type { ExecParams, ExecResponse } from '../wire/process';
 import type { ProcessStreamOptions } from './process-stream-options';
 import { ExecProcess } from './exec-process';
+import type { AdoptedCounters } from './exec-process';
 import type { ProcessTable } from './process-table';
 import type { SendParams, StartedProcess, StartOptions, StartParams } from './start-params';
 import { startWithStdinFifo } from './stdin-fifo';
@@ -96,6 +97,22 @@ export class ExecBackend {
       if (error instanceof TransportClosedError) this.cleanUpAmbiguousStart(processId);
       throw error;
     }
+  }
+
+  /**
+   * @internal Makes the process of an adopted record (`EnvironmentManager.adoptAcceptedWebsocket`) and
+   * registers it with the session before the takeover handshake, so its notifications are routed from
+   * the start. Its history comes from the same factory as a started process's; it is not listed yet.
+   */
+  adopt(processId: string, counters: AdoptedCounters): ExecProcess {
+    const process = new ExecProcess(processId, this.client, { ...this.streamOptions(), listener: this.table }, counters);
+    this.client.addProcess(process.inbox);
+    return process;
+  }
+
+  /** @internal Lists an adopted process in `Environment.processes$`, as a started one is listed. */
+  list(process: ExecProcess, argv: readonly string[], tty: boolean): void {
+    this.table.add(process, argv, tty);
   }
 
   /**

@@ -27,6 +27,14 @@ import type { ProcessListener, ProcessStreamOptions } from './process-stream-opt
 import type { TtyResizer } from './tty-resizer';
 import type { TtySize } from './tty-size';
 
+/** Where an adopted process's counters go on (see `AdoptedProcessRecord`). */
+export interface AdoptedCounters {
+  /** The last seq the host holds: the next event expected is `lastSeq + 1`. */
+  readonly lastSeq: number;
+  /** The writeId of the next `process/write`. */
+  readonly nextWriteId: number;
+}
+
 /**
  * A process started on an executor. Its events flow in strictly increasing, contiguous seq order, each
  * exactly once, across socket replacements; late subscribers get a bounded replay first. Unsubscribing
@@ -70,13 +78,25 @@ export class ExecProcess implements OutputHistoryReader {
     readonly processId: string,
     private readonly session: ExecSession,
     options: ProcessStreamOptions = {},
+    /** @internal An adopted process: where its seqs and writeIds go on. */
+    adopted?: AdoptedCounters,
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.listener = options.listener;
     const outputHistory = options.outputHistory ?? memoryHistory({ maxEvents: options.historyEvents ?? DEFAULT_HISTORY_EVENTS, maxBytes: options.historyBytes ?? DEFAULT_HISTORY_BYTES });
     this.history = outputHistory(processId);
     this.status = new ProcessStatus(this);
-    this.inbox = new ProcessInbox(processId, session, this.history, this.status, this.scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS);
+    this.inbox = new ProcessInbox(processId, session, this.history, this.status, this.scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS, adopted?.lastSeq);
+    if (adopted !== undefined) this.writeCounter = adopted.nextWriteId - 1;
+  }
+
+  /**
+   * The writeId the next stdin write ({@link write}) will use: a host that may restart persists it
+   * with the last seq it holds, and hands both back to `EnvironmentManager.adoptAcceptedWebsocket`
+   * (a write sent again after a restart keeps its id; a new one must not reuse one).
+   */
+  get nextWriteId(): number {
+    return this.writeCounter + 1;
   }
 
   /** @internal The status changed: the listener hears it. */

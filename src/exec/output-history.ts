@@ -9,10 +9,14 @@
  */
 import type { Observable } from 'rxjs';
 import type { SequencedEvent } from '../wire/process-event';
-import type { FailedEvent, ProcessEvent } from './process-event';
+import type { FailedEvent, ProcessEvent, TruncatedEvent } from './process-event';
 
-/** What the owner appends to a history: published events in seq order, and at most one terminal failure. */
-export type HistoryInput = SequencedEvent | FailedEvent;
+/**
+ * What the owner appends to a history: published events in seq order, and at most one terminal
+ * failure. A `truncated` input says the seqs before its `nextSeq` will never come (an adopted process
+ * whose executor no longer had them): the next event appended has seq `nextSeq`.
+ */
+export type HistoryInput = SequencedEvent | FailedEvent | TruncatedEvent;
 
 /**
  * The read side of a process's output history: what a reader resuming from a seq needs. `ExecProcess`

@@ -34,6 +34,8 @@ export class ProcessInbox implements ProcessSink {
   private fillingHole = false;
   private highestSeen = 0;
   private finalSeq = 0;
+  /** Adopted and not yet recovered: a first read that no longer reaches the next seq marks the rest truncated. */
+  private adoptedGap: boolean;
 
   constructor(
     readonly processId: string,
@@ -42,8 +44,13 @@ export class ProcessInbox implements ProcessSink {
     private readonly status: ProcessStatus,
     private readonly scheduler: SchedulerLike,
     private readonly holeFillDelayMs: number,
+    /** An adopted process: the last seq its history holds already (its first recovery reads after it). */
+    adoptedAfterSeq?: number,
   ) {
-    this.buffer = new ReorderBuffer(processId);
+    this.buffer = new ReorderBuffer(processId, undefined, adoptedAfterSeq ?? 0);
+    this.highestSeen = adoptedAfterSeq ?? 0;
+    this.finalSeq = adoptedAfterSeq ?? 0;
+    this.adoptedGap = adoptedAfterSeq !== undefined;
   }
 
   /** The last seq published to consumers (0 when none). Recovery reads start after it. */
@@ -70,7 +77,17 @@ export class ProcessInbox implements ProcessSink {
   recover(read: ReadResponse): void {
     if (this.status.ended || this.buffer === undefined) return;
     this.noteSeq(read.nextSeq - 1);
+    if (this.adoptedGap) this.truncateAdoptedGap(this.buffer, read);
     this.publish(mergeRecoveryRead(this.buffer, read));
+  }
+
+  /**
+   * Drops the process without a word to its history (an adopted process the executor no longer has):
+   * its routes, hole timer, buffer and the session's registration go. Idempotent.
+   */
+  abandon(): void {
+    if (this.buffer === undefined) return;
+    this.ended();
   }
 
   /** Fails the process (terminal): a `failed` event ends its history. */
@@ -80,6 +97,22 @@ export class ProcessInbox implements ProcessSink {
     this.status.failed(failure);
     this.history.append({ type: 'failed', error: failure });
     this.ended();
+  }
+
+  /**
+   * The first read of an adopted process: when the executor's retained window starts above the next
+   * seq its history expects (it evicted them while nobody was attached), the history gets ONE
+   * `truncated` marker (`droppedBytes` 0: the executor does not say how many bytes went), and the
+   * buffer goes on from the first retained chunk. The merge that follows sees no gap.
+   */
+  private truncateAdoptedGap(buffer: ReorderBuffer, read: ReadResponse): void {
+    this.adoptedGap = false;
+    const next = buffer.lastPublishedSeq + 1;
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const chunk of read.chunks) if (chunk.seq >= next && chunk.seq < lowest) lowest = chunk.seq;
+    if (lowest === Number.POSITIVE_INFINITY || lowest === next || buffer.pendingAt(next) !== undefined) return;
+    this.history.append({ type: 'truncated', nextSeq: lowest, droppedEvents: lowest - next, droppedBytes: 0 });
+    buffer.skipTo(lowest - 1);
   }
 
   private onWire(event: ProcessWireEvent): void {

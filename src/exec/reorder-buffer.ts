@@ -63,7 +63,11 @@ export class ReorderBuffer {
   constructor(
     readonly processId: string,
     readonly limits: ReorderLimits = DEFAULT_REORDER_LIMITS,
-  ) {}
+    /** Seqs up to here count as published already (an adopted process: what its history holds). */
+    startAfterSeq = 0,
+  ) {
+    this.last = startAfterSeq;
+  }
 
   /** The highest seq handed out so far (0 before the first event): recovery reads start after it. */
   get lastPublishedSeq(): number {
@@ -153,6 +157,22 @@ export class ReorderBuffer {
     if (exit === undefined || exit.type !== 'exited' || exit.sandboxDenied) return;
     const denied: ExitedEvent = { ...exit, sandboxDenied: true };
     this.pending.set(exit.seq, denied);
+  }
+
+  /**
+   * Counts every seq up to `seq` as published without publishing it (the executor no longer has them:
+   * the caller marks them truncated). Pending events at or below it are discarded. No-op when `seq` is
+   * not above the last published one, or once stopped.
+   */
+  skipTo(seq: number): void {
+    if (this.stopped || seq <= this.last) return;
+    this.last = seq;
+    for (const [pendingSeq, event] of [...this.pending]) {
+      if (pendingSeq > seq) continue;
+      this.pending.delete(pendingSeq);
+      if (event.type === 'output') this.bytes -= event.chunk.byteLength;
+      if (event.type === 'exited' && this.pendingExitSeq === pendingSeq) this.pendingExitSeq = 0;
+    }
   }
 
   /** Makes the buffer terminal: pending events are discarded and every later push is ignored. Idempotent. */

@@ -2,7 +2,7 @@ import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, defer, ReplaySubject, EMPTY, firstValueFrom, merge, of, Subject, throwError, timer } from 'rxjs';
 import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, retry, switchMap, take, tap } from 'rxjs/operators';
 import type { ExecClientError } from '../errors';
-import { ClosedError, ProtocolError, ResumeFailedError, TransportClosedError } from '../errors';
+import { ClosedError, ProtocolError, ResumeFailedError, RpcError, TransportClosedError } from '../errors';
 import { ConnectionFlow } from '../rpc/connection-flow';
 import type { CallOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
 import { RpcConnection } from '../rpc/rpc-connection';
@@ -38,7 +38,25 @@ export interface ExecClientOptions {
   readonly rpc?: RpcConnectionOptions | undefined;
   /** Whether a lost connection can be replaced (false for stdio: a drop is final). */
   readonly reconnectable: boolean;
+  /** Take over an executor's session on the first socket (a host restarted; accepted mode). */
+  readonly takeover?: SessionTakeover | undefined;
 }
+
+/**
+ * Taking over a session on the first socket (`EnvironmentManager.adoptAcceptedWebsocket`): `initialize`
+ * resumes `sessionId`; when the executor no longer has it (-32600 `unknown session id`), every registered
+ * process is abandoned, `sessionLost` is told, and a plain `initialize` follows on the same socket. On
+ * the first recovery, a process the executor no longer knows (-32600 `unknown process id`) is abandoned
+ * and `processLost` told, instead of failing it.
+ */
+export interface SessionTakeover {
+  readonly sessionId: string;
+  readonly sessionLost: (error: RpcError) => void;
+  readonly processLost: (processId: string, error: RpcError) => void;
+}
+
+const isUnknown = (error: unknown, what: 'session' | 'process'): error is RpcError =>
+  error instanceof RpcError && error.rpcCode === -32600 && error.rpcMessage.startsWith(`unknown ${what} id`);
 
 type AttachEvent =
   | { readonly type: 'attached'; readonly rpc: RpcConnection; readonly session: Session }
@@ -190,8 +208,13 @@ export class ExecClient implements ExecSession {
 
   private end(state: TerminalClientState): void {
     if (isTerminal(this.state)) return;
+    // A takeover that never attached leaves its processes' histories as they were: the host may try again.
+    const untouched = this.state.type === 'connecting' && this.options.takeover !== undefined;
     this.setState(state);
-    for (const process of [...this.processes.values()]) process.fail(state.error);
+    for (const process of [...this.processes.values()]) {
+      if (untouched) process.abandon();
+      else process.fail(state.error);
+    }
     this.processes.clear();
     this.attemptsSubject.complete();
     this.running?.unsubscribe();
@@ -203,17 +226,27 @@ export class ExecClient implements ExecSession {
       const rpc = new RpcConnection(port, { ...this.options.rpc, ...(this.options.scheduler === undefined ? {} : { scheduler: this.options.scheduler }), flow: this.flow });
       // Paused (while held) only once the session is resumed: the handshake and recovery reads need replies.
       let detachFlow = (): void => undefined;
-      const resumeSessionId = this.sessionIdValue ?? this.options.resumeSessionId;
+      const takeover = this.sessionIdValue === undefined ? this.options.takeover : undefined;
+      const resumeSessionId = this.sessionIdValue ?? this.options.resumeSessionId ?? takeover?.sessionId;
       // Routes first: a resume redirects notifications during initialize (docs/protocol.md#resume).
       const routes = [...this.processes.values()].map((process) => process.bind(rpc));
       const reading = rpc.open();
-      const attempt$ = handshake(rpc, {
-        clientName: this.options.clientName,
-        resumeSessionId,
-        ...(this.options.initializeTimeoutMs === undefined ? {} : { timeoutMs: this.options.initializeTimeoutMs }),
-        scheduler: this.scheduler,
-      }).pipe(
-        mergeMap((session) => recoverProcesses(rpc, this.processes.values(), (process, error) => this.failProcess(rpc, process, error)).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
+      const shake = (resume: string | undefined): Observable<Session> =>
+        handshake(rpc, {
+          clientName: this.options.clientName,
+          resumeSessionId: resume,
+          ...(this.options.initializeTimeoutMs === undefined ? {} : { timeoutMs: this.options.initializeTimeoutMs }),
+          scheduler: this.scheduler,
+        });
+      const failed = (process: ProcessSink, error: ExecClientError): void => {
+        if (takeover === undefined || !isUnknown(error, 'process')) return this.failProcess(rpc, process, error);
+        this.processes.delete(process.processId);
+        process.abandon();
+        takeover.processLost(process.processId, error);
+      };
+      const session$ = takeover === undefined ? shake(resumeSessionId) : shake(resumeSessionId).pipe(catchError((error: unknown) => this.sessionGone(error, takeover, () => shake(undefined))));
+      const attempt$ = session$.pipe(
+        mergeMap((session) => recoverProcesses(rpc, this.processes.values(), failed).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
         tap(() => {
           detachFlow = this.flow.attach(rpc.reader);
           // A lost socket stops being paused (and counted) until its replacement is attached.
@@ -231,6 +264,15 @@ export class ExecClient implements ExecSession {
         }),
       );
     });
+  }
+
+  /** A takeover's resume was refused: an unknown session is gone (a plain initialize follows); anything else fails the attempt. */
+  private sessionGone(error: unknown, takeover: SessionTakeover, plain: () => Observable<Session>): Observable<Session> {
+    if (!isUnknown(error, 'session')) return throwError(() => error);
+    for (const process of [...this.processes.values()]) process.abandon();
+    this.processes.clear();
+    takeover.sessionLost(error);
+    return plain();
   }
 
   private failProcess(rpc: RpcConnection, process: ProcessSink, error: ExecClientError): void {

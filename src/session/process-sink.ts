@@ -15,6 +15,8 @@ export interface ProcessSink {
   bind(rpc: RpcConnection): Subscription;
   /** Merges a recovery read (docs/protocol.md#merging-a-recovery-read). Throws a typed error when it cannot; the caller then fails the process. */
   recover(read: ReadResponse): void;
+  /** Drops the process silently (adoption: the executor no longer has it); nothing reaches its history. */
+  abandon(): void;
   /** Fails the process (terminal). */
   fail(error: ExecClientError): void;
 }

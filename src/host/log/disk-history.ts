@@ -154,6 +154,13 @@ export class DiskHistory implements OutputHistory {
       this.hooks.onFailed?.();
       return;
     }
+    if (event.type === 'truncated') {
+      // Not written: a later replay finds the hole in the log and marks it itself.
+      if (event.nextSeq <= this.lastSeq + 1) return;
+      this.lastSeq = event.nextSeq - 1;
+      for (const reader of this.live) reader.subscriber.next(event);
+      return;
+    }
     this.lastSeq = event.seq;
     this.appendedBytes += event.type === 'output' ? event.chunk.byteLength : 0;
     if (!this.released) this.log.append(event);

@@ -1,0 +1,32 @@
+/** One process a restarted host held, as it persisted it (see {@link SessionAdoption}). */
+export interface AdoptedProcessRecord {
+  /** The process id on the executor. */
+  readonly processId: string;
+  /** The last seq the caller holds (0 = none): the adopted process goes on from `lastSeq + 1`. */
+  readonly lastSeq: number;
+  /** The writeId the next `process/write` uses (`ExecProcess.nextWriteId` when the host persisted it). */
+  readonly nextWriteId: number;
+  /** The argv `Environment.processes$` lists it with. @default [] */
+  readonly argv?: readonly string[];
+  /** Whether it runs on a pty, for `Environment.processes$`. @default false */
+  readonly tty?: boolean;
+}
+
+/** What a restarted host persisted of an executor's session, to take it over on the executor's new socket. */
+export interface SessionAdoption {
+  /** The executor's session id (`Environment.sessionId` before the restart). */
+  readonly sessionId: string;
+  /** The processes the host followed in that session. */
+  readonly processes: readonly AdoptedProcessRecord[];
+}
+
+/** A process of a {@link SessionAdoption} that could not be adopted, and why. */
+export interface LostProcess {
+  /** The record's process id. */
+  readonly processId: string;
+  /**
+   * Why: the executor no longer has the session (its 80 s retention passed: the process was killed
+   * with it), or the resumed session no longer knows the process id (it closed over 80 s ago).
+   */
+  readonly reason: string;
+}
