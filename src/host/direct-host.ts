@@ -74,7 +74,8 @@ export class DirectHost {
     this.registrations = new Registrations(this.maxEnvironments * 8, scheduler);
     this.state = options.state;
     // The environments keep the host's clock unless the manager options name their own.
-    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...options.manager }, this.log, outputLogs, (id, sessionId) => this.recordSession(id, sessionId));
+    const sessions = options.state === undefined ? undefined : { sessionOf: (id: string) => options.state?.environment(id)?.sessionId, record: (id: string, sessionId: string) => this.recordSession(id, sessionId) };
+    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...options.manager }, this.log, outputLogs, sessions);
     // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
   }

@@ -18,8 +18,17 @@ import type { ConnectionFlow } from '../rpc/connection-flow';
 import type { DiskPauseCount, DiskPauseLog } from './disk-backpressure';
 import { pauseWhileBehind } from './disk-backpressure';
 import { diskHistories } from './log/disk-history';
+import type { OutputLog } from './log/output-log';
 import type { OutputLogStore } from './log/output-log-store';
 import type { EnvironmentInfo } from '../wire/environment';
+
+/** Where a host remembers its executors' sessions across restarts (the host's state in its data dir). */
+export interface SessionRecords {
+  /** The session of `environmentId`'s executor the host last knew, if any. */
+  sessionOf(environmentId: string): string | undefined;
+  /** Remembers the session an environment's executor now has. */
+  record(environmentId: string, sessionId: string): void;
+}
 
 /** `starting` until the first handshake finished; then the environment's connection state (see `ConnectionState`). */
 export type HostedState = 'starting' | ConnectionState['state'];
@@ -99,6 +108,10 @@ export class HostedEnvironments {
 
   /** Times an executor was paused because a process's output log could not keep up with it. */
   readonly diskPauses: DiskPauseCount = { pauses: 0 };
+  /** Environments whose first session since this host started is installed (taken back or new). */
+  private readonly taken = new Set<string>();
+  /** Logs reopened to take an environment's processes back, kept across failed attempts. */
+  private readonly reopened = new Map<string, Map<string, OutputLog>>();
   /** How the pauses of every environment are counted and said, on the host's clock. */
   private readonly pauseLog: DiskPauseLog = { count: this.diskPauses, now: () => (this.managerOptions.scheduler ?? asyncScheduler).now() };
 
@@ -111,7 +124,8 @@ export class HostedEnvironments {
     /** Where processes keep their output when the host has a data dir; in memory otherwise. */
     private readonly outputLogs?: OutputLogStore,
     /** Hears each environment's executor session id whenever it connects (the host records it in its state). */
-    private readonly onSession?: (environmentId: string, sessionId: string) => void,
+    /** Where the executors' sessions are remembered across restarts (the host's state); none without a data dir. */
+    private readonly sessions?: SessionRecords,
   ) {}
 
   /** Every environment's current generation, in first-seen order. */
@@ -186,7 +200,9 @@ export class HostedEnvironments {
     this.log(`environment ${id} generation ${generation}: starting`);
     this.publish();
     this.eventSubject.next({ type: 'state', environmentId: id, generation, state: 'starting', errorCode: undefined });
-    EnvironmentManager.fromAcceptedWebsocket(id, socket, { ...this.managerOptions, outputHistory: this.outputHistory(id) }).then(
+    const sessionId = this.outputLogs === undefined || this.taken.has(id) ? undefined : this.sessions?.sessionOf(id);
+    const made = sessionId === undefined || this.outputLogs === undefined ? this.fresh(id, socket) : this.takeBack(id, socket, sessionId, this.outputLogs);
+    made.then(
       (manager) => this.started(slot, manager),
       (error: unknown) => {
         socket.terminate();
@@ -196,16 +212,69 @@ export class HostedEnvironments {
   }
 
   /**
+   * A new session on the executor's socket. The first one for `id` since this host started, when the
+   * host had no session of its executor to take back: the processes its logs found `unknown` are `lost`
+   * (the executor's old session, if any, dies with them after its 80 s retention).
+   */
+  private async fresh(id: string, socket: WebSocket): Promise<EnvironmentManager> {
+    const manager = await EnvironmentManager.fromAcceptedWebsocket(id, socket, { ...this.managerOptions, outputHistory: this.outputHistory(id) });
+    const store = this.outputLogs;
+    if (store !== undefined && !this.taken.has(id)) {
+      this.taken.add(id);
+      for (const meta of store.adoptable(id)) store.markLost({ environmentId: id, processId: meta.processId }, 'the host had no record of its executor\'s session to take it back');
+    }
+    return manager;
+  }
+
+  /**
+   * Takes the executor's session back after a host restart (`EnvironmentManager.adoptAcceptedWebsocket`):
+   * each process its logs found `unknown` is adopted from its log's last seq (its log reopened, taking
+   * appends again), or marked `lost` with why (the executor no longer had the session or the process).
+   * A failed attempt keeps the reopened logs for the executor's next socket.
+   */
+  private async takeBack(id: string, socket: WebSocket, sessionId: string, store: OutputLogStore): Promise<EnvironmentManager> {
+    let logs = this.reopened.get(id);
+    if (logs === undefined) {
+      logs = new Map<string, OutputLog>();
+      this.reopened.set(id, logs);
+      for (const meta of store.adoptable(id)) {
+        const key = { environmentId: id, processId: meta.processId };
+        try {
+          const log = await store.adopt(key);
+          if (log !== undefined) logs.set(meta.processId, log);
+        } catch (error: unknown) {
+          store.markLost(key, `its output log could not be reopened: ${messageOf(error)}`);
+        }
+      }
+    }
+    const records = [...logs].map(([processId, log]) => {
+      const meta = store.meta({ environmentId: id, processId });
+      return { processId, lastSeq: log.lastSeq, nextWriteId: 1, argv: meta?.argv ?? [], tty: meta?.tty ?? false };
+    });
+    const adopted = await EnvironmentManager.adoptAcceptedWebsocket(id, socket, { sessionId, processes: records }, { ...this.managerOptions, outputHistory: this.outputHistory(id, logs) });
+    this.taken.add(id);
+    this.reopened.delete(id);
+    for (const lost of adopted.lost) {
+      store.markLost({ environmentId: id, processId: lost.processId }, lost.reason);
+      await logs.get(lost.processId)?.seal();
+    }
+    const how = adopted.resumed ? `session ${sessionId} taken back` : `session ${sessionId} is gone, a new one was made`;
+    this.log(`environment ${id}: ${how}: ${adopted.processes.length} process${adopted.processes.length === 1 ? '' : 'es'} adopted, ${adopted.lost.length} lost`);
+    for (const lost of adopted.lost) this.log(`environment ${id}: process ${lost.processId} lost: ${lost.reason}`);
+    return adopted.manager;
+  }
+
+  /**
    * Where the processes of a new generation keep their output, passed down to each process through its
    * manager: the manager options' own factory when given; else a log on disk per process when the host
-   * has a data dir; else in memory within the host's bounds, with a budget per generation (what the
-   * manager would make itself).
+   * has a data dir (the logs of processes taken back after a restart continue); else in memory within
+   * the host's bounds, with a budget per generation (what the manager would make itself).
    */
-  private outputHistory(id: string): HistoryFactory {
+  private outputHistory(id: string, adopted?: ReadonlyMap<string, OutputLog>): HistoryFactory {
     if (this.managerOptions.outputHistory !== undefined) return this.managerOptions.outputHistory;
     if (this.outputLogs === undefined) return memoryHistories(this.managerOptions);
     const flow = (): ConnectionFlow | undefined => this.slots.get(id)?.view.environment?.flow;
-    return diskHistories(this.outputLogs, id, { onLog: (log) => void pauseWhileBehind(log, flow, (line) => this.log(`environment ${id}: ${line}`), this.pauseLog) });
+    return diskHistories(this.outputLogs, id, { onLog: (log) => void pauseWhileBehind(log, flow, (line) => this.log(`environment ${id}: ${line}`), this.pauseLog), ...(adopted === undefined ? {} : { adopted }) });
   }
 
   /** Records each new process's command line in its log's metadata (what `ls` shows after a restart). */
@@ -236,7 +305,7 @@ export class HostedEnvironments {
   private onState(slot: Slot, environment: Environment, state: ConnectionState): void {
     if (state.state === 'connected') {
       this.update(slot, { state: 'connected', error: undefined, errorCode: undefined });
-      if (environment.client.sessionId !== undefined) this.onSession?.(slot.view.id, environment.client.sessionId);
+      if (environment.client.sessionId !== undefined) this.sessions?.record(slot.view.id, environment.client.sessionId);
       if (slot.view.info === undefined) {
         environment.info().then(
           (info) => this.update(slot, { info }),

@@ -155,8 +155,9 @@ export class DiskHistory implements OutputHistory {
       return;
     }
     if (event.type === 'truncated') {
-      // Not written: a later replay finds the hole in the log and marks it itself.
+      // The seqs before nextSeq will never come: the log records the hole (readers get it as an `evicted` marker).
       if (event.nextSeq <= this.lastSeq + 1) return;
+      if (!this.released) this.log.appendGap(event.nextSeq, event.droppedBytes);
       this.lastSeq = event.nextSeq - 1;
       for (const reader of this.live) reader.subscriber.next(event);
       return;
