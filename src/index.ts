@@ -31,7 +31,7 @@ export type { FifoFeeder } from './exec/fifo-feeder';
 export { ExecProcess } from './exec/exec-process';
 export type { ProcessReadableOptions } from './exec/output-readable';
 export type { ProcessStreamOptions } from './exec/process-stream-options';
-export type { HistoryFactory, HistoryInput, OutputHistory, OutputHistoryReader } from './exec/output-history';
+export type { HistoryFactory, HistoryInput, HistoryLaunch, OutputHistory, OutputHistoryReader } from './exec/output-history';
 export type { ProcessState } from './exec/process-status';
 export type { ProcessSummary, ProcessTableFacts } from './exec/process-table';
 export type { OutputViewOptions, ProcessViewOptions, StreamSelection } from './exec/output-views';

@@ -8,7 +8,7 @@ import { lastValueFrom, Observable, Subject } from 'rxjs';
 import { toArray } from 'rxjs/operators';
 import { EnvironmentManager } from '../../src/environment/environment-manager';
 import { ExecBackend } from '../../src/exec/exec-backend';
-import type { HistoryFactory, HistoryInput, OutputHistory } from '../../src/exec/output-history';
+import type { HistoryFactory, HistoryInput, HistoryLaunch, OutputHistory } from '../../src/exec/output-history';
 import type { FailedEvent, ProcessEvent } from '../../src/exec/process-event';
 import { ProcessTable } from '../../src/exec/process-table';
 import { ExecClient } from '../../src/session/exec-client';
@@ -187,5 +187,28 @@ describe('a history factory supplied by whoever starts the process', () => {
       two: ['1:b', 'failed'],
       state: 'failed',
     });
+  });
+
+  it('is told how a listed process was started (argv, tty), and nothing for an unlisted one', async () => {
+    const port = executor();
+    const client = await connected(port);
+    const launches = new Map<string, HistoryLaunch | undefined>();
+    const { factory } = keepAll();
+    const telling: HistoryFactory = (processId, launch) => {
+      launches.set(processId, launch);
+      return factory(processId);
+    };
+    const backend = new ExecBackend(client, () => ({ outputHistory: telling }), new ProcessTable());
+    await backend.start({ processId: 'listed', argv: ['make', 'all'], cwd: '/tmp' });
+    await backend.start({ processId: 'pty', argv: ['top'], cwd: '/tmp', tty: true });
+    await backend.send({ processId: 'helper', argv: ['mkfifo', '/tmp/f'], cwd: '/tmp' }, { unlisted: true });
+    await backend.send({ processId: 'shown-as', argv: ['sh', '-c', 'wrapped'], cwd: '/tmp' }, { listedArgv: ['cat'] });
+    expect(Object.fromEntries(launches)).toEqual({
+      listed: { argv: ['make', 'all'], tty: false },
+      pty: { argv: ['top'], tty: true },
+      helper: undefined,
+      'shown-as': { argv: ['cat'], tty: false },
+    });
+    client.close();
   });
 });

@@ -185,7 +185,7 @@ export class EnvironmentManager {
     accepted.watch(client);
     const manager = EnvironmentManager.build(environmentId, client, accepted, options);
     const backend = manager.environment.getExecBackend();
-    const adopted = adoption.processes.map((record) => ({ record, process: backend.adopt(record.processId, record) }));
+    const adopted = adoption.processes.map((record) => ({ record, process: backend.adopt(record.processId, record, { argv: record.argv ?? [], tty: record.tty ?? false }) }));
     await client.start();
     const lostIds = new Set(lost.map((l) => l.processId));
     const processes = adopted.filter(({ record }) => !lostIds.has(record.processId));

@@ -10,6 +10,7 @@ import type { ProcessStreamOptions } from './process-stream-options';
 import { ExecProcess } from './exec-process';
 import type { AdoptedCounters } from './exec-process';
 import type { ProcessTable } from './process-table';
+import type { HistoryLaunch } from './output-history';
 import type { SendParams, StartedProcess, StartOptions, StartParams } from './start-params';
 import { startWithStdinFifo } from './stdin-fifo';
 import { executorTempDir } from './temp-dir';
@@ -78,7 +79,8 @@ export class ExecBackend {
     const wire: ExecParams = { ...params, processId, cwd: toFileUri(params.cwd), env: { ...params.env }, tty };
     const table = this.table;
     // The list itself hears the process: no closure (whose context would keep this call's locals).
-    const process = new ExecProcess(processId, this.client, { ...this.streamOptions(), listener: table });
+    const launch = options.unlisted === true ? undefined : { argv: options.listedArgv ?? params.argv, tty };
+    const process = new ExecProcess(processId, this.client, { ...this.streamOptions(), listener: table }, undefined, launch);
     let route: { unsubscribe(): void } | undefined;
     try {
       const live = this.client.liveRpc();
@@ -104,8 +106,8 @@ export class ExecBackend {
    * registers it with the session before the takeover handshake, so its notifications are routed from
    * the start. Its history comes from the same factory as a started process's; it is not listed yet.
    */
-  adopt(processId: string, counters: AdoptedCounters): ExecProcess {
-    const process = new ExecProcess(processId, this.client, { ...this.streamOptions(), listener: this.table }, counters);
+  adopt(processId: string, counters: AdoptedCounters, launch?: HistoryLaunch): ExecProcess {
+    const process = new ExecProcess(processId, this.client, { ...this.streamOptions(), listener: this.table }, counters, launch);
     this.client.addProcess(process.inbox);
     return process;
   }

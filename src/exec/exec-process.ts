@@ -13,7 +13,7 @@ import type { ReadResponse, WriteResponse } from '../wire/process';
 import type { OutputStream } from '../wire/process-event';
 import { toBoundedAsyncIterable } from './bounded-iterator';
 import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from './event-history';
-import type { OutputHistory, OutputHistoryReader } from './output-history';
+import type { HistoryLaunch, OutputHistory, OutputHistoryReader } from './output-history';
 import type { CollectedOutput, RetainedHistory } from './process-summaries';
 import type { ProcessViewOptions, StreamSelection } from './output-views';
 import type { ProcessReadableOptions } from './output-readable';
@@ -80,11 +80,13 @@ export class ExecProcess implements OutputHistoryReader {
     options: ProcessStreamOptions = {},
     /** @internal An adopted process: where its seqs and writeIds go on. */
     adopted?: AdoptedCounters,
+    /** @internal How a listed process was started, for its history (see `HistoryFactory`). */
+    launch?: HistoryLaunch,
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.listener = options.listener;
     const outputHistory = options.outputHistory ?? memoryHistory({ maxEvents: options.historyEvents ?? DEFAULT_HISTORY_EVENTS, maxBytes: options.historyBytes ?? DEFAULT_HISTORY_BYTES });
-    this.history = outputHistory(processId);
+    this.history = outputHistory(processId, launch);
     this.status = new ProcessStatus(this);
     this.inbox = new ProcessInbox(processId, session, this.history, this.status, this.scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS, adopted?.lastSeq);
     if (adopted !== undefined) this.writeCounter = adopted.nextWriteId - 1;

@@ -82,9 +82,20 @@ export interface OutputHistory extends OutputHistoryReader {
   release(): void;
 }
 
+/** How a listed process was started, as a history factory is told: what `Environment.processes$` lists it with. */
+export interface HistoryLaunch {
+  /** Its command line (for a process with a stdin FIFO or a sized tty: the caller's, not the wrapper's). */
+  readonly argv: readonly string[];
+  /** Whether it runs on a pty. */
+  readonly tty: boolean;
+}
+
 /**
  * Makes the output history of one process. Called once per process with its id, when `ExecBackend.start`
- * builds the process (before `process/start` is sent: a throw rejects the start, and nothing is sent).
- * The history it returns belongs to that process, which appends to it and releases it.
+ * builds the process (before `process/start` is sent: a throw rejects the start, and nothing is sent), or
+ * when `EnvironmentManager.adoptAcceptedWebsocket` takes one back. `launch` says how a listed process was
+ * started (a store can record it with the first bytes it keeps); it is absent for the helpers a start runs
+ * (the FIFO feeder, a sized tty's wrapper), which are never listed. The history it returns belongs to that
+ * process, which appends to it and releases it.
  */
-export type HistoryFactory = (processId: string) => OutputHistory;
+export type HistoryFactory = (processId: string, launch?: HistoryLaunch) => OutputHistory;

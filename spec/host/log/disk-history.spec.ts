@@ -115,6 +115,18 @@ describe('DiskHistory', () => {
 });
 
 describe('diskHistories', () => {
+  it('records a listed process\'s argv with its first metadata, from the launch the library passes', async () => {
+    const store = await OutputLogStore.open({ dataDir: await tempDir(), totalBytes: 1 << 30 });
+    const make = diskHistories(store, 'env-8');
+    make('told', { argv: ['make', 'all'], tty: true });
+    make('helper');
+    expect({ told: store.meta({ environmentId: 'env-8', processId: 'told' }), helper: store.meta({ environmentId: 'env-8', processId: 'helper' }) }).toMatchObject({
+      told: { argv: ['make', 'all'], tty: true },
+      helper: { argv: [], tty: false },
+    });
+    await store.close();
+  });
+
   it('makes each process a log in the store under its environment, and records its end', async () => {
     const clock = new VirtualClock();
     const store = await OutputLogStore.open({ dataDir: await tempDir(), totalBytes: 1 << 30, scheduler: clock.scheduler });

@@ -259,9 +259,9 @@ export interface DiskHistoriesOptions extends DiskHistoryOptions {
  * refused) once the store is closed.
  */
 export function diskHistories(store: OutputLogStore, environmentId: string, options: DiskHistoriesOptions = {}): HistoryFactory {
-  return (processId) => {
+  return (processId, launch) => {
     const key = { environmentId, processId };
-    const log = options.adopted?.get(processId) ?? store.create(key, options.launch?.(processId));
+    const log = options.adopted?.get(processId) ?? store.create(key, launch ?? options.launch?.(processId));
     options.onLog?.(log, processId);
     return new DiskHistory(log, { onFailed: () => store.markFailed(key), onRelease: () => store.release(key) }, options);
   };

@@ -1,0 +1,103 @@
+/**
+ * Issue 21: a host down for 100 s, past the executor's 80 s retention of a detached session. The
+ * executor keeps re-dialling; when the host is back it re-registers (409) and the host tries to take its
+ * session back, but the executor killed that session (and its processes) at 80 s: the host does not
+ * crash, the process of before is listed `lost` with the reason, its log of before is intact, and the
+ * environment is connected again with a new session that runs new processes.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient, paths } from '../host/api/api-client';
+import { decodeEvents, finished } from '../host/api/api-host';
+import { startDirectExecutor } from '../support/executor';
+import type { CliRun } from './cli-process';
+import { startCli } from './cli-process';
+
+jest.setTimeout(240_000);
+
+const KEY_ID = 'AKIDCLIDOWN';
+const SECRET = 'cli-down-secret-do-not-print';
+const TOKEN = 'cli-down-operator-token-do-not-print';
+const ENV = 'down-1';
+/** The executor keeps a detached session this long (PROTOCOL.md 3.3), and the host stays down longer. */
+const DOWN_MS = 100_000;
+
+const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+
+describe('exec-rx host down for 100 s, past the executor\'s retention', () => {
+  let work: string;
+  const hostEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: TOKEN });
+  const dataDir = (): string => join(work, 'data');
+
+  async function startHost(): Promise<{ run: CliRun; base: string }> {
+    const run = startCli(['host', '--port', '0', '--data-dir', dataDir()], hostEnv());
+    await run.waitFor('stdout', '--environment-id <environment-id>\n');
+    const base = /^exec-rx host listening on (\S+)$/m.exec(run.stdout.map((c) => c.text).join(''))?.[1];
+    if (base === undefined) throw new Error(`no url: ${run.stdout.map((c) => c.text).join('')}`);
+    return { run, base };
+  }
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'exec-rx-cli-down-'));
+  });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('lists the process of before lost with the reason, keeps its log, and connects the environment with a new session', async () => {
+    const first = await startHost();
+    const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
+    let second: { run: CliRun; base: string } | undefined;
+    try {
+      await first.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);
+      const api = new ApiClient(first.base, TOKEN);
+      const started = await api.post(paths.processes(ENV), { argv: ['sh', '-c', 'echo pid $$; echo before; exec sleep 600'] });
+      expect(started.status).toBe(201);
+      const processId = (started.body as { id: string }).id;
+      const opened = await api.events(paths.events(ENV, processId));
+      if (!('stream' in opened)) throw new Error(`events answered ${opened.refused.status}`);
+      await opened.stream.next((event) => event.event === 'output' && Buffer.from((JSON.parse(event.data) as { chunk: string }).chunk, 'base64').toString().includes('before'), 30_000);
+      const before = decodeEvents(opened.stream.events).stdout;
+      const pid = Number(/^pid (\d+)\n/.exec(before)?.[1]);
+      expect(existsSync(`/proc/${pid}`)).toBe(true);
+      first.run.child.kill('SIGKILL');
+      await first.run.done;
+      await opened.stream.close();
+
+      // Down past the executor's retention: it kills the detached session and its processes at 80 s.
+      const gone = Date.now() + 95_000;
+      while (existsSync(`/proc/${pid}`) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(existsSync(`/proc/${pid}`)).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, DOWN_MS - 95_000)));
+      expect(executor.child.exitCode).toBeNull(); // the executor itself lives on, re-dialling
+
+      second = await startHost();
+      await second.run.waitFor('stderr', `environment ${ENV}: session `);
+      await second.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);
+      const stderr = second.run.stderr.map((c) => c.text).join('');
+      expect(stderr).toMatch(new RegExp(`environment ${ENV}: session \\S+ is gone, a new one was made: 0 processes adopted, 1 lost`));
+      expect(second.run.child.exitCode).toBeNull();
+
+      const again = new ApiClient(second.base, TOKEN);
+      const listed = await again.get(paths.process(ENV, processId));
+      expect(listed.body).toMatchObject({ id: processId, state: 'lost', error: { code: 'PROCESS_GONE' } });
+      expect((listed.body as { error: { message: string } }).error.message).toMatch(/no longer has session .*80 s retention/);
+      // The log of before is intact.
+      const read = await again.events(`${paths.events(ENV, processId)}?follow=false`);
+      if (!('stream' in read)) throw new Error(`events answered ${read.refused.status}`);
+      expect(sha256(decodeEvents(await read.stream.ended(20_000)).stdout)).toBe(sha256(before));
+      // The environment runs new processes in its new session.
+      const fresh = await again.post(paths.processes(ENV), { argv: ['sh', '-c', 'echo fresh; exit 3'] });
+      expect(fresh.status).toBe(201);
+      const result = await finished(again, ENV, (fresh.body as { id: string }).id);
+      expect({ stdout: result.stdout, exitCode: result.exitCode }).toEqual({ stdout: 'fresh\n', exitCode: 3 });
+    } finally {
+      if (second !== undefined) {
+        second.run.child.kill('SIGTERM');
+        await second.run.done;
+      }
+      first.run.child.kill('SIGKILL');
+      await executor.stop();
+    }
+  });
+});
