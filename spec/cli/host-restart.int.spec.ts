@@ -2,7 +2,8 @@
  * `exec-rx host --data-dir`, the built cli, killed with SIGKILL while a process writes heavily, then
  * started again on the same data dir: the process of before is listed `unknown` (through the API and
  * `exec-rx ls --json`), its log is readable up to its last written record with contiguous seqs from 1
- * (its output a prefix of what the command writes), and `exec-rx logs` and `GET …/log` give the same bytes.
+ * (its output a prefix of what the command writes), and `exec-rx logs` and `GET …/log` give the same bytes;
+ * `exec-rx logs --follow` waits for the executor to come back, and ends once a new one has lost the process.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -89,13 +90,26 @@ describe('exec-rx host killed with SIGKILL, then started again on the same data 
 
       const logged = await runCliBytes(['logs', '--environment', ENV, processId], '', { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
       expect({ code: logged.code, stderr: logged.stderr, sha256: sha256(logged.stdout) }).toEqual({ code: 0, stderr: '', sha256: sha256(stdout) });
-      // Following it ends too: nothing more will come, its end is unknown (failed PROCESS_GONE, exit 1).
-      const followed = await runCliBytes(['logs', '--environment', ENV, processId, '--follow'], '', { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
-      expect({ code: followed.code, stderr: followed.stderr, sha256: sha256(followed.stdout) }).toEqual({
-        code: 1,
-        stderr: `exec-rx: the host at ${second.base} no longer knows the process (it restarted): its output log ends here: it was running when the host stopped, how it ended is unknown\n`,
-        sha256: sha256(stdout),
-      });
+      // Following it waits while the host expects its executor back (its state remembers the session):
+      // it writes the whole log, then stays. A new executor under the same id has no such session: the
+      // process is lost with why, and the follower ends there (failed PROCESS_GONE, exit 1).
+      const followed = startCli(['logs', '--environment', ENV, processId, '--follow'], { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
+      followed.child.stdin.end();
+      await followed.waitFor('stdout', stdout.slice(-40));
+      expect(followed.child.exitCode).toBeNull();
+      const fresh = await startDirectExecutor({ remoteUrl: second.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
+      try {
+        expect(await followed.done).toEqual({ code: 1, signal: null });
+        await second.run.waitFor('stderr', ' lost: ');
+        const lostReason = /environment \S+: process \S+ lost: (.*)\n/.exec(second.run.stderr.map((c) => c.text).join(''))?.[1];
+        expect(lostReason).toMatch(/^the executor no longer has session \S+ \(its 80 s retention passed\)/);
+        expect({ stderr: followed.stderr.map((c) => c.text).join(''), sha256: sha256(followed.stdout.map((c) => c.text).join('')) }).toEqual({
+          stderr: `exec-rx: the host at ${second.base} no longer knows the process (it restarted): it was running when the host stopped and could not be taken back: ${lostReason ?? ''}\n`,
+          sha256: sha256(stdout),
+        });
+      } finally {
+        await fresh.stop();
+      }
       const bytes = await api.get(`${paths.process(ENV, processId)}/log`);
       expect({ status: bytes.status, sha256: sha256(bytes.text) }).toEqual({ status: 200, sha256: sha256(stdout) });
     } finally {

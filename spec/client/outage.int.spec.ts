@@ -2,7 +2,7 @@
  * HostClient.events$ while the host is unreachable, against a real host and the real executor: the
  * proxy in front of the host plays a host that is down (it stops listening: connections are refused; or
  * it resets each one) for 5 s mid-stream, then lets connections through again. With the default
- * maxOfflineMs (60 s) the stream waits it out and the output comes out whole; with maxOfflineMs 2 s the
+ * maxOfflineMs (90 s) the stream waits it out and the output comes out whole; with maxOfflineMs 2 s the
  * same outage fails the stream with HOST_UNREACHABLE, in bounded time.
  *
  * Whole means: as whole as the host holds it. At 1 MiB/s an outage of 5 s (plus the backoff delay

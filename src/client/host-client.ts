@@ -30,7 +30,7 @@ export interface HostClientOptions {
   readonly token: string | (() => string);
   /** The fetch to use. @default globalThis.fetch */
   readonly fetch?: typeof fetch;
-  /** Backoff, jitter and how long the host may stay unreachable. @default DEFAULT_RETRY_POLICY (200 ms doubling to 5 s, jitter 0.5, 60 s) */
+  /** Backoff, jitter and how long the host may stay unreachable. @default DEFAULT_RETRY_POLICY (200 ms doubling to 5 s, jitter 0.5, 90 s) */
   readonly retry?: Partial<RetryPolicy>;
   /** Randomness of the jitter (specs pass a fixed one). @default Math.random */
   readonly random?: () => number;

@@ -14,7 +14,11 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
   /** Each delay is drawn from [delay × (1 − jitter), delay]. @default 0.5 */
   readonly jitter: number;
-  /** How long the host may stay unreachable (refused, reset, 502/503/504) before the call fails `HOST_UNREACHABLE`. @default 60000 */
+  /**
+   * How long the host may stay unreachable (refused, reset, 502/503/504) before the call fails
+   * `HOST_UNREACHABLE`: long enough to ride through a host restart of up to 60 s (plus its start).
+   * @default 90000
+   */
   readonly maxOfflineMs: number;
   /**
    * An event stream silent this long (the host pings every 15 s) is taken for a dead connection:
@@ -24,7 +28,7 @@ export interface RetryPolicy {
 }
 
 /** Default {@link RetryPolicy}. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 200, maxDelayMs: 5_000, jitter: 0.5, maxOfflineMs: 60_000, streamIdleMs: 45_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 200, maxDelayMs: 5_000, jitter: 0.5, maxOfflineMs: 90_000, streamIdleMs: 45_000 };
 
 /**
  * The wait before the next attempt while the host has been unreachable since `since` (ms, on the clock

@@ -3,8 +3,8 @@
  * after its environment failed) starts a new generation with `EnvironmentManager.fromAcceptedWebsocket`;
  * later sockets of a live generation go to `replaceAcceptedWebsocket`.
  */
-import type { Subscription } from 'rxjs';
-import { asyncScheduler, BehaviorSubject, Subject } from 'rxjs';
+import type { Observable, SchedulerLike, Subscription } from 'rxjs';
+import { asyncScheduler, BehaviorSubject, endWith, filter, map, of, race, Subject, take, timer } from 'rxjs';
 import type WebSocket from 'ws';
 import type { ExecClientErrorCode } from '../errors';
 import { ExecClientError } from '../errors';
@@ -95,6 +95,12 @@ interface Slot {
 
 const OPEN = 1;
 
+/**
+ * How long after its start a restarted host expects an executor whose session it remembers to come
+ * back: the executor keeps a detached session 80 s, plus a margin for its backoff and its handshake.
+ */
+export const TAKE_BACK_WAIT_MS = 90_000;
+
 /** Owns every manager and socket it adopts; `close()` releases them all. */
 export class HostedEnvironments {
   private readonly slots = new Map<string, Slot>();
@@ -113,10 +119,15 @@ export class HostedEnvironments {
   /** Logs reopened to take an environment's processes back, kept across failed attempts. */
   private readonly reopened = new Map<string, Map<string, OutputLog>>();
   /** How the pauses of every environment are counted and said, on the host's clock. */
-  private readonly pauseLog: DiskPauseLog = { count: this.diskPauses, now: () => (this.managerOptions.scheduler ?? asyncScheduler).now() };
+  private readonly pauseLog: DiskPauseLog = { count: this.diskPauses, now: () => this.now() };
 
   /** Each {@link HostEvent} as it happens (hot: no replay). Completes on close; never errors. */
   readonly events$ = this.eventSubject.asObservable();
+
+  /** The id of each environment whose first session since this start was installed or found gone (`taken`). */
+  private readonly settledSubject = new Subject<string>();
+  /** When this host started, on its clock: the take-back wait counts from here. */
+  private readonly startedAt: number;
 
   constructor(
     private readonly managerOptions: EnvironmentManagerOptions,
@@ -126,7 +137,40 @@ export class HostedEnvironments {
     /** Hears each environment's executor session id whenever it connects (the host records it in its state). */
     /** Where the executors' sessions are remembered across restarts (the host's state); none without a data dir. */
     private readonly sessions?: SessionRecords,
-  ) {}
+    /** How long after the start an executor whose session the host remembers is expected back. @default TAKE_BACK_WAIT_MS */
+    private readonly takeBackWaitMs: number = TAKE_BACK_WAIT_MS,
+  ) {
+    this.startedAt = this.now();
+  }
+
+  /**
+   * Whether the host still expects the executor of `id` back to take its session (and the processes its
+   * logs found `unknown`) back: it remembers the session, the environment's first session since this
+   * start is not installed yet (neither taken back nor found gone), and `takeBackWaitMs` since the start
+   * has not run out. Always false without a data dir.
+   */
+  awaitingTakeBack(id: string): boolean {
+    if (this.closed || this.outputLogs === undefined || this.taken.has(id) || this.sessions?.sessionOf(id) === undefined) return false;
+    return this.now() < this.startedAt + this.takeBackWaitMs;
+  }
+
+  /**
+   * Emits once and completes when `id` is no longer awaited (see {@link awaitingTakeBack}): at once when it
+   * is not; else once its executor's session was taken back (its processes adopted or marked `lost`) or
+   * found gone (they are `lost`), once the wait runs out, or when the host closes. Cold; unsubscribing
+   * stops the wait's timer.
+   */
+  takeBackSettled(id: string): Observable<void> {
+    if (!this.awaitingTakeBack(id)) return of(undefined);
+    const settled$ = this.settledSubject.pipe(
+      filter((settled) => settled === id),
+      endWith(id),
+    );
+    return race(settled$, timer(Math.max(0, this.startedAt + this.takeBackWaitMs - this.now()), this.scheduler)).pipe(
+      take(1),
+      map(() => undefined),
+    );
+  }
 
   /** Every environment's current generation, in first-seen order. */
   all(): readonly HostedEnvironment[] {
@@ -190,6 +234,15 @@ export class HostedEnvironments {
     for (const slot of slots) slot.socket?.terminate();
     this.subject.complete();
     this.eventSubject.complete();
+    this.settledSubject.complete();
+  }
+
+  private get scheduler(): SchedulerLike {
+    return this.managerOptions.scheduler ?? asyncScheduler;
+  }
+
+  private now(): number {
+    return this.scheduler.now();
   }
 
   private startGeneration(id: string, socket: WebSocket, generation: number): void {
@@ -222,6 +275,7 @@ export class HostedEnvironments {
     if (store !== undefined && !this.taken.has(id)) {
       this.taken.add(id);
       for (const meta of store.adoptable(id)) store.markLost({ environmentId: id, processId: meta.processId }, 'the host had no record of its executor\'s session to take it back');
+      this.settledSubject.next(id);
     }
     return manager;
   }
@@ -254,10 +308,10 @@ export class HostedEnvironments {
     const adopted = await EnvironmentManager.adoptAcceptedWebsocket(id, socket, { sessionId, processes: records }, { ...this.managerOptions, outputHistory: this.outputHistory(id, logs) });
     this.taken.add(id);
     this.reopened.delete(id);
-    for (const lost of adopted.lost) {
-      store.markLost({ environmentId: id, processId: lost.processId }, lost.reason);
-      await logs.get(lost.processId)?.seal();
-    }
+    for (const lost of adopted.lost) store.markLost({ environmentId: id, processId: lost.processId }, lost.reason);
+    // Settled once every process is adopted or marked lost: its followers read on, or end with why.
+    this.settledSubject.next(id);
+    for (const lost of adopted.lost) await logs.get(lost.processId)?.seal();
     const how = adopted.resumed ? `session ${sessionId} taken back` : `session ${sessionId} is gone, a new one was made`;
     this.log(`environment ${id}: ${how}: ${adopted.processes.length} process${adopted.processes.length === 1 ? '' : 'es'} adopted, ${adopted.lost.length} lost`);
     for (const lost of adopted.lost) this.log(`environment ${id}: process ${lost.processId} lost: ${lost.reason}`);

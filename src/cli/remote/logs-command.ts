@@ -11,7 +11,7 @@ import { describeHostError } from './host-errors';
 import { watchedFetch } from './watched-fetch';
 import { EXIT_BROKEN_PIPE, EXIT_ERROR } from '../exit-codes';
 
-/** How long the host may stay unreachable before `logs` without `--follow` gives up (with it: the client's 60 s). */
+/** How long the host may stay unreachable before `logs` without `--follow` gives up (with it: the client's 90 s, through a host restart of up to 60 s). */
 const SNAPSHOT_OFFLINE_MS = 2_000;
 
 /**

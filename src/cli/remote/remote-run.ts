@@ -18,7 +18,7 @@ import { watchedFetch } from './watched-fetch';
 
 /**
  * How long a host that never answered may stay unreachable before the start gives up; once the process
- * runs, the client's own bound (60 s) applies to the events and the calls.
+ * runs, the client's own bound (90 s: a host restart of up to 60 s is ridden through) applies to the events and the calls.
  */
 const START_OFFLINE_MS = 5_000;
 

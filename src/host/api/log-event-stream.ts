@@ -7,9 +7,13 @@
  * A slow subscriber is never cut for being slow: the log holds what it needs, and the executor is read
  * at full speed whatever the subscriber does. It ends after `closed` or `failed` (a log that could not
  * write gives a `truncated` marker with reason `writeFailed`, then `failed` with LOG_WRITE_FAILED), when
- * the client goes away, or (without `follow`) once it has what the log holds now; following a process
- * whose end is unknown (of before a restart), after `failed` PROCESS_GONE at the end of its log.
+ * the client goes away, or (without `follow`) once it has what the log holds now. A follower at the end
+ * of a log that takes no more appends without `closed` asks `afterEnd` what comes next: the same
+ * process's log goes on in another object (a restarted host took the process back: read on from the
+ * cursor), the process is gone (`failed` PROCESS_GONE with why), or nothing (the stream ends).
  */
+import type { Observable, Subscription } from 'rxjs';
+import { take } from 'rxjs';
 import { failedFrame, logFrameOf } from './event-frames';
 import type { SseStream } from './sse';
 import type { LogEvent } from '../log/log-event';
@@ -24,11 +28,29 @@ export interface LogStreamOptions {
   /** Wait for what the log takes next (else end once what it holds now was written). */
   readonly follow: boolean;
   /**
-   * The process's end is unknown (it was running when the host went down): a follower that read all
-   * its log gets `failed` with PROCESS_GONE, since nothing more will come and `closed` never will.
+   * Asked by a follower that read all of a log that takes no more appends and has no `closed`: emits
+   * what comes next (see {@link LogContinuation}), once; completing without a value ends the stream.
+   * Unsubscribed when the stream ends first. Absent: the stream ends there.
    */
-  readonly endUnknown?: boolean;
+  readonly afterEnd?: (log: OutputLog) => Observable<LogContinuation>;
 }
+
+/** What a follower does at the end of a log that takes no more appends without `closed`. */
+export type LogContinuation =
+  | {
+      /** The process's log goes on in `log` (another object than the one read): read on after the cursor. */
+      readonly type: 'log';
+      readonly log: OutputLog;
+    }
+  | {
+      /** Nothing more will come and how the process ended is not known: `failed` PROCESS_GONE with `message`. */
+      readonly type: 'gone';
+      readonly message: string;
+    }
+  | {
+      /** The stream ends here. */
+      readonly type: 'end';
+    };
 
 /**
  * Streams the events of `log` after `afterSeq` into `stream`; with `follow: false`, only what the log
@@ -42,8 +64,9 @@ export function streamLogEvents(log: OutputLog, stream: SseStream, afterSeq: num
   });
 }
 
-async function pump(log: OutputLog, stream: SseStream, afterSeq: number, { follow, endUnknown = false }: LogStreamOptions): Promise<void> {
+async function pump(first: OutputLog, stream: SseStream, afterSeq: number, { follow, afterEnd }: LogStreamOptions): Promise<void> {
   const gone = ended(stream);
+  let log = first;
   let cursor = afterSeq;
   let batch: readonly LogEvent[] = [];
   let memoryFrom = 0;
@@ -68,10 +91,30 @@ async function pump(log: OutputLog, stream: SseStream, afterSeq: number, { follo
     memoryFrom = read.memoryFrom;
     next = 0;
     if (batch.length > 0 || !read.caughtUp) continue;
-    if (read.ended && follow && endUnknown) stream.write(failedFrame('PROCESS_GONE', 'its output log ends here: it was running when the host stopped, how it ended is unknown'));
+    if (read.ended && follow && afterEnd !== undefined) {
+      const next = await firstUnlessEnded(afterEnd(log), stream);
+      if (next?.type === 'log' && next.log !== log) {
+        log = next.log;
+        continue;
+      }
+      if (next?.type === 'gone') stream.write(failedFrame('PROCESS_GONE', next.message));
+      return stream.end();
+    }
     if (read.ended || !follow) return stream.end();
     await Promise.race([log.waitFor(cursor), gone]);
   }
+}
+
+/** The first value of `source$`; undefined when it completes without one or the stream ends first (then it is unsubscribed). */
+function firstUnlessEnded<T>(source$: Observable<T>, stream: SseStream): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve, reject) => {
+    if (stream.isEnded) return resolve(undefined);
+    const subscription: Subscription = source$.pipe(take(1)).subscribe({ next: resolve, error: reject, complete: () => resolve(undefined) });
+    stream.onEnd(() => {
+      subscription.unsubscribe();
+      resolve(undefined);
+    });
+  });
 }
 
 /** Resolves at the client's next `drain` (it took what was sent). */

@@ -14,6 +14,7 @@ import type { HostedProcess } from './hosted-processes';
 import { discardBody, readJsonBody } from './json-body';
 import { ApiProblem } from './problem';
 import { logSelectionOf, sendLogBytes } from './log-bytes';
+import { afterLogEnd } from './log-continuation';
 import { streamLogEvents } from './log-event-stream';
 import { streamProcessEvents } from './process-event-stream';
 import { sendApiJson, sendEmpty } from './responses';
@@ -180,9 +181,10 @@ export function processRoutes(context: ApiContext): Route[] {
           // With a data dir, every process the store holds is read from its log, at the reader's pace
           // (one of an earlier run of the host too); else from the live process's history.
           const key = { environmentId: params['environmentId'] ?? '', processId: params['processId'] ?? '' };
-          const log = await context.outputLogs?.openLog(key);
-          const endUnknown = context.outputLogs?.meta(key)?.state === 'unknown';
-          if (log !== undefined) return streamLogEvents(log, context.hub.open(res, tokenId), after, { follow, endUnknown });
+          // A process found running before a restart (`unknown`) is waited for while its executor is expected back.
+          const store = context.outputLogs;
+          const log = await store?.openLog(key);
+          if (store !== undefined && log !== undefined) return streamLogEvents(log, context.hub.open(res, tokenId), after, { follow, afterEnd: afterLogEnd(context.environments, store, key) });
           const { hosted } = target(context, params);
           streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, { follow, stallMs: context.stallMs, scheduler: context.scheduler });
         },

@@ -1,0 +1,45 @@
+/**
+ * What a follower of a process's output log does once it read all of a log that takes no more appends
+ * without `closed` (see log-event-stream's `afterEnd`). After a host restart, a process found running
+ * in its log is `unknown` until its executor comes back: while the host expects it back
+ * (`HostedEnvironments.awaitingTakeBack`), the follower waits; once the process is taken back it reads on
+ * in the log that takes its appends again (the store's, not the sealed one it read), once it is found
+ * `lost` (or the wait ran out) it ends with `failed` PROCESS_GONE, saying why.
+ */
+import type { Observable } from 'rxjs';
+import { defer, from, of, switchMap } from 'rxjs';
+import type { HostedEnvironments } from '../hosted-environments';
+import type { OutputLog } from '../log/output-log';
+import type { OutputLogStore } from '../log/output-log-store';
+import type { ProcessKey } from '../log/process-meta';
+import type { LogContinuation } from './log-event-stream';
+
+/** The end of the log of a process whose end stayed unknown: nothing more will come. */
+export const UNKNOWN_END = 'its output log ends here: it was running when the host stopped, how it ended is unknown';
+
+const END: LogContinuation = { type: 'end' };
+
+/** What a follower needs of the host's environments: when a restart's take-back of one has settled. */
+export type TakeBackWatch = Pick<HostedEnvironments, 'takeBackSettled'>;
+
+/**
+ * The `afterEnd` of a follower of process `key`: waits while the process is `unknown` and its
+ * environment's executor is awaited (the wait bounded by `environments`), then looks again (see the
+ * module's doc). Emits once and completes; never errors (a log that cannot be opened ends the stream).
+ */
+export function afterLogEnd(environments: TakeBackWatch, store: OutputLogStore, key: ProcessKey): (log: OutputLog) => Observable<LogContinuation> {
+  return (log) =>
+    defer(() => (store.meta(key)?.state === 'unknown' ? environments.takeBackSettled(key.environmentId) : of(undefined))).pipe(
+      switchMap(() => from(continuationOf(store, key, log))),
+    );
+}
+
+/** What the store says of the process now, for a follower at the end of `log`. */
+async function continuationOf(store: OutputLogStore, key: ProcessKey, log: OutputLog): Promise<LogContinuation> {
+  const meta = store.meta(key);
+  if (meta === undefined) return END;
+  if (meta.state === 'unknown') return { type: 'gone', message: UNKNOWN_END };
+  if (meta.state === 'lost') return { type: 'gone', message: `it was running when the host stopped and could not be taken back: ${meta.lostReason ?? 'no reason given'}` };
+  const current = await store.openLog(key).catch(() => undefined);
+  return current !== undefined && current !== log ? { type: 'log', log: current } : END;
+}
