@@ -237,6 +237,11 @@ export class OutputLogStore {
     return this.enforcing;
   }
 
+  /** Writes and syncs what every open log took so far (a host that stops, before it lets its executors go). Never rejects. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.entries.values()].map((entry) => entry.log?.flush()));
+  }
+
   /** Stops the sweep, closes every log (writing and syncing what they took), completes `failures$`. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
