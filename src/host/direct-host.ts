@@ -260,15 +260,16 @@ export class DirectHost {
     step('ending event streams');
     const ended = stops.endStreams(options.retryMs ?? DEFAULT_COME_BACK_RETRY_MS);
     if (ended > 0) this.log(`stopping: ${ended} event stream(s) ended with the come-back event`);
+    step('closing output logs');
+    // Before the executors go (the last flush): their processes' streams fail when the sockets close, and
+    // that must not reach the logs; what an executor sends after this, the next run reads from it again (from the log's last seq).
+    await this.outputLogs?.close();
     step('closing executor sockets');
     // The managers close without terminating anything: each executor keeps its session (80 s) and re-dials.
     await this.table.close();
     this.wss.close();
     this.registrations.clear();
     server.closeAllConnections();
-    step('closing output logs');
-    // After the environments: what they took last is in the logs, and every log is flushed.
-    await this.outputLogs?.close();
     await closed;
   }
 }

@@ -122,15 +122,16 @@ export interface HostServer {
   /**
    * Stops gracefully, in order: stops listening and refuses what still comes (503, so executors and
    * clients retry); writes and syncs every output log; ends every event stream with the come-back
-   * event; closes every environment and the executors' sockets (their processes stay with their
-   * executors, which keep their sessions and re-dial); closes the logs (the last flush). Idempotent: every
+   * event; closes the logs (the last flush: a process's stream that fails when its socket closes is not
+   * recorded as failed, so the next run takes it back); closes every environment and the executors'
+   * sockets (their processes stay with their executors, which keep their sessions and re-dial). Idempotent: every
    * call returns the same stop (the first call's options count).
    */
   close(options?: HostCloseOptions): Promise<void>;
 }
 
 /** The steps of {@link HostServer.close}, in order. */
-export type HostStopStep = 'refusing' | 'flushing output logs' | 'ending event streams' | 'closing executor sockets' | 'closing output logs';
+export type HostStopStep = 'refusing' | 'flushing output logs' | 'ending event streams' | 'closing output logs' | 'closing executor sockets';
 
 /** Options of {@link HostServer.close}. */
 export interface HostCloseOptions {
