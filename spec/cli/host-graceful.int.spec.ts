@@ -119,7 +119,10 @@ describe('exec-rx host stopped with SIGTERM and started again while its executor
 
       const resumed = await again.events(paths.events(ENV, processId), { headers: { 'last-event-id': String(lastSeq) } });
       if (!('stream' in resumed)) throw new Error(`events answered ${resumed.refused.status}: ${resumed.refused.text}`);
-      const restEvents = await resumed.stream.ended(120_000);
+      const restEvents = await resumed.stream.ended(120_000).catch((error: unknown) => {
+        const got = collect(resumed.stream.events);
+        throw new Error(`${String(error)}; resumed after ${lastSeq}, got seqs ${got.seqs[0] ?? '-'}..${got.seqs[got.seqs.length - 1] ?? '-'} and ${got.others.join(',')}; second host: ${stderrOf(second?.run ?? first.run)}`);
+      });
       const rest = collect(restEvents);
       expect(rest.others).toEqual(['exited', 'closed']);
       const seqs = [...firstRead.seqs, ...rest.seqs];
