@@ -6,6 +6,7 @@
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import type { HostProcessEvent, RetryPolicy } from '../../src/client';
 import { HostApiError, HostClient } from '../../src/client';
+import { VirtualClock } from '../support/virtual-time';
 import { eventLine, FakeFetch, frames, HOST_A, HOST_B, networkError, problem, SseBody } from './fake-fetch';
 
 const ENV = 'env-1';
@@ -154,6 +155,35 @@ describe('HostClient.events$', () => {
     expect(await done).toBeUndefined();
     expect(lines).toEqual(['output:1:stdout:a', 'closed:2']);
     expect(afters(fake)).toEqual(['0', '1']);
+  });
+});
+
+describe('HostClient.events$: a host that stops gracefully (event: restart)', () => {
+  it('takes the come-back event for a reason to reconnect, not an error: it waits retryMs, then resumes after the last seq (virtual time)', async () => {
+    const clock = new VirtualClock();
+    const first = new SseBody(frames.output(1, 'a'), frames.output(2, 'b'), frames.restart(2_000), frames.output(3, 'never'));
+    // The first stream, then a refused connection (the host is still down), then the host started again.
+    const replies = new FakeFetch(clock).reply(first, networkError(), new SseBody(frames.output(3, 'c'), frames.closed(4)).end());
+    const host = new HostClient({ url: 'http://host.test:8080', token: 'unit-spec-token-0123456789', fetch: replies.fetch, retry: { initialDelayMs: 1, maxDelayMs: 4 }, random: () => 0.5, scheduler: clock });
+    const lines: string[] = [];
+    const done = new Promise<unknown>((resolve) => host.events$(ENV, PID).subscribe({ next: (e) => lines.push(line(e)), error: resolve, complete: () => resolve(undefined) }));
+    await clock.advance(0);
+    expect({ lines, calls: replies.calls.length, cancelled: first.cancelled }).toEqual({ lines: ['output:1:stdout:a', 'output:2:stdout:b'], calls: 1, cancelled: true });
+    // Nothing before retryMs.
+    await clock.advance(1_999);
+    expect(replies.calls).toHaveLength(1);
+    await clock.advance(1);
+    expect(await clock.run(done)).toBeUndefined();
+    expect(lines).toEqual(['output:1:stdout:a', 'output:2:stdout:b', 'output:3:stdout:c', 'closed:4']);
+    expect({ afters: afters(replies), reconnectedAt: replies.calls[1]?.at }).toEqual({ afters: ['0', '2', '2'], reconnectedAt: 2_000 });
+  });
+
+  it('with follow: false, a come-back event is not the end of what the host holds: it resumes and completes at the real end', async () => {
+    const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a'), frames.restart(0)).end(), new SseBody(frames.output(2, 'b')).end());
+    const { lines, done } = collect(client(fake), { follow: false });
+    expect(await done).toBeUndefined();
+    expect(lines).toEqual(['output:1:stdout:a', 'output:2:stdout:b']);
+    expect(fake.calls.map((c) => c.url.search)).toEqual(['?after=0&follow=false', '?after=1&follow=false']);
   });
 });
 

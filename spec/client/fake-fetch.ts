@@ -183,6 +183,8 @@ export const frames = {
   truncated: (nextSeq: number, droppedEvents: number): string => `event: truncated\ndata: ${JSON.stringify({ nextSeq, droppedEvents })}\n\n`,
   failed: (code: string, message: string): string => `event: failed\ndata: ${JSON.stringify({ code, message })}\n\n`,
   ping: (): string => ': ping\n\n',
+  /** The come-back event a host that stops gracefully ends every stream with. */
+  restart: (retryMs: number): string => `retry: ${retryMs}\nevent: restart\ndata: ${JSON.stringify({ retryMs })}\n\n`,
 };
 
 /**

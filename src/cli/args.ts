@@ -51,6 +51,8 @@ export interface HostCliOptions {
   readonly localExecutorId: string | undefined;
   /** The output-log flags (checked; the data dir is resolved when the host starts, see `host-storage-args`). */
   readonly storage: StorageFlags;
+  /** How long a graceful stop (SIGTERM/SIGINT) may take, in seconds; past it the host exits at once with 1. @default 10 */
+  readonly shutdownTimeoutS: number;
 }
 
 /** Usage text of the whole CLI. */
@@ -95,7 +97,10 @@ export const USAGE = `usage:
                                (default 1GiB)
       --log-total SIZE         all logs together: past it, whole logs of ended processes go, oldest first
                                (default: the smaller of 10GiB and half the free space at start)
-      --log-retention DURATION how long a closed process's log is kept (default 7d)`;
+      --log-retention DURATION how long a closed process's log is kept (default 7d)
+      --shutdown-timeout SECONDS  how long a graceful stop (SIGTERM, SIGINT) may take (default 10); past
+                               it, or at a second signal, the host exits at once (1; 130/143 for the signal)
+    SIGHUP reloads the operator tokens file and the credentials file (a file that fails keeps the old set).`;
 
 const RUN_OPTIONS = {
   connect: { type: 'string' },
@@ -128,6 +133,7 @@ const HOST_OPTIONS = {
   'log-quota': { type: 'string' },
   'log-total': { type: 'string' },
   'log-retention': { type: 'string' },
+  'shutdown-timeout': { type: 'string' },
 } as const;
 
 function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
@@ -199,5 +205,6 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     operatorTokensFile: values['operator-tokens-file'],
     localExecutorId: values['local-executor'] === true ? (localId ?? 'local') : undefined,
     storage: checkStorageFlags(values),
+    shutdownTimeoutS: positiveInt('--shutdown-timeout', values['shutdown-timeout'], 0, 3600) ?? 10,
   };
 }

@@ -18,9 +18,9 @@ import { startHostServer } from '../host/host-server';
 import { HostState } from '../host/state/host-state';
 import type { StorageOptions } from './host-storage-args';
 import { storageOptions } from './host-storage-args';
-import type { AccessKeyStore } from '../host/sigv4';
 import type { HostCliOptions } from './args';
 import { EXIT_ERROR } from './exit-codes';
+import { reloadOnHangup, StopSignals, stopGracefully } from './host-signals';
 
 /** Where `exec-rx host` writes, and the environment it reads credentials from. */
 export interface HostIo {
@@ -29,6 +29,8 @@ export interface HostIo {
   readonly env: NodeJS.ProcessEnv;
   /** Where a relative `--data-dir` is resolved. @default process.cwd() */
   readonly cwd?: string;
+  /** Ends the process at once, for a stop cut short (its timeout, a second signal). @default none: the status is only returned */
+  readonly exit?: (status: number) => void;
 }
 
 function readTls(options: HostCliOptions): HostServerOptions['tls'] {
@@ -50,7 +52,7 @@ const throwawayCredentials = (): { readonly accessKeyId: string; readonly secret
 });
 
 /** The accepted executor keys: the configured ones, plus the local executor's. */
-function executorKeys(options: HostCliOptions, io: HostIo, log: (line: string) => void, local: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined): AccessKeyStore {
+function executorKeys(options: HostCliOptions, io: HostIo, log: (line: string) => void, local: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined): Map<string, string> {
   const keys = new Map<string, string>();
   try {
     const loaded = loadHostCredentials(options.credentialsFile, io.env);
@@ -78,7 +80,7 @@ function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string)
   return { tokens: made.tokens, shown: made.token };
 }
 
-function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: AccessKeyStore, tokens: OperatorTokens, log: (line: string) => void, state: HostState | undefined): HostServerOptions {
+function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: ReadonlyMap<string, string>, tokens: OperatorTokens, log: (line: string) => void, state: HostState | undefined): HostServerOptions {
   const optional = {
     tls: readTls(options),
     publicUrl: options.publicUrl,
@@ -98,17 +100,6 @@ function outputLogOf(storage: StorageOptions): Pick<HostServerOptions, 'outputLo
   return { outputLog: { dataDir: storage.dataDir, ...Object.fromEntries(Object.entries(bounds).filter(([, value]) => value !== undefined)) } };
 }
 
-/** Resolves with the next SIGINT/SIGTERM (listeners removed after). */
-function nextStopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop).off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop).on('SIGTERM', stop);
-  });
-}
-
 /** Starts the local executor; its exit is logged (the host keeps serving). */
 async function startLocalExecutor(host: HostServer, environmentId: string, credentials: { readonly accessKeyId: string; readonly secretAccessKey: string }, log: (line: string) => void): Promise<SpawnedExecutor> {
   resolveCodexBinary(); // throws the "how to get an executor" message when @openai/codex is missing
@@ -119,21 +110,25 @@ async function startLocalExecutor(host: HostServer, environmentId: string, crede
 }
 
 /**
- * Serves until SIGINT/SIGTERM, then stops the local executor (its processes end with it) and closes the
- * host (other executors keep their processes for their retention time and re-dial). Resolves with the
- * exit status; a bad configuration is one stderr line and 1.
+ * Serves until SIGINT/SIGTERM, then stops the local executor (its processes end with it) and stops the
+ * host gracefully (other executors keep their processes for their retention time and re-dial; see
+ * `./host-signals`). SIGHUP reloads the operator tokens and access keys. Resolves with the exit status;
+ * a bad configuration is one stderr line and 1.
  */
 export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<number> {
   const log = (line: string): void => void io.stderr.write(`exec-rx host: ${line}\n`);
   const local = options.localExecutorId === undefined ? undefined : throwawayCredentials();
   let host: HostServer;
+  let keys: Map<string, string>;
+  let tokens: OperatorTokens;
   let shown: string | undefined;
   let storage: StorageOptions;
   let state: HostState | undefined;
   try {
     storage = storageOptions(options.storage, io.env, io.cwd ?? process.cwd());
-    const keys = executorKeys(options, io, log, local);
+    keys = executorKeys(options, io, log, local);
     const operator = operatorTokens(options, io, log);
+    tokens = operator.tokens;
     shown = operator.shown;
     // Before listening: a second host on the same data dir stops here, with the pid of the first.
     state = storage.dataDir === undefined ? undefined : await HostState.open(storage.dataDir, { log: (line) => log(`state: ${line}`) });
@@ -158,11 +153,13 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
       return EXIT_ERROR;
     }
   }
-  const signal = await nextStopSignal();
-  log(`${signal}: closing`);
-  await executor?.stop();
-  await host.close();
-  // Last: the data dir stays locked until the host's last flush.
-  await state?.close();
-  return 0;
+  const stopReloading = reloadOnHangup({ operatorTokensFile: options.operatorTokensFile, credentialsFile: options.credentialsFile, env: io.env, tokens, keys, local, log });
+  const signals = new StopSignals();
+  try {
+    // Last: the data dir stays locked until the host's last flush.
+    return await stopGracefully(await signals.first, signals, { executor, host, state }, { timeoutS: options.shutdownTimeoutS, log, exit: io.exit });
+  } finally {
+    signals.dispose();
+    stopReloading();
+  }
 }

@@ -14,4 +14,6 @@ export interface CliIo {
   readonly cwd: string;
   /** The command line's clock and timers (`run`'s cleanup bounds, the connection reports); specs pass a virtual-time scheduler. @default asyncScheduler */
   readonly scheduler?: SchedulerLike;
+  /** Ends the process at once with a status (`host`'s stop cut short by its timeout or a second signal). @default none: the status is only returned */
+  readonly exit?: (status: number) => void;
 }

@@ -52,7 +52,7 @@ if (require.main === module) {
   // A closed stdout/stderr (EPIPE) must not crash the process with a stack; `run` reacts to it itself.
   process.stdout.on('error', () => undefined);
   process.stderr.on('error', () => undefined);
-  const io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  const io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), exit: (status) => process.exit(status) };
   void main(process.argv.slice(2), io).then((code) => {
     process.exitCode = code;
   });

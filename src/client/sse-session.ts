@@ -11,6 +11,9 @@ import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
 import { errorOf, init, isBusy, isGatewayFailure, OfflineBound } from './host-connection';
 import { backoffDelay, retryAfterMs, sleep } from './retry';
+import * as E from 'fp-ts/lib/Either';
+import { decodeWith, parseJson } from '../wire/decode';
+import { RESTART_EVENT, RestartEventData } from '../wire/operator-api';
 import type { SseMessage } from './sse-reader';
 import { readSse } from './sse-reader';
 
@@ -37,7 +40,15 @@ export interface SseSession {
   room?(): Promise<void> | undefined;
 }
 
-/** Runs `session` until it is finished (resolves) or cannot go on (rejects); `signal` stops it quietly. */
+/** The longest wait a host's come-back event is taken at its word for (a larger `retryMs` is capped). */
+const MAX_COME_BACK_MS = 30_000;
+
+/**
+ * Runs `session` until it is finished (resolves) or cannot go on (rejects); `signal` stops it quietly.
+ * A stream that ends with the host's come-back event (`event: restart`, the host stops gracefully) is
+ * not an end for the session (`onEnd` is not called) nor a failure: it is opened again after the
+ * event's `retryMs` (at most 30 s), resuming by the session's path.
+ */
 export async function runSse(connection: HostConnection, what: string, session: SseSession, signal: AbortSignal): Promise<void> {
   let failures = 0;
   const { scheduler } = connection;
@@ -73,13 +84,24 @@ export async function runSse(connection: HostConnection, what: string, session: 
       offline.reached();
       session.onOpen(response);
       const before = session.progress();
+      let comeBackMs: number | undefined;
+      const onMessage = (message: SseMessage): void => {
+        if (message.event === RESTART_EVENT) comeBackMs = comeBackDelay(message.data);
+        else handle(session, message, what);
+      };
       try {
-        await readSse(response, (message) => handle(session, message, what), { stop: () => session.finished(), onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) });
-        session.onEnd();
+        // Nothing follows a come-back event: reading stops there.
+        await readSse(response, onMessage, { stop: () => comeBackMs !== undefined || session.finished(), onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) });
+        if (comeBackMs === undefined) session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
       } finally {
         endAttempt();
+      }
+      if (comeBackMs !== undefined) {
+        failures = 0;
+        if (!session.finished()) await wait(comeBackMs);
+        continue;
       }
       // A cut after progress reconnects at once; streams that keep ending without progress back off.
       failures = session.progress() > before ? 0 : failures + 1;
@@ -99,6 +121,13 @@ export async function runSse(connection: HostConnection, what: string, session: 
     await response?.body?.cancel();
     await wait(offline.next(backoffDelay(failures++, connection.policy, connection.random), cause));
   }
+}
+
+/** The wait a come-back event asks for (its `retryMs`, capped); 1 s when its data cannot be read. */
+function comeBackDelay(data: string): number {
+  const parsed = parseJson(data);
+  const decoded = E.isRight(parsed) ? decodeWith(RestartEventData)(parsed.right) : parsed;
+  return E.isRight(decoded) ? Math.min(decoded.right.retryMs, MAX_COME_BACK_MS) : 1_000;
 }
 
 /**

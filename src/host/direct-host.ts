@@ -14,8 +14,8 @@ import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import { WebSocketServer } from 'ws';
 import { CONNECT_PATH, decodeEnvironmentId, parseTarget, readBody, REGISTER_PATH, refuseUpgrade, safeHostHeader, sendJson } from './host-http';
-import type { HostServer, HostServerOptions } from './host-options';
-import { DIRECT_TRANSPORT, HOST_DEFAULTS as DEFAULTS } from './host-options';
+import type { HostCloseOptions, HostServer, HostServerOptions } from './host-options';
+import { DEFAULT_COME_BACK_RETRY_MS, DIRECT_TRANSPORT, HOST_DEFAULTS as DEFAULTS } from './host-options';
 import { HostedEnvironments } from './hosted-environments';
 import type { HostMonitor } from './host-monitor';
 import { errnoOf } from './log/log-fs';
@@ -42,6 +42,14 @@ const MAX_REGISTER_BODY_BYTES = 16 * 1024;
 const STALE_REGISTRATION_MS = 30_000;
 /** How long after answering an environment 409 its re-registration is let past the limits. */
 const RECENT_CONFLICT_MS = 5 * 60_000;
+
+/** What the rest of the host does when it stops (the operator API's routes and event streams). */
+export interface HostStops {
+  /** Refuse every request from now on (503). */
+  readonly refuse: () => void;
+  /** End every event stream with the come-back event; returns how many. */
+  readonly endStreams: (retryMs: number) => number;
+}
 
 /** The executors' side of a host: registration, the signed WebSocket upgrade, and the environments. */
 export class DirectHost {
@@ -89,6 +97,8 @@ export class DirectHost {
 
   readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => undefined);
+    // Stopping: whatever it is, the executor retries it later (a 409 now would have it register with a host that is going).
+    if (this.closing) return refuseUpgrade(socket, 503, { 'retry-after': '5' });
     if (!this.limiter.tryTake()) return refuseUpgrade(socket, 429, { 'retry-after': String(this.limiter.retryAfterSeconds()) });
     const target = parseTarget(req.url);
     const match = target === undefined ? null : CONNECT_PATH.exec(target.pathname);
@@ -101,10 +111,6 @@ export class DirectHost {
     const check = this.registrations.check(id, registrationId, token, auth.accessKeyId);
     if (check === 'unauthorized' && this.state !== undefined && !this.registrations.knows(registrationId)) return this.previousRun(id, socket);
     if (check === 'unauthorized') return this.unauthorized(socket, `upgrade for ${id}: bad capability token`);
-    if (check === 'stale' && this.closing) {
-      this.log(`upgrade for ${id}: superseded registration while stopping (503)`);
-      return refuseUpgrade(socket, 503, { 'retry-after': '5' });
-    }
     if (check === 'stale') {
       this.log(`upgrade for ${id}: superseded registration (409, the executor re-registers)`);
       return refuseUpgrade(socket, 409);
@@ -124,8 +130,8 @@ export class DirectHost {
     return this.table;
   }
 
-  /** The running host; `beforeClose` runs first when it closes (the operator API ends its streams). */
-  serve(server: Server, url: string, instanceId: string, monitor: HostMonitor, beforeClose: () => void): HostServer {
+  /** The running host; `stops` are the operator API's parts of its graceful stop (see `HostServer.close`). */
+  serve(server: Server, url: string, instanceId: string, monitor: HostMonitor, stops: HostStops): HostServer {
     let closing: Promise<void> | undefined;
     return {
       url,
@@ -135,10 +141,7 @@ export class DirectHost {
       environment: (id) => this.table.get(id),
       joinCommand: (environmentId = '<environment-id>') => this.joinCommand(this.options.publicUrl ?? url, environmentId),
       dropSocket: (id) => this.table.dropSocket(id),
-      close: () => {
-        if (closing === undefined) beforeClose();
-        return (closing ??= this.close(server));
-      },
+      close: (options) => (closing ??= this.close(server, stops, options)),
     };
   }
 
@@ -148,6 +151,10 @@ export class DirectHost {
     if (match === null) return sendJson(res, 404, { error: 'not found' });
     if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'POST' });
     const id = decodeEnvironmentId(match[1]);
+    if (this.closing) {
+      this.log(`registration${id === undefined ? '' : ` for ${id}`}: the host is stopping (503)`);
+      return sendJson(res, 503, { error: 'the host is stopping' }, { 'retry-after': '5', connection: 'close' });
+    }
     // A known environment is never refused for the rate: after a 409 its executor exits if this fails.
     // It still needs a valid signature below.
     if (!this.limiter.tryTake() && !(id !== undefined && this.isKnown(id))) return sendJson(res, 429, { error: 'too many requests' }, { 'retry-after': String(this.limiter.retryAfterSeconds()) });
@@ -198,13 +205,9 @@ export class DirectHost {
 
   /**
    * A signed upgrade naming a registration this run did not issue (a previous run did, before a restart):
-   * 409, so the executor re-registers and dials the new url; 503 while the host stops (it retries later).
+   * 409, so the executor re-registers and dials the new url (while the host stops, `onUpgrade` answers 503 first).
    */
   private previousRun(id: string, socket: Duplex): void {
-    if (this.closing) {
-      this.log(`upgrade for ${id}: registration of a previous run while stopping (503)`);
-      return refuseUpgrade(socket, 503, { 'retry-after': '5' });
-    }
     const now = this.scheduler.now();
     for (const [envId, at] of this.conflicts) if (now - at > RECENT_CONFLICT_MS || this.conflicts.size >= this.maxEnvironments * 8) this.conflicts.delete(envId);
     this.conflicts.delete(id);
@@ -243,15 +246,30 @@ export class DirectHost {
     );
   }
 
-  private async close(server: Server): Promise<void> {
+  /** The graceful stop (see `HostServer.close`), step by step. */
+  private async close(server: Server, stops: HostStops, options: HostCloseOptions = {}): Promise<void> {
+    const step = options.onStep ?? (() => undefined);
+    step('refusing');
     this.closing = true;
+    stops.refuse();
+    // Not listening any more; open connections stay (the event streams get their last event below), idle ones go.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
+    server.closeIdleConnections();
+    step('flushing output logs');
+    await this.outputLogs?.flush();
+    step('ending event streams');
+    const ended = stops.endStreams(options.retryMs ?? DEFAULT_COME_BACK_RETRY_MS);
+    if (ended > 0) this.log(`stopping: ${ended} event stream(s) ended with the come-back event`);
+    step('closing output logs');
+    // Before the executors go (the last flush): their processes' streams fail when the sockets close, and
+    // that must not reach the logs; what an executor sends after this, the next run reads from it again (from the log's last seq).
+    await this.outputLogs?.close();
+    step('closing executor sockets');
+    // The managers close without terminating anything: each executor keeps its session (80 s) and re-dials.
     await this.table.close();
     this.wss.close();
     this.registrations.clear();
-    // After the environments: their processes' last events are in the logs, and every log is flushed.
-    await this.outputLogs?.close();
+    server.closeAllConnections();
     await closed;
   }
 }

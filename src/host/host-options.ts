@@ -119,9 +119,30 @@ export interface HostServer {
   joinCommand(environmentId?: string): string;
   /** Terminates an environment's current socket (the executor re-dials and is adopted as a replacement). */
   dropSocket(environmentId: string): boolean;
-  /** Stops listening, closes every environment (processes stay with their executors) and socket. Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Stops gracefully, in order: stops listening and refuses what still comes (503, so executors and
+   * clients retry); writes and syncs every output log; ends every event stream with the come-back
+   * event; closes the logs (the last flush: a process's stream that fails when its socket closes is not
+   * recorded as failed, so the next run takes it back); closes every environment and the executors'
+   * sockets (their processes stay with their executors, which keep their sessions and re-dial). Idempotent: every
+   * call returns the same stop (the first call's options count).
+   */
+  close(options?: HostCloseOptions): Promise<void>;
 }
+
+/** The steps of {@link HostServer.close}, in order. */
+export type HostStopStep = 'refusing' | 'flushing output logs' | 'ending event streams' | 'closing output logs' | 'closing executor sockets';
+
+/** Options of {@link HostServer.close}. */
+export interface HostCloseOptions {
+  /** Hears each step as it begins (a caller with a deadline can say which one did not finish). */
+  readonly onStep?: (step: HostStopStep) => void;
+  /** The wait the come-back event asks of event-stream clients before they reconnect. @default 1000 */
+  readonly retryMs?: number;
+}
+
+/** The default {@link HostCloseOptions.retryMs}. */
+export const DEFAULT_COME_BACK_RETRY_MS = 1_000;
 
 /** Defaults of {@link HostServerOptions}. */
 export const HOST_DEFAULTS = { host: '127.0.0.1', region: 'us-east-1', service: 'execute-api', maxClockSkewMs: 300_000, maxFrameBytes: 64 * 1024 * 1024, maxEnvironments: 64, rate: 10, burst: 20 } as const;

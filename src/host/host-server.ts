@@ -67,7 +67,8 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
     server.close();
     throw error;
   });
-  return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, port)}`, instanceId, monitor, () => operator?.close());
+  const stops = { refuse: () => routes.stop(), endStreams: (retryMs: number) => operator?.close(retryMs) ?? 0 };
+  return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, port)}`, instanceId, monitor, stops);
 }
 
 /**

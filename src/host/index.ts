@@ -12,7 +12,7 @@
 
 /* The server */
 export { startHostServer } from './host-server';
-export type { HostOutputLogOptions, HostServer, HostServerOptions } from './host-options';
+export type { HostCloseOptions, HostOutputLogOptions, HostServer, HostServerOptions, HostStopStep } from './host-options';
 export { DIRECT_TRANSPORT } from './host-options';
 
 /* What it serves: one entry per environment id, current generation */

@@ -113,7 +113,15 @@ export const Problem = struct(
 export type Problem = t.TypeOf<typeof Problem>;
 
 /** The SSE event types of a process's event stream. `id:` carries the seq of the sequenced ones. */
-export type ProcessSseEvent = 'output' | 'exited' | 'closed' | 'failed' | 'truncated';
+export type ProcessSseEvent = 'output' | 'exited' | 'closed' | 'failed' | 'truncated' | typeof RESTART_EVENT;
+
+/**
+ * The last event of every event stream of a host that stops gracefully (its `retry:` field says the
+ * same): the stream ends after it, and a client comes back after `retryMs` (resuming by seq). Not an error.
+ */
+export const RESTART_EVENT = 'restart';
+/** `event: restart` data: how long to wait before reconnecting. */
+export const RestartEventData = struct('RestartEventData', { retryMs: NonNegativeInteger });
 
 /** A sequenced event read from the host's output log carries `time`: when the host received it (ms since the epoch). */
 const Received = { time: NonNegativeInteger };

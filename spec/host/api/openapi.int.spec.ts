@@ -31,6 +31,7 @@ const EVENT_SCHEMAS: Readonly<Record<ProcessSseEvent | 'overview', string>> = {
   closed: 'ClosedEventData',
   failed: 'FailedEventData',
   truncated: 'TruncatedEventData',
+  restart: 'RestartEventData',
   overview: 'Overview',
 };
 

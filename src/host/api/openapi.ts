@@ -112,7 +112,7 @@ export const OPENAPI_DOCUMENT: Json = {
     [`${API_PREFIX}/overview`]: {
       get: {
         summary: 'Live overview: every environment with its processes',
-        description: 'One `event: overview` per change, its data an `Overview`; a comment ping every 15 s.',
+        description: 'One `event: overview` per change, its data an `Overview`; a comment ping every 15 s. A host that stops gracefully ends it with `event: restart` (`RestartEventData`, and an SSE `retry:` field): come back after `retryMs`.',
         responses: { '200': eventStream('An event stream of `Overview` snapshots'), ...problems(401, 429, 503) },
       },
     },
@@ -136,7 +136,7 @@ export const OPENAPI_DOCUMENT: Json = {
       get: {
         summary: "A process's events",
         description:
-          'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), `failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID). With a data dir every process the host holds a log of (one of before a restart too) is read from that log at the client\'s pace (never cut for being slow): its sequenced events carry `time` (when the host received them) and its `truncated` markers `reason`, `fromSeq` and `toSeq`; followed, a process whose end is unknown (state `unknown`) ends with `failed` `PROCESS_GONE` once its log was read.',
+          'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), `failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. A host that stops gracefully ends every stream with `restart` (`RestartEventData`, and an SSE `retry:` field of the same ms): nothing follows it; reconnect after `retryMs`, resuming after the last seq (not an error). The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID). With a data dir every process the host holds a log of (one of before a restart too) is read from that log at the client\'s pace (never cut for being slow): its sequenced events carry `time` (when the host received them) and its `truncated` markers `reason`, `fromSeq` and `toSeq`; followed, a process whose end is unknown (state `unknown`) ends with `failed` `PROCESS_GONE` once its log was read.',
         responses: { '200': eventStream('An event stream'), ...problems(400, 401, 404, 429, 503) },
       },
     },
@@ -228,6 +228,7 @@ export const OPENAPI_DOCUMENT: Json = {
       ExitedEventData: obj({ seq: { type: 'integer' }, time: TIME, exitCode: { type: 'integer' } }, ['seq', 'exitCode']),
       ClosedEventData: obj({ seq: { type: 'integer' }, time: TIME }, ['seq']),
       FailedEventData: ref('ApiError'),
+      RestartEventData: obj({ retryMs: { type: 'integer', minimum: 0, description: 'How long to wait before reconnecting (ms); the `retry:` field says the same.' } }, ['retryMs']),
       TruncatedEventData: obj(
         {
           nextSeq: { type: 'integer', description: 'The seq of the next event delivered.' },

@@ -109,8 +109,8 @@ export class OperatorApi {
     return this.hub.size;
   }
 
-  /** Ends every event stream (the host is closing). */
-  close(): void {
-    this.hub.close();
+  /** Ends every event stream (the host is closing), with the come-back event when `retryMs` is given; returns how many. */
+  close(retryMs?: number): number {
+    return this.hub.close(retryMs);
   }
 }

@@ -26,7 +26,7 @@ export interface GeneratedOperatorToken {
 
 /** The accepted operator tokens (as digests). */
 export class OperatorTokens {
-  private readonly digests: readonly Buffer[];
+  private digests: readonly Buffer[];
 
   /** @param tokens the accepted tokens; each at least 16 printable characters (throws a ConfigError naming only its position). */
   constructor(tokens: readonly string[]) {
@@ -41,6 +41,14 @@ export class OperatorTokens {
   static generate(): GeneratedOperatorToken {
     const token = randomBytes(32).toString('base64url');
     return { tokens: new OperatorTokens([token]), token };
+  }
+
+  /**
+   * Accepts `next`'s tokens from now on instead of these (a reload: the requests that come after it are
+   * checked against the new set; the ids of {@link authenticate} are positions in it).
+   */
+  replaceWith(next: OperatorTokens): void {
+    this.digests = next.digests;
   }
 
   /** How many tokens are accepted. */

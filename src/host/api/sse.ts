@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, interval } from 'rxjs';
-import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
+import { HOST_INSTANCE_HEADER, RESTART_EVENT } from '../../wire/operator-api';
 import { ApiProblem } from './problem';
 
 /** Limits of the host's event streams. */
@@ -26,6 +26,9 @@ export interface SseLimits {
 export const DEFAULT_SSE_LIMITS: SseLimits = { bufferBytes: 1024 * 1024, perToken: 256, total: 1024, pingMs: 15_000 };
 
 const PING = Buffer.from(': ping\n\n');
+
+/** The come-back frame of {@link SseStream.comeBack}. */
+const comeBackFrame = (retryMs: number): Buffer => Buffer.from(`retry: ${retryMs}\nevent: ${RESTART_EVENT}\ndata: ${JSON.stringify({ retryMs })}\n\n`, 'utf8');
 
 /** One open event stream. `write` refuses (and ends the stream) past the buffer bound. */
 export class SseStream {
@@ -72,6 +75,17 @@ export class SseStream {
   /** The comment ping (skipped when the buffer is already over half the bound). */
   ping(): void {
     if (!this.ended && this.res.writableLength < this.highWater) this.res.write(PING);
+  }
+
+  /**
+   * Ends the stream with the come-back event (`retry:` and `event: restart`, data `{"retryMs": …}`): the
+   * host stops, the client reconnects after `retryMs`. Written whatever the buffer holds (it is small);
+   * nothing follows it. Idempotent, like {@link end}.
+   */
+  comeBack(retryMs: number): void {
+    if (this.ended) return;
+    this.res.write(comeBackFrame(retryMs));
+    this.end();
   }
 
   /** Ends the response (idempotent). */
@@ -148,9 +162,17 @@ export class SseHub {
     return stream;
   }
 
-  /** Ends every stream (the host is closing). */
-  close(): void {
-    for (const stream of [...this.streams]) stream.end();
+  /**
+   * Ends every stream (the host is closing); with `retryMs`, each with the come-back event first (the host
+   * stops and will be back: see {@link SseStream.comeBack}). Returns how many streams it ended.
+   */
+  close(retryMs?: number): number {
+    const open = [...this.streams];
+    for (const stream of open) {
+      if (retryMs === undefined) stream.end();
+      else stream.comeBack(retryMs);
+    }
+    return open.length;
   }
 
   private pingAll(): void {

@@ -188,10 +188,14 @@ export class OutputLogStore {
     if (entry !== undefined) this.update(entry, { argv: [...launch.argv], tty: launch.tty });
   }
 
-  /** The process's stream failed on the host's side: state `failed`; its log takes no more appends. */
+  /**
+   * The process's stream failed on the host's side: state `failed`; its log takes no more appends. Once
+   * the store is closed it is not: the host stops and lets its executors go, their processes' streams
+   * fail with it, and the processes stay `running` (`unknown` at the next start, to be taken back).
+   */
   markFailed(key: ProcessKey): void {
     const entry = this.entries.get(this.dirOf(key));
-    if (entry === undefined || !entry.running) return;
+    if (this.closed || entry === undefined || !entry.running) return;
     this.update(entry, { state: 'failed', endedAt: this.scheduler.now() });
     void entry.log?.seal();
   }
@@ -235,6 +239,11 @@ export class OutputLogStore {
       return this.runEnforce();
     });
     return this.enforcing;
+  }
+
+  /** Writes and syncs what every open log took so far (a host that stops, before it lets its executors go). Never rejects. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.entries.values()].map((entry) => entry.log?.flush()));
   }
 
   /** Stops the sweep, closes every log (writing and syncing what they took), completes `failures$`. Idempotent. */
