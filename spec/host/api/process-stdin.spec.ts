@@ -122,11 +122,11 @@ describe('ProcessStdin with persistence', () => {
     expect(JSON.stringify(recorder.records)).not.toContain('a\\n');
   });
 
-  it('sends nothing when the record cannot be written (503), and never hands the reserved ids on', async () => {
+  it('sends nothing when the record cannot be written (503), never hands the reserved ids on, and keeps the tty path', async () => {
     current = await rig();
     const { port, command } = current;
     const recorder = new Recorder(port);
-    const stdin = new ProcessStdin(command, { kind: 'pty' }, { persist: recorder.persist });
+    const stdin = new ProcessStdin(command, { kind: 'pty' }, { persist: recorder.persist, ttyPath: '/tmp/exec-rx-tty-1' });
     await turns();
     recorder.fail = new Error('ENOSPC: no space left');
     await expect(stdin.write('w1', bytes('x'))).rejects.toEqual(new ApiProblem(503, 'HOST_ERROR', 'the host could not record the write before sending it: ENOSPC: no space left'));
@@ -134,7 +134,7 @@ describe('ProcessStdin with persistence', () => {
     recorder.fail = undefined;
     await stdin.write('w2', bytes('y'));
     expect(writesOf(port)).toEqual([['cmd', '2', 'y']]);
-    expect(recorder.last).toMatchObject({ target: 'pty', writerProcessId: 'cmd', nextWriteId: 3 });
+    expect(recorder.last).toMatchObject({ target: 'pty', writerProcessId: 'cmd', nextWriteId: 3, ttyPath: '/tmp/exec-rx-tty-1' });
   });
 
   it('made again from a record: a retried write goes out with its recorded ids, new ones after the recorded counter', async () => {

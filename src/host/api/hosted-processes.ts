@@ -156,8 +156,8 @@ export class HostedProcesses {
     // to directly) and cannot make on a Windows executor: no feeder, the resource says `pipeStdin: false`.
     const fifo = request.pipeStdin === true ? { stdin: 'fifo' as const } : {};
     // Its extras go with the process when it leaves the list (released once ended, or evicted).
-    const { process, feeder } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
-    const persistence = this.persistence(environmentId, processId);
+    const { process, feeder, ttyPathFile } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
+    const persistence = this.persistence(environmentId, processId, ttyPathFile);
     const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }, persistence) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder }, persistence);
     const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin };
     // The FIFO helper waits on its own stdin: stop it when the command ends.
@@ -185,9 +185,10 @@ export class HostedProcesses {
   }
 
   /** Where a process's stdin record goes; none without a data dir. */
-  private persistence(environmentId: string, processId: string): StdinPersistence | undefined {
+  private persistence(environmentId: string, processId: string, ttyPath?: string): StdinPersistence | undefined {
     const store = this.options.outputLogs;
-    return store === undefined ? undefined : { persist: (record) => store.writeStdin({ environmentId, processId }, record) };
+    if (store === undefined) return undefined;
+    return { persist: (record) => store.writeStdin({ environmentId, processId }, record), ...(ttyPath === undefined ? {} : { ttyPath }) };
   }
 
   /** Drops what the API kept of a process, stopping its FIFO helper if still running. */

@@ -33,6 +33,8 @@ export interface StdinPersistence {
   readonly persist: PersistStdin;
   /** The record a restarted host took back for this process (its counter and writes go on from it). */
   readonly restored?: StdinRecord;
+  /** A sized tty's pty path file on the executor (`StartedProcess.ttyPathFile`), kept in the record. @default the restored record's, else null */
+  readonly ttyPath?: string | null;
 }
 
 interface Remembered {
@@ -154,7 +156,7 @@ export class ProcessStdin {
 
   private async persist(): Promise<void> {
     if (this.persistence === undefined) return;
-    const record: StdinRecord = { target: this.target.kind, writerProcessId: this.writer.processId, nextWriteId: this.nextWriteId, endWriteId: this.endWriteId, ttyPath: null, writes: this.persisted };
+    const record: StdinRecord = { target: this.target.kind, writerProcessId: this.writer.processId, nextWriteId: this.nextWriteId, endWriteId: this.endWriteId, ttyPath: this.persistence.ttyPath ?? this.persistence.restored?.ttyPath ?? null, writes: this.persisted };
     try {
       await this.persistence.persist(record);
     } catch (error: unknown) {

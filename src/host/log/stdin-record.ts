@@ -2,7 +2,8 @@
  * What a host persists of a process's stdin (`stdin.json` next to its output log, replaced by
  * write-temp-then-rename), so that a restarted host can go on writing it: which process the bytes go
  * to (the stdin FIFO's feeder, or the process's own pty), that process's writeId counter, the
- * operator API's recent writeIds with the executor writeIds each became, and whether stdin was ended.
+ * operator API's recent writeIds with the executor writeIds each became, whether stdin was ended, and a
+ * sized tty's pty path file.
  * Only ids and counters: never the bytes (stdin may carry secrets), nor a digest of them.
  */
 import { join } from 'node:path';
@@ -38,7 +39,7 @@ export interface StdinRecord {
   readonly nextWriteId: number;
   /** The executor writeId the end of input went (or goes) out with; null while stdin is open. */
   readonly endWriteId: number | null;
-  /** The path of the tty's pty on the executor, when the host knows it (a sized tty); null otherwise. */
+  /** A sized tty's pty path as the executor records it (the file in its temp dir that names the pty, which resizes use); null otherwise. */
   readonly ttyPath: string | null;
   /** The latest writes, oldest first, at most {@link PERSISTED_WRITES}. */
   readonly writes: readonly StdinWriteRecord[];
