@@ -294,20 +294,23 @@ export class HostedEnvironments {
   /**
    * Keeps the stdin of each adopted process that persisted one, for the operator API, until the process
    * ends; then its feeder, if still waiting, is stopped and released (whether or not the API wrote again).
+   * The feeder of a process that was lost is stopped at once.
    */
   private keepStdins(id: string, processes: readonly ExecProcess[], stdins: ReadonlyMap<string, StdinRecord>): void {
     const byId = new Map(processes.map((process) => [process.processId, process]));
     for (const [processId, record] of stdins) {
       const process = byId.get(processId);
-      if (process === undefined) continue;
       const feeder = record.target === 'fifo' ? byId.get(record.writerProcessId) : undefined;
+      if (process === undefined) {
+        if (feeder !== undefined) stopHelper(feeder);
+        continue;
+      }
       const key = `${id}\u0000${processId}`;
       this.stdins.set(key, { process, record, feeder });
       process.state$.subscribe({
         complete: () => {
           if (this.stdins.get(key)?.process === process) this.stdins.delete(key);
-          if (feeder === undefined) return;
-          void (feeder.state === 'running' ? feeder.terminate() : Promise.resolve(false)).catch(() => false).then(() => feeder.release());
+          if (feeder !== undefined) stopHelper(feeder);
         },
       });
     }
@@ -396,6 +399,11 @@ export class HostedEnvironments {
     if (slot.socket !== undefined && slot.socket.readyState === OPEN && slot.view.state === 'failed') slot.socket.terminate();
     await manager?.close().catch(() => undefined);
   }
+}
+
+/** Terminates a helper process if it still runs, then releases it. Never rejects. */
+function stopHelper(helper: ExecProcess): void {
+  void (helper.state === 'running' ? helper.terminate() : Promise.resolve(false)).catch(() => false).then(() => helper.release());
 }
 
 /** The stdin records of `processIds` (those that persisted one), by process id. Unreadable ones are left out. */
