@@ -74,7 +74,7 @@ export interface AdoptedEnvironment {
   readonly manager: EnvironmentManager;
   /** true: the executor still had the session (resumed); false: it did not (a new session was made). */
   readonly resumed: boolean;
-  /** The adopted processes, live again, registered in the environment's process table like started ones. */
+  /** The adopted processes, live again, registered in the environment's process table like started ones (but for `unlisted` records). */
   readonly processes: readonly ExecProcess[];
   /** Processes that could not be adopted, each with a clear reason; no ExecProcess is made for them. */
   readonly lost: readonly LostProcess[];
@@ -189,7 +189,7 @@ export class EnvironmentManager {
     await client.start();
     const lostIds = new Set(lost.map((l) => l.processId));
     const processes = adopted.filter(({ record }) => !lostIds.has(record.processId));
-    for (const { record, process } of processes) backend.list(process, record.argv ?? [], record.tty ?? false);
+    for (const { record, process } of processes) if (record.unlisted !== true) backend.list(process, record.argv ?? [], record.tty ?? false);
     return { manager, resumed, processes: processes.map(({ process }) => process), lost };
   }
 

@@ -10,6 +10,8 @@ export interface AdoptedProcessRecord {
   readonly argv?: readonly string[];
   /** Whether it runs on a pty, for `Environment.processes$`. @default false */
   readonly tty?: boolean;
+  /** A helper of another process (a stdin FIFO's feeder): adopted, but left off `Environment.processes$`. @default false */
+  readonly unlisted?: boolean;
 }
 
 /** What a restarted host persisted of an executor's session, to take it over on the executor's new socket. */

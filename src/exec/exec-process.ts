@@ -27,6 +27,9 @@ import type { ProcessListener, ProcessStreamOptions } from './process-stream-opt
 import type { TtyResizer } from './tty-resizer';
 import type { TtySize } from './tty-size';
 
+/** How many writeIds (`process/write` calls) `ExecProcess.write` uses for `byteLength` bytes: one per safe frame, at least one. */
+export const writeIdsFor = (byteLength: number): number => Math.max(1, Math.ceil(byteLength / SAFE_CHUNK_BYTES));
+
 /** Where an adopted process's counters go on (see `AdoptedProcessRecord`). */
 export interface AdoptedCounters {
   /** The last seq the host holds: the next event expected is `lastSeq + 1`. */
@@ -242,14 +245,21 @@ export class ExecProcess implements OutputHistoryReader {
    * reconnect it is sent again with the same writeId, which the executor deduplicates. Writes larger than
    * a safe frame are split. Resolves with the executor's status (`accepted`, `unknownProcess`, `stdinClosed`,
    * `starting`). Note: the 0.171.0 executor offers no way to close stdin.
+   *
+   * `firstWriteId` (a host that persists its writes): the write's chunks go out as writeIds
+   * `firstWriteId`, `firstWriteId + 1` ... ({@link writeIdsFor} of them) instead of the next ones, and
+   * the counter goes on after the last of them if it was behind. Sent again with the same bytes and the
+   * same `firstWriteId` (after a restart), the executor drops the chunks it already has.
    */
-  async write(bytes: Uint8Array | string): Promise<WriteResponse['status']> {
+  async write(bytes: Uint8Array | string, firstWriteId?: number): Promise<WriteResponse['status']> {
     const data = toBytes(bytes);
     let status: WriteResponse['status'] = 'accepted';
+    let next = firstWriteId ?? this.writeCounter + 1;
     for (let offset = 0; offset === 0 || offset < data.byteLength; offset += SAFE_CHUNK_BYTES) {
       const chunk = data.subarray(offset, offset + SAFE_CHUNK_BYTES);
-      this.writeCounter += 1;
-      const writeId = String(this.writeCounter);
+      this.writeCounter = Math.max(this.writeCounter, next);
+      const writeId = String(next);
+      next += 1;
       status = (await firstValueFrom(this.session.call('process/write', { processId: this.processId, chunk, writeId }))).status;
       if (status !== 'accepted') return status;
     }

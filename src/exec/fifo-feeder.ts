@@ -3,6 +3,7 @@
  * process that copies them into the FIFO, each acknowledged with a newline on its stdout.
  */
 import type { ExecProcess } from './exec-process';
+import { writeIdsFor } from './exec-process';
 
 /** Bytes sent but not yet acknowledged by the helper, at most (a single larger frame still goes alone). */
 const WINDOW_BYTES = 1024 * 1024;
@@ -14,6 +15,10 @@ const NEWLINE = 0x0a;
  * and `end` sends end-of-file after them. Nothing is emitted and nothing rejects: `write` resolves
  * `false` once the helper is gone. The starter owns it and calls `dispose()` once done (it stops the
  * helper if no end-of-file was sent, and releases its history); nothing disposes it otherwise.
+ *
+ * A host that persists its stdin across a restart reserves each frame's writeIds ({@link writeIdsOf})
+ * before it sends them, and hands the helper it took back to a new feeder: a frame sent again with
+ * its reserved ids is dropped by the executor when it had it (see `ExecProcess.write`).
  */
 export class FifoFeeder {
   private readonly unacked: number[] = [];
@@ -22,9 +27,13 @@ export class FifoFeeder {
   private wake: (() => void) | undefined;
   private readonly watching;
 
-  /** @internal Built by the stdin FIFO start (`exec/stdin-fifo`) around its helper process. */
+  /**
+   * @internal Built by the stdin FIFO start (`exec/stdin-fifo`) around its helper process, or by a host
+   * around the helper it took back after a restart (then only the helper's events after those it holds
+   * count: the acknowledgements of before were for frames of before).
+   */
   constructor(private readonly helper: ExecProcess) {
-    this.watching = helper.events$.subscribe((event) => {
+    this.watching = helper.eventsAfter$(helper.lastPublishedSeq).subscribe((event) => {
       if (event.type === 'output' && event.stream === 'stdout') {
         for (const byte of event.chunk) if (byte === NEWLINE) this.acknowledge();
       } else if (event.type === 'closed' || event.type === 'failed' || event.type === 'exited') {
@@ -32,25 +41,55 @@ export class FifoFeeder {
         this.notify();
       }
     });
+    // Ended before these events (a helper taken back after it exited): nothing more to send.
+    if (helper.state !== 'running') this.done = true;
   }
 
-  /** Sends `chunk`, waiting while the window is full. Resolves `false` once the helper is gone (stop sending). */
-  async write(chunk: Uint8Array): Promise<boolean> {
+  /** The helper's process id on the executor (what a host persists to take it back after a restart). */
+  get processId(): string {
+    return this.helper.processId;
+  }
+
+  /** The writeId the helper's next `process/write` uses, unless one was reserved. */
+  get nextWriteId(): number {
+    return this.helper.nextWriteId;
+  }
+
+  /**
+   * How many writeIds {@link write} of `chunk` (or {@link end}, for `'end'`) uses: a host that persists
+   * its writes reserves that many from its counter, persists them, then passes the first to the send.
+   */
+  writeIdsOf(chunk: Uint8Array | 'end'): number {
+    return chunk === 'end' ? 1 : chunk.byteLength === 0 ? 0 : writeIdsFor(frameLength(chunk.byteLength));
+  }
+
+  /**
+   * Sends `chunk`, waiting while the window is full. Resolves `false` once the helper is gone (stop
+   * sending). `firstWriteId`: the first of the frame's reserved ids ({@link writeIdsOf}). `again`: the frame was
+   * reserved (and maybe sent) before a restart: it does not count in the window (the executor may drop
+   * it, so no acknowledgement would come).
+   */
+  async write(chunk: Uint8Array, firstWriteId?: number, again = false): Promise<boolean> {
     if (chunk.byteLength === 0) return !this.done;
-    while (!this.done && this.inFlight > 0 && this.inFlight + chunk.byteLength > WINDOW_BYTES) {
+    while (!again && !this.done && this.inFlight > 0 && this.inFlight + chunk.byteLength > WINDOW_BYTES) {
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
     if (this.done) return false;
-    this.unacked.push(chunk.byteLength);
-    this.inFlight += chunk.byteLength;
+    if (!again) {
+      this.unacked.push(chunk.byteLength);
+      this.inFlight += chunk.byteLength;
+    }
     const frame = Buffer.concat([Buffer.from(`${chunk.byteLength}\n`), chunk]);
-    const status = await this.helper.write(frame).catch(() => 'failed' as const);
+    const status = await this.helper.write(frame, firstWriteId).catch(() => 'failed' as const);
     return status === 'accepted';
   }
 
-  /** Sends end-of-file (after everything written before); resolves once it was sent. Never rejects. */
-  async end(): Promise<void> {
-    if (!this.done) await this.helper.write('0\n').catch(() => undefined);
+  /**
+   * Sends end-of-file (after everything written before), as `writeId` when reserved; resolves once it
+   * was sent. Never rejects.
+   */
+  async end(writeId?: number): Promise<void> {
+    if (!this.done) await this.helper.write('0\n', writeId).catch(() => undefined);
   }
 
   /**
@@ -66,7 +105,8 @@ export class FifoFeeder {
   }
 
   private acknowledge(): void {
-    this.inFlight -= this.unacked.shift() ?? 0;
+    // An acknowledgement of a frame sent again after a restart has no entry (0).
+    this.inFlight = Math.max(0, this.inFlight - (this.unacked.shift() ?? 0));
     this.notify();
   }
 
@@ -76,3 +116,6 @@ export class FifoFeeder {
     wake?.();
   }
 }
+
+/** The bytes of the frame that carries `byteLength` bytes: `<length>\n<bytes>`. */
+const frameLength = (byteLength: number): number => String(byteLength).length + 1 + byteLength;

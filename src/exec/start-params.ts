@@ -85,6 +85,11 @@ export interface StartedProcess {
   /** Why a start asked for a size started unsized (at the executor's default size, not resizable). */
   readonly unsizedReason?: string;
   /**
+   * For a sized tty: the file in the executor's temp dir where the wrapper recorded the pty's path (what
+   * each resize's helper sizes); a host that persists its processes keeps it. Removed once the command ended.
+   */
+  readonly ttyPathFile?: string;
+  /**
    * The command's stdin, for a start with `stdin: 'fifo'` (none with `tty`, nor on Windows): write to
    * it, end it, and `dispose()` it once done (the caller's; nothing disposes it otherwise).
    */

@@ -110,7 +110,7 @@ export async function startSizedTty(host: TtyHost, params: SendParams, size: Tty
   const resizer = new TtyResizer(started.process.processId, size, apply);
   started.process.attachResizer(resizer);
   removeWhenEnded(started.process, resizer, () => host.track(runHelper(start, { ...helpers, argv: ['rm', '-f', '--', file] }).then(noop, noop)));
-  return { ...started, sized: true };
+  return { ...started, sized: true, ttyPathFile: file };
 }
 
 /** The check's exit status, or `no-sh` when `sh` could not be spawned. */

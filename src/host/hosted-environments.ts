@@ -20,6 +20,8 @@ import { pauseWhileBehind } from './disk-backpressure';
 import { diskHistories } from './log/disk-history';
 import type { OutputLog } from './log/output-log';
 import type { OutputLogStore } from './log/output-log-store';
+import type { StdinRecord } from './log/stdin-record';
+import type { ExecProcess } from '../exec/exec-process';
 import type { EnvironmentInfo } from '../wire/environment';
 
 /** Where a host remembers its executors' sessions across restarts (the host's state in its data dir). */
@@ -28,6 +30,16 @@ export interface SessionRecords {
   sessionOf(environmentId: string): string | undefined;
   /** Remembers the session an environment's executor now has. */
   record(environmentId: string, sessionId: string): void;
+}
+
+/** A process a restarted host took back with the stdin it had persisted (the operator API writes it again). */
+export interface TakenBackStdin {
+  /** The process taken back. */
+  readonly process: ExecProcess;
+  /** Its stdin as persisted before the restart. */
+  readonly record: StdinRecord;
+  /** The stdin FIFO's feeder, taken back too (a `fifo` record); undefined for a pty, or when it was lost. */
+  readonly feeder: ExecProcess | undefined;
 }
 
 /** `starting` until the first handshake finished; then the environment's connection state (see `ConnectionState`). */
@@ -116,6 +128,8 @@ export class HostedEnvironments {
   readonly diskPauses: DiskPauseCount = { pauses: 0 };
   /** Environments whose first session since this host started is installed (taken back or new). */
   private readonly taken = new Set<string>();
+  /** The stdin of processes taken back, by `environmentId\u0000processId`, while they run. */
+  private readonly stdins = new Map<string, TakenBackStdin>();
   /** Logs reopened to take an environment's processes back, kept across failed attempts. */
   private readonly reopened = new Map<string, Map<string, OutputLog>>();
   /** How the pauses of every environment are counted and said, on the host's clock. */
@@ -217,6 +231,11 @@ export class HostedEnvironments {
     this.startGeneration(id, socket, (slot?.view.generation ?? 0) + 1);
   }
 
+  /** The stdin a process taken back after a restart had (see {@link TakenBackStdin}), while it runs. */
+  takenBackStdin(environmentId: string, processId: string): TakenBackStdin | undefined {
+    return this.stdins.get(`${environmentId}\u0000${processId}`);
+  }
+
   /** Terminates the current socket of `id` (the executor re-dials); `false` when there is none open. */
   dropSocket(id: string): boolean {
     const socket = this.slots.get(id)?.socket;
@@ -301,11 +320,16 @@ export class HostedEnvironments {
         }
       }
     }
+    const stdins = await readStdins(store, id, [...logs.keys()]);
+    // Writes go on after the persisted counter of the process they go to (the feeder, or a tty itself).
+    const writers = new Map([...stdins.values()].map((record) => [record.writerProcessId, record.nextWriteId]));
+    const helpers = new Set([...stdins.values()].filter((record) => record.target === 'fifo').map((record) => record.writerProcessId));
     const records = [...logs].map(([processId, log]) => {
       const meta = store.meta({ environmentId: id, processId });
-      return { processId, lastSeq: log.lastSeq, nextWriteId: 1, argv: meta?.argv ?? [], tty: meta?.tty ?? false };
+      return { processId, lastSeq: log.lastSeq, nextWriteId: writers.get(processId) ?? 1, argv: meta?.argv ?? [], tty: meta?.tty ?? false, unlisted: helpers.has(processId) };
     });
     const adopted = await EnvironmentManager.adoptAcceptedWebsocket(id, socket, { sessionId, processes: records }, { ...this.managerOptions, outputHistory: this.outputHistory(id, logs) });
+    this.keepStdins(id, adopted.processes, stdins);
     this.taken.add(id);
     this.reopened.delete(id);
     for (const lost of adopted.lost) store.markLost({ environmentId: id, processId: lost.processId }, lost.reason);
@@ -313,9 +337,37 @@ export class HostedEnvironments {
     this.settledSubject.next(id);
     for (const lost of adopted.lost) await logs.get(lost.processId)?.seal();
     const how = adopted.resumed ? `session ${sessionId} taken back` : `session ${sessionId} is gone, a new one was made`;
-    this.log(`environment ${id}: ${how}: ${adopted.processes.length} process${adopted.processes.length === 1 ? '' : 'es'} adopted, ${adopted.lost.length} lost`);
+    // Helpers (stdin feeders) are taken back with their process, and not counted.
+    const count = adopted.processes.filter((process) => !helpers.has(process.processId)).length;
+    const lostCount = adopted.lost.filter((lost) => !helpers.has(lost.processId)).length;
+    this.log(`environment ${id}: ${how}: ${count} process${count === 1 ? '' : 'es'} adopted, ${lostCount} lost`);
     for (const lost of adopted.lost) this.log(`environment ${id}: process ${lost.processId} lost: ${lost.reason}`);
     return adopted.manager;
+  }
+
+  /**
+   * Keeps the stdin of each adopted process that persisted one, for the operator API, until the process
+   * ends; then its feeder, if still waiting, is stopped and released (whether or not the API wrote again).
+   * The feeder of a process that was lost is stopped at once.
+   */
+  private keepStdins(id: string, processes: readonly ExecProcess[], stdins: ReadonlyMap<string, StdinRecord>): void {
+    const byId = new Map(processes.map((process) => [process.processId, process]));
+    for (const [processId, record] of stdins) {
+      const process = byId.get(processId);
+      const feeder = record.target === 'fifo' ? byId.get(record.writerProcessId) : undefined;
+      if (process === undefined) {
+        if (feeder !== undefined) stopHelper(feeder);
+        continue;
+      }
+      const key = `${id}\u0000${processId}`;
+      this.stdins.set(key, { process, record, feeder });
+      process.state$.subscribe({
+        complete: () => {
+          if (this.stdins.get(key)?.process === process) this.stdins.delete(key);
+          if (feeder !== undefined) stopHelper(feeder);
+        },
+      });
+    }
   }
 
   /**
@@ -401,6 +453,21 @@ export class HostedEnvironments {
     if (slot.socket !== undefined && slot.socket.readyState === OPEN && slot.view.state === 'failed') slot.socket.terminate();
     await manager?.close().catch(() => undefined);
   }
+}
+
+/** Terminates a helper process if it still runs, then releases it. Never rejects. */
+function stopHelper(helper: ExecProcess): void {
+  void (helper.state === 'running' ? helper.terminate() : Promise.resolve(false)).catch(() => false).then(() => helper.release());
+}
+
+/** The stdin records of `processIds` (those that persisted one), by process id. Unreadable ones are left out. */
+async function readStdins(store: OutputLogStore, environmentId: string, processIds: readonly string[]): Promise<Map<string, StdinRecord>> {
+  const found = new Map<string, StdinRecord>();
+  for (const processId of processIds) {
+    const record = await store.readStdin({ environmentId, processId }).catch(() => undefined);
+    if (record !== undefined) found.set(processId, record);
+  }
+  return found;
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -7,10 +7,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Environment } from '../../environment/environment';
 import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
+import { FifoFeeder } from '../../exec/fifo-feeder';
 import { NotFoundError } from '../../errors';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { ProcessResource, StartProcessRequest } from '../../wire/operator-api';
+import type { HostedEnvironments } from '../hosted-environments';
+import type { OutputLogStore } from '../log/output-log-store';
 import { ApiProblem } from './problem';
+import type { StdinPersistence, StdinTarget } from './process-stdin';
 import { ProcessStdin } from './process-stdin';
 
 /** How many `Idempotency-Key`s the host remembers (all tokens together). */
@@ -41,6 +45,14 @@ interface RememberedStart {
   readonly started: Promise<HostedStart>;
 }
 
+/** Where the stdin of the API's processes is kept across a host restart (a host with a data dir). */
+export interface HostedProcessesOptions {
+  /** Where each process's stdin record goes (`stdin.json` next to its output log). */
+  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'>;
+  /** The processes a restarted host took back, with their stdin (the API writes it again). */
+  readonly environments?: Pick<HostedEnvironments, 'takenBackStdin'>;
+}
+
 /** The environment a process inherits: the executor's core set (PATH, HOME ...), the request's on top. */
 const CORE_ENV: NonNullable<StartParams['envPolicy']> = { inherit: 'core', ignoreDefaultExcludes: false, exclude: [], set: {}, includeOnly: [] };
 
@@ -51,6 +63,8 @@ const CORE_ENV: NonNullable<StartParams['envPolicy']> = { inherit: 'core', ignor
 export class HostedProcesses {
   private readonly extras = new Map<string, HostedProcess>();
   private readonly starts = new Map<string, RememberedStart>();
+
+  constructor(private readonly options: HostedProcessesOptions = {}) {}
 
   /** Processes the API keeps its extras of (bookkeeping): the listed ones it started, at most. */
   get extrasKept(): number {
@@ -91,12 +105,13 @@ export class HostedProcesses {
     }
     const extra = this.extras.get(processId);
     if (extra !== undefined && extra.environmentId === environmentId && extra.process === process) return extra;
-    return { environmentId, process, pipeStdin: false, stdin: undefined };
+    return this.takeBack(environmentId, process) ?? { environmentId, process, pipeStdin: false, stdin: undefined };
   }
 
   /** A listed process as the API shows it. */
   resource(environmentId: string, summary: ProcessSummary): ProcessResource {
-    return toResource(environmentId, summary, this.extras.get(summary.processId)?.pipeStdin ?? false);
+    const pipeStdin = this.extras.get(summary.processId)?.pipeStdin ?? this.options.environments?.takenBackStdin(environmentId, summary.processId)?.record.target === 'fifo';
+    return toResource(environmentId, summary, pipeStdin);
   }
 
   /**
@@ -141,14 +156,39 @@ export class HostedProcesses {
     // to directly) and cannot make on a Windows executor: no feeder, the resource says `pipeStdin: false`.
     const fifo = request.pipeStdin === true ? { stdin: 'fifo' as const } : {};
     // Its extras go with the process when it leaves the list (released once ended, or evicted).
-    const { process, feeder } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
-    const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder });
+    const { process, feeder, ttyPathFile } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
+    const persistence = this.persistence(environmentId, processId, ttyPathFile);
+    const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }, persistence) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder }, persistence);
     const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin };
     // The FIFO helper waits on its own stdin: stop it when the command ends.
     if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
     // A process that ended and was evicted before its start resolved has left the list already.
     if (environment.getProcess(processId) === process) this.extras.set(processId, hosted);
     return { hosted, argv: params.argv, tty, replayed: false };
+  }
+
+  /**
+   * The stdin of a process a restarted host took back (`HostedEnvironments.takenBackStdin`), made again
+   * from its record and kept like a started one's; undefined when it had none (or lost its feeder).
+   */
+  private takeBack(environmentId: string, process: ExecProcess): HostedProcess | undefined {
+    const taken = this.options.environments?.takenBackStdin(environmentId, process.processId);
+    if (taken === undefined || taken.process !== process) return undefined;
+    const target: StdinTarget | undefined = taken.record.target === 'pty' ? { kind: 'pty' } : taken.feeder === undefined ? undefined : { kind: 'fifo', feeder: new FifoFeeder(taken.feeder) };
+    if (target === undefined) return undefined;
+    const persistence = this.persistence(environmentId, process.processId);
+    const stdin = new ProcessStdin(process, target, persistence === undefined ? undefined : { ...persistence, restored: taken.record });
+    const hosted: HostedProcess = { environmentId, process, pipeStdin: target.kind === 'fifo', stdin };
+    process.state$.subscribe({ complete: () => void stdin.dispose() });
+    this.extras.set(process.processId, hosted);
+    return hosted;
+  }
+
+  /** Where a process's stdin record goes; none without a data dir. */
+  private persistence(environmentId: string, processId: string, ttyPath?: string): StdinPersistence | undefined {
+    const store = this.options.outputLogs;
+    if (store === undefined) return undefined;
+    return { persist: (record) => store.writeStdin({ environmentId, processId }, record), ...(ttyPath === undefined ? {} : { ttyPath }) };
   }
 
   /** Drops what the API kept of a process, stopping its FIFO helper if still running. */

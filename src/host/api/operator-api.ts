@@ -86,7 +86,7 @@ export class OperatorApi {
     const context: ApiContext = {
       hostInstance,
       environments,
-      processes: new HostedProcesses(),
+      processes: new HostedProcesses({ environments, ...(outputLogs === undefined ? {} : { outputLogs }) }),
       hub: this.hub,
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,

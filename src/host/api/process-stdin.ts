@@ -2,10 +2,18 @@
  * A hosted process's stdin as the operator API offers it: writes applied once per `writeId` (the last
  * 4096 remembered), in arrival order, each answered once the executor accepted it; an idempotent end of
  * input (end-of-file through the FIFO wrapper for `pipeStdin`, Ctrl-D for a tty).
+ *
+ * With a data dir, each write's executor writeIds (and the end's) are reserved from the stdin's own
+ * counter and persisted (`StdinRecord`) BEFORE they are sent: a host restarted after a crash takes the
+ * record back ({@link ProcessStdin} `restored`), sends a retried write again with the same executor
+ * writeIds (the executor drops what it had), and its counter goes on after the record's.
  */
 import { createHash } from 'node:crypto';
 import type { ExecProcess } from '../../exec/exec-process';
+import { writeIdsFor } from '../../exec/exec-process';
 import type { FifoFeeder } from '../../exec/fifo-feeder';
+import type { StdinRecord, StdinWriteRecord } from '../log/stdin-record';
+import { PERSISTED_WRITES } from '../log/stdin-record';
 import { ApiProblem } from './problem';
 
 /** How many writeIds a process remembers. */
@@ -16,6 +24,19 @@ const CTRL_D = 0x04;
 /** Where the bytes go: the FIFO helper of a `pipeStdin` process, or the pty of the (tty) process itself. */
 export type StdinTarget = { readonly kind: 'fifo'; readonly feeder: FifoFeeder } | { readonly kind: 'pty' };
 
+/** Persists the stdin's record (atomically); rejects when it could not. One call at a time per process. */
+export type PersistStdin = (record: StdinRecord) => Promise<void>;
+
+/** How a {@link ProcessStdin} keeps its record across a host restart. */
+export interface StdinPersistence {
+  /** Where each record goes before the bytes it names are sent. */
+  readonly persist: PersistStdin;
+  /** The record a restarted host took back for this process (its counter and writes go on from it). */
+  readonly restored?: StdinRecord;
+  /** A sized tty's pty path file on the executor (`StartedProcess.ttyPathFile`), kept in the record. @default the restored record's, else null */
+  readonly ttyPath?: string | null;
+}
+
 interface Remembered {
   readonly fingerprint: string;
   readonly outcome: Promise<void>;
@@ -24,21 +45,50 @@ interface Remembered {
 /** One process's stdin. */
 export class ProcessStdin {
   private readonly writes = new Map<string, Remembered>();
+  /** The latest writes as persisted (ids only), oldest first. */
+  private persisted: StdinWriteRecord[] = [];
+  /** Writes of before a restart, by client writeId: a retry goes out again with their executor writeIds. */
+  private readonly before = new Map<string, StdinWriteRecord>();
   private queue: Promise<unknown> = Promise.resolve();
   private ended: Promise<void> | undefined;
+  private endWriteId: number | null = null;
+  /** The executor writeId the next send uses (reserved here, so a failed send never hands its ids on). */
+  private nextWriteId: number;
   private lastByte = 0x0a;
 
-  /** @param process the command whose input this is (a write once it stopped running is refused) */
+  /**
+   * @param process the command whose input this is (a write once it stopped running is refused)
+   * @param persistence with a data dir: where the record goes, and the one taken back after a restart
+   *   (then an end recorded before it is sent again, with its writeId)
+   */
   constructor(
     private readonly process: ExecProcess,
     private readonly target: StdinTarget,
-  ) {}
+    private readonly persistence?: StdinPersistence,
+  ) {
+    const restored = persistence?.restored;
+    this.nextWriteId = Math.max(this.writer.nextWriteId, restored?.nextWriteId ?? 1);
+    if (restored === undefined) {
+      if (persistence !== undefined) this.enqueue(() => this.persist()).catch(() => undefined);
+      return;
+    }
+    this.persisted = [...restored.writes];
+    for (const write of restored.writes) this.before.set(write.writeId, write);
+    if (restored.endWriteId !== null) {
+      const endWriteId = restored.endWriteId;
+      this.endWriteId = endWriteId;
+      this.ended = this.enqueue(() => this.sendEnd(endWriteId));
+      this.ended.catch(() => undefined);
+    }
+  }
 
   /**
    * Writes `bytes` once for `writeId`: a repeat with the same bytes gets the first write's outcome; a
    * repeat with other bytes throws 422 `WRITE_ID_REUSED`; a write after the end, or once the process
    * no longer runs, throws 409 `STDIN_CLOSED`. Resolves once the executor accepted the bytes (after
-   * every earlier write).
+   * every earlier write). A write of before a restart (found in the record) is sent again with its
+   * executor writeIds (answered from the record once stdin was ended); its bytes cannot be compared.
+   * With persistence, rejects with 503 `HOST_ERROR` (nothing sent) when its record could not be written.
    */
   write(writeId: string, bytes: Uint8Array): Promise<void> {
     const fingerprint = createHash('sha256').update(bytes).digest('base64');
@@ -47,8 +97,9 @@ export class ProcessStdin {
       if (seen.fingerprint !== fingerprint) return Promise.reject(new ApiProblem(422, 'WRITE_ID_REUSED', `writeId ${writeId} was used for other bytes`));
       return seen.outcome;
     }
-    if (this.ended !== undefined) return Promise.reject(new ApiProblem(409, 'STDIN_CLOSED', 'the input of this process was ended'));
-    const outcome = this.enqueue(() => this.send(bytes));
+    const earlier = this.before.get(writeId);
+    if (earlier === undefined && this.ended !== undefined) return Promise.reject(new ApiProblem(409, 'STDIN_CLOSED', 'the input of this process was ended'));
+    const outcome = earlier === undefined ? this.enqueue(() => this.sendNew(writeId, bytes)) : this.ended !== undefined ? Promise.resolve() : this.enqueue(() => this.send(bytes, earlier.firstWriteId, true));
     this.writes.set(writeId, { fingerprint, outcome });
     if (this.writes.size > REMEMBERED_WRITES) {
       const oldest = this.writes.keys().next().value;
@@ -61,12 +112,10 @@ export class ProcessStdin {
   /** Ends the input after every earlier write (idempotent: a second end resolves with the first). */
   end(): Promise<void> {
     this.ended ??= this.enqueue(async () => {
-      if (this.target.kind === 'fifo') {
-        await this.target.feeder.end();
-        return;
-      }
-      const eof = this.lastByte === 0x0a || this.lastByte === 0x0d ? [CTRL_D] : [CTRL_D, CTRL_D];
-      if (this.process.state === 'running') await this.process.write(Uint8Array.from(eof));
+      const endWriteId = this.reserve(1);
+      this.endWriteId = endWriteId;
+      await this.persist();
+      await this.sendEnd(endWriteId);
     });
     return this.ended;
   }
@@ -76,21 +125,63 @@ export class ProcessStdin {
     if (this.target.kind === 'fifo') await this.target.feeder.dispose();
   }
 
+  /** The process the `process/write`s go to, for its counter and id. */
+  private get writer(): { readonly processId: string; readonly nextWriteId: number } {
+    return this.target.kind === 'fifo' ? this.target.feeder : this.process;
+  }
+
+  /** Takes `count` executor writeIds (never one the writer used already); resolves the first. */
+  private reserve(count: number): number {
+    const first = Math.max(this.nextWriteId, this.writer.nextWriteId);
+    this.nextWriteId = first + count;
+    return first;
+  }
+
   private enqueue(work: () => Promise<void>): Promise<void> {
     const run = this.queue.then(work);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async send(bytes: Uint8Array): Promise<void> {
+  /** Reserves the write's executor writeIds, persists them, then sends. */
+  private async sendNew(writeId: string, bytes: Uint8Array): Promise<void> {
+    if (this.process.state !== 'running') throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer runs');
+    const count = this.target.kind === 'fifo' ? this.target.feeder.writeIdsOf(bytes) : writeIdsFor(bytes.byteLength);
+    const firstWriteId = this.reserve(count);
+    this.persisted.push({ writeId, firstWriteId, count });
+    if (this.persisted.length > PERSISTED_WRITES) this.persisted.shift();
+    await this.persist();
+    await this.send(bytes, firstWriteId, false);
+  }
+
+  private async persist(): Promise<void> {
+    if (this.persistence === undefined) return;
+    const record: StdinRecord = { target: this.target.kind, writerProcessId: this.writer.processId, nextWriteId: this.nextWriteId, endWriteId: this.endWriteId, ttyPath: this.persistence.ttyPath ?? this.persistence.restored?.ttyPath ?? null, writes: this.persisted };
+    try {
+      await this.persistence.persist(record);
+    } catch (error: unknown) {
+      throw new ApiProblem(503, 'HOST_ERROR', `the host could not record the write before sending it: ${error instanceof Error ? error.message : String(error)}`, { 'retry-after': '1' });
+    }
+  }
+
+  private async send(bytes: Uint8Array, firstWriteId: number, again: boolean): Promise<void> {
     // The executor still accepts writes to a pty whose process has exited: they would go nowhere.
     if (this.process.state !== 'running') throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer runs');
     if (bytes.byteLength > 0) this.lastByte = bytes[bytes.byteLength - 1] ?? this.lastByte;
     if (this.target.kind === 'fifo') {
-      if (!(await this.target.feeder.write(bytes))) throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer reads its input');
+      if (!(await this.target.feeder.write(bytes, firstWriteId, again))) throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer reads its input');
       return;
     }
-    const status = await this.process.write(bytes);
+    const status = await this.process.write(bytes, firstWriteId);
     if (status !== 'accepted') throw new ApiProblem(409, 'STDIN_CLOSED', `the executor answered ${status}`);
+  }
+
+  private async sendEnd(endWriteId: number): Promise<void> {
+    if (this.target.kind === 'fifo') {
+      await this.target.feeder.end(endWriteId);
+      return;
+    }
+    const eof = this.lastByte === 0x0a || this.lastByte === 0x0d ? [CTRL_D] : [CTRL_D, CTRL_D];
+    if (this.process.state === 'running') await this.process.write(Uint8Array.from(eof), endWriteId);
   }
 }

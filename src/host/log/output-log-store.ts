@@ -14,6 +14,8 @@ import { OutputLog } from './output-log';
 import type { LogHooks, OutputLogOptions } from './output-log-options';
 import type { ProcessKey, ProcessLaunch, ProcessMeta } from './process-meta';
 import { processDir } from './process-meta';
+import type { StdinRecord } from './stdin-record';
+import { readStdinRecord, writeStdinRecord } from './stdin-record';
 import { findEntries, StoreEntry } from './store-entry';
 import { evictionOrder, expired, trimOrder } from './store-eviction';
 
@@ -186,6 +188,24 @@ export class OutputLogStore {
   describe(key: ProcessKey, launch: ProcessLaunch): void {
     const entry = this.entries.get(this.dirOf(key));
     if (entry !== undefined) this.update(entry, { argv: [...launch.argv], tty: launch.tty });
+  }
+
+  /** The stdin record of a process the store holds (`stdin.json` in its directory), if one was written and reads as one. */
+  async readStdin(key: ProcessKey): Promise<StdinRecord | undefined> {
+    if (!this.entries.has(this.dirOf(key))) return undefined;
+    return readStdinRecord(this.fs, this.dirOf(key));
+  }
+
+  /**
+   * Replaces a process's stdin record, atomically, once its directory exists; nothing is written for a
+   * process the store no longer holds. The caller writes one at a time per process. Rejects with the
+   * file system's error.
+   */
+  async writeStdin(key: ProcessKey, record: StdinRecord): Promise<void> {
+    const entry = this.entries.get(this.dirOf(key));
+    if (entry === undefined) return;
+    await entry.settled();
+    if (!entry.removed) await writeStdinRecord(this.fs, entry.dir, record);
   }
 
   /**
