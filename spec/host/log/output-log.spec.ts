@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { OutputLog } from '../../../src/host/log/output-log';
 import { BufferPool } from '../../../src/host/log/buffer-pool';
 import { MAX_BUFFERS_PER_WRITE } from '../../../src/host/log/log-writer';
@@ -108,6 +109,41 @@ describe('OutputLog', () => {
     expect(shape((await reopened.read(9, 1 << 20)).events)).toEqual([truncatedRange('evicted', 10, 11, 0), 12]);
     expect(reopened.lastSeq).toBe(12);
     await reopened.close();
+  });
+
+  it('finds a hole that starts a segment (a log taken back after a restart, the executor\'s window past it): one marker, then the rest', async () => {
+    const dir = await tempDir();
+    const first = OutputLog.create(dir, 'p');
+    for (let seq = 1; seq <= 10; seq += 1) first.append(outputBytes(seq, new Uint8Array(10).fill(seq)));
+    await first.flush(); // a crash: written, never closed
+    const log = await OutputLog.reopen(dir, 'p');
+    log.appendGap(19, 0);
+    for (let seq = 19; seq <= 20; seq += 1) log.append(outputBytes(seq, new Uint8Array(10).fill(seq)));
+    const shape = (events: readonly LogEvent[]): unknown[] => events.map((e) => (e.type === 'output' ? e.seq : e));
+    const expected = [truncatedRange('evicted', 11, 18, 0), 19, 20];
+    expect(shape((await log.read(10, 1 << 20)).events)).toEqual(expected);
+    await log.flush();
+    expect(shape((await log.read(10, 1 << 20)).events)).toEqual(expected);
+    await log.close();
+    // The continuation is a segment of its own, named by the hole's first seq.
+    expect((await readdir(dir)).filter((name) => name.endsWith('.seg'))).toEqual(['00000000000000000001.seg', '00000000000000000011.seg']);
+    const reopened = await OutputLog.open(dir, 'p');
+    expect(shape((await reopened.read(10, 1 << 20)).events)).toEqual(expected);
+    expect(shape((await reopened.read(14, 1 << 20)).events)).toEqual([truncatedRange('evicted', 15, 18, 0), 19, 20]);
+    await reopened.close();
+  });
+
+  it('moves a reader past seqs it cannot find (a segment file gone from under the log) with one corrupt marker, never an empty read', async () => {
+    const dir = await tempDir();
+    const log = OutputLog.create(dir, 'p', { segmentBytes: 4 * (RECORD_HEADER_BYTES + 100) });
+    for (let seq = 1; seq <= 12; seq += 1) log.append(outputBytes(seq, new Uint8Array(100).fill(seq)));
+    await log.close();
+    const segments = (await readdir(dir)).filter((name) => name.endsWith('.seg')).sort();
+    expect(segments).toEqual(['00000000000000000001.seg', '00000000000000000005.seg', '00000000000000000009.seg']);
+    await rm(join(dir, '00000000000000000005.seg'));
+    const read = await log.read(4, 1 << 20);
+    expect(read.events.map((e) => (e.type === 'output' ? e.seq : e))).toEqual([truncatedRange('corrupt', 5, 8, 0)]);
+    expect((await log.read(read.lastSeq, 1 << 20)).events.map((e) => (e.type === 'output' ? e.seq : e.type))).toEqual([9, 10, 11, 12]);
   });
 
   it('ignores an event whose seq does not increase, and marks the seqs before its first as not held', async () => {

@@ -54,7 +54,21 @@ export class LogReadRun {
       else await this.fromSegment(want);
       stalls = this.cursor === before ? stalls + 1 : 0;
     }
+    this.markUnfound();
     return this.finish();
+  }
+
+  /**
+   * After rounds without progress, with nothing given and more held: the seqs from the cursor up to the
+   * next one the log can place (a later segment's first, or memory's) are not where they should be. One
+   * `corrupt` marker covers them, so a reader always moves on (a reader that got nothing and is not
+   * caught up would read again at once, for ever).
+   */
+  private markUnfound(): void {
+    const want = this.cursor + 1;
+    if (this.events.length > 0 || want > this.state.heldSeq) return;
+    const next = Math.min(this.state.segments.find((segment) => segment.baseSeq > want)?.baseSeq ?? Infinity, this.state.memorySeq, this.state.heldSeq + 1);
+    if (next > want) this.mark(truncatedRange('corrupt', want, next - 1, 0));
   }
 
   /** Gives a marker for `want` when the log cannot hold it (removed, before its start, dropped); true when it did. */

@@ -74,7 +74,9 @@ export class LogState {
 
   /** The first seq held in memory (Infinity when none). */
   get memorySeq(): number {
-    return this.memory.peek()?.seq ?? Infinity;
+    const first = this.memory.peek();
+    if (first === undefined) return Infinity;
+    return first.type === 'gap' ? first.fromSeq : first.seq; // a hole holds its range from its first seq
   }
 
   /** The position in memory of the first event whose seq is at least `seq`. */

@@ -105,7 +105,8 @@ export class LogWriter {
     let segment = state.active;
     if (segment === undefined || this.rollNext || (segment.takenBytes > 0 && segment.takenBytes + size > this.settings.segmentBytes)) {
       this.rollNext = false;
-      segment = this.roll(event.seq);
+      // A segment that starts with a hole starts at the hole's first seq: readers find the hole by its segment.
+      segment = this.roll(event.type === 'gap' ? event.fromSeq : event.seq);
     }
     const index = (segment.index ??= new SparseIndex());
     if (segment.takenBytes - index.lastOffset >= this.settings.indexIntervalBytes) index.add(event.seq, segment.takenBytes);
