@@ -2,9 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart]
  *
- * Every suite but the soak and disklog runs by default; those run with `--only=soak` / `--only=disklog`.
+ * Every suite but the soak, disklog and restart runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart`.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -22,6 +22,7 @@ import { hostSuite } from './suites/host';
 import { memorySuite } from './suites/memory';
 import { rttSuite } from './suites/rtt';
 import { scaleSuite } from './suites/scale';
+import { restartSuite } from './suites/restart';
 import { soakSuite } from './suites/soak';
 import { startExitSuite } from './suites/start-exit';
 import { throughputSuite } from './suites/throughput';
@@ -36,10 +37,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['host', hostSuite],
   ['soak', soakSuite],
   ['disklog', disklogSuite],
+  ['restart', restartSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak', 'disklog']);
+const ON_REQUEST = new Set(['soak', 'disklog', 'restart']);
 
 interface Args {
   readonly quick: boolean;
