@@ -6,14 +6,11 @@
  * seq gets the rest, and what both readers got is sha256-exact with contiguous seqs; the exit code is 0.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { ApiClient, paths } from '../host/api/api-client';
-import type { SseEvent } from '../host/api/sse-reader';
 import { startDirectExecutor } from '../support/executor';
-import type { CliRun } from './cli-process';
-import { startCli } from './cli-process';
+import type { HostChild } from './host-child';
+import { hostChildren, outputOf, stderrOf } from './host-child';
 
 jest.setTimeout(150_000);
 
@@ -28,45 +25,13 @@ const SCRIPT = `echo pid $$; i=0; while [ $i -lt ${CHUNKS} ]; do printf '%065535
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 const expectedAfterPid = (): string => Array.from({ length: CHUNKS }, (_v, i) => `${String(i).padStart(65535, '0')}\n`).join('');
 
-/** The output bytes and seqs of `events` (output events only), and the names of the others. */
-function collect(events: readonly SseEvent[]): { readonly text: string; readonly seqs: number[]; readonly others: string[] } {
-  let text = '';
-  const seqs: number[] = [];
-  const others: string[] = [];
-  for (const event of events) {
-    if (event.event !== 'output') {
-      others.push(event.event);
-      continue;
-    }
-    const data = JSON.parse(event.data) as { seq: number; chunk: string };
-    seqs.push(data.seq);
-    text += Buffer.from(data.chunk, 'base64').toString('latin1');
-  }
-  return { text, seqs, others };
-}
-
 describe('exec-rx host SIGKILLed and started again while its executor streams', () => {
-  let work: string;
-  const hostEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: TOKEN });
-  const dataDir = (): string => join(work, 'data');
-
-  async function startHost(): Promise<{ run: CliRun; base: string }> {
-    const run = startCli(['host', '--port', '0', '--data-dir', dataDir()], hostEnv());
-    await run.waitFor('stdout', '--environment-id <environment-id>\n');
-    const base = /^exec-rx host listening on (\S+)$/m.exec(run.stdout.map((c) => c.text).join(''))?.[1];
-    if (base === undefined) throw new Error(`no url: ${run.stdout.map((c) => c.text).join('')}`);
-    return { run, base };
-  }
-
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'exec-rx-cli-adopt-'));
-  });
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const hosts = hostChildren('cli-adopt', { keyId: KEY_ID, secret: SECRET, token: TOKEN });
 
   it('takes the executor back: the same process goes on, and a reader resuming by seq gets all of it exactly once', async () => {
-    const first = await startHost();
+    const first = await hosts.start();
     const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
-    let second: { run: CliRun; base: string } | undefined;
+    let second: HostChild | undefined;
     try {
       await first.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);
       const api = new ApiClient(first.base, TOKEN);
@@ -78,20 +43,20 @@ describe('exec-rx host SIGKILLed and started again while its executor streams', 
       const opened = await api.events(paths.events(ENV, processId));
       if (!('stream' in opened)) throw new Error(`events answered ${opened.refused.status}`);
       await opened.stream.next((event) => event.event === 'output' && Number(event.id ?? '0') >= 8, 30_000);
-      const before = collect(opened.stream.events);
+      const before = outputOf(opened.stream.events);
       const pid = Number(/^pid (\d+)\n/.exec(before.text)?.[1]);
       expect(Number.isInteger(pid) && existsSync(`/proc/${pid}`)).toBe(true);
       first.run.child.kill('SIGKILL');
       expect(await first.run.done).toEqual({ code: null, signal: 'SIGKILL' });
       await opened.stream.close();
-      const firstRead = collect(opened.stream.events);
+      const firstRead = outputOf(opened.stream.events);
 
-      second = await startHost();
+      second = await hosts.start();
       expect(second.base).toBe(first.base); // the port of before: the executor re-dials the url it registered with
       await second.run.waitFor('stderr', `upgrade for ${ENV}: registration of a previous run (409, the executor re-registers)`);
       await second.run.waitFor('stderr', `environment ${ENV}: session `);
       await second.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);
-      const stderr = second.run.stderr.map((c) => c.text).join('');
+      const stderr = stderrOf(second.run);
       expect(stderr).toMatch(new RegExp(`environment ${ENV}: session \\S+ taken back: 1 process adopted, 0 lost`));
       expect(existsSync(`/proc/${pid}`)).toBe(true); // the process never died
 
@@ -102,7 +67,7 @@ describe('exec-rx host SIGKILLed and started again while its executor streams', 
       const resumed = await again.events(paths.events(ENV, processId), { headers: { 'last-event-id': String(lastSeq) } });
       if (!('stream' in resumed)) throw new Error(`events answered ${resumed.refused.status}: ${resumed.refused.text}`);
       const restEvents = await resumed.stream.ended(120_000);
-      const rest = collect(restEvents);
+      const rest = outputOf(restEvents);
 
       expect(rest.others).toEqual(['exited', 'closed']);
       const seqs = [...firstRead.seqs, ...rest.seqs];

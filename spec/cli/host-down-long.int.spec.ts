@@ -6,14 +6,12 @@
  * environment is connected again with a new session that runs new processes.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { ApiClient, paths } from '../host/api/api-client';
 import { decodeEvents, finished } from '../host/api/api-host';
 import { startDirectExecutor } from '../support/executor';
-import type { CliRun } from './cli-process';
-import { startCli } from './cli-process';
+import type { HostChild } from './host-child';
+import { hostChildren, stderrOf } from './host-child';
 
 jest.setTimeout(240_000);
 
@@ -27,27 +25,12 @@ const DOWN_MS = 100_000;
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
 describe('exec-rx host down for 100 s, past the executor\'s retention', () => {
-  let work: string;
-  const hostEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: TOKEN });
-  const dataDir = (): string => join(work, 'data');
-
-  async function startHost(): Promise<{ run: CliRun; base: string }> {
-    const run = startCli(['host', '--port', '0', '--data-dir', dataDir()], hostEnv());
-    await run.waitFor('stdout', '--environment-id <environment-id>\n');
-    const base = /^exec-rx host listening on (\S+)$/m.exec(run.stdout.map((c) => c.text).join(''))?.[1];
-    if (base === undefined) throw new Error(`no url: ${run.stdout.map((c) => c.text).join('')}`);
-    return { run, base };
-  }
-
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'exec-rx-cli-down-'));
-  });
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const hosts = hostChildren('cli-down', { keyId: KEY_ID, secret: SECRET, token: TOKEN });
 
   it('lists the process of before lost with the reason, keeps its log, and connects the environment with a new session', async () => {
-    const first = await startHost();
+    const first = await hosts.start();
     const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
-    let second: { run: CliRun; base: string } | undefined;
+    let second: HostChild | undefined;
     try {
       await first.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);
       const api = new ApiClient(first.base, TOKEN);
@@ -71,10 +54,10 @@ describe('exec-rx host down for 100 s, past the executor\'s retention', () => {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, DOWN_MS - 95_000)));
       expect(executor.child.exitCode).toBeNull(); // the executor itself lives on, re-dialling
 
-      second = await startHost();
+      second = await hosts.start();
       await second.run.waitFor('stderr', `environment ${ENV}: session `);
       await second.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);
-      const stderr = second.run.stderr.map((c) => c.text).join('');
+      const stderr = stderrOf(second.run);
       expect(stderr).toMatch(new RegExp(`environment ${ENV}: session \\S+ is gone, a new one was made: 0 processes adopted, 1 lost`));
       expect(second.run.child.exitCode).toBeNull();
 

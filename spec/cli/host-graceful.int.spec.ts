@@ -12,11 +12,12 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient, paths } from '../host/api/api-client';
-import type { SseEvent } from '../host/api/sse-reader';
 import { within } from '../host/api/sse-reader';
 import { startDirectExecutor } from '../support/executor';
 import type { CliRun } from './cli-process';
 import { startCli } from './cli-process';
+import type { HostChild } from './host-child';
+import { hostChildren, outputOf, stderrOf } from './host-child';
 
 jest.setTimeout(150_000);
 
@@ -32,47 +33,16 @@ const COME_BACK = 'retry: 1000\nevent: restart\ndata: {"retryMs":1000}\n\n';
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 const expectedAfterPid = (): string => Array.from({ length: CHUNKS }, (_v, i) => `${String(i).padStart(65535, '0')}\n`).join('');
-const stderrOf = (run: CliRun): string => run.stderr.map((c) => c.text).join('');
 
-/** The output bytes and seqs of `events` (output events only), and the names of the others. */
-function collect(events: readonly SseEvent[]): { readonly text: string; readonly seqs: number[]; readonly others: string[] } {
-  let text = '';
-  const seqs: number[] = [];
-  const others: string[] = [];
-  for (const event of events) {
-    if (event.event !== 'output') {
-      others.push(event.event);
-      continue;
-    }
-    const data = JSON.parse(event.data) as { seq: number; chunk: string };
-    seqs.push(data.seq);
-    text += Buffer.from(data.chunk, 'base64').toString('latin1');
-  }
-  return { text, seqs, others };
-}
 
 describe('exec-rx host stopped with SIGTERM and started again while its executor streams', () => {
-  let work: string;
-  const hostEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: TOKEN });
-  const dataDir = (): string => join(work, 'data');
-
-  async function startHost(): Promise<{ run: CliRun; base: string }> {
-    const run = startCli(['host', '--port', '0', '--data-dir', dataDir(), '--shutdown-timeout', '20'], hostEnv());
-    await within(run.waitFor('stdout', '--environment-id <environment-id>\n'), 20_000, 'host listening');
-    const base = /^exec-rx host listening on (\S+)$/m.exec(run.stdout.map((c) => c.text).join(''))?.[1];
-    if (base === undefined) throw new Error(`no url: ${run.stdout.map((c) => c.text).join('')}`);
-    return { run, base };
-  }
-
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'exec-rx-cli-graceful-'));
-  });
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const hosts = hostChildren('cli-graceful', { keyId: KEY_ID, secret: SECRET, token: TOKEN });
+  const startHost = (): Promise<HostChild> => hosts.start(['--shutdown-timeout', '20']);
 
   it('exits 0, ends the reader with the come-back event, keeps what it received, and takes the same process back', async () => {
     const first = await startHost();
     const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
-    let second: { run: CliRun; base: string } | undefined;
+    let second: HostChild | undefined;
     try {
       await within(first.run.waitFor('stderr', `environment ${ENV} generation 1: connected`), 30_000, 'connected');
       const api = new ApiClient(first.base, TOKEN);
@@ -83,7 +53,7 @@ describe('exec-rx host stopped with SIGTERM and started again while its executor
       const opened = await api.events(paths.events(ENV, processId));
       if (!('stream' in opened)) throw new Error(`events answered ${opened.refused.status}`);
       await opened.stream.next((event) => event.event === 'output' && Number(event.id ?? '0') >= 8, 30_000);
-      const pid = Number(/^pid (\d+)\n/.exec(collect(opened.stream.events).text)?.[1]);
+      const pid = Number(/^pid (\d+)\n/.exec(outputOf(opened.stream.events).text)?.[1]);
       expect(Number.isInteger(pid) && existsSync(`/proc/${pid}`)).toBe(true);
 
       first.run.child.kill('SIGTERM');
@@ -92,7 +62,7 @@ describe('exec-rx host stopped with SIGTERM and started again while its executor
       // The come-back event is the last, and nothing follows it (not even bytes).
       expect(events[events.length - 1]).toEqual({ id: undefined, event: 'restart', data: '{"retryMs":1000}' });
       expect(opened.stream.raw().endsWith(COME_BACK)).toBe(true);
-      const firstRead = collect(events);
+      const firstRead = outputOf(events);
       expect(firstRead.others).toEqual(['restart']);
       const stopped = stderrOf(first.run);
       expect(stopped).toContain('SIGTERM: stopping (within 20 s;');
@@ -106,7 +76,7 @@ describe('exec-rx host stopped with SIGTERM and started again while its executor
       const again = new ApiClient(second.base, TOKEN);
       const held = await again.events(`${paths.events(ENV, processId)}?after=0&follow=false`);
       if (!('stream' in held)) throw new Error(`events answered ${held.refused.status}: ${held.refused.text}`);
-      const logged = collect(await held.stream.ended(30_000));
+      const logged = outputOf(await held.stream.ended(30_000));
       const lastSeq = firstRead.seqs[firstRead.seqs.length - 1] ?? 0;
       expect(logged.seqs.length).toBeGreaterThanOrEqual(lastSeq);
       expect(logged.seqs.every((seq, index) => seq === index + 1)).toBe(true);
@@ -120,10 +90,10 @@ describe('exec-rx host stopped with SIGTERM and started again while its executor
       const resumed = await again.events(paths.events(ENV, processId), { headers: { 'last-event-id': String(lastSeq) } });
       if (!('stream' in resumed)) throw new Error(`events answered ${resumed.refused.status}: ${resumed.refused.text}`);
       const restEvents = await resumed.stream.ended(120_000).catch((error: unknown) => {
-        const got = collect(resumed.stream.events);
+        const got = outputOf(resumed.stream.events);
         throw new Error(`${String(error)}; resumed after ${lastSeq}, got seqs ${got.seqs[0] ?? '-'}..${got.seqs[got.seqs.length - 1] ?? '-'} and ${got.others.join(',')}; second host: ${stderrOf(second?.run ?? first.run)}`);
       });
-      const rest = collect(restEvents);
+      const rest = outputOf(restEvents);
       expect(rest.others).toEqual(['exited', 'closed']);
       const seqs = [...firstRead.seqs, ...rest.seqs];
       expect(seqs.every((seq, index) => seq === index + 1)).toBe(true);

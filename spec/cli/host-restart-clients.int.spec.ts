@@ -8,15 +8,14 @@
  * connection: their output sha256-exact, seqs contiguous, no duplicate, the run exiting 7.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Subject, takeUntil } from 'rxjs';
 import { HostClient } from '../../src/client';
 import { countingFetch, Transcript, within } from '../client/client-setup';
 import { startDirectExecutor } from '../support/executor';
 import type { CliRun } from './cli-process';
 import { startCli } from './cli-process';
+import type { HostChild } from './host-child';
+import { hostChildren } from './host-child';
 
 jest.setTimeout(150_000);
 
@@ -35,27 +34,14 @@ const sha256 = (data: string | Buffer): string => createHash('sha256').update(da
 const text = (chunks: CliRun['stdout']): string => chunks.map((c) => c.text).join('');
 
 describe('clients of exec-rx host ride through its restart (SIGKILL, down a few seconds, started again on the same data dir)', () => {
-  let work: string;
-  const hostEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: TOKEN });
+  const hosts = hostChildren('cli-ride', { keyId: KEY_ID, secret: SECRET, token: TOKEN });
   const clientEnv = (base: string): NodeJS.ProcessEnv => ({ ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: base });
 
-  async function startHost(): Promise<{ run: CliRun; base: string }> {
-    const run = startCli(['host', '--port', '0', '--data-dir', join(work, 'data')], hostEnv());
-    await run.waitFor('stdout', '--environment-id <environment-id>\n');
-    const base = /^exec-rx host listening on (\S+)$/m.exec(text(run.stdout))?.[1];
-    if (base === undefined) throw new Error(`no url: ${text(run.stdout)}`);
-    return { run, base };
-  }
-
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'exec-rx-cli-ride-'));
-  });
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   it('run --host exits with the command\'s code and all its output; logs --follow and events$ get all of it once, in order', async () => {
-    const first = await startHost();
+    const first = await hosts.start();
     const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
-    let second: { run: CliRun; base: string } | undefined;
+    let second: HostChild | undefined;
     const stop$ = new Subject<void>();
     try {
       await first.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);
@@ -79,7 +65,7 @@ describe('clients of exec-rx host ride through its restart (SIGKILL, down a few 
       // Down until the clients are refused a few times (the outage itself, bounded).
       await within(counting.failed(3), OUTAGE_BOUND_MS, 'three refused attempts of events$');
 
-      second = await startHost();
+      second = await hosts.start();
       expect(second.base).toBe(first.base);
       const reachedBeforeTakeBack = !text(second.run.stderr).includes(`environment ${ENV}: session `);
       await within(second.run.waitFor('stderr', `environment ${ENV}: session `), 30_000, 'the executor taken back');

@@ -4,15 +4,12 @@
  * its 10 processes, and every process ends with its own output and exit code, read through the restarted
  * host.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 import { ApiClient, paths } from '../host/api/api-client';
 import { finished } from '../host/api/api-host';
 import { startDirectExecutor } from '../support/executor';
-import type { CliRun } from './cli-process';
-import { startCli } from './cli-process';
+import type { HostChild } from './host-child';
+import { hostChildren, stderrOf } from './host-child';
 
 jest.setTimeout(240_000);
 
@@ -38,27 +35,14 @@ async function unlimited<T>(request: () => Promise<T>, refused: (result: T) => b
 }
 
 describe('exec-rx host restarted under 20 environments × 10 processes', () => {
-  let work: string;
-  const hostEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: TOKEN });
-
-  async function startHost(): Promise<{ run: CliRun; base: string }> {
-    // 20 executors register and dial at about the same time: more handshakes than the default 10/s.
-    const run = startCli(['host', '--port', '0', '--data-dir', join(work, 'data'), '--max-handshakes-per-second', '200'], hostEnv());
-    await run.waitFor('stdout', '--environment-id <environment-id>\n');
-    const base = /^exec-rx host listening on (\S+)$/m.exec(run.stdout.map((c) => c.text).join(''))?.[1];
-    if (base === undefined) throw new Error(`no url: ${run.stdout.map((c) => c.text).join('')}`);
-    return { run, base };
-  }
-
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'exec-rx-cli-many-'));
-  });
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  // 20 executors register and dial at about the same time: more handshakes than the default 10/s.
+  const hosts = hostChildren('cli-many', { keyId: KEY_ID, secret: SECRET, token: TOKEN });
+  const startHost = (): Promise<HostChild> => hosts.start(['--max-handshakes-per-second', '200']);
 
   it('takes every environment back with all its processes, and every process ends with its own output and code', async () => {
     const first = await startHost();
     const executors: SpawnedExecutor[] = [];
-    let second: { run: CliRun; base: string } | undefined;
+    let second: HostChild | undefined;
     try {
       for (let e = 0; e < ENVIRONMENTS; e += 1) {
         executors.push(await startDirectExecutor({ remoteUrl: first.base, environmentId: envId(e), credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } }));
@@ -76,7 +60,7 @@ describe('exec-rx host restarted under 20 environments × 10 processes', () => {
 
       second = await startHost();
       for (let e = 0; e < ENVIRONMENTS; e += 1) await second.run.waitFor('stderr', `environment ${envId(e)} generation 1: connected`);
-      const stderr = second.run.stderr.map((c) => c.text).join('');
+      const stderr = stderrOf(second.run);
       for (let e = 0; e < ENVIRONMENTS; e += 1) expect(stderr).toMatch(new RegExp(`environment ${envId(e)}: session \\S+ taken back: ${PROCESSES} processes adopted, 0 lost`));
       expect(executors.map((executor) => executor.child.exitCode)).toEqual(executors.map(() => null));
 

@@ -6,14 +6,11 @@
  * `exec-rx logs --follow` waits for the executor to come back, and ends once a new one has lost the process.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ApiClient, paths } from '../host/api/api-client';
 import { decodeEvents } from '../host/api/api-host';
 import { startDirectExecutor } from '../support/executor';
-import type { CliRun } from './cli-process';
 import { runCli, runCliBytes, startCli } from './cli-process';
+import { hostChildren } from './host-child';
 
 jest.setTimeout(120_000);
 
@@ -25,26 +22,10 @@ const ENV = 'killed-1';
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
 describe('exec-rx host killed with SIGKILL, then started again on the same data dir', () => {
-  let work: string;
-  const hostEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: TOKEN });
-  const dataDir = (): string => join(work, 'data');
-
-  /** Starts the host on the spec's data dir; resolves with its run and its base url once it listens. */
-  async function startHost(): Promise<{ run: CliRun; base: string }> {
-    const run = startCli(['host', '--port', '0', '--data-dir', dataDir()], hostEnv());
-    await run.waitFor('stdout', '--environment-id <environment-id>\n');
-    const base = /^exec-rx host listening on (\S+)$/m.exec(run.stdout.map((c) => c.text).join(''))?.[1];
-    if (base === undefined) throw new Error(`no url: ${run.stdout.map((c) => c.text).join('')}`);
-    return { run, base };
-  }
-
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'exec-rx-cli-restart-'));
-  });
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const hosts = hostChildren('cli-restart', { keyId: KEY_ID, secret: SECRET, token: TOKEN });
 
   it('lists the process unknown and reads its log up to its last written record', async () => {
-    const first = await startHost();
+    const first = await hosts.start();
     const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
     let processId: string;
     try {
@@ -64,7 +45,7 @@ describe('exec-rx host killed with SIGKILL, then started again on the same data 
       await executor.stop();
     }
 
-    const second = await startHost();
+    const second = await hosts.start();
     try {
       const api = new ApiClient(second.base, TOKEN);
       const listed = await api.get(paths.processes(ENV));

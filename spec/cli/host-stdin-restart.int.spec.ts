@@ -5,14 +5,13 @@
  * data dir; it takes back the command and its feeder (the feeder is not counted), a retry of w1 is
  * applied once, "b" (w2) and the end go through, and the command prints each line once and exits 0.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiClient, paths } from '../host/api/api-client';
 import type { SseEvent } from '../host/api/sse-reader';
 import { startDirectExecutor } from '../support/executor';
-import type { CliRun } from './cli-process';
-import { startCli } from './cli-process';
+import type { HostChild } from './host-child';
+import { hostChildren } from './host-child';
 
 jest.setTimeout(120_000);
 
@@ -32,27 +31,13 @@ const textOf = (events: readonly SseEvent[]): string =>
     .join('');
 
 describe('exec-rx host SIGKILLed and started again while a command reads its stdin', () => {
-  let work: string;
-  const hostEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: TOKEN });
-  const dataDir = (): string => join(work, 'data');
-
-  async function startHost(): Promise<{ run: CliRun; base: string }> {
-    const run = startCli(['host', '--port', '0', '--data-dir', dataDir()], hostEnv());
-    await run.waitFor('stdout', '--environment-id <environment-id>\n');
-    const base = /^exec-rx host listening on (\S+)$/m.exec(run.stdout.map((c) => c.text).join(''))?.[1];
-    if (base === undefined) throw new Error(`no url: ${run.stdout.map((c) => c.text).join('')}`);
-    return { run, base };
-  }
-
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'exec-rx-cli-stdin-'));
-  });
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const hosts = hostChildren('cli-stdin', { keyId: KEY_ID, secret: SECRET, token: TOKEN });
+  const dataDir = hosts.dataDir;
 
   it('takes the command and its feeder back: a retried write applies once, later writes and the end go through', async () => {
-    const first = await startHost();
+    const first = await hosts.start();
     const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
-    let second: { run: CliRun; base: string } | undefined;
+    let second: HostChild | undefined;
     try {
       await first.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);
       const api = new ApiClient(first.base, TOKEN);
@@ -76,7 +61,7 @@ describe('exec-rx host SIGKILLed and started again while a command reads its std
       expect(await first.run.done).toEqual({ code: null, signal: 'SIGKILL' });
       await opened.stream.close();
 
-      second = await startHost();
+      second = await hosts.start();
       expect(second.base).toBe(first.base);
       await second.run.waitFor('stderr', `environment ${ENV}: session `);
       await second.run.waitFor('stderr', `environment ${ENV} generation 1: connected`);

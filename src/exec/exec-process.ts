@@ -247,7 +247,7 @@ export class ExecProcess implements OutputHistoryReader {
    * `starting`). Note: the 0.171.0 executor offers no way to close stdin.
    *
    * `firstWriteId` (a host that persists its writes): the write's chunks go out as writeIds
-   * `firstWriteId`, `firstWriteId + 1` ... ({@link writeIdsFor} of them) instead of the next ones, and
+   * `firstWriteId`, `firstWriteId + 1` ... (one per `SAFE_CHUNK_BYTES`, 4 MiB, of `bytes`) instead of the next ones, and
    * the counter goes on after the last of them if it was behind. Sent again with the same bytes and the
    * same `firstWriteId` (after a restart), the executor drops the chunks it already has.
    */

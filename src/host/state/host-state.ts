@@ -40,7 +40,7 @@ export interface HostStateOptions {
   readonly log?: (line: string) => void;
   /** The clock of `updatedAt`. @default asyncScheduler */
   readonly scheduler?: SchedulerLike;
-  /** The file system (specs make it fail). @default node:fs */
+  /** @internal The file system (specs make it fail). @default node:fs */
   readonly fs?: LogFs;
 }
 

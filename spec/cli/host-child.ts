@@ -1,0 +1,86 @@
+/**
+ * The built `exec-rx host` as a child process on a spec's own data dir, the way the restart specs run it
+ * (SIGKILL or SIGTERM it, start it again on the same data dir), and what those specs read back.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SseEvent } from '../host/api/sse-reader';
+import { within } from '../host/api/sse-reader';
+import type { CliRun } from './cli-process';
+import { startCli } from './cli-process';
+
+/** A running host child and the base url it printed. */
+export interface HostChild {
+  readonly run: CliRun;
+  readonly base: string;
+}
+
+/** What a restart spec's host children share: credentials, a work dir (`XDG_STATE_HOME`) and its data dir. */
+export interface HostChildren {
+  /** The spec's work dir (made in `beforeAll`, removed in `afterAll`). */
+  readonly work: () => string;
+  /** `<work>/data`: the data dir every host of the spec uses. */
+  readonly dataDir: () => string;
+  /** The host's environment: the executor key and the operator token, `XDG_STATE_HOME` at the work dir. */
+  readonly env: () => NodeJS.ProcessEnv;
+  /** Starts a host (`--port 0 --data-dir <dataDir>` plus `args`) and resolves once it printed its url (20 s at most). */
+  start(args?: readonly string[]): Promise<HostChild>;
+}
+
+/** The credentials the spec's hosts accept and its clients use. */
+export interface HostCredentials {
+  readonly keyId: string;
+  readonly secret: string;
+  readonly token: string;
+}
+
+/** The host children of a spec: call it inside a `describe` (it registers the work dir's `beforeAll`/`afterAll`). */
+export function hostChildren(prefix: string, credentials: HostCredentials): HostChildren {
+  let work: string | undefined;
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), `exec-rx-${prefix}-`));
+  });
+  afterAll(() => {
+    if (work !== undefined) rmSync(work, { recursive: true, force: true });
+  });
+  const workDir = (): string => {
+    if (work === undefined) throw new Error('the work dir exists only while the spec runs');
+    return work;
+  };
+  const dataDir = (): string => join(workDir(), 'data');
+  const env = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_STATE_HOME: workDir(), EXEC_RX_ACCESS_KEY_ID: credentials.keyId, EXEC_RX_SECRET_ACCESS_KEY: credentials.secret, EXEC_RX_OPERATOR_TOKEN: credentials.token });
+  return {
+    work: workDir,
+    dataDir,
+    env,
+    start: async (args = []) => {
+      const run = startCli(['host', '--port', '0', '--data-dir', dataDir(), ...args], env());
+      await within(run.waitFor('stdout', '--environment-id <environment-id>\n'), 20_000, 'host listening');
+      const printed = run.stdout.map((c) => c.text).join('');
+      const base = /^exec-rx host listening on (\S+)$/m.exec(printed)?.[1];
+      if (base === undefined) throw new Error(`no url: ${printed}`);
+      return { run, base };
+    },
+  };
+}
+
+/** Everything a host child wrote to stderr so far. */
+export const stderrOf = (run: CliRun): string => run.stderr.map((c) => c.text).join('');
+
+/** The output bytes (latin1) and seqs of `events`' output events, and the names of the other events, in order. */
+export function outputOf(events: readonly SseEvent[]): { readonly text: string; readonly seqs: number[]; readonly others: string[] } {
+  let text = '';
+  const seqs: number[] = [];
+  const others: string[] = [];
+  for (const event of events) {
+    if (event.event !== 'output') {
+      others.push(event.event);
+      continue;
+    }
+    const data = JSON.parse(event.data) as { seq: number; chunk: string };
+    seqs.push(data.seq);
+    text += Buffer.from(data.chunk, 'base64').toString('latin1');
+  }
+  return { text, seqs, others };
+}
