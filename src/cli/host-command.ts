@@ -67,15 +67,25 @@ function executorKeys(options: HostCliOptions, io: HostIo, log: (line: string) =
   return keys;
 }
 
-/** The operator tokens, and the token to show once when the host made it. */
-function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string) => void): { readonly tokens: OperatorTokens; readonly shown: string | undefined } {
+/**
+ * The operator tokens, and the token to show once when the host made it. With a data dir, the token a
+ * host made is kept as a digest: a restarted host accepts it again (the url printed at the first start
+ * still works) and makes none.
+ */
+async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string) => void, state: HostState | undefined): Promise<{ readonly tokens: OperatorTokens; readonly shown: string | undefined }> {
   const loaded = loadOperatorTokens(options.operatorTokensFile, io.env);
   if (loaded !== undefined) {
     if (loaded.warning !== undefined) log(`warning: ${loaded.warning}`);
     log(`accepting ${loaded.tokens.size} operator token(s) from ${loaded.source}`);
     return { tokens: loaded.tokens, shown: undefined };
   }
+  const kept = state?.madeTokenDigest;
+  if (kept !== undefined) {
+    log('no operator token configured: the one made at the first start on this data dir still works (kept as a digest)');
+    return { tokens: OperatorTokens.fromDigests([kept]), shown: undefined };
+  }
   const made = OperatorTokens.generate();
+  await state?.setMadeTokenDigest(OperatorTokens.digestOf(made.token));
   log('no operator token configured: made one (shown once on stdout, kept only as a digest)');
   return { tokens: made.tokens, shown: made.token };
 }
@@ -127,11 +137,11 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
   try {
     storage = storageOptions(options.storage, io.env, io.cwd ?? process.cwd());
     keys = executorKeys(options, io, log, local);
-    const operator = operatorTokens(options, io, log);
-    tokens = operator.tokens;
-    shown = operator.shown;
     // Before listening: a second host on the same data dir stops here, with the pid of the first.
     state = storage.dataDir === undefined ? undefined : await HostState.open(storage.dataDir, { log: (line) => log(`state: ${line}`) });
+    const operator = await operatorTokens(options, io, log, state);
+    tokens = operator.tokens;
+    shown = operator.shown;
     host = await startHostServer(serverOptions(options, storage, keys, operator.tokens, log, state));
   } catch (error: unknown) {
     await state?.close();

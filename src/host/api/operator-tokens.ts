@@ -37,6 +37,18 @@ export class OperatorTokens {
     this.digests = tokens.map(digest);
   }
 
+  /** The tokens whose SHA-256 digests (hex) are `digests`: a restarted host accepting the token it made at its first start. */
+  static fromDigests(digests: readonly string[]): OperatorTokens {
+    const tokens = new OperatorTokens(['x'.repeat(16)]); // a placeholder, replaced at once: no token is known, only digests
+    tokens.digests = digests.map((hex) => Buffer.from(hex, 'hex'));
+    return tokens;
+  }
+
+  /** The hex SHA-256 digest of `token`: what a host keeps of a token it made. */
+  static digestOf(token: string): string {
+    return digest(token).toString('hex');
+  }
+
   /** A fresh random token (256 bits, base64url) and the tokens that accept it; show the token once, then drop it. */
   static generate(): GeneratedOperatorToken {
     const token = randomBytes(32).toString('base64url');

@@ -54,6 +54,7 @@ const text = (value: unknown): value is string => typeof value === 'string' && v
  */
 export class HostState {
   private portValue: number | undefined;
+  private madeTokenValue: string | undefined;
   private readonly records = new Map<string, PersistedEnvironment>();
   private readonly writes = new Map<string, Promise<void>>();
   private closed = false;
@@ -91,7 +92,26 @@ export class HostState {
   /** Records the port the host bound. */
   setPort(port: number): Promise<void> {
     this.portValue = port;
-    return this.write(join(this.dataDir, HOST_FILE), { version: 1, port });
+    return this.writeHostFile();
+  }
+
+  /**
+   * The SHA-256 digest (hex) of the operator token a host made at its first start (none was
+   * configured), if one did: a restarted host accepts that token again, so the url it printed still
+   * works. Never the token itself.
+   */
+  get madeTokenDigest(): string | undefined {
+    return this.madeTokenValue;
+  }
+
+  /** Records the digest (hex SHA-256) of the operator token the host made. */
+  setMadeTokenDigest(digest: string): Promise<void> {
+    this.madeTokenValue = digest;
+    return this.writeHostFile();
+  }
+
+  private writeHostFile(): Promise<void> {
+    return this.write(join(this.dataDir, HOST_FILE), { version: 1, ...(this.portValue === undefined ? {} : { port: this.portValue }), ...(this.madeTokenValue === undefined ? {} : { madeTokenDigest: this.madeTokenValue }) });
   }
 
   /** What the data dir remembers of environment `id`. */
@@ -151,7 +171,10 @@ export class HostState {
     const host = await this.readObject(join(this.dataDir, HOST_FILE), HOST_FILE, log);
     const port = host?.['port'];
     if (typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65_536) this.portValue = port;
-    else if (host !== undefined) log(`${HOST_FILE} is damaged (no port): ignored`);
+    else if (host !== undefined && port !== undefined) log(`${HOST_FILE} is damaged (its port): ignored`);
+    const made = host?.['madeTokenDigest'];
+    if (typeof made === 'string' && /^[0-9a-f]{64}$/.test(made)) this.madeTokenValue = made;
+    else if (made !== undefined) log(`${HOST_FILE} is damaged (its made token's digest): ignored`);
     for (const name of await this.fs.readdir(join(this.dataDir, ENVIRONMENTS_DIR))) {
       if (!name.endsWith('.json')) continue;
       const object = await this.readObject(join(this.dataDir, ENVIRONMENTS_DIR, name), `${ENVIRONMENTS_DIR}/${name}`, log);
