@@ -1,6 +1,6 @@
 /**
  * Issue 21: a host down for 100 s, past the executor's 80 s retention of a detached session. The
- * executor keeps re-dialling; when the host is back it re-registers (409) and the host tries to take its
+ * executor keeps re-dialling; when the host is back it lets it in (its registration was kept) and tries to take its
  * session back, but the executor killed that session (and its processes) at 80 s: the host does not
  * crash, the process of before is listed `lost` with the reason, its log of before is intact, and the
  * environment is connected again with a new session that runs new processes.

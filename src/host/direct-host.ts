@@ -21,7 +21,7 @@ import type { HostMonitor } from './host-monitor';
 import { errnoOf } from './log/log-fs';
 import type { OutputLogStore } from './log/output-log-store';
 import { RateLimiter } from './rate-limiter';
-import { Registrations } from './registrations';
+import { Registrations, tokenDigestOf } from './registrations';
 import type { IssuedRegistration } from './registrations';
 import type { HostState } from './state/host-state';
 import type { SigV4Policy } from './sigv4';
@@ -81,6 +81,8 @@ export class DirectHost {
     this.maxEnvironments = options.maxEnvironments ?? DEFAULTS.maxEnvironments;
     this.registrations = new Registrations(this.maxEnvironments * 8, scheduler);
     this.state = options.state;
+    // The registrations of before: an executor re-dialling the url it registered with gets in without a 409.
+    for (const kept of options.state?.registrations() ?? []) this.registrations.restore(kept.id, kept.registrationId, kept.accessKeyId, Buffer.from(kept.tokenDigest, 'hex'));
     // The environments keep the host's clock unless the manager options name their own.
     const sessions = options.state === undefined ? undefined : { sessionOf: (id: string) => options.state?.environment(id)?.sessionId, record: (id: string, sessionId: string) => this.recordSession(id, sessionId) };
     this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...options.manager }, this.log, outputLogs, sessions);
@@ -172,6 +174,11 @@ export class DirectHost {
       return sendJson(res, 503, { error: 'too many environments' }, { 'retry-after': '5' });
     }
     const issued = this.registrations.issue(id, auth.accessKeyId);
+    // Kept before the answer (its token as a digest): after a restart the executor's re-dial is let in at
+    // once. A failed write costs only that: the restarted host then answers 409 and it registers again.
+    await this.state
+      ?.setRegistration({ id, registrationId: issued.registrationId, accessKeyId: auth.accessKeyId, tokenDigest: tokenDigestOf(issued.token).toString('hex') })
+      .catch((error: unknown) => this.log(`registration for ${id}: could not be kept in the data dir (${errnoOf(error)}); after a restart it re-registers`));
     this.log(`registration for ${id}: accepted (${issued.registrationId})`);
     sendJson(res, 200, { environment_id: id, transport: DIRECT_TRANSPORT, registration_id: issued.registrationId, url: this.connectUrl(host, id, issued) });
   }

@@ -32,6 +32,9 @@ interface Record {
 
 const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
+/** The SHA-256 digest of a capability token: what a host keeps of it (in memory, and in its data dir). */
+export const tokenDigestOf = digest;
+
 /** Superseded registrations remembered per environment (to answer 409 rather than 401). */
 const SUPERSEDED_PER_ENVIRONMENT = 4;
 
@@ -57,6 +60,16 @@ export class Registrations {
     this.latest.set(environmentId, { registrationId, issuedAt: this.scheduler.now() });
     this.prune(environmentId);
     return { registrationId, token };
+  }
+
+  /**
+   * Takes back a registration a host of before issued (from its data dir): the latest of that
+   * environment, checked as if issued now. Only the token's digest is known.
+   */
+  restore(environmentId: string, registrationId: string, accessKeyId: string, tokenDigest: Buffer): void {
+    this.records.set(registrationId, { environmentId, accessKeyId, tokenDigest });
+    this.latest.set(environmentId, { registrationId, issuedAt: this.scheduler.now() });
+    this.prune(environmentId);
   }
 
   /** Checks an upgrade (see {@link TokenCheck}). The token comparison is constant-time. */

@@ -1,8 +1,10 @@
 /**
  * What a host keeps in its data dir to survive a restart (docs/architecture.md, "state"): the TCP port it
  * bound (`host.json`), so executors re-dial the url they registered with, and per environment
- * (`environments/<encoded id>.json`) its executor session id and the access key id that registered it.
- * Never a secret: no token, no secret key. Each file is replaced whole (temp file, sync, rename), so a
+ * (`environments/<encoded id>.json`) its executor session id and the access key id that registered it,
+ * and its latest registration (`registrations/<encoded id>.json`: the registration id, the key id and the
+ * SHA-256 digest of its capability token), so an executor re-dialling the url it registered with is let in
+ * at once, without a 409 and a new registration. Never a secret: no token (only its digest), no secret key. Each file is replaced whole (temp file, sync, rename), so a
  * crash leaves the old one or the new one; a damaged file is reported and treated as absent. The data
  * dir is locked (`host.lock`, see `./host-lock`) from `open` to `close`.
  */
@@ -17,6 +19,20 @@ import { HostLock } from './host-lock';
 export const HOST_FILE = 'host.json';
 /** The folder of the environments' files. */
 export const ENVIRONMENTS_DIR = 'environments';
+/** The folder of the environments' latest registrations. */
+export const REGISTRATIONS_DIR = 'registrations';
+
+/** An environment's latest registration as the data dir keeps it: never its token, only the token's digest. */
+export interface PersistedRegistration {
+  /** The environment id. */
+  readonly id: string;
+  /** The registration id the executor's url names. */
+  readonly registrationId: string;
+  /** The access key id that signed it. */
+  readonly accessKeyId: string;
+  /** The SHA-256 digest (hex) of its capability token. */
+  readonly tokenDigest: string;
+}
 
 /** An environment's executor session, as the host installed it. */
 export interface EnvironmentSession {
@@ -56,6 +72,7 @@ export class HostState {
   private portValue: number | undefined;
   private madeTokenValue: string | undefined;
   private readonly records = new Map<string, PersistedEnvironment>();
+  private readonly registrationRecords = new Map<string, PersistedRegistration>();
   private readonly writes = new Map<string, Promise<void>>();
   private closed = false;
 
@@ -73,6 +90,7 @@ export class HostState {
   static async open(dataDir: string, options: HostStateOptions = {}): Promise<HostState> {
     const fs = options.fs ?? nodeLogFs;
     await fs.mkdir(join(dataDir, ENVIRONMENTS_DIR));
+    await fs.mkdir(join(dataDir, REGISTRATIONS_DIR));
     const lock = await HostLock.take(dataDir);
     const state = new HostState(dataDir, lock, fs, options.scheduler ?? asyncScheduler);
     try {
@@ -133,10 +151,27 @@ export class HostState {
     return this.write(this.environmentPath(id), { version: 1, ...record });
   }
 
-  /** Forgets environment `id` (its file goes). */
+  /** Forgets environment `id` (its files go). */
   forget(id: string): Promise<void> {
     this.records.delete(id);
-    return this.queue(this.environmentPath(id), () => this.fs.unlink(this.environmentPath(id)));
+    this.registrationRecords.delete(id);
+    const registration = this.registrationPath(id);
+    return Promise.all([this.queue(this.environmentPath(id), () => this.fs.unlink(this.environmentPath(id))), this.queue(registration, () => this.fs.unlink(registration))]).then(() => undefined);
+  }
+
+  /** Every environment's latest registration it remembers, by id. */
+  registrations(): readonly PersistedRegistration[] {
+    return [...this.registrationRecords.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** Records environment `id`'s latest registration (it supersedes the one before). */
+  setRegistration(registration: PersistedRegistration): Promise<void> {
+    this.registrationRecords.set(registration.id, registration);
+    return this.write(this.registrationPath(registration.id), { version: 1, ...registration });
+  }
+
+  private registrationPath(id: string): string {
+    return join(this.dataDir, REGISTRATIONS_DIR, fileOf(id));
   }
 
   /** Waits for the pending writes, then releases the data dir's lock. Idempotent. */
@@ -182,6 +217,13 @@ export class HostState {
       if (record !== undefined && fileOf(record.id) === name) this.records.set(record.id, record);
       else if (object !== undefined) log(`${ENVIRONMENTS_DIR}/${name} is damaged: ignored`);
     }
+    for (const name of await this.fs.readdir(join(this.dataDir, REGISTRATIONS_DIR))) {
+      if (!name.endsWith('.json')) continue;
+      const object = await this.readObject(join(this.dataDir, REGISTRATIONS_DIR, name), `${REGISTRATIONS_DIR}/${name}`, log);
+      const record = toRegistration(object);
+      if (record !== undefined && fileOf(record.id) === name) this.registrationRecords.set(record.id, record);
+      else if (object !== undefined) log(`${REGISTRATIONS_DIR}/${name} is damaged: ignored`);
+    }
   }
 
   /** A file's JSON object; a damaged one is reported and treated as absent. */
@@ -198,6 +240,13 @@ export class HostState {
 }
 
 /** An environment's record from its file's object, or undefined when a field is missing or wrong. */
+function toRegistration(object: Readonly<Record<string, unknown>> | undefined): PersistedRegistration | undefined {
+  if (object === undefined) return undefined;
+  const { id, registrationId, accessKeyId, tokenDigest } = object;
+  if (!text(id) || !text(registrationId) || !text(accessKeyId) || typeof tokenDigest !== 'string' || !/^[0-9a-f]{64}$/.test(tokenDigest)) return undefined;
+  return { id, registrationId, accessKeyId, tokenDigest };
+}
+
 function toRecord(object: Readonly<Record<string, unknown>> | undefined): PersistedEnvironment | undefined {
   if (object === undefined) return undefined;
   const { id, sessionId, accessKeyId, updatedAt } = object;
