@@ -111,7 +111,8 @@ export async function ensureLocalExecutor(start: LocalExecutorStart): Promise<vo
     { codexHome: files.codexHome, logPath: files.logPath },
   );
   await files.record(executor.pid, start.environmentId);
-  log(`local executor started (pid ${executor.pid}, environment ${start.environmentId}, detached: it outlives this host; its log is ${files.logPath})`);
+  log(`local executor started (pid ${executor.pid}, environment ${start.environmentId})`);
+  log(`local executor pid ${executor.pid} runs detached: it outlives this host (exec-rx host --stop-local-executor ends it); its output goes to ${files.logPath}`);
   void executor.exited.then(({ code, signal }) => log(`local executor pid ${executor.pid} exited (${signal === null ? `status ${String(code)}` : `signal ${signal}`})`));
 }
 
