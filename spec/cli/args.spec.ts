@@ -72,6 +72,14 @@ describe('exec-rx host arguments', () => {
     expect(() => parseHostArgs(['--tls-cert', 'c'])).toThrow('--tls-cert and --tls-key go together');
     expect(() => parseHostArgs(['--port', '70000'])).toThrow(UsageError);
   });
+
+  it('parses --stop-local-executor, alone with a data dir', () => {
+    expect(parseHostArgs([])).toMatchObject({ stopLocalExecutor: false, localExecutorId: undefined });
+    expect(parseHostArgs(['--local-executor'])).toMatchObject({ stopLocalExecutor: false, localExecutorId: 'local' });
+    expect(parseHostArgs(['--stop-local-executor', '--data-dir', '/d'])).toMatchObject({ stopLocalExecutor: true, storage: { 'data-dir': '/d' } });
+    expect(() => parseHostArgs(['--stop-local-executor', '--local-executor'])).toThrow('--stop-local-executor excludes --local-executor');
+    expect(() => parseHostArgs(['--stop-local-executor', '--data-dir', 'none'])).toThrow('--stop-local-executor needs a data dir');
+  });
 });
 
 describe('exec-rx run --host arguments', () => {

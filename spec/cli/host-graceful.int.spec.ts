@@ -121,11 +121,12 @@ describe('exec-rx host: a stop cut short', () => {
 
   /**
    * A host whose stop cannot finish soon: its local executor is SIGSTOPped, so stopping it waits for the
-   * SIGKILL grace (3 s). Returns the host and the executor's pid (the spec SIGKILLs it).
+   * SIGKILL grace (3 s). `--data-dir none`: only then does the local executor stop with its host.
+   * Returns the host and the executor's pid (the spec SIGKILLs it).
    */
   async function hostWithStoppedExecutor(timeoutS: number): Promise<{ run: CliRun; pid: number }> {
     const env = { ...process.env, XDG_STATE_HOME: work, EXEC_RX_OPERATOR_TOKEN: TOKEN };
-    const run = startCli(['host', '--port', '0', '--data-dir', join(work, 'data'), '--local-executor', '--shutdown-timeout', String(timeoutS)], env);
+    const run = startCli(['host', '--port', '0', '--data-dir', 'none', '--local-executor', '--shutdown-timeout', String(timeoutS)], env);
     await within(run.waitFor('stderr', 'environment local generation 1: connected'), 30_000, 'local executor connected');
     const pid = Number(/local executor started \(pid (\d+)/.exec(stderrOf(run))?.[1]);
     expect(Number.isInteger(pid)).toBe(true);

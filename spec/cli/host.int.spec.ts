@@ -5,7 +5,7 @@
  * and every operator API answer is searched for that token, the local executor's throwaway
  * credentials and a process's env.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient, paths } from '../host/api/api-client';
@@ -90,13 +90,16 @@ describe('exec-rx host', () => {
       const url = startupUrl.replace(/^Operator API and page: /, '');
       await host.waitFor('stderr', 'environment local generation 1: connected');
       const pid = /local executor started \(pid (\d+), environment local\)/.exec(writtenBy(host))?.[1];
-      // The throwaway credentials live only in the local executor's environment: read them there.
+      // The local executor's credentials live in its environment, and in its data dir's 0600 file: read them there.
       const executorEnv = readFileSync(`/proc/${pid ?? 'none'}/environ`, 'utf8').split('\0');
       const credential = (name: string): string => executorEnv.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1) ?? '';
       const keyId = credential('AWS_ACCESS_KEY_ID');
       const secret = credential('AWS_SECRET_ACCESS_KEY');
       expect(keyId).toMatch(/^EXECRXLOCAL[0-9A-F]{16}$/);
       expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const keyFile = join(stateHome, 'exec-rx', 'local-executor', 'credentials.json');
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      expect(JSON.parse(readFileSync(keyFile, 'utf8'))).toEqual({ version: 1, accessKeyId: keyId, secretAccessKey: secret });
 
       // Operator API calls with the token, good and bad, and what they answered.
       const api = new ApiClient(base, token);
@@ -147,6 +150,8 @@ describe('exec-rx host', () => {
       expect(written).not.toMatch(/Signature=/);
     } finally {
       await stopCli(host);
+      // With a data dir the local executor outlives its host: end it.
+      await runCli(['host', '--stop-local-executor'], '', bareEnv());
     }
   });
 });

@@ -49,6 +49,8 @@ export interface HostCliOptions {
   readonly operatorTokensFile: string | undefined;
   /** Also start a codex executor in direct mode that joins this host, under this environment id. */
   readonly localExecutorId: string | undefined;
+  /** Only end the data dir's local executor (`--stop-local-executor`), then exit. */
+  readonly stopLocalExecutor: boolean;
   /** The output-log flags (checked; the data dir is resolved when the host starts, see `host-storage-args`). */
   readonly storage: StorageFlags;
   /** How long a graceful stop (SIGTERM/SIGINT) may take, in seconds; past it the host exits at once with 1. @default 10 */
@@ -89,8 +91,15 @@ export const USAGE = `usage:
       --max-environments N, --max-frame-bytes N, --max-handshakes-per-second N
       --operator-tokens-file FILE  operator API tokens, one per line (or EXEC_RX_OPERATOR_TOKEN); with
                                none, the host makes one and prints http://HOST:PORT/#token=... once
-      --local-executor         also start a codex executor that joins this host (throwaway credentials)
+      --local-executor         also start a codex executor that joins this host (throwaway credentials).
+                               With a data dir it is an executor of its own: its key is kept there (0600),
+                               it outlives the host (a SIGTERM or crash leaves it and its processes running)
+                               and the next host on the data dir waits for it to re-dial instead of
+                               starting another; with --data-dir none it stops with the host
       --local-executor-id ID   its environment id (default: local)
+  exec-rx host --stop-local-executor [--data-dir DIR]
+      ends the data dir's local executor (SIGTERM, its processes end with it; SIGKILL after 5 s), removes
+      its record, says what it did; exits 0, or 1 when there was none or it could not be ended
       --data-dir DIR           where each process's output is logged on disk, read at each reader's pace
                                (default: exec-rx under $XDG_STATE_HOME, else ~/.local/state); none: in memory
       --log-quota SIZE         per-process log quota: past it, the head and the newest output are kept
@@ -129,6 +138,7 @@ const HOST_OPTIONS = {
   'operator-tokens-file': { type: 'string' },
   'local-executor': { type: 'boolean' },
   'local-executor-id': { type: 'string' },
+  'stop-local-executor': { type: 'boolean' },
   'data-dir': { type: 'string' },
   'log-quota': { type: 'string' },
   'log-total': { type: 'string' },
@@ -191,6 +201,9 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
   const localId = values['local-executor-id'];
   if (localId !== undefined && values['local-executor'] !== true) throw new UsageError('--local-executor-id goes with --local-executor');
   if (localId !== undefined) checkId('--local-executor-id', localId);
+  const stopLocal = values['stop-local-executor'] === true;
+  if (stopLocal && values['local-executor'] === true) throw new UsageError('--stop-local-executor excludes --local-executor');
+  if (stopLocal && values['data-dir'] === 'none') throw new UsageError('--stop-local-executor needs a data dir (the local executor of --data-dir none stops with its host)');
   return {
     host: values.host ?? '127.0.0.1',
     port: positiveInt('--port', values.port, 0, 65535) ?? 0,
@@ -204,6 +217,7 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     maxHandshakesPerSecond: positiveInt('--max-handshakes-per-second', values['max-handshakes-per-second'], 1, 100_000),
     operatorTokensFile: values['operator-tokens-file'],
     localExecutorId: values['local-executor'] === true ? (localId ?? 'local') : undefined,
+    stopLocalExecutor: stopLocal,
     storage: checkStorageFlags(values),
     shutdownTimeoutS: positiveInt('--shutdown-timeout', values['shutdown-timeout'], 0, 3600) ?? 10,
   };

@@ -4,7 +4,6 @@
  * configured) and the command an executor runs to join; with `--local-executor`, it also starts a codex
  * executor that joins it. Events go to stderr, one line each; no token or secret is ever written there.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { ConfigError } from '../errors';
@@ -17,7 +16,9 @@ import type { HostServer, HostServerOptions } from '../host/host-options';
 import { startHostServer } from '../host/host-server';
 import { HostState } from '../host/state/host-state';
 import type { StorageOptions } from './host-storage-args';
-import { storageOptions } from './host-storage-args';
+import { dataDirOf, storageOptions } from './host-storage-args';
+import type { LocalCredentials } from './local-executor';
+import { ensureLocalExecutor, LocalExecutorFiles, makeCredentials, stopLocalExecutor } from './local-executor';
 import type { HostCliOptions } from './args';
 import { EXIT_ERROR } from './exit-codes';
 import { reloadOnHangup, StopSignals, stopGracefully } from './host-signals';
@@ -44,12 +45,6 @@ function readTls(options: HostCliOptions): HostServerOptions['tls'] {
   };
   return { cert: read(options.tlsCert), key: read(options.tlsKey) };
 }
-
-/** Throwaway SigV4 credentials for the local executor (never written anywhere but its environment). */
-const throwawayCredentials = (): { readonly accessKeyId: string; readonly secretAccessKey: string } => ({
-  accessKeyId: `EXECRXLOCAL${randomBytes(8).toString('hex').toUpperCase()}`,
-  secretAccessKey: randomBytes(32).toString('base64url'),
-});
 
 /** The accepted executor keys: the configured ones, plus the local executor's. */
 function executorKeys(options: HostCliOptions, io: HostIo, log: (line: string) => void, local: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined): Map<string, string> {
@@ -110,7 +105,7 @@ function outputLogOf(storage: StorageOptions): Pick<HostServerOptions, 'outputLo
   return { outputLog: { dataDir: storage.dataDir, ...Object.fromEntries(Object.entries(bounds).filter(([, value]) => value !== undefined)) } };
 }
 
-/** Starts the local executor; its exit is logged (the host keeps serving). */
+/** Starts the local executor of `--data-dir none`, a child of this host; its exit is logged (the host keeps serving). */
 async function startLocalExecutor(host: HostServer, environmentId: string, credentials: { readonly accessKeyId: string; readonly secretAccessKey: string }, log: (line: string) => void): Promise<SpawnedExecutor> {
   resolveCodexBinary(); // throws the "how to get an executor" message when @openai/codex is missing
   const executor = await spawnExecutor({ mode: 'direct', remoteUrl: host.url, environmentId, credentials });
@@ -119,15 +114,36 @@ async function startLocalExecutor(host: HostServer, environmentId: string, crede
   return executor;
 }
 
+/** The local executor: with a data dir, one of its own (see `./local-executor`); without, a child that stops with the host. */
+async function runLocalExecutor(host: HostServer, environmentId: string, credentials: LocalCredentials, files: LocalExecutorFiles | undefined, log: (line: string) => void): Promise<SpawnedExecutor | undefined> {
+  if (files === undefined) return startLocalExecutor(host, environmentId, credentials, log);
+  await ensureLocalExecutor({ files, remoteUrl: host.url, environmentId, credentials, log });
+  return undefined;
+}
+
+/** `exec-rx host --stop-local-executor`: see `stopLocalExecutor`. */
+async function stopCommand(options: HostCliOptions, io: HostIo): Promise<number> {
+  try {
+    const dataDir = dataDirOf(options.storage['data-dir'], io.env, io.cwd ?? process.cwd());
+    if (dataDir === undefined) throw new ConfigError('--stop-local-executor needs a data dir');
+    return await stopLocalExecutor(dataDir, (line) => void io.stdout.write(`${line}\n`));
+  } catch (error: unknown) {
+    io.stderr.write(`exec-rx host: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_ERROR;
+  }
+}
+
 /**
- * Serves until SIGINT/SIGTERM, then stops the local executor (its processes end with it) and stops the
- * host gracefully (other executors keep their processes for their retention time and re-dial; see
+ * Serves until SIGINT/SIGTERM, then stops the local executor of `--data-dir none` (its processes end with
+ * it; with a data dir it keeps running, see `./local-executor`) and stops the host gracefully (other executors keep their processes for their retention time and re-dial; see
  * `./host-signals`). SIGHUP reloads the operator tokens and access keys. Resolves with the exit status;
  * a bad configuration is one stderr line and 1.
  */
 export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<number> {
+  if (options.stopLocalExecutor) return stopCommand(options, io);
   const log = (line: string): void => void io.stderr.write(`exec-rx host: ${line}\n`);
-  const local = options.localExecutorId === undefined ? undefined : throwawayCredentials();
+  let local: LocalCredentials | undefined;
+  let localFiles: LocalExecutorFiles | undefined;
   let host: HostServer;
   let keys: Map<string, string>;
   let tokens: OperatorTokens;
@@ -136,9 +152,13 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
   let state: HostState | undefined;
   try {
     storage = storageOptions(options.storage, io.env, io.cwd ?? process.cwd());
-    keys = executorKeys(options, io, log, local);
     // Before listening: a second host on the same data dir stops here, with the pid of the first.
     state = storage.dataDir === undefined ? undefined : await HostState.open(storage.dataDir, { log: (line) => log(`state: ${line}`) });
+    if (options.localExecutorId !== undefined) {
+      localFiles = storage.dataDir === undefined ? undefined : new LocalExecutorFiles(storage.dataDir);
+      local = localFiles === undefined ? makeCredentials() : await localFiles.credentials();
+    }
+    keys = executorKeys(options, io, log, local);
     const operator = await operatorTokens(options, io, log, state);
     tokens = operator.tokens;
     shown = operator.shown;
@@ -155,7 +175,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
   let executor: SpawnedExecutor | undefined;
   if (local !== undefined && options.localExecutorId !== undefined) {
     try {
-      executor = await startLocalExecutor(host, options.localExecutorId, local, log);
+      executor = await runLocalExecutor(host, options.localExecutorId, local, localFiles, log);
     } catch (error: unknown) {
       log(error instanceof Error ? error.message : String(error));
       await host.close();
@@ -167,7 +187,9 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
   const signals = new StopSignals();
   try {
     // Last: the data dir stays locked until the host's last flush.
-    return await stopGracefully(await signals.first, signals, { executor, host, state }, { timeoutS: options.shutdownTimeoutS, log, exit: io.exit });
+    const signal = await signals.first;
+    if (localFiles !== undefined) log('the local executor keeps running, with its processes (exec-rx host --stop-local-executor ends it)');
+    return await stopGracefully(signal, signals, { executor, host, state }, { timeoutS: options.shutdownTimeoutS, log, exit: io.exit });
   } finally {
     signals.dispose();
     stopReloading();

@@ -44,9 +44,11 @@ export async function launchPlan(options: SpawnExecutorOptions, tempDir: string)
       const { accessKeyId, secretAccessKey, sessionToken } = options.credentials;
       const env: Record<string, string> = { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_REGION: region };
       if (sessionToken !== undefined) env['AWS_SESSION_TOKEN'] = sessionToken;
-      // --exit-on-stdin-close: if this process dies, the pipe closes and the executor exits with its processes.
       const args = ['exec-server', '--remote', options.remoteUrl, '--remote-transport', 'direct', '--aws-sigv4'];
-      args.push('--aws-region', region, '--environment-id', options.environmentId, '--exit-on-stdin-close');
+      args.push('--aws-region', region, '--environment-id', options.environmentId);
+      if (options.exitOnStdinClose === false) return { args, env, stdin: 'ignore' };
+      // --exit-on-stdin-close: if this process dies, the pipe closes and the executor exits with its processes.
+      args.push('--exit-on-stdin-close');
       return { args, env, stdin: 'pipe' };
     }
   }

@@ -44,6 +44,12 @@ export interface DirectSpawnOptions extends SpawnCommonOptions {
   readonly credentials: AwsCredentials;
   /** SigV4 signing region. @default 'us-east-1' */
   readonly region?: string;
+  /**
+   * Whether the executor exits (with its processes) when its stdin closes, i.e. when this process dies
+   * (`--exit-on-stdin-close`, stdin a pipe). False for an executor of its own (`./detached-executor`):
+   * its stdin is /dev/null. @default true
+   */
+  readonly exitOnStdinClose?: boolean;
 }
 /** What `spawnExecutor` (`./spawn-executor`) can start. */
 export type SpawnExecutorOptions = ListenSpawnOptions | StdioSpawnOptions | DirectSpawnOptions;
