@@ -61,7 +61,7 @@ describe('HostState', () => {
       const first = await open();
       await first.close();
       await first.close();
-      expect(readdirSync(dir).sort()).toEqual(['environments']);
+      expect(readdirSync(dir).sort()).toEqual(['environments', 'registrations']);
       await open();
     });
   });
@@ -97,7 +97,22 @@ describe('HostState', () => {
       const read = (path: string): unknown => JSON.parse(readFileSync(join(dir, path), 'utf8'));
       expect(read('host.json')).toEqual({ version: 1, port: 1234 });
       expect(read('environments/env-a.json')).toEqual({ version: 1, id: 'env-a', sessionId: 'session-a', accessKeyId: 'AKIDA', updatedAt: 0 });
-      expect(readdirSync(dir).sort()).toEqual(['environments', 'host.json', 'host.lock']);
+      expect(readdirSync(dir).sort()).toEqual(['environments', 'host.json', 'host.lock', 'registrations']);
+    });
+
+    it('keeps each environment\'s latest registration with its token only as a digest, and reads it back', async () => {
+      const state = await open();
+      const digest = 'ab'.repeat(32);
+      await state.setRegistration({ id: 'env-r', registrationId: 'reg-1', accessKeyId: 'AKIDR', tokenDigest: 'cd'.repeat(32) });
+      await state.setRegistration({ id: 'env-r', registrationId: 'reg-2', accessKeyId: 'AKIDR', tokenDigest: digest });
+      expect(JSON.parse(readFileSync(join(dir, 'registrations', 'env-r.json'), 'utf8'))).toEqual({ version: 1, id: 'env-r', registrationId: 'reg-2', accessKeyId: 'AKIDR', tokenDigest: digest });
+      await state.close();
+      const again = await open();
+      expect(again.registrations()).toEqual([{ id: 'env-r', registrationId: 'reg-2', accessKeyId: 'AKIDR', tokenDigest: digest }]);
+      await again.forget('env-r');
+      expect(again.registrations()).toEqual([]);
+      await again.close();
+      expect(readdirSync(join(dir, 'registrations'))).toEqual([]);
     });
 
     it('treats a damaged file as absent and says so, without failing', async () => {

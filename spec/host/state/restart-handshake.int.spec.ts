@@ -100,7 +100,14 @@ describe('exec-rx host restarted on the same data dir', () => {
 
       // What the data dir keeps is ids, a port and times: no secret, no token.
       const files = stateFiles(dataDir()).sort();
-      expect(files).toEqual(['environments/restarted-1.json', 'host.json', 'host.lock']);
+      expect(files).toEqual(['environments/restarted-1.json', 'host.json', 'host.lock', 'registrations/restarted-1.json']);
+      expect(JSON.parse(readFileSync(join(dataDir(), 'registrations/restarted-1.json'), 'utf8'))).toEqual({
+        version: 1,
+        id: ENV,
+        registrationId: expect.stringMatching(/^reg-/) as unknown,
+        accessKeyId: CREDENTIALS.accessKeyId,
+        tokenDigest: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown,
+      });
       for (const file of files) {
         const text = readFileSync(join(dataDir(), file), 'utf8');
         for (const secret of [SECRET, TOKEN, 'token=']) expect(text).not.toContain(secret);
