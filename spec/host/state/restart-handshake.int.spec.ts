@@ -119,7 +119,7 @@ describe('exec-rx host restarted on the same data dir', () => {
       expect(await second?.run.done).toEqual(second === undefined ? undefined : { code: 0, signal: null });
     }
     // A graceful stop releases the lock.
-    expect(stateFiles(dataDir()).sort()).toEqual(['environments/restarted-1.json', 'host.json']);
+    expect(stateFiles(dataDir()).sort()).toEqual(['environments/restarted-1.json', 'host.json', 'registrations/restarted-1.json']);
   });
 });
 
