@@ -103,7 +103,7 @@ export class HostedProcesses {
   start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<HostedStart> {
     if (idempotency === undefined) return this.startNow(environmentId, environment, request);
     const scope = scopeOf(idempotency.tokenId, environmentId, idempotency.key);
-    const fingerprint = createHash('sha256').update(canonical(request)).digest('base64');
+    const fingerprint = startFingerprintOf(request);
     const seen = this.starts.get(scope);
     if (seen !== undefined) {
       if (seen.fingerprint !== fingerprint) return Promise.reject(new ApiProblem(422, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another start'));
@@ -305,6 +305,9 @@ async function requireDirectory(environment: Environment, cwd: string): Promise<
     });
   if (metadata === undefined || !metadata.isDirectory) throw new ApiProblem(422, 'SPAWN_FAILED', `cannot start in ${cwd}: no such directory on the executor`);
 }
+
+/** A digest of a start request (stable JSON: sorted keys), to tell a retried start from another request with the same key. */
+export const startFingerprintOf = (request: StartProcessRequest): string => createHash('sha256').update(canonical(request)).digest('base64');
 
 /** The request as stable JSON (sorted keys), for comparing a retried start with the first. */
 function canonical(value: unknown): string {

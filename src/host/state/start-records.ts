@@ -139,6 +139,11 @@ export class StartRecords {
     await this.queue(digest, () => this.fs.unlink(this.pathOf(digest)));
   }
 
+  /** Resolves once every change queued so far is on the disk (or failed). Never rejects. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.writes.values()].map((write) => write.catch(() => undefined)));
+  }
+
   private write(record: StartRecord): Promise<void> {
     const { environmentId, processId, fingerprint, state, recordedAt } = record;
     const json = JSON.stringify({ version: 1, environmentId, processId, fingerprint, state, recordedAt });
