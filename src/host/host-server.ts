@@ -14,6 +14,8 @@ import { OperatorApi } from './api/operator-api';
 import { READINESS_ROUTE } from './api/routes-public';
 import { DirectHost } from './direct-host';
 import { OutputLogStore } from './log/output-log-store';
+import { startFaultOf } from './fault-points';
+import { StartRecords } from './state/start-records';
 import { hostPort, isLoopbackHost } from './host-http';
 import { describeDiagnostic, HostMonitor } from './host-monitor';
 import type { HostServer, HostServerOptions } from './host-options';
@@ -36,7 +38,9 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   // A log that cannot write (a full disk, EIO) fails alone: its readers get a typed error, the host goes on.
   outputLogs?.failures$.subscribe((error) => log(`output log: ${error.message}`));
   try {
-    return await serve(options, host, instanceId, log, outputLogs);
+    const outputLog = options.outputLog;
+    const starts = outputLog === undefined ? undefined : await StartRecords.open(outputLog.dataDir, { ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }) });
+    return await serve(options, host, instanceId, log, outputLogs, starts);
   } catch (error: unknown) {
     await outputLogs?.close();
     throw error;
@@ -44,9 +48,11 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
 }
 
 /** The rest of {@link startHostServer}, once the output logs (if any) are open: resolves once listening. */
-async function serve(options: HostServerOptions, host: string, instanceId: string, log: (line: string) => void, outputLogs: OutputLogStore | undefined): Promise<HostServer> {
+async function serve(options: HostServerOptions, host: string, instanceId: string, log: (line: string) => void, outputLogs: OutputLogStore | undefined, starts: StartRecords | undefined): Promise<HostServer> {
   const direct = new DirectHost(options, outputLogs);
-  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.scheduler, outputLogs);
+  // Test only (docs/architecture.md, "Fault points"): read once, here.
+  const fault = startFaultOf(process.env['EXEC_RX_FAULT']);
+  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.scheduler, outputLogs, starts, fault);
   const routes = new HostRoutes([READINESS_ROUTE, ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler);
   const monitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
   // The host's log reads the monitor's events like any other reader (the state changes it logs itself).

@@ -50,6 +50,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   BODY_TOO_LARGE: null,
   UNSUPPORTED_MEDIA_TYPE: null,
   IDEMPOTENCY_KEY_REUSED: null,
+  START_UNKNOWN: null,
   WRITE_ID_REUSED: null,
   STDIN_CLOSED: null,
   PROCESS_RUNNING: null,

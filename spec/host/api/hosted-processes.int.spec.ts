@@ -3,10 +3,14 @@
  * process when it leaves its environment's list, released or evicted, without any client listing
  * processes (real executor, `HostedProcesses` driven directly).
  */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
 import type { Environment } from '../../../src';
 import { EnvironmentManager } from '../../../src';
-import { HostedProcesses } from '../../../src/host/api/hosted-processes';
+import { HostedProcesses, startFingerprintOf } from '../../../src/host/api/hosted-processes';
+import { STARTS_DIR, StartRecords, startDigestOf } from '../../../src/host/state/start-records';
 import { startListeningExecutor } from '../../support/executor';
 
 const ENV = 'hosted-1';
@@ -78,5 +82,60 @@ describe('HostedProcesses (real executor)', () => {
     expect(processes.startedResource(environment, again)).toEqual({ ...resource, state: 'closed', exitCode: 0 });
     first.hosted.process.release();
     expect(() => processes.startedResource(environment, again)).toThrow(expect.objectContaining({ status: 404, code: 'PROCESS_NOT_FOUND' }));
+  });
+
+  describe('with a data dir: keyed starts recorded before they are sent', () => {
+    let dataDir: string;
+    beforeEach(() => {
+      dataDir = mkdtempSync(join(tmpdir(), 'exec-rx-hosted-starts-'));
+    });
+    afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+    it('has the record on the disk before process/start goes out, and marks it started once answered', async () => {
+      const starts = await StartRecords.open(dataDir);
+      const processes = new HostedProcesses({ starts });
+      const digest = startDigestOf('token-1', ENV, 'key-recorded');
+      const backend = environment.getExecBackend();
+      const original = backend.start.bind(backend);
+      const recordedAtSend: boolean[] = [];
+      const spy = jest.spyOn(backend, 'start').mockImplementation((params, options) => {
+        recordedAtSend.push(existsSync(join(dataDir, STARTS_DIR, `${digest}.json`)));
+        return original(params, options);
+      });
+      try {
+        const { hosted } = await processes.start(ENV, environment, { argv: ['true'], cwd: '/tmp' }, { tokenId: 'token-1', key: 'key-recorded' });
+        expect(recordedAtSend).toEqual([true]);
+        await hosted.process.collect();
+        hosted.process.release();
+        // markStarted runs in the background: a reopen reads it once written.
+        const reopened = await StartRecords.open(dataDir);
+        expect(reopened.get(digest)).toMatchObject({ environmentId: ENV, processId: hosted.process.processId });
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it('a restarted host (new HostedProcesses, reloaded records) replays a listed process, and answers START_UNKNOWN for one its executor lacks', async () => {
+      const request = { argv: ['sh', '-c', 'read line'], cwd: '/tmp', pipeStdin: true };
+      const recordsBefore = await StartRecords.open(dataDir);
+      const before = new HostedProcesses({ starts: recordsBefore });
+      const first = await before.start(ENV, environment, request, { tokenId: 'token-1', key: 'key-listed' });
+      await recordsBefore.flush(); // marked started in the background
+      const starts = await StartRecords.open(dataDir);
+      // A start recorded, never sent (the host crashed between the record and the send).
+      await starts.record({ digest: startDigestOf('token-1', ENV, 'key-unsent'), environmentId: ENV, processId: 'never-sent', fingerprint: startFingerprintOf(request) });
+      const after = new HostedProcesses({ starts: await StartRecords.open(dataDir) });
+
+      const replayed = await after.start(ENV, environment, request, { tokenId: 'token-1', key: 'key-listed' });
+      expect({ replayed: replayed.replayed, processId: replayed.hosted.process.processId, argv: replayed.argv }).toEqual({ replayed: true, processId: first.hosted.process.processId, argv: request.argv });
+      await expect(after.start(ENV, environment, { ...request, argv: ['other'] }, { tokenId: 'token-1', key: 'key-listed' })).rejects.toMatchObject({ status: 422, code: 'IDEMPOTENCY_KEY_REUSED' });
+      await expect(after.start(ENV, environment, request, { tokenId: 'token-1', key: 'key-unsent' })).rejects.toMatchObject({ status: 409, code: 'START_UNKNOWN' });
+
+      await first.hosted.stdin?.end();
+      await first.hosted.process.collect();
+      first.hosted.process.release();
+      // It started, and has left the list since: 404, not a second start.
+      await expect(new HostedProcesses({ starts: await StartRecords.open(dataDir) }).start(ENV, environment, request, { tokenId: 'token-1', key: 'key-listed' })).rejects.toMatchObject({ status: 404, code: 'PROCESS_NOT_FOUND' });
+    });
   });
 });

@@ -4,6 +4,8 @@
  * start returns the process the first one started.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { Observable } from 'rxjs';
+import { lastValueFrom } from 'rxjs';
 import type { Environment } from '../../environment/environment';
 import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
@@ -11,8 +13,12 @@ import { FifoFeeder } from '../../exec/fifo-feeder';
 import { NotFoundError } from '../../errors';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { ProcessResource, StartProcessRequest } from '../../wire/operator-api';
+import type { StartFaultPoint } from '../fault-points';
+import { crashNow } from '../fault-points';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { OutputLogStore } from '../log/output-log-store';
+import type { StartRecords } from '../state/start-records';
+import { startDigestOf } from '../state/start-records';
 import { ApiProblem } from './problem';
 import type { StdinPersistence, StdinTarget } from './process-stdin';
 import { ProcessStdin } from './process-stdin';
@@ -40,17 +46,35 @@ export interface HostedStart {
   readonly replayed: boolean;
 }
 
+/** Where a keyed start is recorded (a host with a data dir). */
+interface PersistedStart {
+  readonly records: StartRecords;
+  readonly digest: string;
+  readonly fingerprint: string;
+}
+
+/** The current value of a replaying list. */
+function current<T>(source$: Observable<readonly T[]>): readonly T[] {
+  let value: readonly T[] = [];
+  source$.subscribe((v) => (value = v)).unsubscribe();
+  return value;
+}
+
 interface RememberedStart {
   readonly fingerprint: string;
   readonly started: Promise<HostedStart>;
 }
 
-/** Where the stdin of the API's processes is kept across a host restart (a host with a data dir). */
+/** Where the stdin of the API's processes and its keyed starts are kept across a host restart (a host with a data dir). */
 export interface HostedProcessesOptions {
-  /** Where each process's stdin record goes (`stdin.json` next to its output log). */
-  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'>;
-  /** The processes a restarted host took back, with their stdin (the API writes it again). */
-  readonly environments?: Pick<HostedEnvironments, 'takenBackStdin'>;
+  /** Where each process's stdin record goes (`stdin.json` next to its output log), and whose metadata a recorded start waits for. */
+  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin' | 'metaWritten'>;
+  /** The processes a restarted host took back, with their stdin (the API writes it again), and whether an environment is still awaited. */
+  readonly environments?: Pick<HostedEnvironments, 'takenBackStdin' | 'takeBackSettled'>;
+  /** Where keyed starts are recorded before they are sent (`starts/` in the data dir); in memory only without. */
+  readonly starts?: StartRecords;
+  /** A test-only fault point where a keyed start crashes the host (see `../fault-points`). */
+  readonly fault?: StartFaultPoint;
 }
 
 /** The environment a process inherits: the executor's core set (PATH, HOME ...), the request's on top. */
@@ -79,21 +103,44 @@ export class HostedProcesses {
   start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<HostedStart> {
     if (idempotency === undefined) return this.startNow(environmentId, environment, request);
     const scope = scopeOf(idempotency.tokenId, environmentId, idempotency.key);
-    const fingerprint = createHash('sha256').update(canonical(request)).digest('base64');
+    const fingerprint = startFingerprintOf(request);
     const seen = this.starts.get(scope);
     if (seen !== undefined) {
       if (seen.fingerprint !== fingerprint) return Promise.reject(new ApiProblem(422, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another start'));
       return seen.started.then((first) => ({ ...first, replayed: true }));
     }
-    const started = this.startNow(environmentId, environment, request);
+    const digest = startDigestOf(idempotency.tokenId, environmentId, idempotency.key);
+    const records = this.options.starts;
+    const recorded = records?.get(digest);
+    if (recorded !== undefined && recorded.environmentId === environmentId) {
+      if (recorded.fingerprint !== fingerprint) return Promise.reject(new ApiProblem(422, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another start'));
+      return this.recordedStart(environmentId, environment, recorded.processId, recorded.state);
+    }
+    const persist = records === undefined ? undefined : { records, digest, fingerprint };
+    const started = this.startNow(environmentId, environment, request, persist);
     this.starts.set(scope, { fingerprint, started });
     // A failed start may be retried with the same key: forget it.
-    started.catch(() => this.starts.delete(scope));
+    started.catch(() => {
+      this.starts.delete(scope);
+      void records?.forget(digest).catch(() => undefined);
+    });
     if (this.starts.size > REMEMBERED_STARTS) {
       const oldest = this.starts.keys().next().value;
       if (oldest !== undefined) this.starts.delete(oldest);
     }
     return started;
+  }
+
+  /**
+   * Resolves once a keyed start recorded before a restart can be answered: when the data dir holds a
+   * start with this key and its environment's executor is still expected back, once its session was
+   * taken back or found gone (or the wait ran out); at once otherwise. Never rejects.
+   */
+  async settled(environmentId: string, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<void> {
+    const environments = this.options.environments;
+    if (idempotency === undefined || environments === undefined) return;
+    if (this.options.starts?.get(startDigestOf(idempotency.tokenId, environmentId, idempotency.key)) === undefined) return;
+    await lastValueFrom(environments.takeBackSettled(environmentId), { defaultValue: undefined });
   }
 
   /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
@@ -136,7 +183,23 @@ export class HostedProcesses {
     }
   }
 
-  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest): Promise<HostedStart> {
+  /**
+   * The answer to a retry of a start the data dir recorded before a restart (its environment settled):
+   * a replay of the process when its executor has it (taken back, listed); else 409 `START_UNKNOWN` for
+   * a start that was in flight (the executor never got it, or lost it), 404 `PROCESS_NOT_FOUND` for one
+   * that started and has left the list since. Never a second start.
+   */
+  private recordedStart(environmentId: string, environment: Environment, processId: string, state: 'sent' | 'started'): Promise<HostedStart> {
+    const summary = current(environment.processes$).find((s) => s.processId === processId);
+    const hosted = summary === undefined ? undefined : this.get(environmentId, environment, processId);
+    if (summary !== undefined && hosted !== undefined) return Promise.resolve({ hosted, argv: summary.argv, tty: summary.tty, replayed: true });
+    if (state === 'started') return Promise.reject(new ApiProblem(404, 'PROCESS_NOT_FOUND', `the process ${processId} this Idempotency-Key started is no longer listed in environment ${environmentId}`));
+    return Promise.reject(
+      new ApiProblem(409, 'START_UNKNOWN', `a start with this Idempotency-Key (process ${processId}) was in flight when the host stopped, and environment ${environmentId} has no such process: it did not start, or was lost; start it again with a new key`),
+    );
+  }
+
+  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest, persist?: PersistedStart): Promise<HostedStart> {
     const info = await environment.info();
     const size = typeof request.tty === 'object' ? { rows: request.tty.rows, cols: request.tty.cols } : undefined;
     const tty = request.tty === true || size !== undefined;
@@ -155,8 +218,20 @@ export class HostedProcesses {
     // the executor cannot size a pty. `pipeStdin` is the FIFO, which the start ignores with a tty (written
     // to directly) and cannot make on a Windows executor: no feeder, the resource says `pipeStdin: false`.
     const fifo = request.pipeStdin === true ? { stdin: 'fifo' as const } : {};
+    if (persist !== undefined) {
+      this.crashAt('start:before-record');
+      // Recorded before it is sent: a host that crashes from here on answers its retry (see recordedStart).
+      await persist.records.record({ digest: persist.digest, environmentId, processId, fingerprint: persist.fingerprint });
+      this.crashAt('start:after-record');
+    }
     // Its extras go with the process when it leaves the list (released once ended, or evicted).
     const { process, feeder, ttyPathFile } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
+    if (persist !== undefined) {
+      // Its metadata on the disk, a restarted host takes the process back (and the retry finds it there).
+      await this.options.outputLogs?.metaWritten({ environmentId, processId });
+      this.crashAt('start:after-send');
+      void persist.records.markStarted(persist.digest).catch(() => undefined);
+    }
     const persistence = this.persistence(environmentId, processId, ttyPathFile);
     const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }, persistence) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder }, persistence);
     const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin };
@@ -189,6 +264,11 @@ export class HostedProcesses {
     const store = this.options.outputLogs;
     if (store === undefined) return undefined;
     return { persist: (record) => store.writeStdin({ environmentId, processId }, record), ...(ttyPath === undefined ? {} : { ttyPath }) };
+  }
+
+  /** Crashes the host at `point` when that is its armed fault point (test only: see `../fault-points`). */
+  private crashAt(point: StartFaultPoint): void {
+    if (this.options.fault === point) crashNow();
   }
 
   /** Drops what the API kept of a process, stopping its FIFO helper if still running. */
@@ -225,6 +305,9 @@ async function requireDirectory(environment: Environment, cwd: string): Promise<
     });
   if (metadata === undefined || !metadata.isDirectory) throw new ApiProblem(422, 'SPAWN_FAILED', `cannot start in ${cwd}: no such directory on the executor`);
 }
+
+/** A digest of a start request (stable JSON: sorted keys), to tell a retried start from another request with the same key. */
+export const startFingerprintOf = (request: StartProcessRequest): string => createHash('sha256').update(canonical(request)).digest('base64');
 
 /** The request as stable JSON (sorted keys), for comparing a retried start with the first. */
 function canonical(value: unknown): string {

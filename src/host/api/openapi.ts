@@ -23,7 +23,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'No operator token, or a wrong one (no detail is given).',
   404: 'No such environment, process or route.',
   405: 'The path exists but not with this method (`Allow` lists those it has).',
-  409: 'The request conflicts with the process: it has no stdin, its input ended, or it has not closed; or (`/log`) the host keeps no output log (no data dir).',
+  409: 'The request conflicts with the process: it has no stdin, its input ended, or it has not closed; or (`/log`) the host keeps no output log (no data dir); or (a start) `START_UNKNOWN`: a start with this Idempotency-Key was in flight when the host stopped, and its executor has no such process.',
   413: 'The body is larger than the host reads.',
   415: 'The body is not `application/json`.',
   422: 'The program cannot be started, or an Idempotency-Key / writeId was used for another request.',
@@ -121,9 +121,9 @@ export const OPENAPI_DOCUMENT: Json = {
       get: { summary: "List an environment's processes", responses: { '200': json(ref('ProcessList'), 'The processes'), ...problems(400, 401, 404, 429, 503) } },
       post: {
         summary: 'Start a process',
-        parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'A retried start with the same key and body returns the same process (200).' }],
+        parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'A retried start with the same key and body returns the same process (200), across a host restart with a data dir too (or 409 `START_UNKNOWN` when the executor never got it).' }],
         requestBody: { required: true, content: { 'application/json': { schema: ref('StartProcessRequest') } } },
-        responses: { '201': json(ref('ProcessResource'), 'Started'), '200': json(ref('ProcessResource'), 'A replay of an earlier start with this Idempotency-Key'), ...problems(400, 401, 404, 413, 415, 422, 429, 503) },
+        responses: { '201': json(ref('ProcessResource'), 'Started'), '200': json(ref('ProcessResource'), 'A replay of an earlier start with this Idempotency-Key'), ...problems(400, 401, 404, 409, 413, 415, 422, 429, 503) },
       },
     },
     [processPath]: {

@@ -7,8 +7,10 @@
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import { API_PREFIX } from '../../wire/operator-api';
+import type { StartFaultPoint } from '../fault-points';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { OutputLogStore } from '../log/output-log-store';
+import type { StartRecords } from '../state/start-records';
 import type { ApiContext } from './api-context';
 import { HostedProcesses } from './hosted-processes';
 import type { OperatorTokens } from './operator-tokens';
@@ -79,14 +81,18 @@ export class OperatorApi {
   readonly rows: readonly Route[];
   private readonly hub: SseHub;
 
-  constructor(environments: HostedEnvironments, options: OperatorApiOptions, hostInstance: string, scheduler: SchedulerLike = asyncScheduler, outputLogs?: OutputLogStore) {
+  /**
+   * `starts`: where keyed starts are recorded before they are sent (a host with a data dir); `fault`: a
+   * test-only point where a keyed start crashes the host (see `../fault-points`).
+   */
+  constructor(environments: HostedEnvironments, options: OperatorApiOptions, hostInstance: string, scheduler: SchedulerLike = asyncScheduler, outputLogs?: OutputLogStore, starts?: StartRecords, fault?: StartFaultPoint) {
     checkOperatorOptions(options);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
     this.hub = new SseHub(limits, hostInstance, scheduler);
     const context: ApiContext = {
       hostInstance,
       environments,
-      processes: new HostedProcesses({ environments, ...(outputLogs === undefined ? {} : { outputLogs }) }),
+      processes: new HostedProcesses({ environments, ...(outputLogs === undefined ? {} : { outputLogs }), ...(starts === undefined ? {} : { starts }), ...(fault === undefined ? {} : { fault }) }),
       hub: this.hub,
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,

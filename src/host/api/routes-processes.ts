@@ -112,8 +112,11 @@ async function start(context: ApiContext, { req, res, params, tokenId }: RouteCo
   const environmentId = params['environmentId'] ?? '';
   const key = idempotencyKey(req);
   const request = await readJsonBody(req, StartProcessRequest, context.maxBodyBytes);
+  const idempotency = key === undefined ? undefined : { tokenId, key };
+  // A start recorded before a restart is answered once its executor's session is taken back (or gone).
+  await context.processes.settled(environmentId, idempotency);
   const environment = environmentOf(context, environmentId);
-  const started = await context.processes.start(environmentId, environment, request, key === undefined ? undefined : { tokenId, key });
+  const started = await context.processes.start(environmentId, environment, request, idempotency);
   const resource = context.processes.startedResource(environment, started);
   const location = `${API_PREFIX}/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(resource.id)}`;
   sendApiJson(res, context.hostInstance, started.replayed ? 200 : 201, resource, started.replayed ? { location, 'idempotent-replayed': 'true' } : { location });

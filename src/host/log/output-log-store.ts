@@ -111,6 +111,11 @@ export class OutputLogStore {
     return this.entries.get(this.dirOf(key))?.meta;
   }
 
+  /** Resolves once the metadata writes queued for `key` are done (at once for a process the store does not hold). Never rejects. */
+  metaWritten(key: ProcessKey): Promise<void> {
+    return this.entries.get(this.dirOf(key))?.settled() ?? Promise.resolve();
+  }
+
   /**
    * A new log for a process that starts now (state `running`), taking appends at once; its files are
    * made in the background. A log the store held for the same key goes first. The store watches its
