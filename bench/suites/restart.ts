@@ -5,7 +5,7 @@
  * the SIGKILL to the first output byte a reader gets from the restarted host after the last seq it had,
  * split into what makes it up, from the restarted host's own log lines:
  * - start: SIGKILL → the new host listening (loading its state and logs, binding the port);
- * - re-dial: listening → the executor's upgrade (its backoff: 0.5–0.75 s for the first re-dial, PROTOCOL.md 7.3);
+ * - re-dial: listening → the executor's upgrade (its backoff: 0.5–0.75 s for the first re-dial, docs/protocol.md#direct-remote-transport);
  * - re-register: that upgrade (409) → the upgrade with the new registration (`generation 1: starting`): the
  *   executor registers again at once, then waits its backoff before dialling the new url;
  * - resume: that upgrade → the session taken back (initialize with resumeSessionId, the recovery reads);

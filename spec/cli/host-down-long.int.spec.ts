@@ -19,7 +19,7 @@ const KEY_ID = 'AKIDCLIDOWN';
 const SECRET = 'cli-down-secret-do-not-print';
 const TOKEN = 'cli-down-operator-token-do-not-print';
 const ENV = 'down-1';
-/** The executor keeps a detached session this long (PROTOCOL.md 3.3), and the host stays down longer. */
+/** The executor keeps a detached session this long (docs/protocol.md#resume), and the host stays down longer. */
 const DOWN_MS = 100_000;
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
