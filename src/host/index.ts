@@ -28,7 +28,7 @@ export type { LogWriteOperation } from '../errors';
 
 /* Its durable state in the data dir (`state`): the port, each environment's session; the dir's lock */
 export { HostState } from './state/host-state';
-export type { EnvironmentSession, HostStateOptions, PersistedEnvironment } from './state/host-state';
+export type { EnvironmentSession, HostStateOptions, PersistedEnvironment, PersistedRegistration } from './state/host-state';
 export { DataDirInUseError } from '../errors';
 
 /* The access keys it accepts */
