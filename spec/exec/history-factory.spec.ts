@@ -199,10 +199,12 @@ describe('a history factory supplied by whoever starts the process', () => {
       return factory(processId);
     };
     const backend = new ExecBackend(client, () => ({ outputHistory: telling }), new ProcessTable());
-    await backend.start({ processId: 'listed', argv: ['make', 'all'], cwd: '/tmp' });
-    await backend.start({ processId: 'pty', argv: ['top'], cwd: '/tmp', tty: true });
-    await backend.send({ processId: 'helper', argv: ['mkfifo', '/tmp/f'], cwd: '/tmp' }, { unlisted: true });
-    await backend.send({ processId: 'shown-as', argv: ['sh', '-c', 'wrapped'], cwd: '/tmp' }, { listedArgv: ['cat'] });
+    const started = [
+      await backend.start({ processId: 'listed', argv: ['make', 'all'], cwd: '/tmp' }),
+      await backend.start({ processId: 'pty', argv: ['top'], cwd: '/tmp', tty: true }),
+      await backend.send({ processId: 'helper', argv: ['mkfifo', '/tmp/f'], cwd: '/tmp' }, { unlisted: true }),
+      await backend.send({ processId: 'shown-as', argv: ['sh', '-c', 'wrapped'], cwd: '/tmp' }, { listedArgv: ['cat'] }),
+    ];
     expect(Object.fromEntries(launches)).toEqual({
       listed: { argv: ['make', 'all'], tty: false },
       pty: { argv: ['top'], tty: true },
@@ -210,5 +212,6 @@ describe('a history factory supplied by whoever starts the process', () => {
       'shown-as': { argv: ['cat'], tty: false },
     });
     client.close();
+    for (const { process } of started) process.release(); // the list keeps an ended process for a while: no timer left behind
   });
 });
