@@ -2,7 +2,7 @@
  * The built `exec-rx host` as a child process on a spec's own data dir, the way the restart specs run it
  * (SIGKILL or SIGTERM it, start it again on the same data dir), and what those specs read back.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SseEvent } from '../host/api/sse-reader';
@@ -84,3 +84,31 @@ export function outputOf(events: readonly SseEvent[]): { readonly text: string; 
   }
   return { text, seqs, others };
 }
+
+/**
+ * Resolves once the segment files of a process's output log hold `text` on disk (the host's write queue
+ * has reached the file: what a crash then keeps). A watch on the process's directory, not a sleep;
+ * rejects after `timeoutMs`.
+ */
+export function loggedOnDisk(dataDir: string, environmentId: string, processId: string, text: string, timeoutMs = 20_000): Promise<void> {
+  const dir = join(dataDir, 'processes', encodeURIComponent(environmentId), encodeURIComponent(processId));
+  const holds = (): boolean =>
+    existsSync(dir) &&
+    readdirSync(dir)
+      .filter((name) => name.endsWith('.seg'))
+      .some((name) => readFileSync(join(dir, name)).includes(text));
+  return new Promise((resolve, reject) => {
+    const watcher = watch(dataDir, { recursive: true }, () => {
+      if (holds()) done();
+    });
+    const timer = setTimeout(() => done(new Error(`${text} was not on disk in ${dir} within ${timeoutMs} ms`)), timeoutMs);
+    function done(error?: Error): void {
+      watcher.close();
+      clearTimeout(timer);
+      if (error === undefined) resolve();
+      else reject(error);
+    }
+    if (holds()) done();
+  });
+}
+

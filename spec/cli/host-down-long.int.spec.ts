@@ -11,7 +11,7 @@ import { ApiClient, paths } from '../host/api/api-client';
 import { decodeEvents, finished } from '../host/api/api-host';
 import { startDirectExecutor } from '../support/executor';
 import type { HostChild } from './host-child';
-import { hostChildren, stderrOf } from './host-child';
+import { hostChildren, loggedOnDisk, stderrOf } from './host-child';
 
 jest.setTimeout(240_000);
 
@@ -43,6 +43,8 @@ describe('exec-rx host down for 100 s, past the executor\'s retention', () => {
       const before = decodeEvents(opened.stream.events).stdout;
       const pid = Number(/^pid (\d+)\n/.exec(before)?.[1]);
       expect(existsSync(`/proc/${pid}`)).toBe(true);
+      // A crash keeps what the log wrote (its queue dies with the host): kill it once the output is on disk.
+      await loggedOnDisk(hosts.dataDir(), ENV, processId, 'before\n');
       first.run.child.kill('SIGKILL');
       await first.run.done;
       await opened.stream.close();
