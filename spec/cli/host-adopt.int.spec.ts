@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { ApiClient, paths } from '../host/api/api-client';
 import { startDirectExecutor } from '../support/executor';
 import type { HostChild } from './host-child';
-import { hostChildren, outputOf, stderrOf } from './host-child';
+import { describedOnDisk, hostChildren, outputOf, stderrOf } from './host-child';
 
 jest.setTimeout(150_000);
 
@@ -47,6 +47,8 @@ describe('exec-rx host SIGKILLed and started again while its executor streams', 
       const before = outputOf(opened.stream.events);
       const pid = Number(/^pid (\d+)\n/.exec(before.text)?.[1]);
       expect(Number.isInteger(pid) && existsSync(`/proc/${pid}`)).toBe(true);
+      // What the restarted host lists it with is what was on disk: the crash comes once its metadata is.
+      await describedOnDisk(hosts.dataDir(), ENV, processId);
       first.run.child.kill('SIGKILL');
       expect(await first.run.done).toEqual({ code: null, signal: 'SIGKILL' });
       await opened.stream.close();

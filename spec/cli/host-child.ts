@@ -112,3 +112,26 @@ export function loggedOnDisk(dataDir: string, environmentId: string, processId: 
   });
 }
 
+/**
+ * Resolves once the metadata of a process's output log (meta.json) names its argv on disk: a host killed
+ * before that write lists the process of before with what its directory tells (argv []). A watch on the
+ * data dir; rejects after `timeoutMs`.
+ */
+export function describedOnDisk(dataDir: string, environmentId: string, processId: string, timeoutMs = 20_000): Promise<void> {
+  const path = join(dataDir, 'processes', encodeURIComponent(environmentId), encodeURIComponent(processId), 'meta.json');
+  const holds = (): boolean => existsSync(path) && ((JSON.parse(readFileSync(path, 'utf8')) as { argv?: unknown[] }).argv?.length ?? 0) > 0;
+  return new Promise((resolve, reject) => {
+    const watcher = watch(dataDir, { recursive: true }, () => {
+      if (holds()) done();
+    });
+    const timer = setTimeout(() => done(new Error(`${path} did not name the argv within ${timeoutMs} ms`)), timeoutMs);
+    function done(error?: Error): void {
+      watcher.close();
+      clearTimeout(timer);
+      if (error === undefined) resolve();
+      else reject(error);
+    }
+    if (holds()) done();
+  });
+}
+
