@@ -85,53 +85,46 @@ export function outputOf(events: readonly SseEvent[]): { readonly text: string; 
   return { text, seqs, others };
 }
 
+/** Resolves once `holds()` is true, checked at each change under `dataDir` (a watch, not a sleep); rejects naming `what` after `timeoutMs`. */
+function untilOnDisk(dataDir: string, holds: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const watcher = watch(dataDir, { recursive: true }, () => {
+      if (holds()) done();
+    });
+    const timer = setTimeout(() => done(new Error(`${what} within ${timeoutMs} ms`)), timeoutMs);
+    function done(error?: Error): void {
+      watcher.close();
+      clearTimeout(timer);
+      if (error === undefined) resolve();
+      else reject(error);
+    }
+    if (holds()) done();
+  });
+}
+
+const processDirOf = (dataDir: string, environmentId: string, processId: string): string => join(dataDir, 'processes', encodeURIComponent(environmentId), encodeURIComponent(processId));
+
 /**
  * Resolves once the segment files of a process's output log hold `text` on disk (the host's write queue
- * has reached the file: what a crash then keeps). A watch on the process's directory, not a sleep;
- * rejects after `timeoutMs`.
+ * has reached the file: what a crash then keeps). Rejects after `timeoutMs`.
  */
 export function loggedOnDisk(dataDir: string, environmentId: string, processId: string, text: string, timeoutMs = 20_000): Promise<void> {
-  const dir = join(dataDir, 'processes', encodeURIComponent(environmentId), encodeURIComponent(processId));
+  const dir = processDirOf(dataDir, environmentId, processId);
   const holds = (): boolean =>
     existsSync(dir) &&
     readdirSync(dir)
       .filter((name) => name.endsWith('.seg'))
       .some((name) => readFileSync(join(dir, name)).includes(text));
-  return new Promise((resolve, reject) => {
-    const watcher = watch(dataDir, { recursive: true }, () => {
-      if (holds()) done();
-    });
-    const timer = setTimeout(() => done(new Error(`${text} was not on disk in ${dir} within ${timeoutMs} ms`)), timeoutMs);
-    function done(error?: Error): void {
-      watcher.close();
-      clearTimeout(timer);
-      if (error === undefined) resolve();
-      else reject(error);
-    }
-    if (holds()) done();
-  });
+  return untilOnDisk(dataDir, holds, `${text} was not on disk in ${dir}`, timeoutMs);
 }
 
 /**
  * Resolves once the metadata of a process's output log (meta.json) names its argv on disk: a host killed
- * before that write lists the process of before with what its directory tells (argv []). A watch on the
- * data dir; rejects after `timeoutMs`.
+ * before that write lists the process of before with what its directory tells (argv []). Rejects after
+ * `timeoutMs`.
  */
 export function describedOnDisk(dataDir: string, environmentId: string, processId: string, timeoutMs = 20_000): Promise<void> {
-  const path = join(dataDir, 'processes', encodeURIComponent(environmentId), encodeURIComponent(processId), 'meta.json');
+  const path = join(processDirOf(dataDir, environmentId, processId), 'meta.json');
   const holds = (): boolean => existsSync(path) && ((JSON.parse(readFileSync(path, 'utf8')) as { argv?: unknown[] }).argv?.length ?? 0) > 0;
-  return new Promise((resolve, reject) => {
-    const watcher = watch(dataDir, { recursive: true }, () => {
-      if (holds()) done();
-    });
-    const timer = setTimeout(() => done(new Error(`${path} did not name the argv within ${timeoutMs} ms`)), timeoutMs);
-    function done(error?: Error): void {
-      watcher.close();
-      clearTimeout(timer);
-      if (error === undefined) resolve();
-      else reject(error);
-    }
-    if (holds()) done();
-  });
+  return untilOnDisk(dataDir, holds, `${path} did not name the argv`, timeoutMs);
 }
-
