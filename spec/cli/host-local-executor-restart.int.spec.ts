@@ -10,9 +10,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient, paths } from '../host/api/api-client';
-import type { SseEvent } from '../host/api/sse-reader';
 import type { CliRun } from './cli-process';
 import { runCli, startCli } from './cli-process';
+import { outputOf } from './host-child';
 
 jest.setTimeout(120_000);
 
@@ -25,22 +25,6 @@ const EXPECTED_AFTER_PID = Array.from({ length: LINES }, (_v, i) => `line ${i}\n
 
 const joined = (run: CliRun, stream: 'stdout' | 'stderr'): string => run[stream].map((c) => c.text).join('');
 
-/** The output text and seqs of `events`, and the names of the others. */
-function collect(events: readonly SseEvent[]): { readonly text: string; readonly seqs: number[]; readonly others: string[] } {
-  let text = '';
-  const seqs: number[] = [];
-  const others: string[] = [];
-  for (const event of events) {
-    if (event.event !== 'output') {
-      others.push(event.event);
-      continue;
-    }
-    const data = JSON.parse(event.data) as { seq: number; chunk: string };
-    seqs.push(data.seq);
-    text += Buffer.from(data.chunk, 'base64').toString('utf8');
-  }
-  return { text, seqs, others };
-}
 
 /** The live codex executors whose CODEX_HOME is `codexHome` (zombies have no command line). */
 function executorsOf(codexHome: string): number[] {
@@ -111,7 +95,7 @@ describe('exec-rx host --local-executor with a data dir, across host restarts', 
       first.run.child.kill('SIGKILL');
       expect(await first.run.done).toEqual({ code: null, signal: 'SIGKILL' });
       await opened.stream.close();
-      const firstRead = collect(opened.stream.events);
+      const firstRead = outputOf(opened.stream.events);
       const pid = Number(/^pid (\d+)\n/.exec(firstRead.text)?.[1]);
       expect(existsSync(`/proc/${pid}`)).toBe(true);
       expect(executorsOf(codexHome())).toEqual([executorPid]); // the host's death left it running
@@ -132,7 +116,7 @@ describe('exec-rx host --local-executor with a data dir, across host restarts', 
       const resumed = await again.events(paths.events(ENV, processId), { headers: { 'last-event-id': String(lastSeq) } });
       if (!('stream' in resumed)) throw new Error(`events answered ${resumed.refused.status}: ${resumed.refused.text}`);
       const restEvents = await resumed.stream.ended(60_000);
-      const rest = collect(restEvents);
+      const rest = outputOf(restEvents);
       expect(rest.others).toEqual(['exited', 'closed']);
       expect([...firstRead.seqs, ...rest.seqs].every((seq, index) => seq === index + 1)).toBe(true);
       expect(firstRead.text + rest.text).toBe(`pid ${pid}\n${EXPECTED_AFTER_PID}`);
