@@ -23,7 +23,12 @@ import type { DisconnectableProxy } from '../support/ws-proxy';
 import { startDisconnectableProxy } from '../support/ws-proxy';
 
 const PATH_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
-const OPTIONS: EnvironmentManagerOptions = { clientName: 'exec-rx-adopt-spec', initializeTimeoutMs: 10_000 };
+/**
+ * The history holds every event of these processes (4002 lines at most): under load the start response
+ * and hundreds of output notifications can arrive in one read, before the spec subscribes, and the
+ * default 256 events would drop the first lines (a truncated marker), which is not what these specs test.
+ */
+const OPTIONS: EnvironmentManagerOptions = { clientName: 'exec-rx-adopt-spec', initializeTimeoutMs: 10_000, processHistory: { historyEvents: 10_000 } };
 
 /** Rejects when `promise` has not settled within `ms`: every wait of this file is bounded. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
