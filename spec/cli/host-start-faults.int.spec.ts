@@ -62,8 +62,7 @@ describe('exec-rx host crashed during a keyed start, then started again on its d
       expect(await first.run.done).toEqual({ code: null, signal: 'SIGKILL' });
 
       second = await startHost(dataDir, undefined);
-      // Taken back (`environment …: session … taken back`), or made anew when the crash came before the
-      // first host had recorded the executor's session (it records it in the background once connected).
+      // Taken back (`environment …: session … taken back`): a start waits for the session's record.
       await second.run.waitFor('stderr', `environment ${environmentId} generation 1: connected`);
       const again = new ApiClient(second.base, TOKEN);
       const retried = await again.post(paths.processes(environmentId), REQUEST, { headers: { 'idempotency-key': key } });
@@ -88,7 +87,8 @@ describe('exec-rx host crashed during a keyed start, then started again on its d
   });
 
   it('start:after-record: recorded but never sent, so the retry is 409 START_UNKNOWN and no process exists', async () => {
-    const { retried, listed } = await crashAndRetry('start:after-record', 'fault-after-record');
+    const { retried, listed, stderr } = await crashAndRetry('start:after-record', 'fault-after-record');
+    expect(stderr).toMatch(/environment fault-after-record: session \S+ taken back: 0 processes adopted, 0 lost/);
     expect(retried.status).toBe(409);
     expect(retried.body).toMatchObject({ code: 'START_UNKNOWN' });
     expect(listed.processes).toEqual([]);

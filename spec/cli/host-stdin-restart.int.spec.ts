@@ -5,7 +5,7 @@
  * data dir; it takes back the command and its feeder (the feeder is not counted), a retry of w1 is
  * applied once, "b" (w2) and the end go through, and the command prints each line once and exits 0.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiClient, paths } from '../host/api/api-client';
 import type { SseEvent } from '../host/api/sse-reader';
@@ -80,6 +80,56 @@ describe('exec-rx host SIGKILLed and started again while a command reads its std
       const events = await all.stream.ended(60_000);
       expect(textOf(events)).toBe('<a>\n<b>\nEOF\n');
       expect(JSON.parse(events.find((event) => event.event === 'exited')?.data ?? '{}')).toMatchObject({ exitCode: 0 });
+    } finally {
+      if (second !== undefined) {
+        second.run.child.kill('SIGTERM');
+        await second.run.done;
+      }
+      first.run.child.kill('SIGKILL');
+      await first.run.done;
+      await executor.stop();
+    }
+  });
+
+  it('takes a sized tty back resizable: a resize after the restart reaches the command, and its pty path file goes once it ends', async () => {
+    const env = 'stdin-tty';
+    const first = await hosts.start();
+    const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: env, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
+    let second: HostChild | undefined;
+    try {
+      await first.run.waitFor('stderr', `environment ${env} generation 1: connected`);
+      const api = new ApiClient(first.base, TOKEN);
+      const argv = ['sh', '-c', 'trap \'echo "size $(stty size)"\' WINCH; echo ready; while :; do sleep 0.1; done'];
+      const started = await api.post(paths.processes(env), { argv, tty: { rows: 20, cols: 70 } });
+      expect(started.status).toBe(201);
+      const processId = (started.body as { id: string }).id;
+      const opened = await api.events(paths.events(env, processId));
+      if (!('stream' in opened)) throw new Error(`events answered ${opened.refused.status}`);
+      await opened.stream.next((event) => event.event === 'output' && textOf([event]).includes('ready'), 30_000);
+      const record = JSON.parse(readFileSync(join(dataDir(), 'processes', env, processId, 'stdin.json'), 'utf8')) as { target: string; ttyPath: unknown };
+      const ttyPath = record.ttyPath;
+      if (typeof ttyPath !== 'string') throw new Error(`no pty path recorded: ${JSON.stringify(record)}`);
+      expect({ target: record.target, recorded: existsSync(ttyPath) }).toEqual({ target: 'pty', recorded: true });
+
+      first.run.child.kill('SIGKILL');
+      expect(await first.run.done).toEqual({ code: null, signal: 'SIGKILL' });
+      await opened.stream.close();
+
+      second = await hosts.start();
+      await second.run.waitFor('stderr', `environment ${env} generation 1: connected`);
+      expect(second.run.stderr.map((c) => c.text).join('')).toMatch(new RegExp(`environment ${env}: session \\S+ taken back: 1 process adopted, 0 lost`));
+      const again = new ApiClient(second.base, TOKEN);
+      const live = await again.events(paths.events(env, processId));
+      if (!('stream' in live)) throw new Error(`events answered ${live.refused.status}`);
+      expect(await again.post(`${paths.process(env, processId)}/resize`, { rows: 33, cols: 101 })).toMatchObject({ status: 200, body: { rows: 33, cols: 101 } });
+      await live.stream.next(() => textOf(live.stream.events).includes('size 33 101'), 30_000);
+
+      expect(await again.post(paths.terminate(env, processId))).toMatchObject({ status: 200 });
+      await live.stream.ended(30_000);
+      // The second host removes the recorded path once the command ended (its stop awaits that helper).
+      second.run.child.kill('SIGTERM');
+      expect(await second.run.done).toEqual({ code: 0, signal: null });
+      expect(existsSync(ttyPath)).toBe(false);
     } finally {
       if (second !== undefined) {
         second.run.child.kill('SIGTERM');

@@ -214,4 +214,28 @@ describe('a history factory supplied by whoever starts the process', () => {
     client.close();
     for (const { process } of started) process.release(); // the list keeps an ended process for a while: no timer left behind
   });
+
+  it('holds the start until a history that keeps the process elsewhere is ready (a disk log naming it): then process/start is sent', async () => {
+    const port = executor();
+    const client = await connected(port);
+    let markReady: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => {
+      markReady = resolve;
+    });
+    const { factory, made } = keepAll();
+    const waiting: HistoryFactory = (processId) => Object.assign(factory(processId), { ready: () => ready });
+    const backend = new ExecBackend(client, () => ({ outputHistory: waiting }), new ProcessTable());
+    const starts = (): unknown[] => port.sent.filter((frame) => frame['method'] === 'process/start');
+
+    const starting = backend.start({ processId: 'durable', argv: ['make'], cwd: '/tmp' });
+    // Nothing else can let the start go: it waits on `ready` alone, which nothing resolves yet.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect({ made: [...made.keys()], starts: starts().length }).toEqual({ made: ['durable'], starts: 0 });
+
+    markReady();
+    const { process } = await starting;
+    expect(starts()).toEqual([expect.objectContaining({ params: expect.objectContaining({ processId: 'durable' }) })]);
+    client.close();
+    process.release();
+  });
 });

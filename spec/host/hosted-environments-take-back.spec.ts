@@ -8,7 +8,7 @@ import { HostedEnvironments, TAKE_BACK_WAIT_MS } from '../../src/host/hosted-env
 import type { OutputLogStore } from '../../src/host/log/output-log-store';
 import { testScheduler } from '../support/marbles';
 
-const sessions: SessionRecords = { sessionOf: (id) => (id === 'remembered' ? 'session-1' : undefined), record: () => undefined };
+const sessions: SessionRecords = { sessionOf: (id) => (id === 'remembered' ? 'session-1' : undefined), record: () => Promise.resolve() };
 /** The store is only asked whether there is one (a host with a data dir) until an executor comes back. */
 const store = {} as unknown as OutputLogStore;
 

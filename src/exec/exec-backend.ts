@@ -16,7 +16,7 @@ import { startWithStdinFifo } from './stdin-fifo';
 import { executorTempDir } from './temp-dir';
 import { checkTtySize } from './tty-size';
 import type { TtyHost } from './tty-wrapper';
-import { startSizedTty } from './tty-wrapper';
+import { resumeSizedTty, startSizedTty } from './tty-wrapper';
 
 export type { StartedProcess, StartOptions, StartParams } from './start-params';
 
@@ -83,6 +83,9 @@ export class ExecBackend {
     const process = new ExecProcess(processId, this.client, { ...this.streamOptions(), listener: table }, undefined, launch);
     let route: { unsubscribe(): void } | undefined;
     try {
+      // A history kept on disk names the process there first: a host that crashes after the send finds it.
+      const ready = process.historyReady();
+      if (ready !== undefined) await ready;
       const live = this.client.liveRpc();
       const startOn = (rpc: RpcConnection): Promise<ExecResponse> => {
         route = process.inbox.bind(rpc);
@@ -110,6 +113,14 @@ export class ExecBackend {
     const process = new ExecProcess(processId, this.client, { ...this.streamOptions(), listener: this.table }, counters, launch);
     this.client.addProcess(process.inbox);
     return process;
+  }
+
+  /**
+   * @internal Makes an adopted sized tty resizable again, from the pty path file its wrapper recorded
+   * (`StartedProcess.ttyPathFile`, which the host persisted); see `resumeSizedTty`.
+   */
+  resumeSizedTty(process: ExecProcess, ttyPathFile: string): void {
+    resumeSizedTty(this.wrappers, process, ttyPathFile, () => this.info());
   }
 
   /** @internal Lists an adopted process in `Environment.processes$`, as a started one is listed. */

@@ -276,7 +276,10 @@ export class ExecProcess implements OutputHistoryReader {
     return (await firstValueFrom(this.session.call('process/terminate', { processId: this.processId }))).running;
   }
 
-  /** The terminal size last applied, for a process started with `tty: { rows, cols }` that got it; else `undefined`. */
+  /**
+   * The terminal size last applied, for a process started with `tty: { rows, cols }` that got it; else
+   * `undefined` (so too for a sized tty taken back after a host restart, until a resize was applied).
+   */
   get ttySize(): TtySize | undefined {
     return this.resizer?.size;
   }
@@ -293,6 +296,11 @@ export class ExecProcess implements OutputHistoryReader {
       return Promise.reject(new ResizeFailedError(this.processId, 'unsized', 'it was not started with a terminal size (tty: { rows, cols }), or the executor could not size it'));
     }
     return this.resizer.resize(rows, cols);
+  }
+
+  /** @internal Resolves once the history is ready for the start to be sent (see `OutputHistory.ready`); never rejects. */
+  historyReady(): Promise<void> | undefined {
+    return this.history.ready?.();
   }
 
   /** @internal Set by the sized tty start (`exec/tty-wrapper`). */

@@ -64,6 +64,14 @@ export interface OutputHistory extends OutputHistoryReader {
    */
   append(event: HistoryInput): void;
 
+  /**
+   * Resolves once the history is kept where a host restarted after the start can find it (a log on
+   * disk: its metadata written, naming the process and its command line). `ExecBackend` awaits it before
+   * `process/start` is sent, so no process runs that a crash could leave unknown. Never rejects (what
+   * storage cannot keep, its owner reports). Absent: nothing to wait for (in memory).
+   */
+  readonly ready?: () => Promise<void>;
+
   /** Events held for replay (bookkeeping, `ExecProcess.retained`). */
   readonly retainedEvents: number;
 

@@ -21,18 +21,19 @@ export class TtyResizer {
   private wanted: { size: TtySize; waiters: Waiter[] } | undefined;
   private applying = false;
   private ended = false;
-  private applied: TtySize;
+  private applied: TtySize | undefined;
 
+  /** @param initial the size the terminal has now; undefined when unknown (a process taken back after a host restart) */
   constructor(
     private readonly processId: string,
-    initial: TtySize,
+    initial: TtySize | undefined,
     private readonly apply: ApplyTtySize,
   ) {
     this.applied = initial;
   }
 
-  /** The size last applied (the start size until a resize was applied). */
-  get size(): TtySize {
+  /** The size last applied (the start size until a resize was applied); undefined while unknown. */
+  get size(): TtySize | undefined {
     return this.applied;
   }
 

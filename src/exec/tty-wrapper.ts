@@ -101,16 +101,44 @@ export async function startSizedTty(host: TtyHost, params: SendParams, size: Tty
   const wrapper = ['sh', '-c', WRAPPER, 'exec-rx-tty', file, String(size.rows), String(size.cols), ...argv];
   const started = await start({ ...params, tty: true, argv: wrapper }, { ...options, listedArgv: options.listedArgv ?? argv });
   // The command's cwd may go away while it runs; the temp dir holds the recorded path.
-  const helpers = { ...base, cwd: tempDir };
-  const sttyFile = info?.platformOs === 'macos' ? '-f' : '-F';
+  attachResizer(host, started.process, file, size, { ...base, cwd: tempDir }, () => Promise.resolve(info));
+  return { ...started, sized: true, ttyPathFile: file };
+}
+
+/** The base environment of the helpers of a sized tty taken back: the executor's core set (PATH, HOME ...). */
+const CORE_ENV_POLICY: NonNullable<SendParams['envPolicy']> = { inherit: 'core', ignoreDefaultExcludes: false, exclude: [], set: {}, includeOnly: [] };
+
+/**
+ * Makes a sized tty resizable again after a host restart (`EnvironmentManager.adoptAcceptedWebsocket`
+ * took the process back): its wrapper recorded the pty's path in `file` (`StartedProcess.ttyPathFile`),
+ * which the resize helper reads as before; the helpers run in the executor's temp dir (`info`, asked at
+ * the first resize) with the executor's core environment. The size is unknown (`ttySize` undefined)
+ * until a resize was applied. Once the process ends, `file` is removed as after a start.
+ */
+export function resumeSizedTty(host: TtyHost, process: ExecProcess, file: string, info: () => Promise<EnvironmentInfo | undefined>): void {
+  let asked: Promise<EnvironmentInfo | undefined> | undefined;
+  const infoOnce = (): Promise<EnvironmentInfo | undefined> => (asked ??= info().catch(() => undefined));
+  attachResizer(host, process, file, undefined, { envPolicy: CORE_ENV_POLICY, cwd: undefined }, infoOnce);
+}
+
+/** What a helper of a sized tty starts with, but its argv (`cwd` undefined: the executor's temp dir). */
+type HelperBase = Omit<SendParams, 'argv' | 'cwd' | 'processId' | 'tty' | 'arg0' | 'pipeStdin'> & { readonly cwd: string | undefined };
+
+/** Resizes `process` through helpers that `stty` the pty recorded in `file`; removes `file` once it ended. */
+function attachResizer(host: TtyHost, process: ExecProcess, file: string, size: TtySize | undefined, base: HelperBase, info: () => Promise<EnvironmentInfo | undefined>): void {
+  const start = host.send;
+  const helper = async (argv: readonly string[]): Promise<{ readonly exitCode: number; readonly stderr: string }> => {
+    const found = await info();
+    return runHelper(start, { ...base, cwd: base.cwd ?? executorTempDir(found), argv: [...argv] });
+  };
   const apply = async (next: TtySize): Promise<void> => {
-    const { exitCode, stderr } = await runHelper(start, { ...helpers, argv: ['sh', '-c', RESIZE, file, String(next.rows), String(next.cols), sttyFile] });
+    const sttyFile = (await info())?.platformOs === 'macos' ? '-f' : '-F';
+    const { exitCode, stderr } = await helper(['sh', '-c', RESIZE, file, String(next.rows), String(next.cols), sttyFile]);
     if (exitCode !== 0) throw new HelperFailedError('ttySize', stderr.trim().split('\n')[0] || `stty exited with ${exitCode}`);
   };
-  const resizer = new TtyResizer(started.process.processId, size, apply);
-  started.process.attachResizer(resizer);
-  removeWhenEnded(started.process, resizer, () => host.track(runHelper(start, { ...helpers, argv: ['rm', '-f', '--', file] }).then(noop, noop)));
-  return { ...started, sized: true, ttyPathFile: file };
+  const resizer = new TtyResizer(process.processId, size, apply);
+  process.attachResizer(resizer);
+  removeWhenEnded(process, resizer, () => host.track(helper(['rm', '-f', '--', file]).then(noop, noop)));
 }
 
 /** The check's exit status, or `no-sh` when `sh` could not be spawned. */

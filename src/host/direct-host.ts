@@ -224,10 +224,10 @@ export class DirectHost {
   }
 
   /** Records an environment's session in the state (with the key id of its latest accepted upgrade). */
-  private recordSession(id: string, sessionId: string): void {
+  private recordSession(id: string, sessionId: string): Promise<void> {
     const accessKeyId = this.keyIds.get(id);
-    if (this.state === undefined || accessKeyId === undefined) return;
-    this.state.setSession(id, { sessionId, accessKeyId }).catch((error: unknown) => this.log(`environment ${id}: could not record its session: ${errnoOf(error)}`));
+    if (this.state === undefined || accessKeyId === undefined) return Promise.resolve();
+    return this.state.setSession(id, { sessionId, accessKeyId }).catch((error: unknown) => this.log(`environment ${id}: could not record its session: ${errnoOf(error)}`));
   }
 
   private accept(id: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {

@@ -11,7 +11,9 @@ export const START_FAULT_POINTS = ['start:before-record', 'start:after-record', 
 /**
  * `start:before-record`: before the start is recorded in the data dir (nothing recorded, nothing sent);
  * `start:after-record`: recorded, `process/start` not sent; `start:after-send`: the executor answered
- * `process/start` and the process's metadata is on the disk, the start not yet marked `started`.
+ * `process/start`, and nothing was written since it was sent (the record still says `sent`; the
+ * process's metadata was written before the send): what the data dir holds is what a crash at any
+ * instant between the send and the answer leaves.
  */
 export type StartFaultPoint = (typeof START_FAULT_POINTS)[number];
 

@@ -28,8 +28,8 @@ import type { EnvironmentInfo } from '../wire/environment';
 export interface SessionRecords {
   /** The session of `environmentId`'s executor the host last knew, if any. */
   sessionOf(environmentId: string): string | undefined;
-  /** Remembers the session an environment's executor now has. */
-  record(environmentId: string, sessionId: string): void;
+  /** Remembers the session an environment's executor now has; resolves once it is on the disk (or could not be written: reported there). Never rejects. */
+  record(environmentId: string, sessionId: string): Promise<void>;
 }
 
 /** A process a restarted host took back with the stdin it had persisted (the operator API writes it again). */
@@ -128,6 +128,8 @@ export class HostedEnvironments {
   readonly diskPauses: DiskPauseCount = { pauses: 0 };
   /** Environments whose first session since this host started is installed (taken back or new). */
   private readonly taken = new Set<string>();
+  /** The latest write of each environment's session record (see {@link sessionRecorded}). */
+  private readonly sessionWrites = new Map<string, Promise<void>>();
   /** The stdin of processes taken back, by `environmentId\u0000processId`, while they run. */
   private readonly stdins = new Map<string, TakenBackStdin>();
   /** Logs reopened to take an environment's processes back, kept across failed attempts. */
@@ -166,6 +168,15 @@ export class HostedEnvironments {
   awaitingTakeBack(id: string): boolean {
     if (this.closed || this.outputLogs === undefined || this.taken.has(id) || this.sessions?.sessionOf(id) === undefined) return false;
     return this.now() < this.startedAt + this.takeBackWaitMs;
+  }
+
+  /**
+   * Resolves once the session `id`'s executor has now is on the disk (at once without a data dir, or before
+   * its first connection); the operator API awaits it before a start, so that a host restarted after the
+   * start knows the session to take the process back from. Never rejects (a failed write is logged).
+   */
+  sessionRecorded(id: string): Promise<void> {
+    return this.sessionWrites.get(id) ?? Promise.resolve();
   }
 
   /**
@@ -212,6 +223,7 @@ export class HostedEnvironments {
     if (slot === undefined) return;
     void this.release(slot);
     this.slots.delete(id);
+    this.sessionWrites.delete(id);
     this.publish();
   }
 
@@ -330,6 +342,7 @@ export class HostedEnvironments {
     });
     const adopted = await EnvironmentManager.adoptAcceptedWebsocket(id, socket, { sessionId, processes: records }, { ...this.managerOptions, outputHistory: this.outputHistory(id, logs) });
     this.keepStdins(id, adopted.processes, stdins);
+    this.resumeSizedTtys(adopted.manager, adopted.processes, stdins);
     this.taken.add(id);
     this.reopened.delete(id);
     for (const lost of adopted.lost) store.markLost({ environmentId: id, processId: lost.processId }, lost.reason);
@@ -343,6 +356,15 @@ export class HostedEnvironments {
     this.log(`environment ${id}: ${how}: ${count} process${count === 1 ? '' : 'es'} adopted, ${lostCount} lost`);
     for (const lost of adopted.lost) this.log(`environment ${id}: process ${lost.processId} lost: ${lost.reason}`);
     return adopted.manager;
+  }
+
+  /** Makes each adopted sized tty resizable again, from the pty path its stdin record kept (its file is removed once it ends). */
+  private resumeSizedTtys(manager: EnvironmentManager, processes: readonly ExecProcess[], stdins: ReadonlyMap<string, StdinRecord>): void {
+    const backend = manager.defaultEnvironment()?.getExecBackend();
+    for (const process of processes) {
+      const ttyPath = stdins.get(process.processId)?.ttyPath;
+      if (backend !== undefined && ttyPath !== undefined && ttyPath !== null) backend.resumeSizedTty(process, ttyPath);
+    }
   }
 
   /**
@@ -411,7 +433,9 @@ export class HostedEnvironments {
   private onState(slot: Slot, environment: Environment, state: ConnectionState): void {
     if (state.state === 'connected') {
       this.update(slot, { state: 'connected', error: undefined, errorCode: undefined });
-      if (environment.client.sessionId !== undefined) this.sessions?.record(slot.view.id, environment.client.sessionId);
+      const sessionId = environment.client.sessionId;
+      const written = sessionId === undefined ? undefined : this.sessions?.record(slot.view.id, sessionId);
+      if (written !== undefined) this.sessionWrites.set(slot.view.id, written);
       if (slot.view.info === undefined) {
         environment.info().then(
           (info) => this.update(slot, { info }),

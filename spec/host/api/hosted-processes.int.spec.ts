@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstValueFrom } from 'rxjs';
+import { firstValueFrom, of } from 'rxjs';
 import type { Environment } from '../../../src';
 import { EnvironmentManager } from '../../../src';
 import { HostedProcesses, startFingerprintOf } from '../../../src/host/api/hosted-processes';
@@ -82,6 +82,42 @@ describe('HostedProcesses (real executor)', () => {
     expect(processes.startedResource(environment, again)).toEqual({ ...resource, state: 'closed', exitCode: 0 });
     first.hosted.process.release();
     expect(() => processes.startedResource(environment, again)).toThrow(expect.objectContaining({ status: 404, code: 'PROCESS_NOT_FOUND' }));
+  });
+
+  it('sends no start before the executor\'s session is on the disk (a host restarted after the start takes it back from there)', async () => {
+    let recordWritten: () => void = () => undefined;
+    const written = new Promise<void>((resolve) => {
+      recordWritten = resolve;
+    });
+    let markAsked: (id: string) => void = () => undefined;
+    const asked = new Promise<string>((resolve) => {
+      markAsked = resolve;
+    });
+    const processes = new HostedProcesses({
+      environments: {
+        takenBackStdin: () => undefined,
+        takeBackSettled: () => of(undefined),
+        sessionRecorded: (id) => {
+          markAsked(id);
+          return written;
+        },
+      },
+    });
+    const spy = jest.spyOn(environment.getExecBackend(), 'start');
+    try {
+      const starting = processes.start(ENV, environment, { argv: ['true'], cwd: '/tmp' }, undefined);
+      expect(await asked).toBe(ENV);
+      // The start now waits on the session's record alone, which nothing writes yet.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(spy.mock.calls.length).toBe(0);
+      recordWritten();
+      const { hosted } = await starting;
+      expect(spy.mock.calls.length).toBe(1);
+      await hosted.process.collect();
+      hosted.process.release();
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   describe('with a data dir: keyed starts recorded before they are sent', () => {

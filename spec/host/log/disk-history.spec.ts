@@ -5,6 +5,8 @@ import { diskHistories, DiskHistory } from '../../../src/host/log/disk-history';
 import { truncatedRange } from '../../../src/host/log/log-event';
 import { OutputLog } from '../../../src/host/log/output-log';
 import { OutputLogStore } from '../../../src/host/log/output-log-store';
+import { nodeLogFs } from '../../../src/host/log/log-fs';
+import { processDir, readMeta } from '../../../src/host/log/process-meta';
 import type { FailedEvent } from '../../../src/exec/process-event';
 import { closed, exited, output, outputBytes } from '../../exec/event-builders';
 import { removeTempDirs, settle, SpyFs, tempDir, VirtualClock } from './log-support';
@@ -124,6 +126,16 @@ describe('diskHistories', () => {
       told: { argv: ['make', 'all'], tty: true },
       helper: { argv: [], tty: false },
     });
+    await store.close();
+  });
+
+  it('is ready (the start may be sent) once the process\'s metadata, naming its argv, is on the disk', async () => {
+    const dataDir = await tempDir();
+    const store = await OutputLogStore.open({ dataDir, totalBytes: 1 << 30 });
+    const made = diskHistories(store, 'env-9')('durable', { argv: ['make', 'all'], tty: false });
+    const dir = processDir(dataDir, { environmentId: 'env-9', processId: 'durable' });
+    await made.ready?.();
+    expect(await readMeta(nodeLogFs, dir)).toMatchObject({ environmentId: 'env-9', processId: 'durable', argv: ['make', 'all'], state: 'running' });
     await store.close();
   });
 

@@ -68,9 +68,12 @@ interface RememberedStart {
 /** Where the stdin of the API's processes and its keyed starts are kept across a host restart (a host with a data dir). */
 export interface HostedProcessesOptions {
   /** Where each process's stdin record goes (`stdin.json` next to its output log), and whose metadata a recorded start waits for. */
-  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin' | 'metaWritten'>;
-  /** The processes a restarted host took back, with their stdin (the API writes it again), and whether an environment is still awaited. */
-  readonly environments?: Pick<HostedEnvironments, 'takenBackStdin' | 'takeBackSettled'>;
+  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'>;
+  /**
+   * The processes a restarted host took back, with their stdin (the API writes it again), whether an
+   * environment is still awaited, and when its executor's session is on the disk (a start waits for it).
+   */
+  readonly environments?: Pick<HostedEnvironments, 'takenBackStdin' | 'takeBackSettled' | 'sessionRecorded'>;
   /** Where keyed starts are recorded before they are sent (`starts/` in the data dir); in memory only without. */
   readonly starts?: StartRecords;
   /** A test-only fault point where a keyed start crashes the host (see `../fault-points`). */
@@ -218,6 +221,8 @@ export class HostedProcesses {
     // the executor cannot size a pty. `pipeStdin` is the FIFO, which the start ignores with a tty (written
     // to directly) and cannot make on a Windows executor: no feeder, the resource says `pipeStdin: false`.
     const fifo = request.pipeStdin === true ? { stdin: 'fifo' as const } : {};
+    // The executor's session id on the disk first: a host that crashes after the send takes the session back.
+    await this.options.environments?.sessionRecorded(environmentId);
     if (persist !== undefined) {
       this.crashAt('start:before-record');
       // Recorded before it is sent: a host that crashes from here on answers its retry (see recordedStart).
@@ -227,8 +232,8 @@ export class HostedProcesses {
     // Its extras go with the process when it leaves the list (released once ended, or evicted).
     const { process, feeder, ttyPathFile } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
     if (persist !== undefined) {
-      // Its metadata on the disk, a restarted host takes the process back (and the retry finds it there).
-      await this.options.outputLogs?.metaWritten({ environmentId, processId });
+      // Its metadata was on the disk before the start was sent (`OutputHistory.ready`): a restarted host
+      // takes the process back, and the retry finds it there.
       this.crashAt('start:after-send');
       void persist.records.markStarted(persist.digest).catch(() => undefined);
     }
@@ -237,6 +242,8 @@ export class HostedProcesses {
     const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin };
     // The FIFO helper waits on its own stdin: stop it when the command ends.
     if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
+    // Its stdin's record (writer, pty path) on the disk before the answer: a host restarted after it goes on writing and resizing.
+    await stdin?.firstRecorded();
     // A process that ended and was evicted before its start resolved has left the list already.
     if (environment.getProcess(processId) === process) this.extras.set(processId, hosted);
     return { hosted, argv: params.argv, tty, replayed: false };

@@ -55,6 +55,8 @@ export class ProcessStdin {
   /** The executor writeId the next send uses (reserved here, so a failed send never hands its ids on). */
   private nextWriteId: number;
   private lastByte = 0x0a;
+  /** The first record's write (a new process's), settled. */
+  private recorded: Promise<void> = Promise.resolve();
 
   /**
    * @param process the command whose input this is (a write once it stopped running is refused)
@@ -69,7 +71,7 @@ export class ProcessStdin {
     const restored = persistence?.restored;
     this.nextWriteId = Math.max(this.writer.nextWriteId, restored?.nextWriteId ?? 1);
     if (restored === undefined) {
-      if (persistence !== undefined) this.enqueue(() => this.persist()).catch(() => undefined);
+      if (persistence !== undefined) this.recorded = this.enqueue(() => this.persist()).catch(() => undefined);
       return;
     }
     this.persisted = [...restored.writes];
@@ -135,6 +137,15 @@ export class ProcessStdin {
     const first = Math.max(this.nextWriteId, this.writer.nextWriteId);
     this.nextWriteId = first + count;
     return first;
+  }
+
+  /**
+   * Resolves once the first record of a new process's stdin (its writer, a sized tty's pty path) is on
+   * the disk, or could not be written; at once without persistence or for a restored one. Never rejects.
+   * The operator API answers a start after it, so a host restarted after the answer can resize the tty.
+   */
+  firstRecorded(): Promise<void> {
+    return this.recorded;
   }
 
   private enqueue(work: () => Promise<void>): Promise<void> {

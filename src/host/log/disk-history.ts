@@ -33,6 +33,8 @@ export interface DiskHistoryHooks {
   readonly onFailed?: () => void;
   /** The history was released. */
   readonly onRelease?: () => void;
+  /** Resolves once the process's metadata is on the disk (`OutputHistory.ready`); never rejects. */
+  readonly ready?: () => Promise<void>;
 }
 
 /** A subscriber of `eventsAfter$` and the last seq it has been given (or skips up to). */
@@ -81,6 +83,11 @@ export class DiskHistory implements OutputHistory {
     this.readBytes = options.replayReadBytes ?? DEFAULT_REPLAY_READ_BYTES;
     // A log taken back after a restart already holds its process's output up to here.
     this.lastSeq = log.lastSeq;
+  }
+
+  /** Resolves once the process's metadata is on the disk (see `OutputHistory.ready`); never rejects. */
+  ready(): Promise<void> {
+    return this.hooks.ready?.() ?? Promise.resolve();
   }
 
   /** The log's first seq (its first segment is kept); after `release()`, the next seq to come. */
@@ -263,6 +270,6 @@ export function diskHistories(store: OutputLogStore, environmentId: string, opti
     const key = { environmentId, processId };
     const log = options.adopted?.get(processId) ?? store.create(key, launch ?? options.launch?.(processId));
     options.onLog?.(log, processId);
-    return new DiskHistory(log, { onFailed: () => store.markFailed(key), onRelease: () => store.release(key) }, options);
+    return new DiskHistory(log, { onFailed: () => store.markFailed(key), onRelease: () => store.release(key), ready: () => store.metaWritten(key) }, options);
   };
 }
