@@ -68,11 +68,35 @@ describe('the packed tarball', () => {
   it('installs offline with exactly its runtime dependencies, and links the bin', () => {
     const listed = nodeIn(['-e', "const fs = require('fs'); process.stdout.write(JSON.stringify({ modules: fs.readdirSync('node_modules').filter((n) => !n.startsWith('.')).sort(), bin: fs.realpathSync('node_modules/.bin/exec-rx') }))"]);
     expect(listed).toEqual({
-      // @openai/codex is an optional peer: not installed; tslib comes with rxjs; bufferutil (optional, for
+      // @openai/codex is an optional peer: not installed; rxjs is a peer that npm installs for an app that
+      // has none, and tslib comes with it; bufferutil (optional, for
       // ws' native unmask) brings node-gyp-build, which loads its prebuilt binary.
       modules: ['aws4', 'bufferutil', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'node-gyp-build', 'rxjs', 'tslib', 'ws'],
       bin: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js'),
     });
+  });
+});
+
+describe('rxjs, a peer dependency', () => {
+  it('is declared as a peer (>=7.8 <8), not as a dependency of its own', () => {
+    const manifest = nodeIn(['-e', "process.stdout.write(JSON.stringify(require('exec-rx/package.json')))"]) as { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
+    expect({ own: manifest.dependencies?.['rxjs'], peer: manifest.peerDependencies?.['rxjs'] }).toEqual({ own: undefined, peer: '>=7.8 <8' });
+  });
+
+  it('resolves to the app\'s own copy: one rxjs, so instanceof Observable holds across the two', () => {
+    const script = [
+      "const { Observable } = require('rxjs');",
+      "const { HostClient } = require('exec-rx/client');",
+      "const fromExecRx = require.resolve('rxjs', { paths: [require.resolve('exec-rx')] });",
+      "const fs = require('fs');",
+      'process.stdout.write(JSON.stringify({',
+      "  same: fromExecRx === require.resolve('rxjs'),",
+      "  nested: fs.existsSync('node_modules/exec-rx/node_modules/rxjs'),",
+      // A cold stream (nothing is dialled until subscribed), made by exec-rx, checked with the app's rxjs.
+      "  observable: new HostClient({ url: 'http://127.0.0.1:9', token: 'x'.repeat(16) }).environments$() instanceof Observable,",
+      '}));',
+    ].join('\n');
+    expect(nodeIn(['-e', script])).toEqual({ same: true, nested: false, observable: true });
   });
 });
 
