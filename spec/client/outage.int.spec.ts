@@ -69,8 +69,11 @@ describe('HostClient.events$ with the host unreachable mid-stream', () => {
     expectWhole(transcript, truth, TOTAL_BYTES, `outage of ${OUTAGE_MS} ms`);
     expect(failed).toBeGreaterThanOrEqual(3);
     expect(failed).toBeLessThan(40);
-    // Nothing got through while the proxy refused; the first request after it resumed where the client was.
-    expect(proxy.log[requestsAtOutage]?.after).toBe(hadAtOutage);
+    // Nothing got through while the proxy refused; the first request after it resumed where the client
+    // was: at or past what the subscriber had when the proxy dropped the stream (events already in the
+    // client's buffers are still delivered after the drop; a clean-clone run under load saw 330 for 305),
+    // and no event at or below its `after` came again, none skipped (the checks below, and expectWhole).
+    expect(proxy.log[requestsAtOutage]?.after).toBeGreaterThanOrEqual(hadAtOutage);
     for (const request of proxy.log) expect({ below: request.atOrBelowResume, gaps: request.notContiguous, reused: request.bytesAfterRequest }).toEqual({ below: [], gaps: [], reused: 0 });
     // Back within one (capped) backoff delay of the host coming back.
     expect(resumedAfterMs).toBeLessThan(DEFAULT_RETRY_POLICY.maxDelayMs + 1_000);
