@@ -45,7 +45,7 @@ export interface HostCliOptions {
   readonly maxEnvironments: number | undefined;
   readonly maxFrameBytes: number | undefined;
   readonly maxHandshakesPerSecond: number | undefined;
-  /** A file of operator tokens (one per line) for the operator API. */
+  /** A file of operator tokens (`NAME ROLE ENVIRONMENTS SECRET` per line, see `host/api/operator-tokens`) for the operator API. */
   readonly operatorTokensFile: string | undefined;
   /** Also start a codex executor in direct mode that joins this host, under this environment id. */
   readonly localExecutorId: string | undefined;
@@ -89,8 +89,10 @@ export const USAGE = `usage:
       --public-url URL         base url executors reach this host at, if not the bind address
       --region REGION          SigV4 region executors sign for (default us-east-1)
       --max-environments N, --max-frame-bytes N, --max-handshakes-per-second N
-      --operator-tokens-file FILE  operator API tokens, one per line (or EXEC_RX_OPERATOR_TOKEN); with
-                               none, the host makes one and prints http://HOST:PORT/#token=... once
+      --operator-tokens-file FILE  operator API tokens, one per line: NAME ROLE ENVIRONMENTS SECRET
+                               (ROLE view|operate, ENVIRONMENTS *|id,id..., SECRET the token or sha256:HEX);
+                               or EXEC_RX_OPERATOR_TOKEN (operate, named env); with none, the host makes
+                               one (operate, named made) and prints http://HOST:PORT/#token=... once
       --local-executor         also start a codex executor that joins this host (throwaway credentials).
                                With a data dir it is an executor of its own: its key is kept there (0600),
                                it outlives the host (a SIGTERM or crash leaves it and its processes running)

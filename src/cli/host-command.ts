@@ -62,6 +62,11 @@ function executorKeys(options: HostCliOptions, io: HostIo, log: (line: string) =
   return keys;
 }
 
+/** The tokens' names and roles, for a log line (`ci (operate: build,test), dash (view)`); never a token. */
+function namesOf(tokens: OperatorTokens): string {
+  return tokens.callers.map((caller) => `${caller.name} (${caller.role}${caller.environments === undefined ? '' : `: ${[...caller.environments].join(',')}`})`).join(', ');
+}
+
 /**
  * The operator tokens, and the token to show once when the host made it. With a data dir, the token a
  * host made is kept as a digest: a restarted host accepts it again (the url printed at the first start
@@ -71,7 +76,7 @@ async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: s
   const loaded = loadOperatorTokens(options.operatorTokensFile, io.env);
   if (loaded !== undefined) {
     if (loaded.warning !== undefined) log(`warning: ${loaded.warning}`);
-    log(`accepting ${loaded.tokens.size} operator token(s) from ${loaded.source}`);
+    log(`accepting ${loaded.tokens.size} operator token(s) from ${loaded.source}: ${namesOf(loaded.tokens)}`);
     return { tokens: loaded.tokens, shown: undefined };
   }
   const kept = state?.madeTokenDigest;

@@ -43,6 +43,8 @@ export type ExecClientErrorCode =
  */
 export type OperatorApiErrorCode =
   | 'UNAUTHORIZED'
+  | 'FORBIDDEN_ROLE'
+  | 'FORBIDDEN_ENVIRONMENT'
   | 'ROUTE_NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'ENVIRONMENT_NOT_FOUND'

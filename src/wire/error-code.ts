@@ -39,6 +39,8 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   LOG_WRITE_FAILED: null,
   LOG_READ_FAILED: null,
   UNAUTHORIZED: null,
+  FORBIDDEN_ROLE: null,
+  FORBIDDEN_ENVIRONMENT: null,
   ROUTE_NOT_FOUND: null,
   METHOD_NOT_ALLOWED: null,
   ENVIRONMENT_NOT_FOUND: null,

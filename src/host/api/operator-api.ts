@@ -25,7 +25,7 @@ import { DEFAULT_SSE_LIMITS, SseHub } from './sse';
 
 /** Options of the operator API (all but the tokens have defaults). */
 export interface OperatorApiOptions {
-  /** The accepted operator tokens. */
+  /** The accepted operator tokens, with their names, roles and environments; a reload (`replaceWith`) that revokes one ends its event streams. */
   readonly tokens: OperatorTokens;
   /** Event stream limits. @default 1 MiB buffer, 256 streams per token, 1024 in all, ping every 15 s */
   readonly sse?: Partial<SseLimits>;
@@ -80,6 +80,7 @@ export class OperatorApi {
   /** Its rows: the landing page `/` and the OpenAPI document (public), then the API's routes (token). */
   readonly rows: readonly Route[];
   private readonly hub: SseHub;
+  private readonly stopRevoking: () => void;
 
   /**
    * `starts`: where keyed starts are recorded before they are sent (a host with a data dir); `fault`: a
@@ -89,6 +90,8 @@ export class OperatorApi {
     checkOperatorOptions(options);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
     this.hub = new SseHub(limits, hostInstance, scheduler);
+    const hub = this.hub;
+    this.stopRevoking = options.tokens.onRevoke((names) => hub.revoke(names));
     const context: ApiContext = {
       hostInstance,
       environments,
@@ -117,6 +120,7 @@ export class OperatorApi {
 
   /** Ends every event stream (the host is closing), with the come-back event when `retryMs` is given; returns how many. */
   close(retryMs?: number): number {
+    this.stopRevoking();
     return this.hub.close(retryMs);
   }
 }
