@@ -100,7 +100,8 @@ function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: R
     maxHandshakesPerSecond: options.maxHandshakesPerSecond,
   };
   const defined = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
-  return { credentials: keys, host: options.host, port: options.port, log, operator: { tokens }, ...defined, ...outputLogOf(storage), ...(state === undefined ? {} : { state }) };
+  const operator = { tokens, ...(options.corsOrigins.length === 0 ? {} : { corsOrigins: options.corsOrigins }) };
+  return { credentials: keys, host: options.host, port: options.port, log, operator, ...defined, ...outputLogOf(storage), ...(state === undefined ? {} : { state }) };
 }
 
 /** The host's `outputLog` option from the storage flags: none for `--data-dir none`. */
@@ -168,6 +169,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
     tokens = operator.tokens;
     shown = operator.shown;
     host = await startHostServer(serverOptions(options, storage, keys, operator.tokens, log, state));
+    if (options.corsOrigins.length > 0) log(`operator API open to pages of ${options.corsOrigins.join(', ')} (CORS)`);
   } catch (error: unknown) {
     await state?.close();
     log(error instanceof Error ? error.message : String(error));

@@ -41,6 +41,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   UNAUTHORIZED: null,
   FORBIDDEN_ROLE: null,
   FORBIDDEN_ENVIRONMENT: null,
+  FORBIDDEN_ORIGIN: null,
   ROUTE_NOT_FOUND: null,
   METHOD_NOT_ALLOWED: null,
   ENVIRONMENT_NOT_FOUND: null,

@@ -5,12 +5,13 @@
  * and a request without a token spends the unauthenticated budget first. A `view` token may only GET (and
  * HEAD): anything else is 403 `FORBIDDEN_ROLE`; a token limited to some environments gets 403
  * `FORBIDDEN_ENVIRONMENT` for a route of any other (whether it exists or not: the answer reveals nothing).
- * Every error is problem+json.
+ * With `corsOrigins`, the CORS policy of `./cors` comes first. Every error is problem+json.
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RateLimiter } from '../rate-limiter';
+import { Cors } from './cors';
 import type { OperatorApiOptions } from './operator-api';
 import type { OperatorCaller } from './operator-tokens';
 import { mayTouch } from './operator-tokens';
@@ -18,8 +19,8 @@ import { ApiProblem, problemOf, sendProblem } from './problem';
 import type { ResponsePolicy, Route } from './router';
 import { Router } from './router';
 
-/** The options the dispatch path reads: the tokens and the rate limits (absent: no operator API). */
-export type RouteAccess = Pick<OperatorApiOptions, 'tokens' | 'requestsPerSecond' | 'requestBurst' | 'unauthenticatedPerSecond'>;
+/** The options the dispatch path reads: the tokens, the rate limits and the CORS origins (absent: no operator API). */
+export type RouteAccess = Pick<OperatorApiOptions, 'tokens' | 'requestsPerSecond' | 'requestBurst' | 'unauthenticatedPerSecond' | 'corsOrigins'>;
 
 /** The methods a `view` token may call. */
 const VIEW_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
@@ -32,6 +33,7 @@ export class HostRoutes {
   private readonly router: Router;
   private readonly perToken = new Map<string, RateLimiter>();
   private readonly anonymous: RateLimiter;
+  private readonly cors: Cors | undefined;
   private stopping = false;
 
   constructor(
@@ -44,6 +46,8 @@ export class HostRoutes {
     this.router = new Router(rows);
     const anonymousPerSecond = access?.unauthenticatedPerSecond ?? 20;
     this.anonymous = new RateLimiter(anonymousPerSecond, anonymousBurst(anonymousPerSecond), scheduler);
+    const origins = access?.corsOrigins ?? [];
+    this.cors = origins.length === 0 ? undefined : new Cors(origins);
   }
 
   /** Whether a request target is the table's (the rest belongs to the executors' routes). */
@@ -71,6 +75,7 @@ export class HostRoutes {
   private async dispatch(req: IncomingMessage, res: ServerResponse, authenticated: (caller: OperatorCaller) => void): Promise<void> {
     const target = req.url ?? '/';
     const method = req.method ?? 'GET';
+    if (this.cors?.apply(req, res) === 'answered') return;
     const open = this.router.matchPublic(method, target);
     if (open !== undefined) {
       applyPolicy(res, open.route.response);
