@@ -1,4 +1,5 @@
 import { parseHostArgs, parseRunArgs, UsageError } from '../../src/cli/args';
+import { ConfigError } from '../../src/errors';
 import { hostAccess, parseLogsArgs, parseLsArgs } from '../../src/cli/host-args';
 
 const TOKEN = 'args-spec-token-do-not-print';
@@ -79,6 +80,15 @@ describe('exec-rx host arguments', () => {
     expect(parseHostArgs(['--stop-local-executor', '--data-dir', '/d'])).toMatchObject({ stopLocalExecutor: true, storage: { 'data-dir': '/d' } });
     expect(() => parseHostArgs(['--stop-local-executor', '--local-executor'])).toThrow('--stop-local-executor excludes --local-executor');
     expect(() => parseHostArgs(['--stop-local-executor', '--data-dir', 'none'])).toThrow('--stop-local-executor needs a data dir');
+  });
+
+  it('parses --cors-origin, repeated or as a comma list, and refuses * or what is not a bare origin with a ConfigError', () => {
+    expect(parseHostArgs([]).corsOrigins).toEqual([]);
+    expect(parseHostArgs(['--cors-origin', 'http://127.0.0.1:5173,https://ui.example', '--cors-origin', 'http://localhost:3000']).corsOrigins).toEqual(['http://127.0.0.1:5173', 'https://ui.example', 'http://localhost:3000']);
+    expect(() => parseHostArgs(['--cors-origin', '*'])).toThrow(ConfigError);
+    expect(() => parseHostArgs(['--cors-origin', '*'])).toThrow('--cors-origin * is refused');
+    expect(() => parseHostArgs(['--cors-origin', 'http://127.0.0.1:5173/app'])).toThrow('is not a bare origin');
+    expect(() => parseHostArgs(['--cors-origin'])).toThrow(UsageError);
   });
 });
 

@@ -163,11 +163,11 @@ describe('exec-rx host: SIGHUP', () => {
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('reloads the operator tokens file: the new token works, the old one gets 401; a broken file keeps the set', async () => {
+  it('reloads the operator tokens file: the new token works, the old one is revoked (401, named in the log); a broken file keeps the set', async () => {
     const OLD = 'sighup-old-operator-token-0123456789';
     const NEW = 'sighup-new-operator-token-0123456789';
     const file = join(work, 'tokens');
-    writeFileSync(file, `${OLD}\n`, { mode: 0o600 });
+    writeFileSync(file, `old operate * ${OLD}\n`, { mode: 0o600 });
     const env = { ...process.env, EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET };
     const run = startCli(['host', '--port', '0', '--data-dir', 'none', '--operator-tokens-file', file], env);
     try {
@@ -176,17 +176,18 @@ describe('exec-rx host: SIGHUP', () => {
       const status = async (token: string): Promise<number> => (await new ApiClient(base, token).get('/api/v1/host')).status;
       expect(await status(OLD)).toBe(200);
 
-      writeFileSync(file, `# rotated\n${NEW}\n`);
+      await within(run.waitFor('stderr', `accepting 1 operator token(s) from ${file}: old (operate)\n`), 10_000, 'the tokens named');
+      writeFileSync(file, `# rotated\nnew view * ${NEW}\n`);
       run.child.kill('SIGHUP');
-      await within(run.waitFor('stderr', `SIGHUP: reload: 1 operator token(s) from ${file}; 1 access key(s) from environment\n`), 10_000, 'reload');
+      await within(run.waitFor('stderr', `SIGHUP: reload: 1 operator token(s) from ${file}, revoked old (their event streams ended); 1 access key(s) from environment\n`), 10_000, 'reload');
       expect([await status(NEW), await status(OLD)]).toEqual([200, 401]);
 
-      writeFileSync(file, 'too short\n');
+      writeFileSync(file, `new view * too-short\n${NEW}\n`);
       run.child.kill('SIGHUP');
-      await within(run.waitFor('stderr', `SIGHUP: reload: operator tokens kept (1): ${file}: line 1 is not a token`), 10_000, 'failed reload');
+      await within(run.waitFor('stderr', `SIGHUP: reload: operator tokens kept (1): ${file}: line 1: the token must be 16 to 512 printable characters without spaces`), 10_000, 'failed reload');
       expect([await status(NEW), await status(OLD)]).toEqual([200, 401]);
       const stderr = stderrOf(run);
-      for (const secret of [OLD, NEW, SECRET, 'too short']) expect(stderr).not.toContain(secret);
+      for (const secret of [OLD, NEW, SECRET, 'too-short']) expect(stderr).not.toContain(secret);
 
       run.child.kill('SIGTERM');
       expect(await within(run.done, 20_000, 'the host stopping')).toEqual({ code: 0, signal: null });

@@ -4,6 +4,7 @@
  * with a one-line message; the caller prints it with the usage text and exits 2.
  */
 import { parseArgs } from 'node:util';
+import { parseCorsOrigins } from '../host/api/cors';
 import type { HostAccess, ReadText } from './host-args';
 import { checkId, hostAccess } from './host-args';
 import type { StorageFlags } from './host-storage-args';
@@ -45,8 +46,10 @@ export interface HostCliOptions {
   readonly maxEnvironments: number | undefined;
   readonly maxFrameBytes: number | undefined;
   readonly maxHandshakesPerSecond: number | undefined;
-  /** A file of operator tokens (one per line) for the operator API. */
+  /** A file of operator tokens (`NAME ROLE ENVIRONMENTS SECRET` per line, see `host/api/operator-tokens`) for the operator API. */
   readonly operatorTokensFile: string | undefined;
+  /** Origins a browser UI may call the operator API from (`--cors-origin`, checked); empty: same-origin only. */
+  readonly corsOrigins: readonly string[];
   /** Also start a codex executor in direct mode that joins this host, under this environment id. */
   readonly localExecutorId: string | undefined;
   /** Only end the data dir's local executor (`--stop-local-executor`), then exit. */
@@ -89,8 +92,12 @@ export const USAGE = `usage:
       --public-url URL         base url executors reach this host at, if not the bind address
       --region REGION          SigV4 region executors sign for (default us-east-1)
       --max-environments N, --max-frame-bytes N, --max-handshakes-per-second N
-      --operator-tokens-file FILE  operator API tokens, one per line (or EXEC_RX_OPERATOR_TOKEN); with
-                               none, the host makes one and prints http://HOST:PORT/#token=... once
+      --operator-tokens-file FILE  operator API tokens, one per line: NAME ROLE ENVIRONMENTS SECRET
+                               (ROLE view|operate, ENVIRONMENTS *|id,id..., SECRET the token or sha256:HEX);
+                               or EXEC_RX_OPERATOR_TOKEN (operate, named env); with none, the host makes
+                               one (operate, named made) and prints http://HOST:PORT/#token=... once
+      --cors-origin ORIGIN     let a browser page of ORIGIN (http://HOST:PORT, exact, never *) call the
+                               operator API; repeatable or a comma list (default: same-origin only)
       --local-executor         also start a codex executor that joins this host (throwaway credentials).
                                With a data dir it is an executor of its own: its key is kept there (0600),
                                it outlives the host (a SIGTERM or crash leaves it and its processes running)
@@ -136,6 +143,7 @@ const HOST_OPTIONS = {
   'max-frame-bytes': { type: 'string' },
   'max-handshakes-per-second': { type: 'string' },
   'operator-tokens-file': { type: 'string' },
+  'cors-origin': { type: 'string', multiple: true },
   'local-executor': { type: 'boolean' },
   'local-executor-id': { type: 'string' },
   'stop-local-executor': { type: 'boolean' },
@@ -216,6 +224,7 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     maxFrameBytes: positiveInt('--max-frame-bytes', values['max-frame-bytes'], 1024, 1024 * 1024 * 1024),
     maxHandshakesPerSecond: positiveInt('--max-handshakes-per-second', values['max-handshakes-per-second'], 1, 100_000),
     operatorTokensFile: values['operator-tokens-file'],
+    corsOrigins: parseCorsOrigins(values['cors-origin'] ?? []),
     localExecutorId: values['local-executor'] === true ? (localId ?? 'local') : undefined,
     stopLocalExecutor: stopLocal,
     storage: checkStorageFlags(values),

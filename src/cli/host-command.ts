@@ -62,6 +62,11 @@ function executorKeys(options: HostCliOptions, io: HostIo, log: (line: string) =
   return keys;
 }
 
+/** The tokens' names and roles, for a log line (`ci (operate: build,test), dash (view)`); never a token. */
+function namesOf(tokens: OperatorTokens): string {
+  return tokens.callers.map((caller) => `${caller.name} (${caller.role}${caller.environments === undefined ? '' : `: ${[...caller.environments].join(',')}`})`).join(', ');
+}
+
 /**
  * The operator tokens, and the token to show once when the host made it. With a data dir, the token a
  * host made is kept as a digest: a restarted host accepts it again (the url printed at the first start
@@ -71,7 +76,7 @@ async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: s
   const loaded = loadOperatorTokens(options.operatorTokensFile, io.env);
   if (loaded !== undefined) {
     if (loaded.warning !== undefined) log(`warning: ${loaded.warning}`);
-    log(`accepting ${loaded.tokens.size} operator token(s) from ${loaded.source}`);
+    log(`accepting ${loaded.tokens.size} operator token(s) from ${loaded.source}: ${namesOf(loaded.tokens)}`);
     return { tokens: loaded.tokens, shown: undefined };
   }
   const kept = state?.madeTokenDigest;
@@ -95,7 +100,8 @@ function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: R
     maxHandshakesPerSecond: options.maxHandshakesPerSecond,
   };
   const defined = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
-  return { credentials: keys, host: options.host, port: options.port, log, operator: { tokens }, ...defined, ...outputLogOf(storage), ...(state === undefined ? {} : { state }) };
+  const operator = { tokens, ...(options.corsOrigins.length === 0 ? {} : { corsOrigins: options.corsOrigins }) };
+  return { credentials: keys, host: options.host, port: options.port, log, operator, ...defined, ...outputLogOf(storage), ...(state === undefined ? {} : { state }) };
 }
 
 /** The host's `outputLog` option from the storage flags: none for `--data-dir none`. */
@@ -163,6 +169,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
     tokens = operator.tokens;
     shown = operator.shown;
     host = await startHostServer(serverOptions(options, storage, keys, operator.tokens, log, state));
+    if (options.corsOrigins.length > 0) log(`operator API open to pages of ${options.corsOrigins.join(', ')} (CORS)`);
   } catch (error: unknown) {
     await state?.close();
     log(error instanceof Error ? error.message : String(error));

@@ -4,7 +4,8 @@
  * without their processes), then releases the data dir's lock: status 0. Past `--shutdown-timeout` it
  * exits at once with 1 and a line naming the step that did not finish; a second SIGINT or SIGTERM during
  * the stop exits at once with 128 + the signal's number (130, 143). SIGHUP reloads the operator tokens
- * and the executors' access keys: one line per reload, naming counts and files, never a token or secret.
+ * (a token gone or changed is revoked: its event streams end) and the executors' access keys: one line
+ * per reload, naming counts, files and revoked tokens' names, never a token or secret.
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, timer } from 'rxjs';
@@ -118,8 +119,10 @@ function reloadTokens(parts: ReloadParts): string {
   try {
     const loaded = loadOperatorTokens(parts.operatorTokensFile, parts.env);
     if (loaded === undefined) return 'operator tokens: none configured, the one made at start kept';
-    parts.tokens.replaceWith(loaded.tokens);
-    return `${loaded.tokens.size} operator token(s) from ${loaded.source}${loaded.warning === undefined ? '' : ` (warning: ${loaded.warning})`}`;
+    // Revoked tokens (gone, or their secret, role or environments changed) lose their event streams now.
+    const revoked = parts.tokens.replaceWith(loaded.tokens);
+    const ended = revoked.size === 0 ? '' : `, revoked ${[...revoked].join(', ')} (their event streams ended)`;
+    return `${loaded.tokens.size} operator token(s) from ${loaded.source}${ended}${loaded.warning === undefined ? '' : ` (warning: ${loaded.warning})`}`;
   } catch (error: unknown) {
     return `operator tokens kept (${parts.tokens.size}): ${messageOf(error)}`;
   }

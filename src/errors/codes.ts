@@ -43,6 +43,9 @@ export type ExecClientErrorCode =
  */
 export type OperatorApiErrorCode =
   | 'UNAUTHORIZED'
+  | 'FORBIDDEN_ROLE'
+  | 'FORBIDDEN_ENVIRONMENT'
+  | 'FORBIDDEN_ORIGIN'
   | 'ROUTE_NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'ENVIRONMENT_NOT_FOUND'

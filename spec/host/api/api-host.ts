@@ -7,6 +7,7 @@ import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type { SpawnedExecutor } from '../../../src/executor/spawn-executor';
 import type { OperatorApiOptions } from '../../../src/host/api/operator-api';
+import type { OperatorTokenSpec } from '../../../src/host/api/operator-tokens';
 import { OperatorTokens } from '../../../src/host/api/operator-tokens';
 import type { HostServer, HostServerOptions } from '../../../src/host/host-options';
 import { startHostServer } from '../../../src/host/host-server';
@@ -29,6 +30,8 @@ export interface ApiHost {
   readonly executor: SpawnedExecutor;
   readonly environmentId: string;
   readonly api: ApiClient;
+  /** The tokens the host checks (`replaceWith` is the reload SIGHUP does). */
+  readonly tokens: OperatorTokens;
   /** Everything the host logged. */
   readonly log: readonly string[];
 }
@@ -37,7 +40,7 @@ export interface ApiHost {
 export interface ApiHostOptions {
   readonly environmentId: string;
   /** @default [OPERATOR_TOKEN] */
-  readonly tokens?: readonly string[];
+  readonly tokens?: readonly (string | OperatorTokenSpec)[];
   readonly operator?: Partial<Omit<OperatorApiOptions, 'tokens'>>;
   readonly host?: Partial<Omit<HostServerOptions, 'credentials' | 'operator' | 'log'>>;
 }
@@ -50,18 +53,19 @@ export function environmentReady(host: HostServer, environmentId: string): Promi
 /** Starts the host, then the executor, and waits until it joined. */
 export async function startApiHost(options: ApiHostOptions): Promise<ApiHost> {
   const log: string[] = [];
+  const tokens = new OperatorTokens(options.tokens ?? [OPERATOR_TOKEN]);
   const host = trackForCleanup(
     await startHostServer({
       credentials: new Map([[EXECUTOR_CREDENTIALS.accessKeyId, EXECUTOR_CREDENTIALS.secretAccessKey]]),
       log: (line) => log.push(line),
       ...options.host,
-      operator: { tokens: new OperatorTokens(options.tokens ?? [OPERATOR_TOKEN]), ...options.operator },
+      operator: { tokens, ...options.operator },
     }),
   );
   const ready = environmentReady(host, options.environmentId);
   const executor = await startDirectExecutor({ remoteUrl: host.url, environmentId: options.environmentId, credentials: EXECUTOR_CREDENTIALS });
   await within(ready, 30_000, `environment ${options.environmentId} joining`);
-  return { host, executor, environmentId: options.environmentId, api: new ApiClient(host.url, OPERATOR_TOKEN), log };
+  return { host, executor, environmentId: options.environmentId, api: new ApiClient(host.url, OPERATOR_TOKEN), tokens, log };
 }
 
 /** Throws with the answer when its status is not `status`; returns its body otherwise. */

@@ -2,19 +2,28 @@
  * The host's own HTTP routes (everything but the executors' registration and upgrade): one route table
  * and one dispatch path for all of its rows. A public row is answered as it is; a token row only for a
  * request an operator token authenticates (never executor credentials), within that token's rate limit,
- * and a request without a token spends the unauthenticated budget first. Every error is problem+json.
+ * and a request without a token spends the unauthenticated budget first. A `view` token may only GET (and
+ * HEAD): anything else is 403 `FORBIDDEN_ROLE`; a token limited to some environments gets 403
+ * `FORBIDDEN_ENVIRONMENT` for a route of any other (whether it exists or not: the answer reveals nothing).
+ * With `corsOrigins`, the CORS policy of `./cors` comes first. Every error is problem+json.
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RateLimiter } from '../rate-limiter';
+import { Cors } from './cors';
 import type { OperatorApiOptions } from './operator-api';
+import type { OperatorCaller } from './operator-tokens';
+import { mayTouch } from './operator-tokens';
 import { ApiProblem, problemOf, sendProblem } from './problem';
 import type { ResponsePolicy, Route } from './router';
 import { Router } from './router';
 
-/** The options the dispatch path reads: the tokens and the rate limits (absent: no operator API). */
-export type RouteAccess = Pick<OperatorApiOptions, 'tokens' | 'requestsPerSecond' | 'requestBurst' | 'unauthenticatedPerSecond'>;
+/** The options the dispatch path reads: the tokens, the rate limits and the CORS origins (absent: no operator API). */
+export type RouteAccess = Pick<OperatorApiOptions, 'tokens' | 'requestsPerSecond' | 'requestBurst' | 'unauthenticatedPerSecond' | 'corsOrigins'>;
+
+/** The methods a `view` token may call. */
+const VIEW_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
 
 /** The burst of the unauthenticated bucket: two seconds' worth, and at least one request. */
 const anonymousBurst = (perSecond: number): number => Math.max(1, perSecond * 2);
@@ -24,6 +33,7 @@ export class HostRoutes {
   private readonly router: Router;
   private readonly perToken = new Map<string, RateLimiter>();
   private readonly anonymous: RateLimiter;
+  private readonly cors: Cors | undefined;
   private stopping = false;
 
   constructor(
@@ -36,6 +46,8 @@ export class HostRoutes {
     this.router = new Router(rows);
     const anonymousPerSecond = access?.unauthenticatedPerSecond ?? 20;
     this.anonymous = new RateLimiter(anonymousPerSecond, anonymousBurst(anonymousPerSecond), scheduler);
+    const origins = access?.corsOrigins ?? [];
+    this.cors = origins.length === 0 ? undefined : new Cors(origins);
   }
 
   /** Whether a request target is the table's (the rest belongs to the executors' routes). */
@@ -51,38 +63,45 @@ export class HostRoutes {
   /** Answers one request. Never throws; every failure is a problem+json answer. */
   handle(req: IncomingMessage, res: ServerResponse): void {
     if (this.stopping) return sendProblem(res, new ApiProblem(503, 'CLOSED', 'the host is stopping; retry shortly', { 'retry-after': '1', connection: 'close' }), this.hostInstance);
-    this.dispatch(req, res).catch((error: unknown) => {
+    let caller: OperatorCaller | undefined;
+    this.dispatch(req, res, (who) => (caller = who)).catch((error: unknown) => {
       const problem = problemOf(error);
-      if (problem.status >= 500 && problem.code === 'HOST_ERROR') this.log(`operator API: ${req.method ?? '?'} failed: ${error instanceof Error ? error.name : 'error'}`);
+      if (problem.status >= 500 && problem.code === 'HOST_ERROR') this.log(`operator API: ${req.method ?? '?'}${caller === undefined ? '' : ` by token ${caller.name}`} failed: ${error instanceof Error ? error.name : 'error'}`);
       sendProblem(res, problem, this.hostInstance);
     });
   }
 
-  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Dispatches one request; `authenticated` hears who the caller is once its token is checked. */
+  private async dispatch(req: IncomingMessage, res: ServerResponse, authenticated: (caller: OperatorCaller) => void): Promise<void> {
     const target = req.url ?? '/';
     const method = req.method ?? 'GET';
+    if (this.cors?.apply(req, res) === 'answered') return;
     const open = this.router.matchPublic(method, target);
     if (open !== undefined) {
       applyPolicy(res, open.route.response);
       return open.handler({ req, res, params: open.params, query: open.query });
     }
-    const tokenId = this.access?.tokens.authenticate(req.headers.authorization);
-    if (tokenId === undefined) {
+    const caller = this.access?.tokens.authenticate(req.headers.authorization);
+    if (caller === undefined) {
       if (!this.anonymous.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many unauthenticated requests', { 'retry-after': String(this.anonymous.retryAfterSeconds()) });
       throw new ApiProblem(401, 'UNAUTHORIZED');
     }
-    const limiter = this.limiterOf(tokenId);
+    authenticated(caller);
+    const limiter = this.limiterOf(caller.name);
     if (!limiter.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many requests for this token', { 'retry-after': String(limiter.retryAfterSeconds()) });
     const match = this.router.match(method, target);
+    const environmentId = match.params['environmentId'];
+    if (environmentId !== undefined && !mayTouch(caller, environmentId)) throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
+    if (caller.role === 'view' && !VIEW_METHODS.has(method)) throw new ApiProblem(403, 'FORBIDDEN_ROLE', `token ${caller.name} has the view role: it may only read and follow (GET)`);
     applyPolicy(res, match.route.response);
-    await match.handler({ req, res, params: match.params, query: match.query, tokenId });
+    await match.handler({ req, res, params: match.params, query: match.query, caller });
   }
 
-  private limiterOf(tokenId: string): RateLimiter {
-    let limiter = this.perToken.get(tokenId);
+  private limiterOf(name: string): RateLimiter {
+    let limiter = this.perToken.get(name);
     if (limiter === undefined) {
       limiter = new RateLimiter(this.access?.requestsPerSecond ?? 100, this.access?.requestBurst ?? 200, this.scheduler);
-      this.perToken.set(tokenId, limiter);
+      this.perToken.set(name, limiter);
     }
     return limiter;
   }

@@ -101,7 +101,7 @@ export class HostedProcesses {
   /**
    * Starts `request` on `environment`, or, for an `idempotencyKey` seen before with the same request,
    * resolves with the process that start made, `replayed` (422 `IDEMPOTENCY_KEY_REUSED` for another
-   * request). Keys are scoped to the token and the environment. Rejects with the start's typed errors.
+   * request). Keys are scoped to the token's name (`tokenId`) and the environment. Rejects with the start's typed errors.
    */
   start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<HostedStart> {
     if (idempotency === undefined) return this.startNow(environmentId, environment, request);

@@ -21,6 +21,7 @@ const eventStream = (description: string): Json => ({ description, content: { 't
 const STATUS_TEXT: Record<number, string> = {
   400: 'Malformed JSON, a body that does not match its schema (an unknown field included), an id that is not a safe id, or a query parameter (`after`, `follow`, `stream`, `tail`, `since`) out of its range or given twice.',
   401: 'No operator token, or a wrong one (no detail is given).',
+  403: 'The token may not do this: `FORBIDDEN_ROLE` (a `view` token: it may only GET and follow) or `FORBIDDEN_ENVIRONMENT` (a token limited to other environments). With `--cors-origin`, `FORBIDDEN_ORIGIN` answers a preflight (OPTIONS) from an origin not listed.',
   404: 'No such environment, process or route.',
   405: 'The path exists but not with this method (`Allow` lists those it has).',
   409: 'The request conflicts with the process: it has no stdin, its input ended, or it has not closed; or (`/log`) the host keeps no output log (no data dir); or (a start) `START_UNKNOWN`: a start with this Idempotency-Key was in flight when the host stopped, and its executor has no such process.',
@@ -103,33 +104,33 @@ export const OPENAPI_DOCUMENT: Json = {
       get: { summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } },
       head: { summary: "This document's headers", security: [], responses: { '200': json({ type: 'object' }, 'The headers of the OpenAPI document, no body') } },
     },
-    [`${API_PREFIX}/host`]: { get: { summary: 'The host instance', responses: { '200': json(ref('HostInfo'), 'This host'), ...problems(401, 429) } } },
-    [`${API_PREFIX}/environments`]: { get: { summary: 'List environments', responses: { '200': json(ref('EnvironmentList'), 'Every environment'), ...problems(401, 429) } } },
+    [`${API_PREFIX}/host`]: { get: { summary: 'The host instance', responses: { '200': json(ref('HostInfo'), 'This host'), ...problems(401, 403, 429) } } },
+    [`${API_PREFIX}/environments`]: { get: { summary: 'List environments', responses: { '200': json(ref('EnvironmentList'), 'Every environment'), ...problems(401, 403, 429) } } },
     [`${API_PREFIX}/environments/{environmentId}`]: {
       parameters: pathParams('environmentId'),
-      get: { summary: 'One environment', responses: { '200': json(ref('EnvironmentResource'), 'The environment'), ...problems(400, 401, 404, 429) } },
+      get: { summary: 'One environment', responses: { '200': json(ref('EnvironmentResource'), 'The environment'), ...problems(400, 401, 403, 404, 429) } },
     },
     [`${API_PREFIX}/overview`]: {
       get: {
         summary: 'Live overview: every environment with its processes',
         description: 'One `event: overview` per change, its data an `Overview`; a comment ping every 15 s. A host that stops gracefully ends it with `event: restart` (`RestartEventData`, and an SSE `retry:` field): come back after `retryMs`.',
-        responses: { '200': eventStream('An event stream of `Overview` snapshots'), ...problems(401, 429, 503) },
+        responses: { '200': eventStream('An event stream of `Overview` snapshots'), ...problems(401, 403, 429, 503) },
       },
     },
     [processPaths]: {
       parameters: pathParams('environmentId'),
-      get: { summary: "List an environment's processes", responses: { '200': json(ref('ProcessList'), 'The processes'), ...problems(400, 401, 404, 429, 503) } },
+      get: { summary: "List an environment's processes", responses: { '200': json(ref('ProcessList'), 'The processes'), ...problems(400, 401, 403, 404, 429, 503) } },
       post: {
         summary: 'Start a process',
         parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'A retried start with the same key and body returns the same process (200), across a host restart with a data dir too (or 409 `START_UNKNOWN` when the executor never got it).' }],
         requestBody: { required: true, content: { 'application/json': { schema: ref('StartProcessRequest') } } },
-        responses: { '201': json(ref('ProcessResource'), 'Started'), '200': json(ref('ProcessResource'), 'A replay of an earlier start with this Idempotency-Key'), ...problems(400, 401, 404, 409, 413, 415, 422, 429, 503) },
+        responses: { '201': json(ref('ProcessResource'), 'Started'), '200': json(ref('ProcessResource'), 'A replay of an earlier start with this Idempotency-Key'), ...problems(400, 401, 403, 404, 409, 413, 415, 422, 429, 503) },
       },
     },
     [processPath]: {
       parameters: pathParams('environmentId', 'processId'),
-      get: { summary: 'One process', responses: { '200': json(ref('ProcessResource'), 'The process'), ...problems(400, 401, 404, 429, 503) } },
-      delete: { summary: 'Release a closed process (its history and its place in the list)', responses: { '204': { description: 'Released' }, ...problems(400, 401, 404, 409, 429, 503) } },
+      get: { summary: 'One process', responses: { '200': json(ref('ProcessResource'), 'The process'), ...problems(400, 401, 403, 404, 429, 503) } },
+      delete: { summary: 'Release a closed process (its history and its place in the list)', responses: { '204': { description: 'Released' }, ...problems(400, 401, 403, 404, 409, 429, 503) } },
     },
     [`${processPath}/events`]: {
       parameters: [...(pathParams('environmentId', 'processId') as readonly Json[]), { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'Resume after this seq (wins over Last-Event-ID).' }, { name: 'follow', in: 'query', required: false, schema: { enum: ['true', 'false'] }, description: '`false`: only what the host holds now, then the stream ends. Default `true` (then live).' }],
@@ -137,7 +138,7 @@ export const OPENAPI_DOCUMENT: Json = {
         summary: "A process's events",
         description:
           'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), `failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. A host that stops gracefully ends every stream with `restart` (`RestartEventData`, and an SSE `retry:` field of the same ms): nothing follows it; reconnect after `retryMs`, resuming after the last seq (not an error). The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID). With a data dir every process the host holds a log of (one of before a restart too) is read from that log at the client\'s pace (never cut for being slow): its sequenced events carry `time` (when the host received them) and its `truncated` markers `reason`, `fromSeq` and `toSeq`; followed, a process whose end is unknown (state `unknown`) ends with `failed` `PROCESS_GONE` once its log was read.',
-        responses: { '200': eventStream('An event stream'), ...problems(400, 401, 404, 429, 503) },
+        responses: { '200': eventStream('An event stream'), ...problems(400, 401, 403, 404, 429, 503) },
       },
     },
     [`${processPath}/log`]: {
@@ -146,7 +147,7 @@ export const OPENAPI_DOCUMENT: Json = {
         summary: "A process's output bytes, as they came",
         description:
           "The output the host's log holds now (no follow), read from the disk at the client's pace: a process of this run or of one before a host restart. Ranges the log cannot give (quota, damage) are skipped; the events route's `truncated` markers name them. A host without a data dir keeps no log: 409 `LOG_READ_FAILED`.",
-        responses: { '200': { description: 'The selected output bytes', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } }, ...problems(400, 401, 404, 409, 429, 503) },
+        responses: { '200': { description: 'The selected output bytes', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } }, ...problems(400, 401, 403, 404, 409, 429, 503) },
       },
     },
     [`${processPath}/stdin`]: {
@@ -154,28 +155,28 @@ export const OPENAPI_DOCUMENT: Json = {
       post: {
         summary: 'Write to stdin (once per writeId, in arrival order; answered once accepted)',
         requestBody: { required: true, content: { 'application/json': { schema: ref('StdinWriteRequest') } } },
-        responses: { '200': json(ref('WriteAccepted'), 'Accepted by the executor'), ...problems(400, 401, 404, 409, 413, 415, 422, 429, 503) },
+        responses: { '200': json(ref('WriteAccepted'), 'Accepted by the executor'), ...problems(400, 401, 403, 404, 409, 413, 415, 422, 429, 503) },
       },
     },
     [`${processPath}/stdin/end`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'End the input (idempotent)', responses: { '200': json(obj({ status: { const: 'ended' } }), 'Ended'), ...problems(400, 401, 404, 409, 413, 429, 503) } },
+      post: { summary: 'End the input (idempotent)', responses: { '200': json(obj({ status: { const: 'ended' } }), 'Ended'), ...problems(400, 401, 403, 404, 409, 413, 429, 503) } },
     },
     [`${processPath}/interrupt`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'Send SIGINT (exit 130 follows)', responses: { '202': json(obj({ status: { const: 'interrupted' } }), 'Sent'), ...problems(400, 401, 404, 413, 429, 503) } },
+      post: { summary: 'Send SIGINT (exit 130 follows)', responses: { '202': json(obj({ status: { const: 'interrupted' } }), 'Sent'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
     },
     [`${processPath}/resize`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: {
         summary: "Resize a sized tty's terminal (the command gets SIGWINCH; resizes coalesce, the last wins)",
         requestBody: { required: true, content: { 'application/json': { schema: ref('TtySize') } } },
-        responses: { '200': json(ref('TtySize'), 'Applied (or a later size superseded it)'), ...problems(400, 401, 404, 409, 413, 415, 429, 503) },
+        responses: { '200': json(ref('TtySize'), 'Applied (or a later size superseded it)'), ...problems(400, 401, 403, 404, 409, 413, 415, 429, 503) },
       },
     },
     [`${processPath}/terminate`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 404, 413, 429, 503) } },
+      post: { summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
     },
   }),
   components: {

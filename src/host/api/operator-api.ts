@@ -14,6 +14,7 @@ import type { StartRecords } from '../state/start-records';
 import type { ApiContext } from './api-context';
 import { HostedProcesses } from './hosted-processes';
 import type { OperatorTokens } from './operator-tokens';
+import { parseCorsOrigins } from './cors';
 import { DEFAULT_STALL_MS } from './process-event-stream';
 import type { Route } from './router';
 import { methodsOf } from './router';
@@ -25,8 +26,13 @@ import { DEFAULT_SSE_LIMITS, SseHub } from './sse';
 
 /** Options of the operator API (all but the tokens have defaults). */
 export interface OperatorApiOptions {
-  /** The accepted operator tokens. */
+  /** The accepted operator tokens, with their names, roles and environments; a reload (`replaceWith`) that revokes one ends its event streams. */
   readonly tokens: OperatorTokens;
+  /**
+   * Origins a browser page may call the API from (exact `scheme://host[:port]`, never `*`; see `./cors`):
+   * their preflights are answered, their answers carry `Access-Control-Allow-Origin`. @default none: same-origin only
+   */
+  readonly corsOrigins?: readonly string[];
   /** Event stream limits. @default 1 MiB buffer, 256 streams per token, 1024 in all, ping every 15 s */
   readonly sse?: Partial<SseLimits>;
   /** The largest request body read. @default 4194304 (4 MiB: a 3 MiB stdin write in base64) */
@@ -80,6 +86,7 @@ export class OperatorApi {
   /** Its rows: the landing page `/` and the OpenAPI document (public), then the API's routes (token). */
   readonly rows: readonly Route[];
   private readonly hub: SseHub;
+  private readonly stopRevoking: () => void;
 
   /**
    * `starts`: where keyed starts are recorded before they are sent (a host with a data dir); `fault`: a
@@ -87,8 +94,11 @@ export class OperatorApi {
    */
   constructor(environments: HostedEnvironments, options: OperatorApiOptions, hostInstance: string, scheduler: SchedulerLike = asyncScheduler, outputLogs?: OutputLogStore, starts?: StartRecords, fault?: StartFaultPoint) {
     checkOperatorOptions(options);
+    if (options.corsOrigins !== undefined) parseCorsOrigins(options.corsOrigins);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
     this.hub = new SseHub(limits, hostInstance, scheduler);
+    const hub = this.hub;
+    this.stopRevoking = options.tokens.onRevoke((names) => hub.revoke(names));
     const context: ApiContext = {
       hostInstance,
       environments,
@@ -117,6 +127,7 @@ export class OperatorApi {
 
   /** Ends every event stream (the host is closing), with the come-back event when `retryMs` is given; returns how many. */
   close(retryMs?: number): number {
+    this.stopRevoking();
     return this.hub.close(retryMs);
   }
 }

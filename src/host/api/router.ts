@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isSafeId } from '../../wire/safe-id';
+import type { OperatorCaller } from './operator-tokens';
 import { ApiProblem } from './problem';
 
 /** The methods a route is written with (HEAD is answered wherever GET is, by GET's handler). */
@@ -45,8 +46,8 @@ export interface PublicRouteContext {
 
 /** What a token route's handler gets. */
 export interface RouteContext extends PublicRouteContext {
-  /** Which operator token authenticated the request (an opaque id, never the token). */
-  readonly tokenId: string;
+  /** Who the operator token that authenticated the request is: its name, role and environments (never the token). */
+  readonly caller: OperatorCaller;
 }
 
 /** A token route's handler answers the request (or throws an ApiProblem). */

@@ -2,7 +2,8 @@
  * The environments side of the operator API: the host itself, the environments (list and one), and the
  * overview stream (every environment with its processes, one SSE event per change). With a data dir,
  * the processes only the output logs hold are listed too (see stored-processes), and an environment no
- * executor joined since the host started is listed `offline`.
+ * executor joined since the host started is listed `offline`. A token limited to some environments sees
+ * only those (in the list, the overview and the host's count).
  */
 import type { Observable } from 'rxjs';
 import { combineLatest, of } from 'rxjs';
@@ -13,6 +14,8 @@ import { API_PREFIX } from '../../wire/operator-api';
 import type { HostedEnvironment } from '../hosted-environments';
 import type { ApiContext } from './api-context';
 import { current } from './api-context';
+import type { OperatorCaller } from './operator-tokens';
+import { mayTouch } from './operator-tokens';
 import { overviewFrame } from './event-frames';
 import { ApiProblem } from './problem';
 import { sendApiJson } from './responses';
@@ -39,16 +42,19 @@ const processCount = (context: ApiContext, hosted: HostedEnvironment): number =>
   return live.length + storedProcesses(context, hosted.id, new Set(live.map((s) => s.processId))).length;
 };
 
-/** Every environment: those joined since the start, then the `offline` ones only the output logs know. */
-function environmentList(context: ApiContext): EnvironmentResource[] {
+/** Every environment `caller` may touch: those joined since the start, then the `offline` ones only the output logs know. */
+function environmentList(context: ApiContext, caller: OperatorCaller): EnvironmentResource[] {
   const hosted = current(context.environments.environments$, []);
-  const offline = offlineEnvironmentIds(context, new Set(hosted.map((h) => h.id))).map((id) => offlineEnvironment(id, storedProcesses(context, id, new Set()).length));
-  return [...hosted.map((h) => environmentResource(h, processCount(context, h))), ...offline];
+  const offline = offlineEnvironmentIds(context, new Set(hosted.map((h) => h.id)))
+    .filter((id) => mayTouch(caller, id))
+    .map((id) => offlineEnvironment(id, storedProcesses(context, id, new Set()).length));
+  return [...hosted.filter((h) => mayTouch(caller, h.id)).map((h) => environmentResource(h, processCount(context, h))), ...offline];
 }
 
-/** Every environment with its process list, as one snapshot per change (bursts within 20 ms coalesce). */
-function overview$(context: ApiContext): Observable<Overview> {
+/** Every environment `caller` may touch with its process list, as one snapshot per change (bursts within 20 ms coalesce). */
+function overview$(context: ApiContext, caller: OperatorCaller): Observable<Overview> {
   return context.environments.environments$.pipe(
+    map((all) => all.filter((hosted) => mayTouch(caller, hosted.id))),
     switchMap((list) =>
       list.length === 0
         ? of([])
@@ -62,10 +68,12 @@ function overview$(context: ApiContext): Observable<Overview> {
           const all = [...processes.map((summary) => context.processes.resource(hosted.id, summary)), ...storedProcesses(context, hosted.id, new Set(processes.map((s) => s.processId)))];
           return { ...environmentResource(hosted, all.length), processes: all };
         }),
-        ...offlineEnvironmentIds(context, new Set(entries.map(({ hosted }) => hosted.id))).map((id) => {
-          const stored = storedProcesses(context, id, new Set());
-          return { ...offlineEnvironment(id, stored.length), processes: stored };
-        }),
+        ...offlineEnvironmentIds(context, new Set(current(context.environments.environments$, []).map((hosted) => hosted.id)))
+          .filter((id) => mayTouch(caller, id))
+          .map((id) => {
+            const stored = storedProcesses(context, id, new Set());
+            return { ...offlineEnvironment(id, stored.length), processes: stored };
+          }),
       ],
     })),
   );
@@ -77,8 +85,9 @@ export function environmentRoutes(context: ApiContext): Route[] {
     {
       path: `${API_PREFIX}/host`,
       methods: {
-        GET: ({ res }) => {
-          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments: context.environments.liveIds().length, eventStreams: context.hub.size });
+        GET: ({ res, caller }) => {
+          const environments = context.environments.liveIds().filter((id) => mayTouch(caller, id)).length;
+          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments, eventStreams: context.hub.size });
           return Promise.resolve();
         },
       },
@@ -86,8 +95,8 @@ export function environmentRoutes(context: ApiContext): Route[] {
     {
       path: `${API_PREFIX}/environments`,
       methods: {
-        GET: ({ res }) => {
-          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments: environmentList(context) });
+        GET: ({ res, caller }) => {
+          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments: environmentList(context, caller) });
           return Promise.resolve();
         },
       },
@@ -108,10 +117,10 @@ export function environmentRoutes(context: ApiContext): Route[] {
     {
       path: `${API_PREFIX}/overview`,
       methods: {
-        GET: ({ res, tokenId }) => {
-          const stream = context.hub.open(res, tokenId);
+        GET: ({ res, caller }) => {
+          const stream = context.hub.open(res, caller.name);
           if (stream.isEnded) return Promise.resolve();
-          const subscription = overview$(context).subscribe({
+          const subscription = overview$(context, caller).subscribe({
             next: (snapshot) => {
               if (!stream.write(overviewFrame(snapshot))) subscription.unsubscribe();
             },

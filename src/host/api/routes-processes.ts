@@ -108,11 +108,12 @@ function idempotencyKey(req: IncomingMessage): string | undefined {
   return key;
 }
 
-async function start(context: ApiContext, { req, res, params, tokenId }: RouteContext): Promise<void> {
+async function start(context: ApiContext, { req, res, params, caller }: RouteContext): Promise<void> {
   const environmentId = params['environmentId'] ?? '';
   const key = idempotencyKey(req);
   const request = await readJsonBody(req, StartProcessRequest, context.maxBodyBytes);
-  const idempotency = key === undefined ? undefined : { tokenId, key };
+  // Keyed starts are scoped by the token's name: stable across reloads and restarts.
+  const idempotency = key === undefined ? undefined : { tokenId: caller.name, key };
   // A start recorded before a restart is answered once its executor's session is taken back (or gone).
   await context.processes.settled(environmentId, idempotency);
   const environment = environmentOf(context, environmentId);
@@ -178,7 +179,7 @@ export function processRoutes(context: ApiContext): Route[] {
     {
       path: `${PROCESS}/events`,
       methods: {
-        GET: async ({ req, res, params, query, tokenId }) => {
+        GET: async ({ req, res, params, query, caller }) => {
           const after = resumeAfter(req, query);
           const follow = followOf(query);
           // With a data dir, every process the store holds is read from its log, at the reader's pace
@@ -187,9 +188,9 @@ export function processRoutes(context: ApiContext): Route[] {
           // A process found running before a restart (`unknown`) is waited for while its executor is expected back.
           const store = context.outputLogs;
           const log = await store?.openLog(key);
-          if (store !== undefined && log !== undefined) return streamLogEvents(log, context.hub.open(res, tokenId), after, { follow, afterEnd: afterLogEnd(context.environments, store, key) });
+          if (store !== undefined && log !== undefined) return streamLogEvents(log, context.hub.open(res, caller.name), after, { follow, afterEnd: afterLogEnd(context.environments, store, key) });
           const { hosted } = target(context, params);
-          streamProcessEvents(hosted.process, context.hub.open(res, tokenId), after, { follow, stallMs: context.stallMs, scheduler: context.scheduler });
+          streamProcessEvents(hosted.process, context.hub.open(res, caller.name), after, { follow, stallMs: context.stallMs, scheduler: context.scheduler });
         },
       },
     },

@@ -1,8 +1,8 @@
 /**
  * Server-Sent Events for the operator API: the response headers (no buffering by proxies, no
  * compression), a bounded send buffer per subscriber, a comment ping every 15 s on every open stream
- * (one timer for the host, on its scheduler, running only while a stream is open), and the per-token and
- * total limits.
+ * (one timer for the host, on its scheduler, running only while a stream is open), the per-token and
+ * total limits, and the end of a revoked token's streams.
  */
 import type { ServerResponse } from 'node:http';
 import type { SchedulerLike, Subscription } from 'rxjs';
@@ -30,6 +30,12 @@ const PING = Buffer.from(': ping\n\n');
 /** The come-back frame of {@link SseStream.comeBack}. */
 const comeBackFrame = (retryMs: number): Buffer => Buffer.from(`retry: ${retryMs}\nevent: ${RESTART_EVENT}\ndata: ${JSON.stringify({ retryMs })}\n\n`, 'utf8');
 
+/**
+ * The last bytes of a stream whose token a reload revoked: an SSE comment (every client skips it) that says
+ * why to whoever reads the raw stream; the client's reconnect then gets 401 `UNAUTHORIZED`.
+ */
+const REVOKED_FRAME = Buffer.from(': the operator token of this stream was revoked\n\n');
+
 /** One open event stream. `write` refuses (and ends the stream) past the buffer bound. */
 export class SseStream {
   private ended = false;
@@ -37,6 +43,7 @@ export class SseStream {
 
   constructor(
     readonly res: ServerResponse,
+    /** The name of the token that opened it. */
     readonly tokenId: string,
     private readonly bufferBytes: number,
   ) {
@@ -88,6 +95,16 @@ export class SseStream {
     this.end();
   }
 
+  /**
+   * Ends the stream because its token was revoked (a reload): a last comment line says so, nothing
+   * follows it. Idempotent, like {@link end}.
+   */
+  revoked(): void {
+    if (this.ended) return;
+    this.res.write(REVOKED_FRAME);
+    this.end();
+  }
+
   /** Ends the response (idempotent). */
   end(): void {
     if (this.ended) return;
@@ -128,7 +145,7 @@ export class SseHub {
   }
 
   /**
-   * Starts an event stream on `res` (status 200 and the SSE headers). Throws ApiProblem 429
+   * Starts an event stream on `res` (status 200 and the SSE headers) for the token named `tokenId`. Throws ApiProblem 429
    * (`TOO_MANY_STREAMS`, this token holds its share) or 503 (the host holds its total), with `Retry-After`.
    * For a HEAD request the headers are all there is: the stream comes back already ended, holding no place.
    */
@@ -173,6 +190,13 @@ export class SseHub {
       else stream.comeBack(retryMs);
     }
     return open.length;
+  }
+
+  /** Ends the streams the tokens named `names` opened (a reload revoked them), each with its last comment; returns how many. */
+  revoke(names: ReadonlySet<string>): number {
+    const ended = [...this.streams].filter((stream) => names.has(stream.tokenId));
+    for (const stream of ended) stream.revoked();
+    return ended.length;
   }
 
   private pingAll(): void {

@@ -24,7 +24,7 @@ export type StartRecordState = 'sent' | 'started';
 
 /** One keyed start as recorded (see the module's doc). */
 export interface StartRecord {
-  /** sha256 (hex) of the token id, the environment id and the `Idempotency-Key` (see {@link startDigestOf}). */
+  /** sha256 (hex) of the token's name, the environment id and the `Idempotency-Key` (see {@link startDigestOf}). */
   readonly digest: string;
   /** The environment it went to. */
   readonly environmentId: string;
@@ -48,7 +48,7 @@ export interface StartRecordsOptions {
   readonly maxRecords?: number;
 }
 
-/** The digest a keyed start is recorded under: sha256 (hex) of its token id, environment id and key. */
+/** The digest a keyed start is recorded under: sha256 (hex) of its token's name (`tokenId`: stable across reloads and restarts, never the token), environment id and key. */
 export const startDigestOf = (tokenId: string, environmentId: string, key: string): string =>
   createHash('sha256').update(`${tokenId}\u0000${environmentId}\u0000${key}`).digest('hex');
 
