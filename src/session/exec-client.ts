@@ -136,6 +136,14 @@ export class ExecClient implements ExecSession {
     });
   }
 
+  /**
+   * A socket source could not make a new socket while recovering (a failed re-dial): the state shows
+   * `error` (still `recovering`), and `attempts$` answers `retry`. The recovery deadline bounds the retries.
+   */
+  dialFailed(error: unknown): void {
+    if (this.state.type === 'recovering') this.onFailedAttempt(asClientError(error), true);
+  }
+
   /** Marks the connection as recovering before the host hands in a replacement (the old socket is retired next). */
   markRecovering(reason: string): void {
     const state = this.state;
@@ -326,7 +334,9 @@ export class ExecClient implements ExecSession {
       )
       .subscribe(() => {
         const disconnect = this.lostWith?.message ?? 'exec-server transport disconnected';
-        this.fail(new ResumeFailedError('timeout', disconnect, `recovery timed out after ${formatSeconds(this.deadlineMs)}`));
+        // The last attempt's error (a failed re-dial, a refused resume) says why recovery did not happen.
+        const last = this.state.type === 'recovering' ? this.state.error : undefined;
+        this.fail(new ResumeFailedError('timeout', disconnect, `recovery timed out after ${formatSeconds(this.deadlineMs)}`, last === undefined ? undefined : { cause: last }));
       });
   }
 
