@@ -16,7 +16,7 @@ import type { OutputStream } from '../wire/process-event';
 import { toBoundedAsyncIterable } from './bounded-iterator';
 import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from './event-history';
 import type { HistoryLaunch, OutputHistory, OutputHistoryReader } from './output-history';
-import type { CollectedOutput, RetainedHistory } from './process-summaries';
+import type { CollectedOutput, ProcessExit, RetainedHistory } from './process-summaries';
 import type { ProcessViewOptions, StreamSelection } from './output-views';
 import type { ProcessReadableOptions } from './output-readable';
 import { DEFAULT_READABLE_HIGH_WATER_MARK, pullReadable } from './output-readable';
@@ -209,7 +209,7 @@ export class ExecProcess implements OutputHistoryReader {
    * `options.signal`: an abort rejects with `signal.reason` and stops waiting; it leaves the process
    * running (call {@link terminate} to stop it).
    */
-  wait(options: AbortOptions = {}): Promise<{ readonly exitCode: number }> {
+  wait(options: AbortOptions = {}): Promise<ProcessExit> {
     const ended$ = this.status.state$.pipe(
       filter((state) => state !== 'running'),
       take(1),
