@@ -2,6 +2,7 @@ import { Subject } from 'rxjs';
 import { ClosedError, ProcessFailedError } from '../../src/errors';
 import { ExecBackend } from '../../src/exec/exec-backend';
 import { ProcessTable } from '../../src/exec/process-table';
+import { RemoteFileSystem } from '../../src/fs/remote-file-system';
 import { ExecClient } from '../../src/session/exec-client';
 import type { PeerScript } from '../support/fake-socket-port';
 import { FakeSocketPort } from '../support/fake-socket-port';
@@ -143,6 +144,19 @@ describe('cancellation with an AbortSignal', () => {
     port.deliver(exited(3, 0));
     port.deliver(closed(4));
     expect(await all).toEqual({ stdout: 'hello world', stderr: '', pty: '', exitCode: 0 });
+    client.close();
+  });
+
+  it('a filesystem call aborted while it waits for recovery rejects with the reason, nothing sent', async () => {
+    const first = executor();
+    const { client } = await started(first);
+    const fs = new RemoteFileSystem(client);
+    client.markRecovering('replaced');
+    const controller = new AbortController();
+    const reading = rejection(fs.readFile('/etc/hostname', { signal: controller.signal }));
+    controller.abort('cancelled by user');
+    expect(await reading).toBe('cancelled by user');
+    expect(calls(first)).toEqual([]);
     client.close();
   });
 
