@@ -35,7 +35,7 @@ export type { HistoryFactory, HistoryInput, HistoryLaunch, OutputHistory, Output
 export type { ProcessState } from './exec/process-status';
 export type { ProcessSummary, ProcessTableFacts } from './exec/process-table';
 export type { OutputViewOptions, ProcessViewOptions, StreamSelection } from './exec/output-views';
-export type { CollectedOutput, RetainedHistory } from './exec/process-summaries';
+export type { CollectedOutput, ProcessExit, RetainedHistory } from './exec/process-summaries';
 export type { FailedEvent, ProcessEvent, TruncatedEvent } from './exec/process-event';
 export type { ClosedEvent, ExitedEvent, OutputEvent, OutputStream, SequencedEvent } from './wire/process-event';
 export type { EnvPolicy, ExecMetadata, ExecParams, ManagedNetwork, ProcessOutputChunk, ReadResponse, ShellSnapshot, WriteStatus } from './wire/process';
@@ -72,11 +72,12 @@ export { wsSocketPort } from './transport/ws-socket-port';
 export type { WsSocketPortOptions } from './transport/ws-socket-port';
 export { stdioSocketPort } from './transport/stdio-socket-port';
 export { dial } from './transport/dial';
-export type { DialOptions } from './transport/dial';
+export type { DialHeaders, DialHeadersSource, DialOptions } from './transport/dial';
 export type { SocketHandlers, SocketPort } from './transport/socket-port';
 export { RpcConnection } from './rpc/rpc-connection';
 export type { ConnectionFlow, FlowFacts, FlowHold } from './rpc/connection-flow';
 export type { CallOptions, KeepaliveOptions, RpcConnectionOptions } from './rpc/rpc-connection';
+export type { AbortOptions } from './rpc/abort';
 export type { ServerRequestHandler, ServerRequestOutcome } from './rpc/server-requests';
 export type { Diagnostic } from './rpc/diagnostics';
 export type { ProcessWireEvent } from './rpc/notification-router';
@@ -85,7 +86,6 @@ export type { Inbound, JsonRpcErrorObject, RequestId } from './wire/jsonrpc';
 
 /* Errors */
 export {
-  AbortedError,
   AuthenticationError,
   CannotStartError,
   ClosedError,
@@ -93,6 +93,7 @@ export {
   ConnectError,
   ConsumerOverflowError,
   DecodeError,
+  DialHeadersError,
   EnvironmentFailedError,
   EnvironmentRecoveringError,
   ExecClientError,

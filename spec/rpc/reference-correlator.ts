@@ -1,7 +1,7 @@
 import type { SchedulerLike } from 'rxjs';
 import { defer, EMPTY, filter, merge, mergeMap, Observable, of, take, throwError, throwIfEmpty, timeout } from 'rxjs';
 import * as E from 'fp-ts/lib/Either';
-import { AbortedError, RequestTimeoutError, TransportClosedError } from '../../src/errors';
+import { RequestTimeoutError, TransportClosedError } from '../../src/errors';
 import type { CallOptions, RpcConnection } from '../../src/rpc/rpc-connection';
 import { toRpcError } from '../../src/rpc/rpc-error';
 import type { Inbound, RequestId } from '../../src/wire/jsonrpc';
@@ -16,12 +16,12 @@ const isReplyTo =
   (message: Inbound): message is Reply =>
     (message.type === 'response' || message.type === 'error') && message.id === id;
 
-/** Errors with AbortedError when `signal` aborts (at once if it already has); never emits. */
-const aborted = (signal: AbortSignal | undefined, method: string): Observable<never> =>
+/** Errors with the signal's `reason` when `signal` aborts (at once if it already has); never emits. */
+const aborted = (signal: AbortSignal | undefined): Observable<never> =>
   signal === undefined
     ? EMPTY
     : new Observable<never>((subscriber) => {
-        const onAbort = (): void => subscriber.error(new AbortedError(method));
+        const onAbort = (): void => subscriber.error(signal.reason);
         if (signal.aborted) return onAbort();
         signal.addEventListener('abort', onAbort, { once: true });
         return () => signal.removeEventListener('abort', onAbort);
@@ -45,16 +45,16 @@ export class ReferenceCorrelator {
 
   /**
    * Sends `method` once and emits its decoded result, then completes. Errors with RpcError (or
-   * NotFoundError / SpawnError), DecodeError, RequestTimeoutError, AbortedError, or the connection's
+   * NotFoundError / SpawnError), DecodeError, RequestTimeoutError, the signal's `reason`, or the connection's
    * TransportClosedError when it closes first (or had closed).
    */
   request<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Observable<ResultOf<M>> {
     return defer(() => {
       // Refused before taking an id, as RpcConnection refuses: a closed connection with its close error
-      // (even when the signal has aborted too), an already-aborted signal with AbortedError.
+      // (even when the signal has aborted too), an already-aborted signal with its reason.
       const closed = this.rpc.closeError;
       if (closed !== undefined) return throwError(() => closed);
-      if (options.signal?.aborted === true) return throwError(() => new AbortedError(method));
+      if (options.signal?.aborted === true) return throwError(() => options.signal?.reason);
       const id = this.nextId++;
       const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
       const reply$ = this.rpc.messages$.pipe(
@@ -74,7 +74,7 @@ export class ReferenceCorrelator {
         this.rpc.port.send(encodeRequest(id, method, encodeParams(method, params)));
         return EMPTY;
       });
-      return merge(reply$, aborted(options.signal, method), send$).pipe(take(1));
+      return merge(reply$, aborted(options.signal), send$).pipe(take(1));
     });
   }
 }

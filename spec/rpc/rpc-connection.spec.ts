@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
 import { firstValueFrom } from 'rxjs';
 import { toArray } from 'rxjs/operators';
-import { AbortedError, DecodeError, NotFoundError, RequestTimeoutError, RpcError, SpawnError, TransportClosedError } from '../../src/errors';
+import { DecodeError, NotFoundError, RequestTimeoutError, RpcError, SpawnError, TransportClosedError } from '../../src/errors';
 import type { Diagnostic } from '../../src/rpc/diagnostics';
 import type { ProcessWireEvent } from '../../src/rpc/notification-router';
 import { RpcConnection } from '../../src/rpc/rpc-connection';
@@ -62,14 +62,41 @@ describe('RpcConnection', () => {
     expect(diagnostics).toEqual([{ type: 'unknownResponse', id: 1 }]);
   });
 
-  it('fails a call with AbortedError when its signal aborts, and at once when already aborted', async () => {
-    const { rpc } = open(new FakeSocketPort());
+  it('fails a call with the signal\'s own reason when it aborts: a DOMException AbortError by default, the same object', async () => {
+    const port = new FakeSocketPort();
+    const { rpc, diagnostics } = open(port);
     const controller = new AbortController();
     const pending = rpc.call('environment/status', undefined, { signal: controller.signal });
     controller.abort();
-    await expect(pending).rejects.toEqual(new AbortedError('environment/status'));
-    await expect(rpc.call('environment/status', undefined, { signal: controller.signal })).rejects.toBeInstanceOf(AbortedError);
+    const error: unknown = await pending.then(() => undefined, (e: unknown) => e);
+    expect(error).toBe(controller.signal.reason);
+    expect(error).toBeInstanceOf(DOMException);
+    expect((error as DOMException).name).toBe('AbortError');
     expect(rpc.pendingCount).toBe(0);
+    // The request was sent; its late reply goes to diagnostics.
+    expect(port.sent).toEqual([{ id: 1, method: 'environment/status' }]);
+    port.deliver({ id: 1, result: { status: 'ready' } });
+    expect(diagnostics).toEqual([{ type: 'unknownResponse', id: 1 }]);
+  });
+
+  it('rejects with a custom reason as given, identity-equal, and at once with nothing sent when already aborted', async () => {
+    const port = new FakeSocketPort();
+    const { rpc } = open(port);
+    const reason = new Error('user pressed cancel');
+    const controller = new AbortController();
+    controller.abort(reason);
+    await expect(rpc.call('environment/status', undefined, { signal: controller.signal })).rejects.toBe(reason);
+    const values: unknown[] = [];
+    let failure: unknown;
+    rpc.request('environment/status', undefined, { signal: controller.signal }).subscribe({ next: (v) => values.push(v), error: (e: unknown) => (failure = e) });
+    expect(failure).toBe(reason);
+    expect(values).toEqual([]);
+    expect(port.sent).toEqual([]);
+    expect(rpc.pendingCount).toBe(0);
+    const other = new AbortController();
+    const pending = rpc.call('environment/status', undefined, { signal: other.signal });
+    other.abort('a string reason');
+    await expect(pending).rejects.toBe('a string reason');
   });
 
   it('settles every pending call with the same typed error when the socket closes', async () => {

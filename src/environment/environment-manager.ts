@@ -7,6 +7,8 @@ import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from '..
 import { HistoryBudget } from '../exec/history-budget';
 import type { HistoryFactory } from '../exec/output-history';
 import type { ProcessStreamOptions } from '../exec/process-stream-options';
+import type { AbortOptions } from '../rpc/abort';
+import { isAbortOf, whileNotAborted } from '../rpc/abort';
 import type { KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
 import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
@@ -65,8 +67,12 @@ export interface EnvironmentManagerOptions {
   readonly infoPollMs?: number;
 }
 
-/** Options of {@link EnvironmentManager.connect}. */
-export type ConnectOptions = EnvironmentManagerOptions & DialOptions;
+/**
+ * Options of {@link EnvironmentManager.connect}: the manager's, the dial's (`headers` may be a function,
+ * evaluated on every dial and re-dial), and `signal`, which cancels the connect alone (see
+ * {@link EnvironmentManager.connect}); it has no effect once `connect` has resolved.
+ */
+export type ConnectOptions = EnvironmentManagerOptions & DialOptions & AbortOptions;
 
 /** What `EnvironmentManager.adoptAcceptedWebsocket` resolves with. */
 export interface AdoptedEnvironment {
@@ -133,13 +139,28 @@ export class EnvironmentManager {
   /**
    * Dials a listening executor (`codex exec-server --listen ws://...`), with headers such as a bearer
    * token. When the socket drops it re-dials the same url and resumes the session by itself within the
-   * recovery deadline. Rejects with AuthenticationError (401), ConnectError, or the handshake's error.
+   * recovery deadline (re-dials evaluate `options.headers` again when it is a function). Rejects with
+   * AuthenticationError (401), DialHeadersError (the headers function threw or rejected), ConnectError,
+   * or the handshake's error. The caller closes the manager it resolves with (or `await using` it).
+   *
+   * `options.signal` cancels the connect: an already-aborted signal rejects at once with its `reason`,
+   * nothing dialled; an abort before `connect` resolved rejects with `signal.reason` and closes what it
+   * was opening (the socket being dialled, or the session being initialized: the executor then keeps
+   * that new session for its retention time). Once `connect` resolved the signal is ignored.
    */
   static async connect(environmentId: string, url: string, options: ConnectOptions): Promise<EnvironmentManager> {
+    const signal = options.signal;
+    if (signal?.aborted === true) throw signal.reason;
     const dialled = new DialledSockets(url, options, options.scheduler);
     const client = new ExecClient(dialled.sockets$, clientOptions(options, true));
     dialled.watch(client);
-    return EnvironmentManager.started(environmentId, client, undefined, options);
+    try {
+      return await whileNotAborted(signal, () => EnvironmentManager.started(environmentId, client, undefined, options));
+    } catch (error: unknown) {
+      // Unsubscribes the dial (which terminates a socket still opening) or closes the connection.
+      if (isAbortOf(signal, error)) client.close('exec-server connect aborted');
+      throw error;
+    }
   }
 
   /**
@@ -260,6 +281,15 @@ export class EnvironmentManager {
     if (options.terminateProcesses === true) await this.environment.terminateAll();
     await this.environment.helpersIdle();
     this.environment.client.close('exec-server environment manager closed');
+  }
+
+  /**
+   * `await using manager = await EnvironmentManager.connect(...)`: {@link close} with its defaults when
+   * the scope ends (processes are left to the executor's retention, not terminated). Resolves once
+   * closed; never rejects; idempotent, like `close`.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 }
 

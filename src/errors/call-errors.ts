@@ -44,7 +44,11 @@ export class RequestTimeoutError extends ExecClientError {
   }
 }
 
-/** The caller aborted the call (AbortSignal). */
+/**
+ * The caller aborted a call of the operator API client (`exec-rx/client`). The library's own calls
+ * (`exec-rx`) no longer raise it: an aborted call rejects with the signal's `reason` itself. Kept here
+ * only while `src/client` still uses it; not exported from the main entry.
+ */
 export class AbortedError extends ExecClientError {
   readonly code = 'ABORTED';
   constructor(

@@ -8,6 +8,7 @@ export type ExecClientErrorCode =
   | 'TRANSPORT_CLOSED'
   | 'CONNECT_FAILED'
   | 'AUTHENTICATION_FAILED'
+  | 'DIAL_HEADERS_FAILED'
   | 'DECODE_FAILED'
   | 'RPC_ERROR'
   | 'NOT_FOUND'

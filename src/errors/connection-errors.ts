@@ -22,7 +22,7 @@ export class TransportClosedError extends ExecClientError {
 
 /** Dialling a listening executor failed before the socket opened (refused, timed out, HTTP error). */
 export class ConnectError extends ExecClientError {
-  readonly code: 'CONNECT_FAILED' | 'AUTHENTICATION_FAILED' = 'CONNECT_FAILED';
+  readonly code: 'CONNECT_FAILED' | 'AUTHENTICATION_FAILED' | 'DIAL_HEADERS_FAILED' = 'CONNECT_FAILED';
   constructor(
     /** The url dialled. */ readonly url: string,
     detail: string,
@@ -36,6 +36,20 @@ export class ConnectError extends ExecClientError {
 /** The executor refused the upgrade with 401 (missing or wrong bearer token). */
 export class AuthenticationError extends ConnectError {
   override readonly code = 'AUTHENTICATION_FAILED';
+}
+
+/**
+ * The `headers` function of a dial (`DialOptions.headers`) threw or rejected, so that attempt was not
+ * made (no socket was opened). `cause` is what it threw; the message names neither the headers nor what
+ * the function threw (it may carry a secret). On a first dial `EnvironmentManager.connect` rejects with
+ * it; on a re-dial after a drop it counts as a failed dial: tried again with backoff until the recovery
+ * deadline (the environment's `connectionState$` shows it meanwhile).
+ */
+export class DialHeadersError extends ConnectError {
+  override readonly code = 'DIAL_HEADERS_FAILED';
+  constructor(url: string, cause: unknown) {
+    super(url, `the headers function failed (${cause instanceof Error ? cause.name : typeof cause}; see cause)`, undefined, { cause });
+  }
 }
 
 /** A frame, a result or a notification did not match its codec. `details` name the failing paths. */

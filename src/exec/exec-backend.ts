@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
 import { TransportClosedError } from '../errors';
+import { abortable, isAbortOf, whileNotAborted } from '../rpc/abort';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecSession } from '../session/exec-session';
 import { toFileUri } from '../wire/file-uri';
@@ -53,8 +54,16 @@ export class ExecBackend {
    * disposes; it rejects with CannotStartError for a missing or non-executable program and with
    * HelperFailedError when the FIFO cannot be made; on a Windows executor it resolves without a
    * feeder, with a `noStdinReason` (see {@link StartParams}).
+   * `options.signal` cancels it: it then rejects with `signal.reason`; see {@link StartOptions.signal}
+   * for what an abort leaves behind.
    */
   async start(params: StartParams, options: StartOptions = {}): Promise<StartedProcess> {
+    const { tty } = params;
+    if (typeof tty === 'object') checkTtySize(tty.rows, tty.cols);
+    return whileNotAborted(options.signal, () => this.startChecked(params, options));
+  }
+
+  private async startChecked(params: StartParams, options: StartOptions): Promise<StartedProcess> {
     const { tty, stdin, ...rest } = params;
     if (typeof tty === 'object') {
       const size = checkTtySize(tty.rows, tty.cols);
@@ -74,6 +83,8 @@ export class ExecBackend {
    * command and each helper (never `start` again). Resolves and rejects as a plain {@link start}.
    */
   async send(params: SendParams, options: StartOptions = {}): Promise<StartedProcess> {
+    const signal = options.signal;
+    if (signal?.aborted === true) throw signal.reason;
     const processId = params.processId ?? randomUUID();
     const tty = params.tty === true;
     const wire: ExecParams = { ...params, processId, cwd: toFileUri(params.cwd), env: { ...params.env }, tty };
@@ -82,16 +93,20 @@ export class ExecBackend {
     const launch = options.unlisted === true ? undefined : { argv: options.listedArgv ?? params.argv, tty };
     const process = new ExecProcess(processId, this.client, { ...this.streamOptions(), listener: table }, undefined, launch);
     let route: { unsubscribe(): void } | undefined;
+    let sent = false;
     try {
       // A history kept on disk names the process there first: a host that crashes after the send finds it.
       const ready = process.historyReady();
-      if (ready !== undefined) await ready;
+      if (ready !== undefined) await whileNotAborted(signal, () => ready);
       const live = this.client.liveRpc();
+      const call = signal === undefined ? {} : { signal };
       const startOn = (rpc: RpcConnection): Promise<ExecResponse> => {
         route = process.inbox.bind(rpc);
-        return rpc.call('process/start', wire);
+        // An aborted signal is refused by the call itself, before anything is sent.
+        sent = signal?.aborted !== true;
+        return rpc.call('process/start', wire, call);
       };
-      const response = await (live === undefined ? firstValueFrom(this.client.connection()).then(startOn) : startOn(live));
+      const response = await (live === undefined ? firstValueFrom(this.client.connection().pipe(abortable(signal))).then(startOn) : startOn(live));
       // A short process may have closed before its start reply arrived (the executor sends its
       // notifications first): then there is nothing left to carry across reconnects.
       if (process.state !== 'closed' && process.state !== 'failed') this.client.addProcess(process.inbox, route);
@@ -99,7 +114,8 @@ export class ExecBackend {
       return { process, sandboxType: response.sandboxType, sized: false };
     } catch (error: unknown) {
       route?.unsubscribe();
-      if (error instanceof TransportClosedError) this.cleanUpAmbiguousStart(processId);
+      // The start may have happened with nobody to follow it (socket lost before the reply, or aborted once sent).
+      if (error instanceof TransportClosedError || (sent && isAbortOf(signal, error))) this.cleanUpAmbiguousStart(processId);
       throw error;
     }
   }

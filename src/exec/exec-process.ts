@@ -1,9 +1,11 @@
 import type { Observable, SchedulerLike } from 'rxjs';
-import { asyncScheduler, defer, firstValueFrom, lastValueFrom, of, race, timer } from 'rxjs';
+import { asyncScheduler, defer, firstValueFrom, forkJoin, lastValueFrom, of, race, timer } from 'rxjs';
 import { filter, map, take, toArray } from 'rxjs/operators';
 import type { Readable } from 'node:stream';
 import type { ExecClientError } from '../errors';
-import { ExecClientError as BaseError, ResizeFailedError } from '../errors';
+import { ExecClientError as BaseError, ProcessFailedError, ResizeFailedError } from '../errors';
+import type { AbortOptions } from '../rpc/abort';
+import { abortable, isAbortOf, whileNotAborted } from '../rpc/abort';
 import type { FlowHold } from '../rpc/connection-flow';
 import type { ExecSession } from '../session/exec-session';
 import { isTerminal } from '../session/exec-session';
@@ -14,7 +16,7 @@ import type { OutputStream } from '../wire/process-event';
 import { toBoundedAsyncIterable } from './bounded-iterator';
 import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from './event-history';
 import type { HistoryLaunch, OutputHistory, OutputHistoryReader } from './output-history';
-import type { CollectedOutput, RetainedHistory } from './process-summaries';
+import type { CollectedOutput, ProcessExit, RetainedHistory } from './process-summaries';
 import type { ProcessViewOptions, StreamSelection } from './output-views';
 import type { ProcessReadableOptions } from './output-readable';
 import { DEFAULT_READABLE_HIGH_WATER_MARK, pullReadable } from './output-readable';
@@ -184,11 +186,41 @@ export class ExecProcess implements OutputHistoryReader {
   }
   /**
    * All output as text, one string per stream, once closed (for small outputs and tests). Rejects like
-   * the views: when the process fails, or history was truncated before the call.
+   * the views: when the process fails (its {@link failure}, also once its manager closed), or
+   * history was truncated before the call (ReplayTruncatedError).
+   *
+   * `options.signal`: an abort rejects with `signal.reason` and stops collecting (its views are
+   * unsubscribed); it does not stop the process, which runs on and can still be read or collected again.
    */
-  collect(): Promise<CollectedOutput> {
-    const text = (stream: OutputStream): Promise<string> => lastValueFrom(this.text$(stream).pipe(toArray(), map((parts) => parts.join(''))));
-    return Promise.all([text('stdout'), text('stderr'), text('pty'), firstValueFrom(this.exitCode$)]).then(([stdout, stderr, pty, exitCode]) => ({ stdout, stderr, pty, exitCode }));
+  collect(options: AbortOptions = {}): Promise<CollectedOutput> {
+    const text = (stream: OutputStream): Observable<string> => this.text$(stream).pipe(toArray(), map((parts) => parts.join('')));
+    const all$ = forkJoin([text('stdout'), text('stderr'), text('pty'), this.exitCode$.pipe(take(1))]);
+    return lastValueFrom(all$.pipe(abortable(options.signal), map(([stdout, stderr, pty, exitCode]) => ({ stdout, stderr, pty, exitCode }))));
+  }
+
+  /**
+   * Resolves with `{ exitCode }` once the process has exited: at once when it already has, even after
+   * its `exited` event left the bounded history (the process keeps its exit code). Output may still
+   * follow until `closed` (see {@link collect} to wait for it). Rejects with the process's
+   * {@link failure} when it fails before exiting: a ProcessFailedError (or ProcessGapError) whose `cause`
+   * says why, e.g. the ClosedError of its manager's close (a close settles every wait) or the
+   * environment's failure.
+   *
+   * `options.signal`: an abort rejects with `signal.reason` and stops waiting; it leaves the process
+   * running (call {@link terminate} to stop it).
+   */
+  wait(options: AbortOptions = {}): Promise<ProcessExit> {
+    const ended$ = this.status.state$.pipe(
+      filter((state) => state !== 'running'),
+      take(1),
+      map(() => {
+        const exitCode = this.status.exitCode;
+        if (exitCode !== undefined) return { exitCode };
+        // Failed, or (not expected from an executor) closed without an exit code.
+        throw this.status.failure ?? new ProcessFailedError(this.processId, `process ${this.processId} closed without reporting an exit code`);
+      }),
+    );
+    return firstValueFrom(ended$.pipe(abortable(options.signal)));
   }
 
   /** For `for await`: a bounded buffer; a consumer that falls behind gets ConsumerOverflowError naming what it missed. */
@@ -229,13 +261,18 @@ export class ExecProcess implements OutputHistoryReader {
    * a time per connection, so a server-side long poll would hold up every other call. Waits during
    * recovery and is sent again after it; once the environment failed it resolves with a synthesized
    * response whose `failure` names the error, as codex does.
+   *
+   * `options.signal`: an abort rejects with `signal.reason`, during the local wait or the call (a read
+   * changes nothing on the executor, so there is nothing to undo).
    */
-  async read(afterSeq?: number | null, maxBytes?: number | null, waitMs?: number | null): Promise<ReadResponse> {
-    if (waitMs !== undefined && waitMs !== null && waitMs > 0) await this.waitForEventAfter(afterSeq ?? 0, waitMs);
+  async read(afterSeq?: number | null, maxBytes?: number | null, waitMs?: number | null, options: AbortOptions = {}): Promise<ReadResponse> {
+    const signal = options.signal;
+    if (waitMs !== undefined && waitMs !== null && waitMs > 0) await this.waitForEventAfter(afterSeq ?? 0, waitMs, signal);
+    const call = signal === undefined ? {} : { signal };
     try {
-      return await firstValueFrom(this.session.call('process/read', { processId: this.processId, afterSeq: afterSeq ?? 0, maxBytes: maxBytes ?? null, waitMs: 0 }));
+      return await firstValueFrom(this.session.call('process/read', { processId: this.processId, afterSeq: afterSeq ?? 0, maxBytes: maxBytes ?? null, waitMs: 0 }, call));
     } catch (error: unknown) {
-      if (!isTerminal(this.session.state) || !(error instanceof BaseError)) throw error;
+      if (!isTerminal(this.session.state) || !(error instanceof BaseError) || isAbortOf(signal, error)) throw error;
       return { chunks: [], nextSeq: this.inbox.highestSeenSeq + 1, exited: true, exitCode: null, closed: true, failure: error.message, sandboxDenied: false };
     }
   }
@@ -250,8 +287,15 @@ export class ExecProcess implements OutputHistoryReader {
    * `firstWriteId`, `firstWriteId + 1` ... (one per `SAFE_CHUNK_BYTES`, 4 MiB, of `bytes`) instead of the next ones, and
    * the counter goes on after the last of them if it was behind. Sent again with the same bytes and the
    * same `firstWriteId` (after a restart), the executor drops the chunks it already has.
+   *
+   * `options.signal`: an abort rejects with `signal.reason` and sends no further chunk. It does not
+   * undo what was sent: a chunk already sent stays written (or is written once the connection is back),
+   * and its writeId stays used, so the next write goes on after it.
    */
-  async write(bytes: Uint8Array | string, firstWriteId?: number): Promise<WriteResponse['status']> {
+  async write(bytes: Uint8Array | string, firstWriteId?: number, options: AbortOptions = {}): Promise<WriteResponse['status']> {
+    const signal = options.signal;
+    if (signal?.aborted === true) throw signal.reason;
+    const call = signal === undefined ? {} : { signal };
     const data = toBytes(bytes);
     let status: WriteResponse['status'] = 'accepted';
     let next = firstWriteId ?? this.writeCounter + 1;
@@ -260,20 +304,28 @@ export class ExecProcess implements OutputHistoryReader {
       this.writeCounter = Math.max(this.writeCounter, next);
       const writeId = String(next);
       next += 1;
-      status = (await firstValueFrom(this.session.call('process/write', { processId: this.processId, chunk, writeId }))).status;
+      status = (await firstValueFrom(this.session.call('process/write', { processId: this.processId, chunk, writeId }, call))).status;
       if (status !== 'accepted') return status;
     }
     return status;
   }
 
-  /** Sends SIGINT (`interrupt`, the only signal 0.171.0 knows); exit code 130 follows. */
-  async signal(signal: 'interrupt' = 'interrupt'): Promise<void> {
-    await firstValueFrom(this.session.call('process/signal', { processId: this.processId, signal }));
+  /**
+   * Sends SIGINT (`interrupt`, the only signal 0.171.0 knows); exit code 130 follows. Resolves once the
+   * executor took it; rejects with the call's typed error. `options.signal`: an abort rejects with
+   * `signal.reason`; a signal already sent is still delivered.
+   */
+  async signal(signal: 'interrupt' = 'interrupt', options: AbortOptions = {}): Promise<void> {
+    await firstValueFrom(this.session.call('process/signal', { processId: this.processId, signal }, options));
   }
 
-  /** Kills the process group; resolves `true` if it was running. Exit code 137, then `closed`, follow. */
-  async terminate(): Promise<boolean> {
-    return (await firstValueFrom(this.session.call('process/terminate', { processId: this.processId }))).running;
+  /**
+   * Kills the process group; resolves `true` if it was running. Exit code 137, then `closed`, follow.
+   * `options.signal`: an abort rejects with `signal.reason` (also while it waits for recovery, where it
+   * would be sent again); a terminate already sent still kills the process.
+   */
+  async terminate(options: AbortOptions = {}): Promise<boolean> {
+    return (await firstValueFrom(this.session.call('process/terminate', { processId: this.processId }, options))).running;
   }
 
   /**
@@ -290,12 +342,17 @@ export class ExecProcess implements OutputHistoryReader {
    * one) was applied. Rejects with InvalidTtySizeError for a bad size, ResizeFailedError when the process
    * has no sized terminal (`unsized`), has ended (`ended`) or the helper failed (`failed`); a failed
    * resize never affects the process.
+   *
+   * `options.signal`: an abort rejects with `signal.reason` and stops waiting (an already-aborted
+   * signal rejects at once, nothing asked). A size already asked for may still be applied.
    */
-  resize(rows: number, cols: number): Promise<void> {
-    if (this.resizer === undefined) {
-      return Promise.reject(new ResizeFailedError(this.processId, 'unsized', 'it was not started with a terminal size (tty: { rows, cols }), or the executor could not size it'));
-    }
-    return this.resizer.resize(rows, cols);
+  resize(rows: number, cols: number, options: AbortOptions = {}): Promise<void> {
+    return whileNotAborted(options.signal, () => {
+      if (this.resizer === undefined) {
+        return Promise.reject(new ResizeFailedError(this.processId, 'unsized', 'it was not started with a terminal size (tty: { rows, cols }), or the executor could not size it'));
+      }
+      return this.resizer.resize(rows, cols);
+    });
   }
 
   /** @internal Resolves once the history is ready for the start to be sent (see `OutputHistory.ready`); never rejects. */
@@ -321,9 +378,9 @@ export class ExecProcess implements OutputHistoryReader {
     return options.afterSeq === undefined ? this.events$ : this.eventsAfter$(options.afterSeq);
   }
 
-  private waitForEventAfter(afterSeq: number, waitMs: number): Promise<unknown> {
+  private waitForEventAfter(afterSeq: number, waitMs: number, signal: AbortSignal | undefined): Promise<unknown> {
     const arrived$ = this.events$.pipe(filter((e) => e.type === 'failed' || e.type === 'closed' || (e.type !== 'truncated' && e.seq > afterSeq)), take(1));
-    return firstValueFrom(race(arrived$, timer(waitMs, this.scheduler)), { defaultValue: undefined });
+    return firstValueFrom(race(arrived$, timer(waitMs, this.scheduler)).pipe(abortable(signal)), { defaultValue: undefined });
   }
 }
 

@@ -19,3 +19,9 @@ export interface CollectedOutput {
   /** The exit code (128 + signal number for a signalled process). */
   readonly exitCode: number;
 }
+
+/** What {@link ExecProcess.wait} resolves with once the process has exited. */
+export interface ProcessExit {
+  /** The exit code (128 + signal number for a signalled process: 130 after `interrupt`, 137 after `terminate`). */
+  readonly exitCode: number;
+}

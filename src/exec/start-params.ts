@@ -51,7 +51,7 @@ export type SendParams = Omit<StartParams, 'tty' | 'stdin'> & {
 /** @internal `ExecBackend.send`: one `process/start`, exactly as asked. */
 export type SendStart = (params: SendParams, options?: StartOptions) => Promise<StartedProcess>;
 
-/** How a started process appears in its environment's process list (`Environment.processes$`). */
+/** How a started process appears in its environment's process list (`Environment.processes$`), and its cancellation. */
 export interface StartOptions {
   /**
    * Leave it off the list (a helper process of a wrapper, such as the stdin FIFO's). Its history is
@@ -69,6 +69,16 @@ export interface StartOptions {
    * @default none
    */
   readonly onDelisted?: () => void;
+  /**
+   * Cancels the start: an abort rejects it with `signal.reason` (an already-aborted signal rejects at
+   * once, nothing sent). Before `process/start` went out nothing runs. Once it went out the executor
+   * may have started the process: the library then sends `process/terminate` for its processId (best
+   * effort, as after a connection lost before the reply), so it may run briefly, and its output is not
+   * readable. For a sized tty or `stdin: 'fifo'`, helper processes already started finish on their own
+   * (the FIFO is removed), and the command itself is not started after the abort.
+   * @default none
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** What `start` resolves with. */

@@ -35,7 +35,7 @@ import { watchMissingOn } from './watch-missing';
  * its reply rejects with TransportClosedError and is not sent again (fs calls are not replayable,
  * docs/protocol.md#sending-again-after-a-disconnect). Rejections are the rpc layer's typed errors:
  * NotFoundError (-32004: a missing path or an unknown handle), RpcError (other JSON-RPC errors),
- * RequestTimeoutError, AbortedError, FrameTooLargeError, DecodeError, and the client's failure once it
+ * RequestTimeoutError, the `reason` of an aborted `signal`, FrameTooLargeError, DecodeError, and the client's failure once it
  * failed.
  */
 export class RemoteFileSystem {

@@ -51,7 +51,7 @@ export class ExecHttpClient {
   /**
    * Sends the request and resolves with the whole response (status, headers, body). Rejects with RpcError
    * (-32603 `http/request failed: …` for an unreachable host, -32602 for a non-http scheme),
-   * RequestTimeoutError, AbortedError, TransportClosedError, or the client's failure.
+   * RequestTimeoutError, the `reason` of an aborted `options.signal`, TransportClosedError, or the client's failure.
    */
   request(request: HttpRequest, options: CallOptions = {}): Promise<HttpResponse> {
     const params = this.toParams(request, false);

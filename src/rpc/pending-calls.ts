@@ -1,5 +1,5 @@
 import type { SchedulerLike } from 'rxjs';
-import { AbortedError, DecodeError, FrameTooLargeError, RequestTimeoutError } from '../errors';
+import { DecodeError, FrameTooLargeError, RequestTimeoutError } from '../errors';
 import type { Inbound, JsonRpcErrorObject, RequestId } from '../wire/jsonrpc';
 import { encodeRequest } from '../wire/jsonrpc';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
@@ -46,7 +46,7 @@ class PendingCall implements PendingCallHandle, DeadlineEntry {
   ) {
     this.sink = sink;
     if (signal !== undefined) {
-      this.onAbort = () => this.fail(new AbortedError(method));
+      this.onAbort = () => this.fail(signal.reason);
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
   }
@@ -132,7 +132,7 @@ export class PendingCalls {
 
   /**
    * Starts one call with a fresh id: encodes it (FrameTooLargeError, nothing sent, when it is over the
-   * frame limit), registers it and its abort listener (AbortedError) before sending (so a synchronous
+   * frame limit), registers it and its abort listener (the signal's `reason`) before sending (so a synchronous
    * answer cannot be missed), hands the frame to `send` (a `send` that throws fails the call with what
    * it threw), then arms its deadline (RequestTimeoutError) from that moment. A reply decodes into
    * `sink` (an error reply as RpcError / NotFoundError / SpawnError, a result failing its codec as

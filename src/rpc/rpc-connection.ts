@@ -1,6 +1,6 @@
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, Observable, Subject, Subscription } from 'rxjs';
-import { AbortedError, TransportClosedError } from '../errors';
+import { TransportClosedError } from '../errors';
 import type { SocketPort } from '../transport/socket-port';
 import type { Inbound } from '../wire/jsonrpc';
 import type { RequestId } from '../wire/jsonrpc';
@@ -171,8 +171,8 @@ export class RpcConnection {
    * the frame handler settles it with one lookup when a reply with that id arrives (no filter per
    * pending call; the entry is removed as it settles, so a duplicate reply finds nothing and goes to
    * diagnostics). Its timeout shares one timer per distinct timeout value. Errors with RpcError (or NotFoundError / SpawnError),
-   * DecodeError (the result failed its codec; this call alone), RequestTimeoutError, AbortedError,
-   * FrameTooLargeError (nothing was sent) or TransportClosedError. Unsubscribing stops waiting; a late
+   * DecodeError (the result failed its codec; this call alone), RequestTimeoutError, the
+   * signal's `reason` when `options.signal` aborts (see {@link CallOptions.signal}), FrameTooLargeError (nothing was sent) or TransportClosedError. Unsubscribing stops waiting; a late
    * reply is reported to diagnostics.
    */
   request<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Observable<ResultOf<M>> {
@@ -207,9 +207,9 @@ export class RpcConnection {
 
   /** One call (see PendingCalls.start), refused at once (nothing sent) once closed or when the signal was already aborted. */
   private startCall<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions, sink: CallSink<ResultOf<M>>): PendingCallHandle {
-    const refused = this.closedError ?? (options.signal?.aborted === true ? new AbortedError(method) : undefined);
-    if (refused !== undefined) {
-      sink.error(refused);
+    const signal = options.signal;
+    if (this.closedError !== undefined || signal?.aborted === true) {
+      sink.error(this.closedError ?? signal?.reason);
       return REFUSED;
     }
     const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;

@@ -31,6 +31,12 @@ export interface RpcConnectionOptions {
 export interface CallOptions {
   /** Overrides the connection's default timeout for this call. */
   readonly timeoutMs?: number;
-  /** Aborting fails the call with AbortedError (the reply, if it comes, is reported as unknown). */
+  /**
+   * Cancels the call: an abort rejects it with `signal.reason` itself (a DOMException named `AbortError`
+   * after `controller.abort()`, `x` after `controller.abort(x)`); an already-aborted signal rejects at
+   * once and nothing is sent. An abort does not undo a request already sent: the executor still acts on
+   * it (a `process/start` may start its process, a write stays written), and its reply, if one comes, is
+   * reported to diagnostics as `unknownResponse`.
+   */
   readonly signal?: AbortSignal;
 }

@@ -10,15 +10,18 @@ import type { ExecClient } from './exec-client';
 export const MAX_REDIAL_DELAY_MS = 1_000;
 
 /**
- * The sockets of a listening executor: the first dial, then a re-dial of the same url (same headers)
- * each time the client loses its connection or a resume attempt fails retryably. A failed first dial
- * errors the stream (the client then fails and `connect` rejects); a failed re-dial is tried again with
- * backoff until the client's recovery deadline ends it.
+ * The sockets of a listening executor: the first dial, then a re-dial of the same url (its headers
+ * evaluated again when they are a function) each time the client loses its connection or a resume
+ * attempt fails retryably. A failed first dial errors the stream (the client then fails and `connect`
+ * rejects); a failed re-dial (refused, 401, a headers function that threw ...) is reported to the client
+ * as a failed attempt (its state shows the error) and tried again with backoff until the client's
+ * recovery deadline ends it.
  */
 export class DialledSockets {
   private readonly requests = new BehaviorSubject<number>(0);
   private attempt = 0;
   private everConnected = false;
+  private client: ExecClient | undefined;
 
   /** The dialled sockets; completes when the client fails or closes. */
   readonly sockets$: Observable<SocketPort>;
@@ -34,7 +37,9 @@ export class DialledSockets {
           switchMap(() => dial(url, options)),
           catchError((error: unknown) => {
             if (!this.everConnected) throw error;
-            this.redial();
+            // The client shows the error and answers `retry`, which re-dials.
+            if (this.client === undefined) this.redial();
+            else this.client.dialFailed(error);
             return EMPTY;
           }),
         ),
@@ -44,6 +49,7 @@ export class DialledSockets {
 
   /** Re-dials as the client reports each attempt's outcome. */
   watch(client: ExecClient): void {
+    this.client = client;
     client.attempts$.subscribe({
       next: (outcome) => {
         if (outcome === 'attached') {

@@ -6,6 +6,7 @@ import { ClosedError, ProtocolError, ResumeFailedError, RpcError, TransportClose
 import { ConnectionFlow } from '../rpc/connection-flow';
 import type { CallOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
 import { RpcConnection } from '../rpc/rpc-connection';
+import { abortable } from '../rpc/abort';
 import type { SocketPort } from '../transport/socket-port';
 import type { EnvironmentInfo } from '../wire/environment';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
@@ -135,6 +136,14 @@ export class ExecClient implements ExecSession {
     });
   }
 
+  /**
+   * A socket source could not make a new socket while recovering (a failed re-dial): the state shows
+   * `error` (still `recovering`), and `attempts$` answers `retry`. The recovery deadline bounds the retries.
+   */
+  dialFailed(error: unknown): void {
+    if (this.state.type === 'recovering') this.onFailedAttempt(asClientError(error), true);
+  }
+
   /** Marks the connection as recovering before the host hands in a replacement (the old socket is retired next). */
   markRecovering(reason: string): void {
     const state = this.state;
@@ -176,15 +185,17 @@ export class ExecClient implements ExecSession {
    * Calls `method` on the current connection, waiting for recovery first. A call whose socket dies
    * before the reply fails with TransportClosedError, unless the method table marks it safe to send
    * again (process/read, process/write with its writeId, process/terminate): then it waits for the next
-   * connection and is sent again. Emits the result once; errors as RpcConnection.request does.
+   * connection and is sent again. Emits the result once; errors as RpcConnection.request does. An abort
+   * of `options.signal` errors with its `reason` at any point: while waiting for recovery (nothing
+   * sent), for the reply, or between two sends of a replayable call.
    */
   call<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Observable<ResultOf<M>> {
     const once = defer(() => {
       const rpc = this.liveRpc();
       return rpc === undefined ? this.connection().pipe(mergeMap((next) => next.request(method, params, options))) : rpc.request(method, params, options);
     });
-    if (!isReplayable(method)) return once;
-    return once.pipe(retry({ delay: (error: unknown) => (error instanceof TransportClosedError && !isTerminal(this.state) ? of(0) : throwError(() => error)) }));
+    const sent = isReplayable(method) ? once.pipe(retry({ delay: (error: unknown) => (error instanceof TransportClosedError && !isTerminal(this.state) ? of(0) : throwError(() => error)) })) : once;
+    return sent.pipe(abortable(options.signal));
   }
 
   /** The connected RpcConnection when there is one that is still open (the fast path of every call). */
@@ -323,7 +334,9 @@ export class ExecClient implements ExecSession {
       )
       .subscribe(() => {
         const disconnect = this.lostWith?.message ?? 'exec-server transport disconnected';
-        this.fail(new ResumeFailedError('timeout', disconnect, `recovery timed out after ${formatSeconds(this.deadlineMs)}`));
+        // The last attempt's error (a failed re-dial, a refused resume) says why recovery did not happen.
+        const last = this.state.type === 'recovering' ? this.state.error : undefined;
+        this.fail(new ResumeFailedError('timeout', disconnect, `recovery timed out after ${formatSeconds(this.deadlineMs)}`, last === undefined ? undefined : { cause: last }));
       });
   }
 

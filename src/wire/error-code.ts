@@ -11,6 +11,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   TRANSPORT_CLOSED: null,
   CONNECT_FAILED: null,
   AUTHENTICATION_FAILED: null,
+  DIAL_HEADERS_FAILED: null,
   DECODE_FAILED: null,
   RPC_ERROR: null,
   NOT_FOUND: null,
