@@ -114,7 +114,8 @@ export {
   ResumeFailedError,
   RpcError,
   SpawnError,
+  StdinClosedError,
   TransportClosedError,
 } from './errors';
 export { ReplayTruncatedError } from './exec/replay-truncated-error';
-export type { CloseInitiator, ExecClientErrorCode, HelperKind, OperatorApiErrorCode, ResizeFailure, ResumeFailure } from './errors';
+export type { CloseInitiator, ExecClientErrorCode, HelperKind, OperatorApiErrorCode, ResizeFailure, ResumeFailure, StdinRefusal } from './errors';

@@ -116,7 +116,7 @@ describe('cancellation with an AbortSignal', () => {
     const { client, backend } = await started(port);
     const { process } = await backend.start({ processId: 'p', argv: ['x'], cwd: '/tmp' });
     const controller = new AbortController();
-    const signalling = rejection(process.signal('interrupt', { signal: controller.signal }));
+    const signalling = rejection(process.interrupt({ signal: controller.signal }));
     const reading = rejection(process.read(0, null, 60_000, { signal: controller.signal }));
     await Promise.resolve();
     controller.abort();

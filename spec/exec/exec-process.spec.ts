@@ -1,7 +1,8 @@
 import { firstValueFrom, lastValueFrom, Subject } from 'rxjs';
 import { toArray } from 'rxjs/operators';
-import { ProcessGapError, TransportClosedError } from '../../src/errors';
+import { ProcessGapError, StdinClosedError, TransportClosedError } from '../../src/errors';
 import { ExecBackend } from '../../src/exec/exec-backend';
+import { SAFE_CHUNK_BYTES } from '../../src/wire/limits';
 import { ProcessTable } from '../../src/exec/process-table';
 import type { ProcessEvent } from '../../src/exec/process-event';
 import { ExecClient } from '../../src/session/exec-client';
@@ -160,10 +161,28 @@ describe('ExecProcess over a scripted executor', () => {
         },
       }),
     );
-    await expect(writing).resolves.toBe('accepted');
+    await expect(writing).resolves.toBeUndefined();
     const sentFirst = first.sent.filter((m) => m['method'] === 'process/write').map((m) => m['params']);
     expect(sentFirst).toEqual([{ processId: 'p', chunk: 'aGVsbG8K', writeId: '1' }]);
     expect(writes).toEqual(sentFirst);
+    client.close();
+  });
+
+  it.each(['stdinClosed', 'unknownProcess', 'starting'] as const)('rejects a write the executor answers %s with StdinClosedError (STDIN_CLOSED, as the operator API says it), sending no later chunk', async (status) => {
+    const writes: unknown[] = [];
+    const { client, backend } = await started(
+      executor({
+        'process/write': (params, peer, id) => {
+          writes.push(params);
+          peer.deliver({ id, result: { status } });
+        },
+      }),
+    );
+    const { process } = await backend.start({ processId: 'p', argv: ['cat'], cwd: '/tmp' });
+    const refused = await process.write(new Uint8Array(SAFE_CHUNK_BYTES + 1)).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(StdinClosedError);
+    expect(refused).toMatchObject({ code: 'STDIN_CLOSED', processId: 'p', status, message: `process p did not take the write: the executor answered ${status}` });
+    expect(writes.length).toBe(1);
     client.close();
   });
 

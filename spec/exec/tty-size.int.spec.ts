@@ -54,7 +54,7 @@ describe('a sized tty (real executor)', () => {
     const recorded = (await firstValueFrom(starts.seen$.pipe(filter((s) => s.kind === 'wrapper')))).params.argv[4] ?? '';
     expect(recorded).toMatch(/^\/tmp\/exec-rx-tty-[0-9a-f-]{36}$/);
     expect(existsSync(recorded)).toBe(true);
-    await process.signal('interrupt');
+    await process.interrupt();
     expect(await firstValueFrom(process.exitCode$)).toBe(0);
     // idle() waits for the helper removing the recorded path, started when the command ended.
     await backend.idle();
@@ -81,7 +81,7 @@ describe('a sized tty (real executor)', () => {
     expect(starts.peakResizers()).toBe(1);
     expect(helpers).toBeGreaterThanOrEqual(2);
     expect(helpers).toBeLessThan(50);
-    await process.signal('interrupt');
+    await process.interrupt();
     expect(await firstValueFrom(process.exitCode$)).toBe(0);
     probe.process.release();
     process.release();

@@ -33,7 +33,7 @@ describe('the tty sizing wrapper (real executor)', () => {
     const process: ExecProcess = started.process;
     if (interrupt) {
       await waitForText(process, 'ready');
-      await process.signal('interrupt');
+      await process.interrupt();
     }
     const { pty, exitCode } = await process.collect();
     process.release();

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { HostStopStep } from '../../src/host';
+import { startHostServer } from '../../src/host/host-server';
 import { paths } from './api/api-client';
 import { startApiHost, startProcess } from './api/api-host';
 import { within } from './api/sse-reader';
@@ -37,5 +38,16 @@ describe('HostServer.close (graceful stop)', () => {
     expect(setup.log).toContain('stopping: 2 event stream(s) ended with the come-back event');
     // The executor keeps its session and its process (it re-dials a host that is gone).
     expect(existsSync(`/proc/${pid}`)).toBe(true);
+  });
+
+  it('closes at the end of an `await using` block, as close() does', async () => {
+    let url = '';
+    {
+      await using host = await startHostServer({ credentials: new Map([['AKIDUSING', 'using-secret-do-not-print']]) });
+      url = host.url;
+      expect((await fetch(`${url}/readyz`, { headers: { connection: 'close' } })).status).toBe(200);
+    }
+    // Stopped: nothing listens on its port any more.
+    await expect(fetch(`${url}/readyz`)).rejects.toThrow('fetch failed');
   });
 });

@@ -88,7 +88,7 @@ describe('listen mode against the real executor', () => {
   it('writes through cat with pipeStdin', async () => {
     const process = await run(['cat'], { pipeStdin: true });
     const firstLine = firstValueFrom(process.lines$('stdout'));
-    expect(await process.write('hello\n')).toBe('accepted');
+    await expect(process.write('hello\n')).resolves.toBeUndefined();
     expect(await firstLine).toBe('hello');
     expect(await process.terminate()).toBe(true);
     expect(await firstValueFrom(process.exitCode$)).toBe(137);
@@ -103,7 +103,7 @@ describe('listen mode against the real executor', () => {
 
   it('interrupts with exit code 130', async () => {
     const process = await run(['sleep', '30']);
-    await process.signal('interrupt');
+    await process.interrupt();
     expect(await firstValueFrom(process.exitCode$)).toBe(130);
   });
 

@@ -9,7 +9,7 @@ export { AuthenticationError, ConnectError, DecodeError, DialHeadersError, Frame
 export { AbortedError, NotFoundError, RequestTimeoutError, RpcError, SpawnError } from './call-errors';
 export type { ResumeFailure } from './environment-errors';
 export { ClosedError, EnvironmentFailedError, EnvironmentRecoveringError, ReplacementRejectedError, ResumeFailedError } from './environment-errors';
-export type { ResizeFailure } from './process-errors';
+export type { ResizeFailure, StdinRefusal } from './process-errors';
 export {
   CannotStartError,
   ConsumerOverflowError,
@@ -19,6 +19,7 @@ export {
   ProcessGapError,
   ReorderOverflowError,
   ResizeFailedError,
+  StdinClosedError,
 } from './process-errors';
 export type { HelperKind } from './setup-errors';
 export { ConfigError, ExecutorExitedError, ExecutorStartError, HelperFailedError } from './setup-errors';

@@ -108,3 +108,23 @@ export class ResizeFailedError extends ExecClientError {
     super(`cannot resize the terminal of process ${processId}: ${detail}`, options);
   }
 }
+
+/** What the executor answered a `process/write` that it did not take (its `WriteStatus` other than `accepted`). */
+export type StdinRefusal = 'stdinClosed' | 'unknownProcess' | 'starting';
+
+/**
+ * `ExecProcess.write` was refused: the process takes no input (`stdinClosed`: started without
+ * `pipeStdin` or a tty, or its input was ended), the executor no longer knows it (`unknownProcess`: it
+ * closed), or it is not running yet (`starting`). The same code as the operator API's 409 (`STDIN_CLOSED`),
+ * so a write refused in the library and one refused through `exec-rx/client` are told apart the same way.
+ * Nothing of the refused chunk was written; the chunks of the same write before it were.
+ */
+export class StdinClosedError extends ExecClientError {
+  readonly code = 'STDIN_CLOSED';
+  constructor(
+    /** The process written to. */ readonly processId: string,
+    /** What the executor answered. */ readonly status: StdinRefusal,
+  ) {
+    super(`process ${processId} did not take the write: the executor answered ${status}`);
+  }
+}

@@ -3,7 +3,7 @@ import { asyncScheduler, defer, firstValueFrom, forkJoin, lastValueFrom, of, rac
 import { filter, map, take, toArray } from 'rxjs/operators';
 import type { Readable } from 'node:stream';
 import type { ExecClientError } from '../errors';
-import { ExecClientError as BaseError, ProcessFailedError, ResizeFailedError } from '../errors';
+import { ExecClientError as BaseError, ProcessFailedError, ResizeFailedError, StdinClosedError } from '../errors';
 import type { AbortOptions } from '../rpc/abort';
 import { abortable, isAbortOf, whileNotAborted } from '../rpc/abort';
 import type { FlowHold } from '../rpc/connection-flow';
@@ -11,7 +11,7 @@ import type { ExecSession } from '../session/exec-session';
 import { isTerminal } from '../session/exec-session';
 import { toBytes } from '../wire/bytes';
 import { SAFE_CHUNK_BYTES } from '../wire/limits';
-import type { ReadResponse, WriteResponse } from '../wire/process';
+import type { ReadResponse } from '../wire/process';
 import type { OutputStream } from '../wire/process-event';
 import { toBoundedAsyncIterable } from './bounded-iterator';
 import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from './event-history';
@@ -280,8 +280,10 @@ export class ExecProcess implements OutputHistoryReader {
   /**
    * Writes bytes to stdin (requires `pipeStdin` or `tty`). Each logical write gets a fresh writeId; after a
    * reconnect it is sent again with the same writeId, which the executor deduplicates. Writes larger than
-   * a safe frame are split. Resolves with the executor's status (`accepted`, `unknownProcess`, `stdinClosed`,
-   * `starting`). Note: the 0.171.0 executor offers no way to close stdin.
+   * a safe frame are split. Resolves once the executor took every chunk; rejects with StdinClosedError
+   * (code `STDIN_CLOSED`, its `status` the executor's answer: `stdinClosed`, `unknownProcess` or
+   * `starting`) when it refused one (no later chunk is sent), or with the call's typed error. Note: the
+   * 0.171.0 executor offers no way to close stdin.
    *
    * `firstWriteId` (a host that persists its writes): the write's chunks go out as writeIds
    * `firstWriteId`, `firstWriteId + 1` ... (one per `SAFE_CHUNK_BYTES`, 4 MiB, of `bytes`) instead of the next ones, and
@@ -292,31 +294,30 @@ export class ExecProcess implements OutputHistoryReader {
    * undo what was sent: a chunk already sent stays written (or is written once the connection is back),
    * and its writeId stays used, so the next write goes on after it.
    */
-  async write(bytes: Uint8Array | string, firstWriteId?: number, options: AbortOptions = {}): Promise<WriteResponse['status']> {
+  async write(bytes: Uint8Array | string, firstWriteId?: number, options: AbortOptions = {}): Promise<void> {
     const signal = options.signal;
     if (signal?.aborted === true) throw signal.reason;
     const call = signal === undefined ? {} : { signal };
     const data = toBytes(bytes);
-    let status: WriteResponse['status'] = 'accepted';
     let next = firstWriteId ?? this.writeCounter + 1;
     for (let offset = 0; offset === 0 || offset < data.byteLength; offset += SAFE_CHUNK_BYTES) {
       const chunk = data.subarray(offset, offset + SAFE_CHUNK_BYTES);
       this.writeCounter = Math.max(this.writeCounter, next);
       const writeId = String(next);
       next += 1;
-      status = (await firstValueFrom(this.session.call('process/write', { processId: this.processId, chunk, writeId }, call))).status;
-      if (status !== 'accepted') return status;
+      const { status } = await firstValueFrom(this.session.call('process/write', { processId: this.processId, chunk, writeId }, call));
+      if (status !== 'accepted') throw new StdinClosedError(this.processId, status);
     }
-    return status;
   }
 
   /**
-   * Sends SIGINT (`interrupt`, the only signal 0.171.0 knows); exit code 130 follows. Resolves once the
-   * executor took it; rejects with the call's typed error. `options.signal`: an abort rejects with
-   * `signal.reason`; a signal already sent is still delivered.
+   * Interrupts the process (SIGINT: the wire's `process/signal` with `interrupt`, the only signal 0.171.0
+   * knows), as `HostClient.interrupt` and the operator API's `…/interrupt` do; exit code 130 follows.
+   * Resolves once the executor took it; rejects with the call's typed error. `options.signal`: an abort
+   * rejects with `signal.reason`; an interrupt already sent is still delivered.
    */
-  async signal(signal: 'interrupt' = 'interrupt', options: AbortOptions = {}): Promise<void> {
-    await firstValueFrom(this.session.call('process/signal', { processId: this.processId, signal }, options));
+  async interrupt(options: AbortOptions = {}): Promise<void> {
+    await firstValueFrom(this.session.call('process/signal', { processId: this.processId, signal: 'interrupt' }, options));
   }
 
   /**

@@ -80,8 +80,10 @@ export class FifoFeeder {
       this.inFlight += chunk.byteLength;
     }
     const frame = Buffer.concat([Buffer.from(`${chunk.byteLength}\n`), chunk]);
-    const status = await this.helper.write(frame, firstWriteId).catch(() => 'failed' as const);
-    return status === 'accepted';
+    return this.helper.write(frame, firstWriteId).then(
+      () => true,
+      () => false,
+    );
   }
 
   /**

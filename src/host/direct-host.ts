@@ -135,6 +135,7 @@ export class DirectHost {
   /** The running host; `stops` are the operator API's parts of its graceful stop (see `HostServer.close`). */
   serve(server: Server, url: string, instanceId: string, monitor: HostMonitor, stops: HostStops): HostServer {
     let closing: Promise<void> | undefined;
+    const close = (options?: HostCloseOptions): Promise<void> => (closing ??= this.close(server, stops, options));
     return {
       url,
       instanceId,
@@ -143,7 +144,8 @@ export class DirectHost {
       environment: (id) => this.table.get(id),
       joinCommand: (environmentId = '<environment-id>') => this.joinCommand(this.options.publicUrl ?? url, environmentId),
       dropSocket: (id) => this.table.dropSocket(id),
-      close: (options) => (closing ??= this.close(server, stops, options)),
+      close,
+      [Symbol.asyncDispose]: () => close(),
     };
   }
 

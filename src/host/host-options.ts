@@ -128,6 +128,8 @@ export interface HostServer {
    * call returns the same stop (the first call's options count).
    */
   close(options?: HostCloseOptions): Promise<void>;
+  /** `await using`: the same as {@link close} with its defaults. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /** The steps of {@link HostServer.close}, in order. */

@@ -34,7 +34,7 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
   const terminal = launched.tty ? rawTerminal(io.stdin) : undefined;
   const relay = sink === undefined ? undefined : relayStdin(io.stdin, sink);
   if (relay === undefined) io.stdin.destroy();
-  const signals = forwardSignals({ interrupt: () => process.signal('interrupt'), terminate: () => process.terminate() });
+  const signals = forwardSignals({ interrupt: () => process.interrupt(), terminate: () => process.terminate() });
   const sizing = launched.tty ? followTerminalSize(process, io, say) : undefined;
   const executorGone = firstValueFrom(target.executorExit$).then((message) => Promise.reject(new ExecutorExitedError(message)));
   executorGone.catch(() => undefined);

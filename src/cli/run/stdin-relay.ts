@@ -13,7 +13,10 @@ export function ptySink(process: ExecProcess): StdinSink {
   return {
     write: async (chunk) => {
       if (chunk.byteLength > 0) lastByte = chunk[chunk.byteLength - 1] ?? lastByte;
-      return (await process.write(chunk).catch(() => 'failed' as const)) === 'accepted';
+      return process.write(chunk).then(
+        () => true,
+        () => false,
+      );
     },
     end: async () => {
       const eof = lastByte === 0x0a || lastByte === 0x0d ? [CTRL_D] : [CTRL_D, CTRL_D];

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { ExecProcess } from '../../exec/exec-process';
 import { writeIdsFor } from '../../exec/exec-process';
+import { StdinClosedError } from '../../errors';
 import type { FifoFeeder } from '../../exec/fifo-feeder';
 import type { StdinRecord, StdinWriteRecord } from '../log/stdin-record';
 import { PERSISTED_WRITES } from '../log/stdin-record';
@@ -183,8 +184,12 @@ export class ProcessStdin {
       if (!(await this.target.feeder.write(bytes, firstWriteId, again))) throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer reads its input');
       return;
     }
-    const status = await this.process.write(bytes, firstWriteId);
-    if (status !== 'accepted') throw new ApiProblem(409, 'STDIN_CLOSED', `the executor answered ${status}`);
+    try {
+      await this.process.write(bytes, firstWriteId);
+    } catch (error: unknown) {
+      if (error instanceof StdinClosedError) throw new ApiProblem(409, 'STDIN_CLOSED', `the executor answered ${error.status}`);
+      throw error;
+    }
   }
 
   private async sendEnd(endWriteId: number): Promise<void> {
@@ -193,6 +198,8 @@ export class ProcessStdin {
       return;
     }
     const eof = this.lastByte === 0x0a || this.lastByte === 0x0d ? [CTRL_D] : [CTRL_D, CTRL_D];
-    if (this.process.state === 'running') await this.process.write(Uint8Array.from(eof), endWriteId);
+    if (this.process.state === 'running') await this.process.write(Uint8Array.from(eof), endWriteId).catch((error: unknown) => {
+      if (!(error instanceof StdinClosedError)) throw error;
+    });
   }
 }

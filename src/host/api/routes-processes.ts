@@ -213,7 +213,7 @@ export function processRoutes(context: ApiContext): Route[] {
       methods: {
         POST: async (route) => {
           await discardBody(route.req, context.maxBodyBytes);
-          await target(context, route.params).hosted.process.signal('interrupt');
+          await target(context, route.params).hosted.process.interrupt();
           json(202, { status: 'interrupted' })(route);
         },
       },
