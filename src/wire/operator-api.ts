@@ -74,6 +74,11 @@ export const ProcessResource = struct('ProcessResource', {
 /** One process as the API shows it. */
 export type ProcessResource = t.TypeOf<typeof ProcessResource>;
 
+/** `POST .../processes/{processId}/wait`'s answer: the exit code, and when the host saw the exit (ISO-8601; null when it does not know). */
+export const WaitResult = struct('WaitResult', { exitCode: Integer, exitedAt: t.union([t.string, t.null]) });
+/** The answer of a wait. */
+export type WaitResult = t.TypeOf<typeof WaitResult>;
+
 /** `POST .../processes/{processId}/terminate`'s answer: whether the process was running. */
 export const TerminateResult = struct('TerminateResult', { running: t.boolean });
 /** The answer of a terminate. */

@@ -21,6 +21,7 @@ import { environmentRoutes } from './routes-environments';
 import { processRoutes } from './routes-processes';
 import { operatorPublicRoutes } from './routes-public';
 import type { SseLimits } from './sse';
+import { ProcessWaits } from './process-waits';
 import { DEFAULT_SSE_LIMITS, SseHub } from './sse';
 
 /** Options of the operator API (all but the tokens have defaults). */
@@ -80,6 +81,7 @@ export class OperatorApi {
   /** Its rows: the landing page `/` and the OpenAPI document (public), then the API's routes (token). */
   readonly rows: readonly Route[];
   private readonly hub: SseHub;
+  private readonly waits: ProcessWaits;
 
   /**
    * `starts`: where keyed starts are recorded before they are sent (a host with a data dir); `fault`: a
@@ -89,11 +91,13 @@ export class OperatorApi {
     checkOperatorOptions(options);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
     this.hub = new SseHub(limits, hostInstance, scheduler);
+    this.waits = new ProcessWaits(scheduler);
     const context: ApiContext = {
       hostInstance,
       environments,
       processes: new HostedProcesses({ environments, ...(outputLogs === undefined ? {} : { outputLogs }), ...(starts === undefined ? {} : { starts }), ...(fault === undefined ? {} : { fault }) }),
       hub: this.hub,
+      waits: this.waits,
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,
       scheduler,
@@ -115,8 +119,12 @@ export class OperatorApi {
     return this.hub.size;
   }
 
-  /** Ends every event stream (the host is closing), with the come-back event when `retryMs` is given; returns how many. */
+  /**
+   * Ends every event stream (the host is closing), with the come-back event when `retryMs` is given, and
+   * answers every open `…/wait` 503 with `Retry-After`; returns how many event streams it ended.
+   */
   close(retryMs?: number): number {
+    this.waits.close(retryMs);
     return this.hub.close(retryMs);
   }
 }

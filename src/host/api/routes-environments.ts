@@ -78,7 +78,7 @@ export function environmentRoutes(context: ApiContext): Route[] {
       path: `${API_PREFIX}/host`,
       methods: {
         GET: ({ res }) => {
-          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments: context.environments.liveIds().length, eventStreams: context.hub.size });
+          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments: context.environments.liveIds().length, eventStreams: context.hub.size, waits: context.waits.size });
           return Promise.resolve();
         },
       },
