@@ -26,8 +26,13 @@ import { DEFAULT_RETRY_POLICY } from './retry';
 export interface HostClientOptions {
   /** The host's base url (`http://127.0.0.1:8080`). */
   readonly url: string;
-  /** An operator token, or a function giving the current one. */
-  readonly token: string | (() => string);
+  /**
+   * An operator token, or a function giving the current one (at once or as a promise). A function is
+   * called before each request and before each (re)connection of an event stream, so a refreshed token
+   * is used from the next attempt on. A function that throws (or rejects) fails the call, or ends the
+   * stream, with that error as it is, and nothing is retried. The token is never logged.
+   */
+  readonly token: string | (() => string | Promise<string>);
   /** The fetch to use. @default globalThis.fetch */
   readonly fetch?: typeof fetch;
   /** Backoff, jitter and how long the host may stay unreachable. @default DEFAULT_RETRY_POLICY (200 ms doubling to 5 s, jitter 0.5, 90 s) */
@@ -43,7 +48,11 @@ export interface HostClientOptions {
 
 /** Per-call options: an AbortSignal. */
 export interface CallOptions {
-  /** Aborting stops waiting and retrying (AbortedError); what the host already did stays done. */
+  /**
+   * Aborting stops waiting and retrying: the call rejects with `signal.reason`, as Node's own APIs do
+   * (`controller.abort()` gives a DOMException named `AbortError`; `controller.abort(x)` gives `x`). What
+   * the host already did stays done.
+   */
   readonly signal?: AbortSignal;
 }
 
@@ -87,7 +96,7 @@ export class HostClient {
 
   /**
    * Starts a process. One Idempotency-Key per call (given or made), so the call's own retries never
-   * start it twice. Resolves with the process; rejects with HostApiError (`SPAWN_FAILED`, …) or AbortedError.
+   * start it twice. Resolves with the process; rejects with HostApiError (`SPAWN_FAILED`, …) or `signal.reason` when aborted.
    */
   async start(environmentId: string, request: StartRequest, options: StartOptions = {}): Promise<ProcessResource> {
     const answer = await send(this.connection, {
@@ -125,7 +134,7 @@ export class HostClient {
    * reads no more of the HTTP body, so TCP holds the host back instead of this side's memory. Resumption
    * after a dropped connection is by seq as for `events$`, however far behind the consumer is. It closes
    * after `closed` (or, with `follow: false`, once what the host holds was delivered) and errors with
-   * HostApiError as `events$` does, each after every event before it was read; AbortedError when
+   * HostApiError as `events$` does, each after every event before it was read; `signal.reason` when
    * `options.signal` aborts. Cold: the request starts when the stream is made; cancelling it aborts the
    * request and every wait. Throws RangeError for a `highWaterMark` that is not a whole number ≥ 0.
    */

@@ -135,7 +135,7 @@ export type HostProcessEvent = HostOutputEvent | HostExitedEvent | HostClosedEve
 
 /** Options of `HostClient.start`. */
 export interface StartOptions {
-  /** Aborting stops waiting (and retrying); the start may still have happened. */
+  /** Aborting stops waiting (and retrying): the call rejects with `signal.reason`; the start may still have happened. */
   readonly signal?: AbortSignal;
   /** The Idempotency-Key; retries of this call reuse it. @default a fresh random UUID per call */
   readonly idempotencyKey?: string;
