@@ -101,13 +101,14 @@ function highWaterMarkOf(options: PulledEventsOptions): number {
  * `closed` (or, with `follow: false`, once what the host holds was delivered) or errors as `events$`
  * does, in both cases after every event before it was read; it errors with `signal.reason` at once when
  * `options.signal` aborts. Cold: the request starts when the stream is made; cancelling it aborts the
- * request and every wait.
+ * request and every wait. `onEnd` is told once the stream ended, however (it may be told twice).
  */
-export function pulledEvents(connection: HostConnection, environmentId: string, processId: string, options: PulledEventsOptions = {}): ReadableStream<HostProcessEvent> {
+export function pulledEvents(connection: HostConnection, environmentId: string, processId: string, options: PulledEventsOptions = {}, onEnd: () => void = () => undefined): ReadableStream<HostProcessEvent> {
   const abort = new AbortController();
   const { signal } = options;
   let controller: ReadableStreamDefaultController<HostProcessEvent> | undefined;
   const quit = (): void => {
+    onEnd();
     signal?.removeEventListener('abort', onAbort);
     abort.abort();
     queue.wake();
@@ -118,6 +119,7 @@ export function pulledEvents(connection: HostConnection, environmentId: string, 
   };
   const queue = new EventQueue(highWaterMarkOf(options), (item) => {
     if ('type' in item) return controller?.enqueue(item);
+    onEnd();
     signal?.removeEventListener('abort', onAbort);
     if (item.kind === 'error') controller?.error(item.error);
     else controller?.close();

@@ -4,8 +4,8 @@
  * start returns the process the first one started.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { Observable } from 'rxjs';
-import { lastValueFrom } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
+import { asyncScheduler, lastValueFrom } from 'rxjs';
 import type { Environment } from '../../environment/environment';
 import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
@@ -78,6 +78,15 @@ export interface HostedProcessesOptions {
   readonly starts?: StartRecords;
   /** A test-only fault point where a keyed start crashes the host (see `../fault-points`). */
   readonly fault?: StartFaultPoint;
+  /** The clock of the processes' start and exit times. @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** When a process the API started started and exited, ms since the epoch (on the host's clock). */
+export interface ProcessTimes {
+  readonly startedAt: number;
+  /** When the host saw its exit; null while it runs. */
+  readonly exitedAt: number | null;
 }
 
 /** The environment a process inherits: the executor's core set (PATH, HOME ...), the request's on top. */
@@ -90,6 +99,7 @@ const CORE_ENV: NonNullable<StartParams['envPolicy']> = { inherit: 'core', ignor
 export class HostedProcesses {
   private readonly extras = new Map<string, HostedProcess>();
   private readonly starts = new Map<string, RememberedStart>();
+  private readonly times = new Map<string, ProcessTimes>();
 
   constructor(private readonly options: HostedProcessesOptions = {}) {}
 
@@ -144,6 +154,11 @@ export class HostedProcesses {
     if (idempotency === undefined || environments === undefined) return;
     if (this.options.starts?.get(startDigestOf(idempotency.tokenId, environmentId, idempotency.key)) === undefined) return;
     await lastValueFrom(environments.takeBackSettled(environmentId), { defaultValue: undefined });
+  }
+
+  /** When a process this API started (and still lists) started and exited; undefined for others (see the output log's meta). */
+  timesOf(processId: string): ProcessTimes | undefined {
+    return this.times.get(processId);
   }
 
   /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
@@ -231,6 +246,7 @@ export class HostedProcesses {
     }
     // Its extras go with the process when it leaves the list (released once ended, or evicted).
     const { process, feeder, ttyPathFile } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
+    this.recordTimes(process);
     if (persist !== undefined) {
       // Its metadata was on the disk before the start was sent (`OutputHistory.ready`): a restarted host
       // takes the process back, and the retry finds it there.
@@ -278,8 +294,22 @@ export class HostedProcesses {
     if (this.options.fault === point) crashNow();
   }
 
+  /** Notes when `process` started (now) and, once it has an exit code, when it exited; forgotten with its extras. */
+  private recordTimes(process: ExecProcess): void {
+    const now = (): number => (this.options.scheduler ?? asyncScheduler).now();
+    const { processId } = process;
+    this.times.set(processId, { startedAt: now(), exitedAt: null });
+    const subscription = process.state$.subscribe(() => {
+      const times = this.times.get(processId);
+      if (times === undefined || times.exitedAt !== null || process.exitCode === undefined) return;
+      this.times.set(processId, { ...times, exitedAt: now() });
+    });
+    if (process.exitCode !== undefined) subscription.unsubscribe();
+  }
+
   /** Drops what the API kept of a process, stopping its FIFO helper if still running. */
   private forget(processId: string): void {
+    this.times.delete(processId);
     const extra = this.extras.get(processId);
     if (extra === undefined) return;
     this.extras.delete(processId);

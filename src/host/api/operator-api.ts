@@ -95,7 +95,7 @@ export class OperatorApi {
     const context: ApiContext = {
       hostInstance,
       environments,
-      processes: new HostedProcesses({ environments, ...(outputLogs === undefined ? {} : { outputLogs }), ...(starts === undefined ? {} : { starts }), ...(fault === undefined ? {} : { fault }) }),
+      processes: new HostedProcesses({ environments, scheduler, ...(outputLogs === undefined ? {} : { outputLogs }), ...(starts === undefined ? {} : { starts }), ...(fault === undefined ? {} : { fault }) }),
       hub: this.hub,
       waits: this.waits,
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,

@@ -175,7 +175,7 @@ async function answerWait(context: ApiContext, res: ServerResponse, params: Read
     sendApiJson(res, context.hostInstance, 200, storedWaitAnswer(stored, isoOf(context.outputLogs?.meta(key)?.exitedAt)));
     return;
   }
-  context.waits.waitFor(res, context.hostInstance, found.hosted.process, () => context.outputLogs?.meta(key)?.exitedAt);
+  context.waits.waitFor(res, context.hostInstance, found.hosted.process, () => context.outputLogs?.meta(key)?.exitedAt ?? context.processes.timesOf(processId)?.exitedAt);
 }
 
 /** The routes under `/api/v1/environments/{environmentId}/processes`. */
