@@ -89,6 +89,8 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
   const offline = new OfflineBound(connection.policy, what, connection.scheduler);
   const now = (): number => connection.scheduler.now();
   for (;;) {
+    // An aborted call sends nothing more.
+    if (isAborted(request.signal)) throw abortReason(request.signal);
     let response: Response | undefined;
     let cause: unknown;
     try {
@@ -96,7 +98,7 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
       const options = await init(connection, request);
       response = await connection.fetch(`${connection.baseUrl}${request.path}`, options);
     } catch (error: unknown) {
-      if (request.signal?.aborted === true) throw abortReason(request.signal);
+      if (isAborted(request.signal)) throw abortReason(request.signal);
       if (error instanceof TokenError) throw error.cause;
       cause = error;
     }
@@ -122,6 +124,9 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
     failures += 1;
   }
 }
+
+/** Whether `signal` is aborted (a function: the flag changes under our feet, which narrowing does not know). */
+const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
 /** A 2xx answer's text; `{ failure }` when the connection dropped while it was read; `signal.reason` when `signal` aborted. */
 async function readText(response: Response, signal: AbortSignal | undefined): Promise<string | { readonly failure: unknown }> {
