@@ -37,6 +37,7 @@ describe('HostClient.run and HostClient.wait', () => {
     expect(result).toMatchObject({ exitCode: 3, stdout: 'hello', stderr: 'oops', pty: '', truncated: false });
     expect(Buffer.from(result.bytes.stdout).toString('utf8')).toBe('hello');
     expect(Number.isNaN(Date.parse(result.exitedAt ?? ''))).toBe(false);
+    expect(Date.parse(result.startedAt ?? '')).toBeLessThanOrEqual(Date.parse(result.exitedAt ?? ''));
   });
 
   it('run: past maxOutputBytes keeps the first bytes and says truncated; a character the bound cuts is left out', async () => {

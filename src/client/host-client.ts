@@ -295,6 +295,6 @@ function headersTimedOut(error: unknown): boolean {
 }
 
 /** The process's `startedAt`, when the host gives one. */
-const startedAtOf = (process: ProcessResource): string | null => ('startedAt' in process && typeof process.startedAt === 'string' ? process.startedAt : null);
+const startedAtOf = (process: ProcessResource): string | null => process.startedAt ?? null;
 
 const processPath = (environmentId: string, processId: string): string => `${API_PREFIX}/environments/${segment(environmentId)}/processes/${segment(processId)}`;

@@ -41,6 +41,10 @@ export interface ProcessResource {
   readonly exitCode: number | null;
   /** Why it failed, once `failed`. */
   readonly error: ApiErrorInfo | null;
+  /** When it started (ISO-8601); null when the host does not know; absent from a host older than this field. */
+  readonly startedAt?: string | null;
+  /** When the host saw it exit (ISO-8601); null while it runs or when the host does not know; absent from a host older than this field. */
+  readonly exitedAt?: string | null;
 }
 
 /** One environment (executor) as the host shows it: its current generation. */

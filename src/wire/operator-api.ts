@@ -70,7 +70,14 @@ export const ProcessResource = struct('ProcessResource', {
   state: t.keyof({ running: null, exited: null, closed: null, failed: null, unknown: null, lost: null }),
   exitCode: t.union([Integer, t.null]),
   error: t.union([ApiError, t.null]),
-});
+},
+  {
+    /** When it started (ISO-8601); null when the host does not know. Absent from hosts older than these fields. */
+    startedAt: t.union([t.string, t.null]),
+    /** When the host saw it exit (ISO-8601); null while it runs, or when the host does not know. */
+    exitedAt: t.union([t.string, t.null]),
+  },
+);
 /** One process as the API shows it. */
 export type ProcessResource = t.TypeOf<typeof ProcessResource>;
 

@@ -49,7 +49,14 @@ describe('operator API: wait', () => {
   it('answers at once for a process that has exited', async () => {
     const process = await startProcess(setup.api, ENV, { argv: ['sh', '-c', 'exit 7'] });
     await finished(setup.api, ENV, process.id);
-    expect(expectStatus(await setup.api.post(waitPath(process.id)), 200)).toMatchObject({ exitCode: 7 });
+    const exit = expectStatus(await setup.api.post(waitPath(process.id)), 200) as { exitCode: number; exitedAt: string };
+    expect(exit.exitCode).toBe(7);
+    // The process resource carries the same times, in its list and alone.
+    const listed = (expectStatus(await setup.api.get(paths.processes(ENV)), 200) as { processes: { id: string; startedAt: string; exitedAt: string }[] }).processes.find((p) => p.id === process.id);
+    expect(listed?.exitedAt).toBe(exit.exitedAt);
+    expect(Date.parse(listed?.startedAt ?? '')).toBeLessThanOrEqual(Date.parse(exit.exitedAt));
+    expect(expectStatus(await setup.api.get(paths.process(ENV, process.id)), 200)).toMatchObject({ startedAt: listed?.startedAt, exitedAt: exit.exitedAt });
+    expect(process.startedAt).toBe(listed?.startedAt);
   });
 
   it('answers 404 for no such process', async () => {

@@ -22,6 +22,7 @@ import { startDigestOf } from '../state/start-records';
 import { ApiProblem } from './problem';
 import type { StdinPersistence, StdinTarget } from './process-stdin';
 import { ProcessStdin } from './process-stdin';
+import { isoOf } from './process-waits';
 
 /** How many `Idempotency-Key`s the host remembers (all tokens together). */
 export const REMEMBERED_STARTS = 4096;
@@ -68,7 +69,7 @@ interface RememberedStart {
 /** Where the stdin of the API's processes and its keyed starts are kept across a host restart (a host with a data dir). */
 export interface HostedProcessesOptions {
   /** Where each process's stdin record goes (`stdin.json` next to its output log), and whose metadata a recorded start waits for. */
-  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'>;
+  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'> & Partial<Pick<OutputLogStore, 'meta'>>;
   /**
    * The processes a restarted host took back, with their stdin (the API writes it again), whether an
    * environment is still awaited, and when its executor's session is on the disk (a start waits for it).
@@ -161,6 +162,13 @@ export class HostedProcesses {
     return this.times.get(processId);
   }
 
+  /** Its times: the output log's (a host with a data dir: they survive a restart), else the ones noted at its start here. */
+  private timesFor(environmentId: string, processId: string): { readonly startedAt: number | null; readonly exitedAt: number | null } {
+    const meta = this.options.outputLogs?.meta?.({ environmentId, processId });
+    const noted = this.times.get(processId);
+    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? null, exitedAt: meta?.exitedAt ?? noted?.exitedAt ?? null };
+  }
+
   /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
   get(environmentId: string, environment: Environment, processId: string): HostedProcess | undefined {
     const process = environment.getProcess(processId);
@@ -176,7 +184,7 @@ export class HostedProcesses {
   /** A listed process as the API shows it. */
   resource(environmentId: string, summary: ProcessSummary): ProcessResource {
     const pipeStdin = this.extras.get(summary.processId)?.pipeStdin ?? this.options.environments?.takenBackStdin(environmentId, summary.processId)?.record.target === 'fifo';
-    return toResource(environmentId, summary, pipeStdin);
+    return toResource(environmentId, summary, pipeStdin, this.timesFor(environmentId, summary.processId));
   }
 
   /**
@@ -186,7 +194,7 @@ export class HostedProcesses {
   startedResource(environment: Environment, { hosted, argv, tty }: HostedStart): ProcessResource {
     const { environmentId, process } = hosted;
     if (environment.getProcess(process.processId) !== process) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${process.processId} in environment ${environmentId}`);
-    return toResource(environmentId, { processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure }, hosted.pipeStdin);
+    return toResource(environmentId, { processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure }, hosted.pipeStdin, this.timesFor(environmentId, process.processId));
   }
 
   /**
@@ -318,7 +326,7 @@ export class HostedProcesses {
 }
 
 /** A process as the API shows it. */
-const toResource = (environmentId: string, summary: ProcessSummary, pipeStdin: boolean): ProcessResource => ({
+const toResource = (environmentId: string, summary: ProcessSummary, pipeStdin: boolean, times: { readonly startedAt: number | null; readonly exitedAt: number | null }): ProcessResource => ({
   id: summary.processId,
   environmentId,
   argv: [...summary.argv],
@@ -327,6 +335,8 @@ const toResource = (environmentId: string, summary: ProcessSummary, pipeStdin: b
   state: summary.state,
   exitCode: summary.exitCode ?? null,
   error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
+  startedAt: isoOf(times.startedAt),
+  exitedAt: isoOf(times.exitedAt),
 });
 
 const scopeOf = (tokenId: string, environmentId: string, key: string): string => `${tokenId}\u0000${environmentId}\u0000${key}`;

@@ -218,6 +218,8 @@ export const OPENAPI_DOCUMENT: Json = {
         },
         exitCode: { type: ['integer', 'null'] },
         error: { oneOf: [ref('ApiError'), { type: 'null' }] },
+        startedAt: { type: ['string', 'null'], description: 'When it started (ISO-8601); null when the host does not know (a process it took back and keeps no output log of).' },
+        exitedAt: { type: ['string', 'null'], description: 'When the host saw it exit (ISO-8601); null while it runs, or when the host does not know.' },
       }),
       ProcessList: obj({ processes: { type: 'array', items: ref('ProcessResource') } }),
       Overview: obj({
