@@ -81,7 +81,7 @@ describe('HostClient.environments$ and processes$', () => {
     await direct.write(setup.environmentId, cat.id, 'hello through the client\n');
     await direct.endStdin(setup.environmentId, cat.id);
     await processes.when((v) => stateOf(v.at(-1), cat.id) === 'closed', 'the process closed');
-    expect(processes.last).toEqual([{ ...cat, state: 'closed', exitCode: 0 }]);
+    expect(processes.last).toEqual([{ ...cat, state: 'closed', exitCode: 0, exitedAt: expect.stringMatching(/^\d{4}-/) as unknown }]);
     // Every list it went through, in order, each different from the one before.
     const states = processes.values.map((list) => stateOf(list, cat.id) ?? 'none');
     expect(states[0]).toBe('none');
@@ -117,7 +117,7 @@ describe('HostClient.environments$ and processes$', () => {
 
     const exiter = await hostClient(setup.host.url).start(setup.environmentId, { argv: ['/bin/sh', '-c', 'exit 3'], cwd: '/tmp', env: PATH_ENV });
     await processes.when((v) => stateOf(v.at(-1), exiter.id) === 'closed', 'the new process closed, seen after the reconnect');
-    expect(processes.last?.find((p) => p.id === exiter.id)).toEqual({ ...exiter, state: 'closed', exitCode: 3 });
+    expect(processes.last?.find((p) => p.id === exiter.id)).toEqual({ ...exiter, state: 'closed', exitCode: 3, exitedAt: expect.stringMatching(/^\d{4}-/) as unknown });
     expect(environments.error).toBeUndefined();
     expect(processes.error).toBeUndefined();
     for (const request of proxy.log) expect({ path: request.path, reused: request.bytesAfterRequest }).toEqual({ path: request.path, reused: 0 });

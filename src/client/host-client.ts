@@ -9,25 +9,34 @@ import { distinctUntilChanged, map } from 'rxjs/operators';
 import { HostApiError } from './host-api-error';
 import * as E from 'fp-ts/lib/Either';
 import { decodeWith } from '../wire/decode';
-import { API_PREFIX, ProcessResource as ProcessResourceCodec, TerminateResult } from '../wire/operator-api';
+import { API_PREFIX, ProcessResource as ProcessResourceCodec, TerminateResult, WaitResult as WaitResultCodec } from '../wire/operator-api';
 import { encodeBase64 } from './base64';
 import type { ApiAnswer, HostConnection } from './host-connection';
 import { send } from './host-connection';
-import type { EnvironmentOverview, HostProcessEvent, ProcessResource, StartOptions, StartRequest, TerminalSize } from './host-types';
+import type { EnvironmentOverview, HostProcessEvent, ProcessResource, RunOptions, RunResult, StartOptions, StartRequest, TerminalSize, WaitResult } from './host-types';
 import { overview } from './overview-stream';
 import type { ProcessEventsOptions } from './process-event-stream';
 import { processEvents } from './process-event-stream';
 import type { PulledEventsOptions } from './pulled-events';
 import { iterate, pulledEvents } from './pulled-events';
 import type { RetryPolicy } from './retry';
-import { DEFAULT_RETRY_POLICY } from './retry';
+import { abortReason, DEFAULT_RETRY_POLICY } from './retry';
+import { RunCollector } from './run-process';
+import { ClientLifetime } from './client-lifetime';
+import type { SnapshotIteratorOptions } from './snapshot-iterator';
+import { snapshotIterator } from './snapshot-iterator';
 
 /** Options of a {@link HostClient}. */
 export interface HostClientOptions {
   /** The host's base url (`http://127.0.0.1:8080`). */
   readonly url: string;
-  /** An operator token, or a function giving the current one. */
-  readonly token: string | (() => string);
+  /**
+   * An operator token, or a function giving the current one (at once or as a promise). A function is
+   * called before each request and before each (re)connection of an event stream, so a refreshed token
+   * is used from the next attempt on. A function that throws (or rejects) fails the call, or ends the
+   * stream, with that error as it is, and nothing is retried. The token is never logged.
+   */
+  readonly token: string | (() => string | Promise<string>);
   /** The fetch to use. @default globalThis.fetch */
   readonly fetch?: typeof fetch;
   /** Backoff, jitter and how long the host may stay unreachable. @default DEFAULT_RETRY_POLICY (200 ms doubling to 5 s, jitter 0.5, 90 s) */
@@ -43,18 +52,24 @@ export interface HostClientOptions {
 
 /** Per-call options: an AbortSignal. */
 export interface CallOptions {
-  /** Aborting stops waiting and retrying (AbortedError); what the host already did stays done. */
+  /**
+   * Aborting stops waiting and retrying: the call rejects with `signal.reason`, as Node's own APIs do
+   * (`controller.abort()` gives a DOMException named `AbortError`; `controller.abort(x)` gives `x`). What
+   * the host already did stays done.
+   */
   readonly signal?: AbortSignal;
 }
 
 const segment = encodeURIComponent;
 const decodeProcess = decodeWith(ProcessResourceCodec);
 const decodeTerminate = decodeWith(TerminateResult);
+const decodeWait = decodeWith(WaitResultCodec);
 const newId = (): string => globalThis.crypto.randomUUID();
 
 /** A client of one host's operator API. Holds no connection between calls; every stream is cold. */
-export class HostClient {
+export class HostClient implements AsyncDisposable {
   private readonly connection: HostConnection;
+  private readonly lifetime = new ClientLifetime();
 
   constructor(options: HostClientOptions) {
     const token = options.token;
@@ -74,7 +89,24 @@ export class HostClient {
    * Unsubscribing closes the stream.
    */
   environments$(): Observable<readonly EnvironmentOverview[]> {
-    return overview(this.connection);
+    return this.lifetime.observe(overview(this.connection));
+  }
+
+  /**
+   * {@link environments$} as an async iterator: `for await (const list of client.environments()) …`.
+   * At most `bufferSize` (16) snapshots wait unread; past it the oldest waiting one is dropped (each is
+   * the whole state: a slow loop skips intermediate states, never the latest). The stream opens at the
+   * first `next()`; a `break` (or `return()`, or aborting `signal`) closes it. Errors reject the `next()`
+   * that reaches them (HostApiError as for `environments$`; `signal.reason`; ClosedError once the client
+   * is disposed). Throws RangeError for a `bufferSize` that is not a whole number ≥ 1.
+   */
+  environments(options: SnapshotIteratorOptions = {}): AsyncIterableIterator<readonly EnvironmentOverview[]> {
+    return snapshotIterator(this.environments$(), options);
+  }
+
+  /** {@link processes$} as an async iterator, buffered, ended and erroring as {@link environments}. */
+  processes(environmentId: string, options: SnapshotIteratorOptions = {}): AsyncIterableIterator<readonly ProcessResource[]> {
+    return snapshotIterator(this.processes$(environmentId), options);
   }
 
   /** One environment's processes, from the overview stream, on each change; completes and errors as {@link environments$}. */
@@ -87,17 +119,18 @@ export class HostClient {
 
   /**
    * Starts a process. One Idempotency-Key per call (given or made), so the call's own retries never
-   * start it twice. Resolves with the process; rejects with HostApiError (`SPAWN_FAILED`, …) or AbortedError.
+   * start it twice. Resolves with the process; rejects with HostApiError (`SPAWN_FAILED`, …) or `signal.reason` when aborted.
    */
   async start(environmentId: string, request: StartRequest, options: StartOptions = {}): Promise<ProcessResource> {
-    const answer = await send(this.connection, {
+    const key = options.idempotencyKey ?? newId();
+    const answer = await this.lifetime.call(options.signal, (signal) => send(this.connection, {
       method: 'POST',
       path: `${API_PREFIX}/environments/${segment(environmentId)}/processes`,
       body: request,
-      headers: { 'idempotency-key': options.idempotencyKey ?? newId() },
-      signal: options.signal,
+      headers: { 'idempotency-key': key },
+      signal,
       retry: 'idempotent',
-    });
+    }));
     const resource = decodeProcess(answer.body);
     if (E.isLeft(resource)) throw new HostApiError('DECODE_FAILED', `start: the host answered something else than a process: ${resource.left.message}`, answer.status, answer.hostInstance);
     return resource.right;
@@ -116,7 +149,7 @@ export class HostClient {
    * {@link events} or {@link eventStream}.
    */
   events$(environmentId: string, processId: string, options: ProcessEventsOptions = {}): Observable<HostProcessEvent> {
-    return processEvents(this.connection, environmentId, processId, options);
+    return this.lifetime.observe(processEvents(this.connection, environmentId, processId, options));
   }
 
   /**
@@ -125,12 +158,13 @@ export class HostClient {
    * reads no more of the HTTP body, so TCP holds the host back instead of this side's memory. Resumption
    * after a dropped connection is by seq as for `events$`, however far behind the consumer is. It closes
    * after `closed` (or, with `follow: false`, once what the host holds was delivered) and errors with
-   * HostApiError as `events$` does, each after every event before it was read; AbortedError when
+   * HostApiError as `events$` does, each after every event before it was read; `signal.reason` when
    * `options.signal` aborts. Cold: the request starts when the stream is made; cancelling it aborts the
    * request and every wait. Throws RangeError for a `highWaterMark` that is not a whole number ≥ 0.
    */
   eventStream(environmentId: string, processId: string, options: PulledEventsOptions = {}): ReadableStream<HostProcessEvent> {
-    return pulledEvents(this.connection, environmentId, processId, options);
+    const tracked = this.lifetime.track(options.signal);
+    return pulledEvents(this.connection, environmentId, processId, { ...options, signal: tracked.signal }, tracked.release);
   }
 
   /**
@@ -140,6 +174,56 @@ export class HostClient {
    */
   events(environmentId: string, processId: string, options: PulledEventsOptions = {}): AsyncIterableIterator<HostProcessEvent> {
     return iterate(this.eventStream(environmentId, processId, options));
+  }
+
+  /**
+   * Waits until the process has exited (the host's `POST …/wait`, like Docker's container wait).
+   * Resolves with its exit code and when the host saw the exit; at once for one that has exited. Rides
+   * through dropped connections and a host restart (the host's stop answers 503 and the call comes back,
+   * as every call does, within `maxOfflineMs` of the host being unreachable). Rejects with HostApiError:
+   * `PROCESS_NOT_FOUND` (no such process, or released), `PROCESS_GONE` (of before a host restart, lost or
+   * its end unknown), the failure's code (409) for a process that failed instead of exiting,
+   * `HOST_UNREACHABLE`; or with `signal.reason` when aborted (the process is not affected).
+   */
+  async wait(environmentId: string, processId: string, options: CallOptions = {}): Promise<WaitResult> {
+    for (;;) {
+      let answer: ApiAnswer;
+      try {
+        answer = await this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'POST', path: `${processPath(environmentId, processId)}/wait`, signal, retry: 'idempotent' }));
+      } catch (error: unknown) {
+        // A wait longer than fetch waits for an answer's headers (undici: 300 s) is asked again.
+        if (headersTimedOut(error)) continue;
+        throw error;
+      }
+      const result = decodeWait(answer.body);
+      if (E.isLeft(result)) throw new HostApiError('DECODE_FAILED', `wait: the host answered something else than an exit: ${result.left.message}`, answer.status, answer.hostInstance);
+      return result.right;
+    }
+  }
+
+  /**
+   * Runs a command to its end: starts it (with an Idempotency-Key, so a retried start never makes two
+   * processes), reads its events with backpressure (as {@link events}), keeping at most
+   * `maxOutputBytes` of each stream (the first bytes; `truncated` says some are missing), and resolves
+   * once it closed with its exit code, its output as UTF-8 strings and raw bytes, and its times.
+   * Rejects as {@link start} and {@link events} do (HostApiError: `SPAWN_FAILED`, `PROCESS_GONE`,
+   * `HOST_UNREACHABLE` …). Aborting `signal` rejects with `signal.reason` and stops reading; the process
+   * keeps running unless `terminateOnAbort` is set (then it is terminated, best effort). The process
+   * stays listed on the host: {@link release} it when its record is not wanted.
+   */
+  async run(environmentId: string, request: StartRequest, options: RunOptions = {}): Promise<RunResult> {
+    const collector = new RunCollector(options.maxOutputBytes);
+    const { signal } = options;
+    const process = await this.start(environmentId, request, { ...(signal === undefined ? {} : { signal }), ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }) });
+    try {
+      for await (const event of this.events(environmentId, process.id, signal === undefined ? {} : { signal })) collector.add(event);
+      // It closed: the host's wait answers at once, with when it exited.
+      const exit = await this.wait(environmentId, process.id, signal === undefined ? {} : { signal });
+      return collector.result(process.id, collector.exited ?? exit.exitCode, startedAtOf(process), exit.exitedAt);
+    } catch (error: unknown) {
+      if (signal?.aborted === true && options.terminateOnAbort === true) await this.terminate(environmentId, process.id).catch(() => undefined);
+      throw signal?.aborted === true ? abortReason(signal) : error;
+    }
   }
 
   /** Writes to stdin, once per `writeId` (made per call when not given; retries reuse it). Resolves once the executor accepted the bytes. */
@@ -174,15 +258,43 @@ export class HostClient {
   /** Releases a closed process (its history and its place in the list); a process already gone counts as released. */
   async release(environmentId: string, processId: string, options: CallOptions = {}): Promise<void> {
     try {
-      await send(this.connection, { method: 'DELETE', path: processPath(environmentId, processId), signal: options.signal, retry: 'idempotent' });
+      await this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'DELETE', path: processPath(environmentId, processId), signal, retry: 'idempotent' }));
     } catch (error: unknown) {
       if (!(error instanceof HostApiError && error.code === 'PROCESS_NOT_FOUND')) throw error;
     }
   }
 
   private post(environmentId: string, processId: string, action: string, body: unknown, options: CallOptions, retry: 'idempotent' | 'unsafe'): Promise<ApiAnswer> {
-    return send(this.connection, { method: 'POST', path: `${processPath(environmentId, processId)}/${action}`, body, signal: options.signal, retry });
+    return this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'POST', path: `${processPath(environmentId, processId)}/${action}`, body, signal, retry }));
+  }
+
+  /**
+   * Closes every open stream of this client (Observables error, iterators and event streams reject their
+   * waiting read) and aborts its pending calls: each rejects with ClosedError (code `CLOSED`). Calls and
+   * streams asked for afterwards fail at once the same way. What the host already did stays done (a
+   * process started keeps running). Idempotent.
+   */
+  dispose(): void {
+    this.lifetime.dispose();
+  }
+
+  /** {@link dispose} for `await using client = new HostClient(…)`: resolves once everything was told to end. */
+  [Symbol.asyncDispose](): Promise<void> {
+    this.dispose();
+    return Promise.resolve();
   }
 }
+
+/** Whether `error` is fetch giving up on an answer's headers (a long wait, not a host that is gone). */
+function headersTimedOut(error: unknown): boolean {
+  for (let cause: unknown = error, depth = 0; typeof cause === 'object' && cause !== null && depth < 4; depth += 1) {
+    if ('code' in cause && cause.code === 'UND_ERR_HEADERS_TIMEOUT') return true;
+    cause = 'cause' in cause ? cause.cause : undefined;
+  }
+  return false;
+}
+
+/** The process's `startedAt`, when the host gives one. */
+const startedAtOf = (process: ProcessResource): string | null => process.startedAt ?? null;
 
 const processPath = (environmentId: string, processId: string): string => `${API_PREFIX}/environments/${segment(environmentId)}/processes/${segment(processId)}`;

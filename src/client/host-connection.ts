@@ -4,19 +4,18 @@
  */
 import * as E from 'fp-ts/lib/Either';
 import type { SchedulerLike } from 'rxjs';
-import { AbortedError } from '../errors';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { HOST_INSTANCE_HEADER, Problem } from '../wire/operator-api';
 import type { RetryPolicy } from './retry';
-import { backoffDelay, offlineWait, retryAfterMs, sleep } from './retry';
+import { abortReason, backoffDelay, offlineWait, retryAfterMs, sleep } from './retry';
 
 /** Where and how the client reaches a host. */
 export interface HostConnection {
   /** The host's base url, without a trailing slash (`http://127.0.0.1:8080`). */
   readonly baseUrl: string;
-  /** The operator token (asked for each request, so it can rotate). */
-  readonly token: () => string;
+  /** The operator token (asked for before each request and each stream's (re)connection, so it can rotate). */
+  readonly token: () => string | Promise<string>;
   readonly fetch: typeof fetch;
   readonly policy: RetryPolicy;
   readonly random: () => number;
@@ -81,8 +80,8 @@ export const isGatewayFailure = (status: number): boolean => status === 502 || s
  * Sends `request`, retrying as its mode allows, with backoff and jitter, honouring `Retry-After`, until
  * the host has been unreachable for `maxOfflineMs`. A connection that drops while a 2xx answer is read
  * counts as no answer. Resolves with a 2xx answer; rejects with HostApiError (the host's code;
- * `HOST_UNREACHABLE`; `DECODE_FAILED` for a 2xx body that is not JSON), or AbortedError when `signal`
- * aborts, whether the request is out or its answer is being read.
+ * `HOST_UNREACHABLE`; `DECODE_FAILED` for a 2xx body that is not JSON), with what the token function
+ * threw, or with `signal.reason` when `signal` aborts, whether the request is out or its answer is being read.
  */
 export async function send(connection: HostConnection, request: ApiRequest): Promise<ApiAnswer> {
   const what = `${request.method} ${request.path.split('?')[0] ?? ''}`;
@@ -90,16 +89,21 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
   const offline = new OfflineBound(connection.policy, what, connection.scheduler);
   const now = (): number => connection.scheduler.now();
   for (;;) {
+    // An aborted call sends nothing more.
+    if (isAborted(request.signal)) throw abortReason(request.signal);
     let response: Response | undefined;
     let cause: unknown;
     try {
-      response = await connection.fetch(`${connection.baseUrl}${request.path}`, init(connection, request));
+      // The token comes first: a token function that fails fails the call with its own error.
+      const options = await init(connection, request);
+      response = await connection.fetch(`${connection.baseUrl}${request.path}`, options);
     } catch (error: unknown) {
-      if (request.signal?.aborted === true) throw new AbortedError(what);
+      if (isAborted(request.signal)) throw abortReason(request.signal);
+      if (error instanceof TokenError) throw error.cause;
       cause = error;
     }
     if (response !== undefined && response.ok) {
-      const text = await readText(response, request.signal, what);
+      const text = await readText(response, request.signal);
       if (typeof text === 'string') return answerOf(response, text, what);
       // The connection dropped while the answer was read: no answer after all.
       response = undefined;
@@ -110,23 +114,26 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
       const wait = retryAfterMs(response.headers.get('retry-after'), now) ?? backoffDelay(failures, connection.policy, connection.random);
       await response.body?.cancel();
       failures += 1;
-      await sleep(wait, request.signal, what, connection.scheduler);
+      await sleep(wait, request.signal, connection.scheduler);
       continue;
     }
     const retryable = request.retry === 'idempotent' && (response === undefined || isGatewayFailure(response.status));
     if (!retryable) throw response === undefined ? unreachable(what, cause) : await errorOf(response, what);
     await response?.body?.cancel();
-    await sleep(offline.next(backoffDelay(failures, connection.policy, connection.random), cause), request.signal, what, connection.scheduler);
+    await sleep(offline.next(backoffDelay(failures, connection.policy, connection.random), cause), request.signal, connection.scheduler);
     failures += 1;
   }
 }
 
-/** A 2xx answer's text; `{ failure }` when the connection dropped while it was read; AbortedError when `signal` aborted. */
-async function readText(response: Response, signal: AbortSignal | undefined, what: string): Promise<string | { readonly failure: unknown }> {
+/** Whether `signal` is aborted (a function: the flag changes under our feet, which narrowing does not know). */
+const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+/** A 2xx answer's text; `{ failure }` when the connection dropped while it was read; `signal.reason` when `signal` aborted. */
+async function readText(response: Response, signal: AbortSignal | undefined): Promise<string | { readonly failure: unknown }> {
   try {
     return await response.text();
   } catch (failure: unknown) {
-    if (signal?.aborted === true) throw new AbortedError(what);
+    if (signal?.aborted === true) throw abortReason(signal);
     return { failure };
   }
 }
@@ -140,9 +147,26 @@ function answerOf(response: Response, text: string, what: string): ApiAnswer {
   return { status: response.status, body: body.right, hostInstance };
 }
 
-/** The fetch options of a request: the token, JSON, the signal. */
-export function init(connection: HostConnection, request: Pick<ApiRequest, 'method' | 'body' | 'headers' | 'signal'>): RequestInit {
-  const headers: Record<string, string> = { authorization: `Bearer ${connection.token()}`, ...request.headers };
+/** What a token function threw (or rejected with), as `cause`: the call fails with it, it is not retried. */
+export class TokenError extends Error {
+  override readonly name = 'TokenError';
+  constructor(cause: unknown) {
+    super('the token function failed', { cause });
+  }
+}
+
+/** The current token; a failing token function as {@link TokenError}. */
+async function tokenOf(connection: HostConnection): Promise<string> {
+  try {
+    return await connection.token();
+  } catch (error: unknown) {
+    throw new TokenError(error);
+  }
+}
+
+/** The fetch options of a request: the token (asked for now), JSON, the signal. Rejects with {@link TokenError}. */
+export async function init(connection: HostConnection, request: Pick<ApiRequest, 'method' | 'body' | 'headers' | 'signal'>): Promise<RequestInit> {
+  const headers: Record<string, string> = { authorization: `Bearer ${await tokenOf(connection)}`, ...request.headers };
   if (request.body !== undefined) headers['content-type'] = 'application/json';
   return {
     method: request.method,

@@ -41,6 +41,10 @@ export interface ProcessResource {
   readonly exitCode: number | null;
   /** Why it failed, once `failed`. */
   readonly error: ApiErrorInfo | null;
+  /** When it started (ISO-8601); null when the host does not know; absent from a host older than this field. */
+  readonly startedAt?: string | null;
+  /** When the host saw it exit (ISO-8601); null while it runs or when the host does not know; absent from a host older than this field. */
+  readonly exitedAt?: string | null;
 }
 
 /** One environment (executor) as the host shows it: its current generation. */
@@ -135,8 +139,57 @@ export type HostProcessEvent = HostOutputEvent | HostExitedEvent | HostClosedEve
 
 /** Options of `HostClient.start`. */
 export interface StartOptions {
-  /** Aborting stops waiting (and retrying); the start may still have happened. */
+  /** Aborting stops waiting (and retrying): the call rejects with `signal.reason`; the start may still have happened. */
   readonly signal?: AbortSignal;
   /** The Idempotency-Key; retries of this call reuse it. @default a fresh random UUID per call */
   readonly idempotencyKey?: string;
+}
+
+/** What `HostClient.wait` resolves with: the process has exited. */
+export interface WaitResult {
+  /** The exit status, or 128 + signal. */
+  readonly exitCode: number;
+  /** When the host saw it exit (ISO-8601); null when the host does not know (it exited before anyone waited, and the host keeps no output log). */
+  readonly exitedAt: string | null;
+}
+
+/** Options of `HostClient.run`. */
+export interface RunOptions {
+  /**
+   * Aborting stops waiting: `run` rejects with `signal.reason`. The process keeps running unless
+   * `terminateOnAbort` is set (the start itself may still have happened, as for `start`).
+   */
+  readonly signal?: AbortSignal;
+  /** On abort, also terminate the process (kill its group; best effort, not awaited past the host's answer). @default false */
+  readonly terminateOnAbort?: boolean;
+  /**
+   * The most bytes kept of each stream (stdout, stderr, pty). Past it the first bytes are kept, the rest
+   * are read and dropped, and `truncated` is true: memory stays bounded whatever the process writes. A
+   * whole number ≥ 0, else a RangeError. @default 16 MiB (16 777 216)
+   */
+  readonly maxOutputBytes?: number;
+  /** The start's Idempotency-Key (retries of the start reuse it, so a retried start never makes two processes). @default a fresh random UUID per call */
+  readonly idempotencyKey?: string;
+}
+
+/** What `HostClient.run` resolves with, once the process has closed (exited, and every output byte arrived). */
+export interface RunResult {
+  /** The process's id (it stays listed on the host until released). */
+  readonly processId: string;
+  /** The exit status, or 128 + signal. */
+  readonly exitCode: number;
+  /** Its stdout as UTF-8, decoded once at the end (no character split where a chunk ended; one cut by the bound is left out). */
+  readonly stdout: string;
+  /** Its stderr as UTF-8, as `stdout`. */
+  readonly stderr: string;
+  /** A tty process's output (stdout and stderr together) as UTF-8, as `stdout`; '' without a tty. */
+  readonly pty: string;
+  /** The same output as raw bytes (within the bound), for output that is not text. */
+  readonly bytes: { readonly stdout: Uint8Array; readonly stderr: Uint8Array; readonly pty: Uint8Array };
+  /** Some output is missing: a stream passed `maxOutputBytes`, or the host no longer held part of it (a `truncated` event). */
+  readonly truncated: boolean;
+  /** When the host started it (ISO-8601), when the host says; else null. */
+  readonly startedAt: string | null;
+  /** When the host saw it exit (ISO-8601), as {@link WaitResult.exitedAt}. */
+  readonly exitedAt: string | null;
 }

@@ -4,7 +4,10 @@
  * events with the library's promise kept over HTTP: every output byte once, in order, across dropped
  * connections and a host unreachable for a while, resumed by seq; typed errors with the library's codes.
  * Those events come as an Observable (`events$`, read at full speed) or pulled with backpressure
- * (`events()`, `eventStream()`: the body is read no faster than the consumer takes them).
+ * (`events()`, `eventStream()`: the body is read no faster than the consumer takes them). `run()` starts a
+ * command and resolves with its exit code and bounded output; `wait()` resolves once a process exited.
+ * The overview comes as `environments$()` / `processes$()` or, for `for await`, `environments()` /
+ * `processes()`. `await using client = new HostClient(…)` closes every stream and call of the client.
  *
  * Nothing here needs a Node built-in: it uses `fetch`, web streams, `TextDecoder`/`TextEncoder`,
  * `atob`/`btoa` and `crypto.randomUUID`, which browsers and Node 20 both have.
@@ -18,6 +21,9 @@ export { HostClient } from './host-client';
 export type { CallOptions, HostClientOptions } from './host-client';
 export type { ProcessEventsOptions } from './process-event-stream';
 export type { PulledEventsOptions } from './pulled-events';
+export type { SnapshotIteratorOptions } from './snapshot-iterator';
+export { DEFAULT_SNAPSHOT_BUFFER } from './snapshot-iterator';
+export { DEFAULT_MAX_OUTPUT_BYTES } from './run-process';
 export type {
   ApiErrorInfo,
   EnvironmentOverview,
@@ -28,14 +34,17 @@ export type {
   HostProcessEvent,
   HostTruncatedEvent,
   ProcessResource,
+  RunOptions,
+  RunResult,
   StartOptions,
   StartRequest,
   TerminalSize,
+  WaitResult,
 } from './host-types';
 export type { RetryPolicy } from './retry';
 export { DEFAULT_RETRY_POLICY } from './retry';
 
-/* Errors */
-export { AbortedError, ExecClientError } from '../errors';
+/* Errors (AbortedError stays exported for compatibility; the client no longer throws it: an aborted call rejects with `signal.reason`) */
+export { AbortedError, ClosedError, ExecClientError } from '../errors';
 export { HostApiError } from './host-api-error';
 export type { ExecClientErrorCode, OperatorApiErrorCode } from '../errors';

@@ -5,11 +5,11 @@
  * Resumption by seq after a dropped connection is the one of `events$` (an event read ahead counts as
  * delivered: a cut never loses or repeats one, however far behind the consumer is).
  */
-import { AbortedError } from '../errors';
 import type { HostConnection } from './host-connection';
 import type { HostProcessEvent } from './host-types';
 import type { ProcessEventsOptions } from './process-event-stream';
 import { followProcess } from './process-event-stream';
+import { abortReason } from './retry';
 
 /** Options of `HostClient.eventStream` and `HostClient.events`. */
 export interface PulledEventsOptions extends ProcessEventsOptions {
@@ -20,7 +20,7 @@ export interface PulledEventsOptions extends ProcessEventsOptions {
    * for an event. A whole number ≥ 0, else a RangeError. @default 16
    */
   readonly highWaterMark?: number;
-  /** Aborting ends the stream: a read waiting or to come rejects with AbortedError, and the request is aborted. */
+  /** Aborting ends the stream: a read waiting or to come rejects with `signal.reason`, and the request is aborted. */
   readonly signal?: AbortSignal;
 }
 
@@ -99,25 +99,27 @@ function highWaterMarkOf(options: PulledEventsOptions): number {
  * The events of process `processId` of `environmentId` as a ReadableStream with backpressure: the same
  * events as `events$` (each once, in seq order, `truncated` markers), then the stream closes after
  * `closed` (or, with `follow: false`, once what the host holds was delivered) or errors as `events$`
- * does, in both cases after every event before it was read; it errors with AbortedError at once when
+ * does, in both cases after every event before it was read; it errors with `signal.reason` at once when
  * `options.signal` aborts. Cold: the request starts when the stream is made; cancelling it aborts the
- * request and every wait.
+ * request and every wait. `onEnd` is told once the stream ended, however (it may be told twice).
  */
-export function pulledEvents(connection: HostConnection, environmentId: string, processId: string, options: PulledEventsOptions = {}): ReadableStream<HostProcessEvent> {
+export function pulledEvents(connection: HostConnection, environmentId: string, processId: string, options: PulledEventsOptions = {}, onEnd: () => void = () => undefined): ReadableStream<HostProcessEvent> {
   const abort = new AbortController();
   const { signal } = options;
   let controller: ReadableStreamDefaultController<HostProcessEvent> | undefined;
   const quit = (): void => {
+    onEnd();
     signal?.removeEventListener('abort', onAbort);
     abort.abort();
     queue.wake();
   };
   const onAbort = (): void => {
     quit();
-    controller?.error(new AbortedError('events'));
+    controller?.error(abortReason(signal));
   };
   const queue = new EventQueue(highWaterMarkOf(options), (item) => {
     if ('type' in item) return controller?.enqueue(item);
+    onEnd();
     signal?.removeEventListener('abort', onAbort);
     if (item.kind === 'error') controller?.error(item.error);
     else controller?.close();

@@ -4,7 +4,6 @@
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
-import { AbortedError } from '../errors';
 
 /** The client's retry settings. */
 export interface RetryPolicy {
@@ -67,15 +66,15 @@ export function retryAfterMs(header: string | null, now: () => number = () => as
 }
 
 /**
- * Waits `ms` on `scheduler`; rejects with AbortedError when `signal` aborts first (the timer is
- * cancelled either way).
+ * Waits `ms` on `scheduler`; rejects with `signal.reason` when `signal` aborts first, as Node's own
+ * timers do (the timer is cancelled either way).
  */
-export function sleep(ms: number, signal: AbortSignal | undefined, what: string, scheduler: SchedulerLike): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal | undefined, scheduler: SchedulerLike): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted === true) return reject(new AbortedError(what));
+    if (signal?.aborted === true) return reject(abortReason(signal));
     const onAbort = (): void => {
       timer.unsubscribe();
-      reject(new AbortedError(what));
+      reject(abortReason(signal));
     };
     const timer = scheduler.schedule(() => {
       signal?.removeEventListener('abort', onAbort);
@@ -83,4 +82,13 @@ export function sleep(ms: number, signal: AbortSignal | undefined, what: string,
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * What an aborted call rejects with: the signal's `reason`, as Node's own APIs do (`controller.abort()`
+ * gives a DOMException named `AbortError`; `controller.abort(x)` gives `x`).
+ */
+export function abortReason(signal: AbortSignal | undefined): unknown {
+  // A signal without a reason (an old polyfill) still rejects with an AbortError.
+  return signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }

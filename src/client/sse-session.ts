@@ -6,11 +6,10 @@
  * has room; the idle cut does not run meanwhile (the silence is ours, not the host's).
  */
 import type { Subscription } from 'rxjs';
-import { AbortedError } from '../errors';
 import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
-import { errorOf, init, isBusy, isGatewayFailure, OfflineBound } from './host-connection';
-import { backoffDelay, retryAfterMs, sleep } from './retry';
+import { errorOf, init, isBusy, isGatewayFailure, OfflineBound, TokenError } from './host-connection';
+import { abortReason, backoffDelay, retryAfterMs, sleep } from './retry';
 import * as E from 'fp-ts/lib/Either';
 import { decodeWith, parseJson } from '../wire/decode';
 import { RESTART_EVENT, RestartEventData } from '../wire/operator-api';
@@ -53,30 +52,41 @@ export async function runSse(connection: HostConnection, what: string, session: 
   let failures = 0;
   const { scheduler } = connection;
   const offline = new OfflineBound(connection.policy, what, scheduler);
-  const wait = (ms: number): Promise<void> => sleep(ms, signal, what, scheduler);
+  const wait = (ms: number): Promise<void> => sleep(ms, signal, scheduler);
   while (!session.finished()) {
     let response: Response | undefined;
     let cause: unknown;
     // One attempt's own abort: the caller's signal, or a stream gone silent past streamIdleMs.
     const attempt = new AbortController();
     const stopAttempt = (): void => attempt.abort();
-    signal.addEventListener('abort', stopAttempt, { once: true });
     let idle: Subscription | undefined;
+    // The caller's abort leaves no timer behind, at once (the attempt may still be opening).
+    const stopAll = (): void => {
+      idle?.unsubscribe();
+      stopAttempt();
+    };
+    signal.addEventListener('abort', stopAll, { once: true });
     const heard = (): void => {
       idle?.unsubscribe();
       idle = scheduler.schedule(stopAttempt, connection.policy.streamIdleMs);
     };
     const endAttempt = (): void => {
       idle?.unsubscribe();
-      signal.removeEventListener('abort', stopAttempt);
+      signal.removeEventListener('abort', stopAll);
     };
     try {
       heard();
-      response = await connection.fetch(`${connection.baseUrl}${session.path()}`, init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: 'text/event-stream' } }));
+      // The token is asked for at each (re)connection; a token function that fails ends the stream with its error.
+      const options = await init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: 'text/event-stream' } });
+      response = await connection.fetch(`${connection.baseUrl}${session.path()}`, options);
     } catch (error: unknown) {
       if (signal.aborted) {
         endAttempt();
         return;
+      }
+      if (error instanceof TokenError) {
+        endAttempt();
+        throw error.cause;
       }
       cause = error;
     }
@@ -152,10 +162,10 @@ function handle(session: SseSession, message: SseMessage, what: string): void {
 function roomFor(session: SseSession, signal: AbortSignal, idle: Subscription | undefined, heard: () => void): Promise<void> | undefined {
   const wait = session.room?.();
   if (wait === undefined) return undefined;
-  if (signal.aborted) return Promise.reject(new AbortedError('events'));
+  if (signal.aborted) return Promise.reject(abortReason(signal));
   idle?.unsubscribe();
   return new Promise<void>((resolve, reject) => {
-    const aborted = (): void => reject(new AbortedError('events'));
+    const aborted = (): void => reject(abortReason(signal));
     signal.addEventListener('abort', aborted, { once: true });
     const done = (): void => {
       signal.removeEventListener('abort', aborted);

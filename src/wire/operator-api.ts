@@ -70,9 +70,21 @@ export const ProcessResource = struct('ProcessResource', {
   state: t.keyof({ running: null, exited: null, closed: null, failed: null, unknown: null, lost: null }),
   exitCode: t.union([Integer, t.null]),
   error: t.union([ApiError, t.null]),
-});
+},
+  {
+    /** When it started (ISO-8601); null when the host does not know. Absent from hosts older than these fields. */
+    startedAt: t.union([t.string, t.null]),
+    /** When the host saw it exit (ISO-8601); null while it runs, or when the host does not know. */
+    exitedAt: t.union([t.string, t.null]),
+  },
+);
 /** One process as the API shows it. */
 export type ProcessResource = t.TypeOf<typeof ProcessResource>;
+
+/** `POST .../processes/{processId}/wait`'s answer: the exit code, and when the host saw the exit (ISO-8601; null when it does not know). */
+export const WaitResult = struct('WaitResult', { exitCode: Integer, exitedAt: t.union([t.string, t.null]) });
+/** The answer of a wait. */
+export type WaitResult = t.TypeOf<typeof WaitResult>;
 
 /** `POST .../processes/{processId}/terminate`'s answer: whether the process was running. */
 export const TerminateResult = struct('TerminateResult', { running: t.boolean });

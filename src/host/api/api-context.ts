@@ -4,6 +4,7 @@ import type { ProcessSummary } from '../../exec/process-table';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { OutputLogStore } from '../log/output-log-store';
 import type { HostedProcesses } from './hosted-processes';
+import type { ProcessWaits } from './process-waits';
 import { ApiProblem } from './problem';
 import type { SseHub } from './sse';
 
@@ -14,6 +15,8 @@ export interface ApiContext {
   readonly environments: HostedEnvironments;
   readonly processes: HostedProcesses;
   readonly hub: SseHub;
+  /** The open `…/wait` requests; the host's stop answers them 503. */
+  readonly waits: ProcessWaits;
   /** The largest request body the API reads. */
   readonly maxBodyBytes: number;
   /** How long a paused event stream waits for its client to take what was sent. */

@@ -4,8 +4,8 @@
  * start returns the process the first one started.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { Observable } from 'rxjs';
-import { lastValueFrom } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
+import { asyncScheduler, lastValueFrom } from 'rxjs';
 import type { Environment } from '../../environment/environment';
 import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
@@ -22,6 +22,7 @@ import { startDigestOf } from '../state/start-records';
 import { ApiProblem } from './problem';
 import type { StdinPersistence, StdinTarget } from './process-stdin';
 import { ProcessStdin } from './process-stdin';
+import { isoOf } from './process-waits';
 
 /** How many `Idempotency-Key`s the host remembers (all tokens together). */
 export const REMEMBERED_STARTS = 4096;
@@ -68,7 +69,7 @@ interface RememberedStart {
 /** Where the stdin of the API's processes and its keyed starts are kept across a host restart (a host with a data dir). */
 export interface HostedProcessesOptions {
   /** Where each process's stdin record goes (`stdin.json` next to its output log), and whose metadata a recorded start waits for. */
-  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'>;
+  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'> & Partial<Pick<OutputLogStore, 'meta'>>;
   /**
    * The processes a restarted host took back, with their stdin (the API writes it again), whether an
    * environment is still awaited, and when its executor's session is on the disk (a start waits for it).
@@ -78,6 +79,15 @@ export interface HostedProcessesOptions {
   readonly starts?: StartRecords;
   /** A test-only fault point where a keyed start crashes the host (see `../fault-points`). */
   readonly fault?: StartFaultPoint;
+  /** The clock of the processes' start and exit times. @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** When a process the API started started and exited, ms since the epoch (on the host's clock). */
+export interface ProcessTimes {
+  readonly startedAt: number;
+  /** When the host saw its exit; null while it runs. */
+  readonly exitedAt: number | null;
 }
 
 /** The environment a process inherits: the executor's core set (PATH, HOME ...), the request's on top. */
@@ -90,6 +100,7 @@ const CORE_ENV: NonNullable<StartParams['envPolicy']> = { inherit: 'core', ignor
 export class HostedProcesses {
   private readonly extras = new Map<string, HostedProcess>();
   private readonly starts = new Map<string, RememberedStart>();
+  private readonly times = new Map<string, ProcessTimes>();
 
   constructor(private readonly options: HostedProcessesOptions = {}) {}
 
@@ -146,6 +157,18 @@ export class HostedProcesses {
     await lastValueFrom(environments.takeBackSettled(environmentId), { defaultValue: undefined });
   }
 
+  /** When a process this API started (and still lists) started and exited; undefined for others (see the output log's meta). */
+  timesOf(processId: string): ProcessTimes | undefined {
+    return this.times.get(processId);
+  }
+
+  /** Its times: the output log's (a host with a data dir: they survive a restart), else the ones noted at its start here. */
+  private timesFor(environmentId: string, processId: string): { readonly startedAt: number | null; readonly exitedAt: number | null } {
+    const meta = this.options.outputLogs?.meta?.({ environmentId, processId });
+    const noted = this.times.get(processId);
+    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? null, exitedAt: meta?.exitedAt ?? noted?.exitedAt ?? null };
+  }
+
   /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
   get(environmentId: string, environment: Environment, processId: string): HostedProcess | undefined {
     const process = environment.getProcess(processId);
@@ -161,7 +184,7 @@ export class HostedProcesses {
   /** A listed process as the API shows it. */
   resource(environmentId: string, summary: ProcessSummary): ProcessResource {
     const pipeStdin = this.extras.get(summary.processId)?.pipeStdin ?? this.options.environments?.takenBackStdin(environmentId, summary.processId)?.record.target === 'fifo';
-    return toResource(environmentId, summary, pipeStdin);
+    return toResource(environmentId, summary, pipeStdin, this.timesFor(environmentId, summary.processId));
   }
 
   /**
@@ -171,7 +194,7 @@ export class HostedProcesses {
   startedResource(environment: Environment, { hosted, argv, tty }: HostedStart): ProcessResource {
     const { environmentId, process } = hosted;
     if (environment.getProcess(process.processId) !== process) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${process.processId} in environment ${environmentId}`);
-    return toResource(environmentId, { processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure }, hosted.pipeStdin);
+    return toResource(environmentId, { processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure }, hosted.pipeStdin, this.timesFor(environmentId, process.processId));
   }
 
   /**
@@ -231,6 +254,7 @@ export class HostedProcesses {
     }
     // Its extras go with the process when it leaves the list (released once ended, or evicted).
     const { process, feeder, ttyPathFile } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
+    this.recordTimes(process);
     if (persist !== undefined) {
       // Its metadata was on the disk before the start was sent (`OutputHistory.ready`): a restarted host
       // takes the process back, and the retry finds it there.
@@ -278,8 +302,22 @@ export class HostedProcesses {
     if (this.options.fault === point) crashNow();
   }
 
+  /** Notes when `process` started (now) and, once it has an exit code, when it exited; forgotten with its extras. */
+  private recordTimes(process: ExecProcess): void {
+    const now = (): number => (this.options.scheduler ?? asyncScheduler).now();
+    const { processId } = process;
+    this.times.set(processId, { startedAt: now(), exitedAt: null });
+    const subscription = process.state$.subscribe(() => {
+      const times = this.times.get(processId);
+      if (times === undefined || times.exitedAt !== null || process.exitCode === undefined) return;
+      this.times.set(processId, { ...times, exitedAt: now() });
+    });
+    if (process.exitCode !== undefined) subscription.unsubscribe();
+  }
+
   /** Drops what the API kept of a process, stopping its FIFO helper if still running. */
   private forget(processId: string): void {
+    this.times.delete(processId);
     const extra = this.extras.get(processId);
     if (extra === undefined) return;
     this.extras.delete(processId);
@@ -288,7 +326,7 @@ export class HostedProcesses {
 }
 
 /** A process as the API shows it. */
-const toResource = (environmentId: string, summary: ProcessSummary, pipeStdin: boolean): ProcessResource => ({
+const toResource = (environmentId: string, summary: ProcessSummary, pipeStdin: boolean, times: { readonly startedAt: number | null; readonly exitedAt: number | null }): ProcessResource => ({
   id: summary.processId,
   environmentId,
   argv: [...summary.argv],
@@ -297,6 +335,8 @@ const toResource = (environmentId: string, summary: ProcessSummary, pipeStdin: b
   state: summary.state,
   exitCode: summary.exitCode ?? null,
   error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
+  startedAt: isoOf(times.startedAt),
+  exitedAt: isoOf(times.exitedAt),
 });
 
 const scopeOf = (tokenId: string, environmentId: string, key: string): string => `${tokenId}\u0000${environmentId}\u0000${key}`;

@@ -24,12 +24,12 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'The token may not do this: `FORBIDDEN_ROLE` (a `view` token: it may only GET and follow) or `FORBIDDEN_ENVIRONMENT` (a token limited to other environments). With `--cors-origin`, `FORBIDDEN_ORIGIN` answers a preflight (OPTIONS) from an origin not listed.',
   404: 'No such environment, process or route.',
   405: 'The path exists but not with this method (`Allow` lists those it has).',
-  409: 'The request conflicts with the process: it has no stdin, its input ended, or it has not closed; or (`/log`) the host keeps no output log (no data dir); or (a start) `START_UNKNOWN`: a start with this Idempotency-Key was in flight when the host stopped, and its executor has no such process.',
+  409: 'The request conflicts with the process: (`/wait`) it failed or was lost instead of exiting; it has no stdin, its input ended, or it has not closed; or (`/log`) the host keeps no output log (no data dir); or (a start) `START_UNKNOWN`: a start with this Idempotency-Key was in flight when the host stopped, and its executor has no such process.',
   413: 'The body is larger than the host reads.',
   415: 'The body is not `application/json`.',
   422: 'The program cannot be started, or an Idempotency-Key / writeId was used for another request.',
   429: 'Too many requests or event streams for this token (`Retry-After`).',
-  503: 'The environment is starting, recovering or failed, or the host holds its total of event streams (`Retry-After`).',
+  503: 'The environment is starting, recovering or failed, the host holds its total of event streams, or (`/wait`) the host is stopping (`Retry-After`).',
 };
 
 /** `time` on a sequenced event read from the output log. */
@@ -174,6 +174,15 @@ export const OPENAPI_DOCUMENT: Json = {
         responses: { '200': json(ref('TtySize'), 'Applied (or a later size superseded it)'), ...problems(400, 401, 403, 404, 409, 413, 415, 429, 503) },
       },
     },
+    [`${processPath}/wait`]: {
+      parameters: pathParams('environmentId', 'processId'),
+      post: {
+        summary: "Wait until the process has exited (like Docker's container wait); at once for one that has",
+        description:
+          'Answers once the process has exited: its exit code and when the host saw it exit. A process of before a host restart is answered from its output log once its executor was taken back: its exit, or 409 (`PROCESS_GONE`: lost, or how it ended is unknown; `HOST_ERROR`: its stream failed). A process that fails is 409 with its error code. When the host stops, an open wait is answered 503 `CLOSED` with `Retry-After`: ask again.',
+        responses: { '200': json(ref('WaitResult'), 'It has exited'), ...problems(400, 401, 404, 409, 413, 429, 503) },
+      },
+    },
     [`${processPath}/terminate`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: { summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
@@ -190,9 +199,13 @@ export const OPENAPI_DOCUMENT: Json = {
         { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, code: { type: 'string' }, detail: { type: 'string' }, hostInstance: { type: 'string' } },
         ['type', 'title', 'status', 'code', 'hostInstance'],
       ),
-      HostInfo: obj({ hostInstance: { type: 'string' }, environments: { type: 'integer', minimum: 0 }, eventStreams: { type: 'integer', minimum: 0 } }),
+      HostInfo: obj({ hostInstance: { type: 'string' }, environments: { type: 'integer', minimum: 0 }, eventStreams: { type: 'integer', minimum: 0 }, waits: { type: 'integer', minimum: 0, description: 'Open `…/wait` requests.' } }),
       EnvironmentResource: obj(ENVIRONMENT),
       EnvironmentList: obj({ hostInstance: { type: 'string' }, environments: { type: 'array', items: ref('EnvironmentResource') } }),
+      WaitResult: obj({
+        exitCode: { type: 'integer', description: 'The exit status, or 128 + signal.' },
+        exitedAt: { type: ['string', 'null'], description: 'When the host saw it exit (ISO-8601); null when it does not know (it exited before the wait, and the host keeps no output log).' },
+      }),
       ProcessResource: obj({
         id: { type: 'string' },
         environmentId: { type: 'string' },
@@ -206,6 +219,8 @@ export const OPENAPI_DOCUMENT: Json = {
         },
         exitCode: { type: ['integer', 'null'] },
         error: { oneOf: [ref('ApiError'), { type: 'null' }] },
+        startedAt: { type: ['string', 'null'], description: 'When it started (ISO-8601); null when the host does not know (a process it took back and keeps no output log of).' },
+        exitedAt: { type: ['string', 'null'], description: 'When the host saw it exit (ISO-8601); null while it runs, or when the host does not know.' },
       }),
       ProcessList: obj({ processes: { type: 'array', items: ref('ProcessResource') } }),
       Overview: obj({

@@ -22,6 +22,7 @@ import { environmentRoutes } from './routes-environments';
 import { processRoutes } from './routes-processes';
 import { operatorPublicRoutes } from './routes-public';
 import type { SseLimits } from './sse';
+import { ProcessWaits } from './process-waits';
 import { DEFAULT_SSE_LIMITS, SseHub } from './sse';
 
 /** Options of the operator API (all but the tokens have defaults). */
@@ -87,6 +88,7 @@ export class OperatorApi {
   readonly rows: readonly Route[];
   private readonly hub: SseHub;
   private readonly stopRevoking: () => void;
+  private readonly waits: ProcessWaits;
 
   /**
    * `starts`: where keyed starts are recorded before they are sent (a host with a data dir); `fault`: a
@@ -99,11 +101,13 @@ export class OperatorApi {
     this.hub = new SseHub(limits, hostInstance, scheduler);
     const hub = this.hub;
     this.stopRevoking = options.tokens.onRevoke((names) => hub.revoke(names));
+    this.waits = new ProcessWaits(scheduler);
     const context: ApiContext = {
       hostInstance,
       environments,
-      processes: new HostedProcesses({ environments, ...(outputLogs === undefined ? {} : { outputLogs }), ...(starts === undefined ? {} : { starts }), ...(fault === undefined ? {} : { fault }) }),
+      processes: new HostedProcesses({ environments, scheduler, ...(outputLogs === undefined ? {} : { outputLogs }), ...(starts === undefined ? {} : { starts }), ...(fault === undefined ? {} : { fault }) }),
       hub: this.hub,
+      waits: this.waits,
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,
       scheduler,
@@ -125,9 +129,13 @@ export class OperatorApi {
     return this.hub.size;
   }
 
-  /** Ends every event stream (the host is closing), with the come-back event when `retryMs` is given; returns how many. */
+  /**
+   * Ends every event stream (the host is closing), with the come-back event when `retryMs` is given, and
+   * answers every open `…/wait` 503 with `Retry-After`; returns how many event streams it ended.
+   */
   close(retryMs?: number): number {
     this.stopRevoking();
+    this.waits.close(retryMs);
     return this.hub.close(retryMs);
   }
 }

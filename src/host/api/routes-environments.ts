@@ -87,7 +87,7 @@ export function environmentRoutes(context: ApiContext): Route[] {
       methods: {
         GET: ({ res, caller }) => {
           const environments = context.environments.liveIds().filter((id) => mayTouch(caller, id)).length;
-          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments, eventStreams: context.hub.size });
+          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments, eventStreams: context.hub.size, waits: context.waits.size });
           return Promise.resolve();
         },
       },

@@ -3,7 +3,7 @@
  * and their output bytes (`/log`, from the output log);
  * their stdin (written once per `writeId`, ended once); interrupt and terminate.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Environment } from '../../environment/environment';
 import { decodeCanonical } from '../../wire/base64';
 import type { ProcessResource } from '../../wire/operator-api';
@@ -18,6 +18,7 @@ import { afterLogEnd } from './log-continuation';
 import { streamLogEvents } from './log-event-stream';
 import { streamProcessEvents } from './process-event-stream';
 import { sendApiJson, sendEmpty } from './responses';
+import { isoOf, settledOnce, storedWaitAnswer } from './process-waits';
 import { storedProcess, storedProcesses } from './stored-processes';
 import type { Route, RouteContext } from './router';
 
@@ -145,6 +146,39 @@ async function sendLog(context: ApiContext, { req, res, params, query }: RouteCo
   throw new ApiProblem(409, 'LOG_READ_FAILED', 'this host keeps no output log of the process (it runs without a data dir): read its events instead');
 }
 
+/**
+ * `POST …/wait`: once the process has exited, `{ exitCode, exitedAt }` (see process-waits). A process only
+ * the output logs hold (of before a restart) is answered from its log once its executor's take-back
+ * settled: its exit, or 409 `PROCESS_GONE` (lost, or how it ended is unknown) / `HOST_ERROR` (failed).
+ */
+async function waitRoute(context: ApiContext, { req, res, params }: RouteContext): Promise<void> {
+  await discardBody(req, context.maxBodyBytes);
+  await answerWait(context, res, params);
+}
+
+async function answerWait(context: ApiContext, res: ServerResponse, params: Readonly<Record<string, string>>): Promise<void> {
+  const environmentId = params['environmentId'] ?? '';
+  const processId = params['processId'] ?? '';
+  const key = { environmentId, processId };
+  if (context.waits.refuseIfClosed(res, context.hostInstance)) return;
+  let found: Target;
+  try {
+    found = target(context, params);
+  } catch (error: unknown) {
+    const stored = storedProcess(context, environmentId, processId);
+    if (stored === undefined || !(error instanceof ApiProblem)) throw error;
+    if (stored.state === 'unknown' && context.environments.awaitingTakeBack(environmentId)) {
+      // Its executor may still take it back: look again once that settled (or the host stops).
+      await settledOnce(context.environments.takeBackSettled(environmentId));
+      if (res.destroyed) return;
+      return answerWait(context, res, params);
+    }
+    sendApiJson(res, context.hostInstance, 200, storedWaitAnswer(stored, isoOf(context.outputLogs?.meta(key)?.exitedAt)));
+    return;
+  }
+  context.waits.waitFor(res, context.hostInstance, found.hosted.process, () => context.outputLogs?.meta(key)?.exitedAt ?? context.processes.timesOf(processId)?.exitedAt);
+}
+
 /** The routes under `/api/v1/environments/{environmentId}/processes`. */
 export function processRoutes(context: ApiContext): Route[] {
   const json = (status: number, body: unknown) => ({ res }: RouteContext) => sendApiJson(res, context.hostInstance, status, body);
@@ -194,6 +228,7 @@ export function processRoutes(context: ApiContext): Route[] {
         },
       },
     },
+    { path: `${PROCESS}/wait`, methods: { POST: (route) => waitRoute(context, route) } },
     { path: `${PROCESS}/log`, methods: { GET: (route) => sendLog(context, route) } },
     { path: `${PROCESS}/stdin`, methods: { POST: (route) => writeStdin(context, route) } },
     {

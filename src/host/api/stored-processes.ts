@@ -7,6 +7,7 @@
 import type { EnvironmentResource, ProcessResource } from '../../wire/operator-api';
 import type { ProcessMeta } from '../log/process-meta';
 import type { ApiContext } from './api-context';
+import { isoOf } from './process-waits';
 
 /**
  * A stored process as the API shows it: `closed`, `failed` and `lost` as stored (a lost one with
@@ -23,6 +24,8 @@ export function storedResource(meta: ProcessMeta): ProcessResource {
     pipeStdin: false,
     state,
     exitCode: meta.exitCode,
+    startedAt: isoOf(meta.startedAt),
+    exitedAt: isoOf(meta.exitedAt),
     error: state === 'failed' ? { code: 'HOST_ERROR', message: "the process's stream failed on the host's side" } : state === 'lost' ? { code: 'PROCESS_GONE', message: meta.lostReason ?? 'its executor did not take it back after a host restart' } : null,
   };
 }
