@@ -93,7 +93,7 @@ describe('rxjs, a peer dependency', () => {
       "  same: fromExecRx === require.resolve('rxjs'),",
       "  nested: fs.existsSync('node_modules/exec-rx/node_modules/rxjs'),",
       // A cold stream (nothing is dialled until subscribed), made by exec-rx, checked with the app's rxjs.
-      "  observable: new HostClient({ url: 'http://127.0.0.1:9', token: 'x'.repeat(16) }).environments$() instanceof Observable,",
+      "  observable: new HostClient({ url: 'http://127.0.0.1:9', token: 'x'.repeat(16) }).environments$ instanceof Observable,",
       '}));',
     ].join('\n');
     expect(nodeIn(['-e', script])).toEqual({ same: true, nested: false, observable: true });

@@ -79,12 +79,12 @@ describe('HostClient dispose', () => {
     expect(fake.calls.map((c) => c.signal?.aborted)).toEqual([true, true, true, true, true]);
   });
 
-  it('what is asked for after dispose fails at once with ClosedError, and sends nothing', async () => {
+  it('what is asked for after close fails at once with ClosedError, and sends nothing', async () => {
     const fake = new FakeFetch().reply(new SseBody(frames.closed(1)).end());
     const host = client(fake);
-    host.dispose();
+    await host.close();
     await expect(host.terminate(ENV, PID)).rejects.toBeInstanceOf(ClosedError);
-    await expect(firstValueFrom(host.environments$())).rejects.toBeInstanceOf(ClosedError);
+    await expect(firstValueFrom(host.environments$)).rejects.toBeInstanceOf(ClosedError);
     await expect(host.events(ENV, PID).next()).rejects.toBeInstanceOf(ClosedError);
     expect(fake.calls).toHaveLength(0);
   });

@@ -105,7 +105,7 @@ describe('HostClient.environments$: a malformed snapshot is a typed error', () =
     ];
     for (const snapshot of snapshots) {
       const fake = new FakeFetch().reply(new SseBody(`event: overview\ndata: ${JSON.stringify(snapshot)}\n\n`));
-      const error = await failure(firstValueFrom(client(fake).environments$()));
+      const error = await failure(firstValueFrom(client(fake).environments$));
       expect(error).toBeInstanceOf(HostApiError);
       expect({ snapshot, error }).toEqual({ snapshot, error: expect.objectContaining({ code: 'DECODE_FAILED', message: expect.stringMatching(/^overview: .*Overview/) }) });
     }
@@ -114,6 +114,6 @@ describe('HostClient.environments$: a malformed snapshot is a typed error', () =
   it('a well-formed overview still arrives', async () => {
     const environment = { id: ENV, generation: 1, state: 'connected', error: null, info: null, processCount: 0, processes: [] };
     const fake = new FakeFetch().reply(new SseBody(`event: overview\ndata: ${JSON.stringify({ hostInstance: HOST_A, environments: [environment] })}\n\n`));
-    expect(await firstValueFrom(client(fake).environments$())).toEqual([environment]);
+    expect(await firstValueFrom(client(fake).environments$)).toEqual([environment]);
   });
 });

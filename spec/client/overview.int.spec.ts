@@ -56,7 +56,7 @@ describe('HostClient.environments$ and processes$', () => {
     const environments = new Seen<readonly EnvironmentOverview[]>();
     const processes = new Seen<readonly ProcessResource[]>();
     const other = new Seen<readonly ProcessResource[]>();
-    subscriptions.push(client.environments$().subscribe({ next: (v) => environments.push(v), error: (e: unknown) => (environments.error = e) }));
+    subscriptions.push(client.environments$.subscribe({ next: (v) => environments.push(v), error: (e: unknown) => (environments.error = e) }));
     subscriptions.push(client.processes$(setup.environmentId).subscribe({ next: (v) => processes.push(v), error: (e: unknown) => (processes.error = e) }));
     subscriptions.push(client.processes$('no-such-environment').subscribe({ next: (v) => other.push(v), error: (e: unknown) => (other.error = e) }));
     return { environments, processes, other };

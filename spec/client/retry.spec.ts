@@ -106,7 +106,7 @@ describe('backoff with jitter', () => {
     const seen: number[] = [];
     let lastOne = (): void => undefined;
     const lastSeen = new Promise<void>((resolve) => (lastOne = resolve));
-    const subscription = client(fake, () => 0).environments$().subscribe((environments) => {
+    const subscription = client(fake, () => 0).environments$.subscribe((environments) => {
       seen.push(environments[0]?.processCount ?? -1);
       if (seen.at(-1) === 2) lastOne();
     });

@@ -56,7 +56,7 @@ describe('HostClient tokens', () => {
     const first = new SseBody(overview(1));
     const fake = new FakeFetch().reply(first, new SseBody(overview(2)));
     const tokens = refreshing();
-    const lists = firstValueFrom(client(fake, tokens.token).environments$().pipe(take(2), toArray()));
+    const lists = firstValueFrom(client(fake, tokens.token).environments$.pipe(take(2), toArray()));
     await fake.callsMade(1);
     first.fail();
     expect((await lists).map((list) => list[0]?.id)).toEqual(['env-1', 'env-2']);
@@ -77,7 +77,7 @@ describe('HostClient tokens', () => {
       throw failure;
     };
     await expect(firstValueFrom(client(fake, thrower).events$(ENV, PID))).rejects.toBe(failure);
-    await expect(firstValueFrom(client(fake, thrower).environments$())).rejects.toBe(failure);
+    await expect(firstValueFrom(client(fake, thrower).environments$)).rejects.toBe(failure);
     expect(fake.calls).toHaveLength(0);
   });
 

@@ -82,7 +82,7 @@ export class ClientLifetime {
 
   /** Ends everything open with ClosedError; what is asked for later fails at once with it. */
   dispose(): void {
-    this.disposedWith ??= new ClosedError('the HostClient was disposed: its calls were aborted and its streams closed');
+    this.disposedWith ??= new ClosedError('the HostClient was closed: its calls were aborted and its streams ended');
     const open = [...this.open];
     this.open.clear();
     for (const stop of open) stop(this.disposedWith);

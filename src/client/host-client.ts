@@ -13,7 +13,8 @@ import { API_PREFIX, ProcessResource as ProcessResourceCodec, TerminateResult, W
 import { encodeBase64 } from './base64';
 import type { ApiAnswer, HostConnection } from './host-connection';
 import { send } from './host-connection';
-import type { EnvironmentOverview, HostProcessEvent, ProcessResource, RunOptions, RunResult, StartOptions, StartRequest, TerminalSize, WaitResult } from './host-types';
+import type { AbortOptions, TtySize } from '../wire/shared-types';
+import type { EnvironmentOverview, HostProcessEvent, HostStartOptions, ProcessResource, RunOptions, RunResult, StartRequest, WaitResult } from './host-types';
 import { overview } from './overview-stream';
 import type { ProcessEventsOptions } from './process-event-stream';
 import { processEvents } from './process-event-stream';
@@ -50,16 +51,6 @@ export interface HostClientOptions {
   readonly scheduler?: SchedulerLike;
 }
 
-/** Per-call options: an AbortSignal. */
-export interface CallOptions {
-  /**
-   * Aborting stops waiting and retrying: the call rejects with `signal.reason`, as Node's own APIs do
-   * (`controller.abort()` gives a DOMException named `AbortError`; `controller.abort(x)` gives `x`). What
-   * the host already did stays done.
-   */
-  readonly signal?: AbortSignal;
-}
-
 const segment = encodeURIComponent;
 const decodeProcess = decodeWith(ProcessResourceCodec);
 const decodeTerminate = decodeWith(TerminateResult);
@@ -88,7 +79,7 @@ export class HostClient implements AsyncDisposable {
    * itself; never completes; errors with HostApiError (`UNAUTHORIZED`, `HOST_UNREACHABLE` …).
    * Unsubscribing closes the stream.
    */
-  environments$(): Observable<readonly EnvironmentOverview[]> {
+  get environments$(): Observable<readonly EnvironmentOverview[]> {
     return this.lifetime.observe(overview(this.connection));
   }
 
@@ -101,7 +92,7 @@ export class HostClient implements AsyncDisposable {
    * is disposed). Throws RangeError for a `bufferSize` that is not a whole number ≥ 1.
    */
   environments(options: SnapshotIteratorOptions = {}): AsyncIterableIterator<readonly EnvironmentOverview[]> {
-    return snapshotIterator(this.environments$(), options);
+    return snapshotIterator(this.environments$, options);
   }
 
   /** {@link processes$} as an async iterator, buffered, ended and erroring as {@link environments}. */
@@ -111,7 +102,7 @@ export class HostClient implements AsyncDisposable {
 
   /** One environment's processes, from the overview stream, on each change; completes and errors as {@link environments$}. */
   processes$(environmentId: string): Observable<readonly ProcessResource[]> {
-    return this.environments$().pipe(
+    return this.environments$.pipe(
       map((list) => list.find((e) => e.id === environmentId)?.processes ?? []),
       distinctUntilChanged((a, b) => JSON.stringify(a) === JSON.stringify(b)),
     );
@@ -121,7 +112,7 @@ export class HostClient implements AsyncDisposable {
    * Starts a process. One Idempotency-Key per call (given or made), so the call's own retries never
    * start it twice. Resolves with the process; rejects with HostApiError (`SPAWN_FAILED`, …) or `signal.reason` when aborted.
    */
-  async start(environmentId: string, request: StartRequest, options: StartOptions = {}): Promise<ProcessResource> {
+  async start(environmentId: string, request: StartRequest, options: HostStartOptions = {}): Promise<ProcessResource> {
     const key = options.idempotencyKey ?? newId();
     const answer = await this.lifetime.call(options.signal, (signal) => send(this.connection, {
       method: 'POST',
@@ -185,7 +176,7 @@ export class HostClient implements AsyncDisposable {
    * its end unknown), the failure's code (409) for a process that failed instead of exiting,
    * `HOST_UNREACHABLE`; or with `signal.reason` when aborted (the process is not affected).
    */
-  async wait(environmentId: string, processId: string, options: CallOptions = {}): Promise<WaitResult> {
+  async wait(environmentId: string, processId: string, options: AbortOptions = {}): Promise<WaitResult> {
     for (;;) {
       let answer: ApiAnswer;
       try {
@@ -227,23 +218,23 @@ export class HostClient implements AsyncDisposable {
   }
 
   /** Writes to stdin, once per `writeId` (made per call when not given; retries reuse it). Resolves once the executor accepted the bytes. */
-  async write(environmentId: string, processId: string, data: Uint8Array | string, options: CallOptions & { readonly writeId?: string } = {}): Promise<void> {
+  async write(environmentId: string, processId: string, data: Uint8Array | string, options: AbortOptions & { readonly writeId?: string } = {}): Promise<void> {
     const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
     await this.post(environmentId, processId, 'stdin', { writeId: options.writeId ?? newId(), data: encodeBase64(bytes) }, options, 'idempotent');
   }
 
   /** Ends the process's input (idempotent). */
-  async endStdin(environmentId: string, processId: string, options: CallOptions = {}): Promise<void> {
+  async endStdin(environmentId: string, processId: string, options: AbortOptions = {}): Promise<void> {
     await this.post(environmentId, processId, 'stdin/end', undefined, options, 'idempotent');
   }
 
   /** Sends SIGINT (exit 130 follows). Not retried after an unclear failure: a second interrupt is not the same. */
-  async interrupt(environmentId: string, processId: string, options: CallOptions = {}): Promise<void> {
+  async interrupt(environmentId: string, processId: string, options: AbortOptions = {}): Promise<void> {
     await this.post(environmentId, processId, 'interrupt', undefined, options, 'unsafe');
   }
 
   /** Kills the process group (exit 137 follows); resolves whether it was running. Rejects DECODE_FAILED when the answer says neither. */
-  async terminate(environmentId: string, processId: string, options: CallOptions = {}): Promise<boolean> {
+  async terminate(environmentId: string, processId: string, options: AbortOptions = {}): Promise<boolean> {
     const answer = await this.post(environmentId, processId, 'terminate', undefined, options, 'idempotent');
     const result = decodeTerminate(answer.body);
     if (E.isLeft(result)) throw new HostApiError('DECODE_FAILED', `terminate: the host answered something else than whether it was running: ${result.left.message}`, answer.status, answer.hostInstance);
@@ -251,12 +242,12 @@ export class HostClient implements AsyncDisposable {
   }
 
   /** Resizes a sized tty's terminal (the command gets SIGWINCH). */
-  async resize(environmentId: string, processId: string, size: TerminalSize, options: CallOptions = {}): Promise<void> {
+  async resize(environmentId: string, processId: string, size: TtySize, options: AbortOptions = {}): Promise<void> {
     await this.post(environmentId, processId, 'resize', size, options, 'idempotent');
   }
 
   /** Releases a closed process (its history and its place in the list); a process already gone counts as released. */
-  async release(environmentId: string, processId: string, options: CallOptions = {}): Promise<void> {
+  async release(environmentId: string, processId: string, options: AbortOptions = {}): Promise<void> {
     try {
       await this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'DELETE', path: processPath(environmentId, processId), signal, retry: 'idempotent' }));
     } catch (error: unknown) {
@@ -264,7 +255,7 @@ export class HostClient implements AsyncDisposable {
     }
   }
 
-  private post(environmentId: string, processId: string, action: string, body: unknown, options: CallOptions, retry: 'idempotent' | 'unsafe'): Promise<ApiAnswer> {
+  private post(environmentId: string, processId: string, action: string, body: unknown, options: AbortOptions, retry: 'idempotent' | 'unsafe'): Promise<ApiAnswer> {
     return this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'POST', path: `${processPath(environmentId, processId)}/${action}`, body, signal, retry }));
   }
 
@@ -274,14 +265,14 @@ export class HostClient implements AsyncDisposable {
    * streams asked for afterwards fail at once the same way. What the host already did stays done (a
    * process started keeps running). Idempotent.
    */
-  dispose(): void {
+  close(): Promise<void> {
     this.lifetime.dispose();
+    return Promise.resolve();
   }
 
-  /** {@link dispose} for `await using client = new HostClient(…)`: resolves once everything was told to end. */
+  /** {@link close} for `await using client = new HostClient(…)`: resolves once everything was told to end. */
   [Symbol.asyncDispose](): Promise<void> {
-    this.dispose();
-    return Promise.resolve();
+    return this.close();
   }
 }
 

@@ -3,6 +3,8 @@
  * wire codecs of `wire/operator-api` when they arrive) and process events with their bytes decoded.
  */
 
+import type { TtySize } from '../wire/shared-types';
+
 /** An error inside a resource: the library's code and its message. */
 export interface ApiErrorInfo {
   /** The library's error code (`RESUME_FAILED`, `PROCESS_GAP` …). */
@@ -11,13 +13,6 @@ export interface ApiErrorInfo {
   readonly message: string;
 }
 
-/** A terminal size in character cells. */
-export interface TerminalSize {
-  /** Rows, 1 to 10000. */
-  readonly rows: number;
-  /** Columns, 1 to 10000. */
-  readonly cols: number;
-}
 
 /** One process as the host shows it. */
 export interface ProcessResource {
@@ -81,7 +76,7 @@ export interface StartRequest {
   /** Variables laid over the executor's core environment (PATH, HOME …). @default none */
   readonly env?: Readonly<Record<string, string>>;
   /** A pty (TERM=xterm-256color unless `env` sets it), optionally sized. @default false */
-  readonly tty?: boolean | TerminalSize;
+  readonly tty?: boolean | TtySize;
   /** A stdin that can be written and ended. @default false */
   readonly pipeStdin?: boolean;
 }
@@ -137,8 +132,8 @@ export interface HostTruncatedEvent {
 /** A process event as `HostClient.events$` emits it. */
 export type HostProcessEvent = HostOutputEvent | HostExitedEvent | HostClosedEvent | HostTruncatedEvent;
 
-/** Options of `HostClient.start`. */
-export interface StartOptions {
+/** Options of `HostClient.start` (the library's `StartOptions` are another shape: docs/api-conventions.md). */
+export interface HostStartOptions {
   /** Aborting stops waiting (and retrying): the call rejects with `signal.reason`; the start may still have happened. */
   readonly signal?: AbortSignal;
   /** The Idempotency-Key; retries of this call reuse it. @default a fresh random UUID per call */
@@ -185,7 +180,14 @@ export interface RunResult {
   /** A tty process's output (stdout and stderr together) as UTF-8, as `stdout`; '' without a tty. */
   readonly pty: string;
   /** The same output as raw bytes (within the bound), for output that is not text. */
-  readonly bytes: { readonly stdout: Uint8Array; readonly stderr: Uint8Array; readonly pty: Uint8Array };
+  readonly bytes: {
+    /** The command's stdout as it came. */
+    readonly stdout: Uint8Array;
+    /** The command's stderr as it came. */
+    readonly stderr: Uint8Array;
+    /** A tty command's terminal output as it came. */
+    readonly pty: Uint8Array;
+  };
   /** Some output is missing: a stream passed `maxOutputBytes`, or the host no longer held part of it (a `truncated` event). */
   readonly truncated: boolean;
   /** When the host started it (ISO-8601), when the host says; else null. */

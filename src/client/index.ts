@@ -6,7 +6,7 @@
  * Those events come as an Observable (`events$`, read at full speed) or pulled with backpressure
  * (`events()`, `eventStream()`: the body is read no faster than the consumer takes them). `run()` starts a
  * command and resolves with its exit code and bounded output; `wait()` resolves once a process exited.
- * The overview comes as `environments$()` / `processes$()` or, for `for await`, `environments()` /
+ * The overview comes as `environments$` / `processes$(environmentId)` or, for `for await`, `environments()` /
  * `processes()`. `await using client = new HostClient(…)` closes every stream and call of the client.
  *
  * Nothing here needs a Node built-in: it uses `fetch`, web streams, `TextDecoder`/`TextEncoder`,
@@ -18,7 +18,8 @@
 
 /* The client */
 export { HostClient } from './host-client';
-export type { CallOptions, HostClientOptions } from './host-client';
+export type { HostClientOptions } from './host-client';
+export type { AbortOptions, TtySize } from '../wire/shared-types';
 export type { ProcessEventsOptions } from './process-event-stream';
 export type { PulledEventsOptions } from './pulled-events';
 export type { SnapshotIteratorOptions } from './snapshot-iterator';
@@ -36,15 +37,14 @@ export type {
   ProcessResource,
   RunOptions,
   RunResult,
-  StartOptions,
+  HostStartOptions,
   StartRequest,
-  TerminalSize,
   WaitResult,
 } from './host-types';
 export type { RetryPolicy } from './retry';
 export { DEFAULT_RETRY_POLICY } from './retry';
 
-/* Errors (AbortedError stays exported for compatibility; the client no longer throws it: an aborted call rejects with `signal.reason`) */
-export { AbortedError, ClosedError, ExecClientError } from '../errors';
+/* Errors (an aborted call rejects with `signal.reason`, as Node's APIs do: there is no abort error of our own) */
+export { ClosedError, ExecClientError } from '../errors';
 export { HostApiError } from './host-api-error';
 export type { ExecClientErrorCode, OperatorApiErrorCode } from '../errors';

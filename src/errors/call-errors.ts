@@ -43,17 +43,3 @@ export class RequestTimeoutError extends ExecClientError {
     super(`timed out waiting for exec-server \`${method}\` response after ${afterMs}ms`);
   }
 }
-
-/**
- * The caller aborted a call of the operator API client (`exec-rx/client`). The library's own calls
- * (`exec-rx`) no longer raise it: an aborted call rejects with the signal's `reason` itself. Kept here
- * only while `src/client` still uses it; not exported from the main entry.
- */
-export class AbortedError extends ExecClientError {
-  readonly code = 'ABORTED';
-  constructor(
-    /** The method whose call was aborted. */ readonly method: string,
-  ) {
-    super(`exec-server \`${method}\` call was aborted`);
-  }
-}

@@ -14,7 +14,6 @@ export type ExecClientErrorCode =
   | 'NOT_FOUND'
   | 'SPAWN_FAILED'
   | 'REQUEST_TIMEOUT'
-  | 'ABORTED'
   | 'FRAME_TOO_LARGE'
   | 'PROTOCOL_ERROR'
   | 'ENVIRONMENT_RECOVERING'

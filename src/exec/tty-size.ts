@@ -1,12 +1,8 @@
 import { InvalidTtySizeError } from '../errors';
 
-/** A terminal size in character cells. */
-export interface TtySize {
-  /** Lines, 1 to 10000. */
-  readonly rows: number;
-  /** Columns, 1 to 10000. */
-  readonly cols: number;
-}
+import type { TtySize } from '../wire/shared-types';
+
+export type { TtySize } from '../wire/shared-types';
 
 /** The largest rows or cols accepted. */
 export const MAX_TTY_DIMENSION = 10_000;

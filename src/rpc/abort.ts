@@ -55,17 +55,7 @@ export function whileNotAborted<T>(signal: AbortSignal | undefined, run: () => P
   });
 }
 
-/** The options argument of every library call that waits and can be cancelled. */
-export interface AbortOptions {
-  /**
-   * Cancels the wait: an abort rejects the call with `signal.reason` itself (a DOMException named
-   * `AbortError` after `controller.abort()`, `x` after `controller.abort(x)`); an already-aborted
-   * signal rejects at once, with nothing sent. What was already sent is not undone: each call says
-   * what stays done.
-   * @default none (the call cannot be cancelled)
-   */
-  readonly signal?: AbortSignal;
-}
+export type { AbortOptions } from '../wire/shared-types';
 
 /** Whether `error` is the reason of `signal`'s abort (the call failed because it was cancelled). */
 export const isAbortOf = (signal: AbortSignal | undefined, error: unknown): boolean => signal !== undefined && signal.aborted && error === signal.reason;

@@ -17,7 +17,6 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   NOT_FOUND: null,
   SPAWN_FAILED: null,
   REQUEST_TIMEOUT: null,
-  ABORTED: null,
   FRAME_TOO_LARGE: null,
   PROTOCOL_ERROR: null,
   ENVIRONMENT_RECOVERING: null,

@@ -52,6 +52,8 @@ describe('operator API: token roles and environments', () => {
     expect((await view.get(paths.process(ENV, echo.id))).status).toBe(200);
     expect((await view.request('HEAD', paths.processes(ENV))).status).toBe(200);
     expect(await finished(view, ENV, echo.id)).toMatchObject({ stdout: 'seen\n', exitCode: 0 });
+    // A wait only reads: a view token may wait for an exit.
+    expect(await view.post(`${paths.process(ENV, echo.id)}/wait`)).toMatchObject({ status: 200, body: { exitCode: 0 } });
     const refused = problem(await view.post(paths.processes(ENV), { argv: ['true'] }), 403, 'FORBIDDEN_ROLE');
     expect(refused.detail).toBe('token watcher has the view role: it may only read and follow (GET)');
     problem(await view.delete(paths.process(ENV, echo.id)), 403, 'FORBIDDEN_ROLE');

@@ -18,7 +18,7 @@ export async function lsCommand(options: LsOptions, io: CliIo): Promise<number> 
   const { url, token } = options.access;
   const client = new HostClient({ url, token, retry: { maxOfflineMs: LS_OFFLINE_MS } });
   try {
-    const environments = await firstValueFrom(client.environments$());
+    const environments = await firstValueFrom(client.environments$);
     io.stdout.write(options.json ? `${JSON.stringify(lsJson(url, environments), null, 2)}\n` : lsTable(environments));
     return 0;
   } catch (error: unknown) {

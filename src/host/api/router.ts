@@ -63,6 +63,11 @@ export interface TokenRoute {
   readonly auth?: 'token';
   /** Headers its answers carry besides the handler's. @default none */
   readonly response?: ResponsePolicy;
+  /**
+   * Methods besides GET and HEAD that only read (a `POST …/wait`): a `view` token may use them.
+   * @default none
+   */
+  readonly reads?: readonly HttpMethod[];
   readonly methods: Readonly<Partial<Record<HttpMethod, RouteHandler>>>;
 }
 

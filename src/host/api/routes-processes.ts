@@ -228,7 +228,8 @@ export function processRoutes(context: ApiContext): Route[] {
         },
       },
     },
-    { path: `${PROCESS}/wait`, methods: { POST: (route) => waitRoute(context, route) } },
+    // A wait changes nothing: a view token may wait too.
+    { path: `${PROCESS}/wait`, reads: ['POST'], methods: { POST: (route) => waitRoute(context, route) } },
     { path: `${PROCESS}/log`, methods: { GET: (route) => sendLog(context, route) } },
     { path: `${PROCESS}/stdin`, methods: { POST: (route) => writeStdin(context, route) } },
     {
