@@ -92,7 +92,7 @@ export class HostRoutes {
     const match = this.router.match(method, target);
     const environmentId = match.params['environmentId'];
     if (environmentId !== undefined && !mayTouch(caller, environmentId)) throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
-    if (caller.role === 'view' && !VIEW_METHODS.has(method) && !(match.route.reads ?? []).some((read) => read === method)) throw new ApiProblem(403, 'FORBIDDEN_ROLE', `token ${caller.name} has the view role: it may only read and follow (GET)`);
+    if (caller.role === 'view' && !VIEW_METHODS.has(method) && !(match.route.reads ?? []).some((read) => read === method)) throw new ApiProblem(403, 'FORBIDDEN_ROLE', `token ${caller.name} has the view role: it may only read, follow and wait (GET, HEAD, POST …/wait)`);
     applyPolicy(res, match.route.response);
     await match.handler({ req, res, params: match.params, query: match.query, caller });
   }
