@@ -60,6 +60,10 @@ export class OutputLogStore {
   private enforcing: Promise<void> = Promise.resolve();
   private enforceQueued = false;
   private closed = false;
+  /** Whole logs removed, ever: for the total bound, for retention. */
+  private readonly evicted = { total: 0, retention: 0 };
+  /** Segments the quota dropped from logs since removed. */
+  private droppedBefore = 0;
 
   private constructor(
     private readonly options: OutputLogStoreOptions,
@@ -90,6 +94,20 @@ export class OutputLogStore {
   /** Every failure of a log or of the store's own files (at most one per log): the host logs them. Completes on `close()`. */
   get failures$(): Observable<OutputLogError> {
     return this.failures.asObservable();
+  }
+
+  /**
+   * What the host's metrics read: bytes and segment files of every log, and what went (ever): whole logs
+   * for the total bound or retention, segments for a quota (or the bound).
+   */
+  get figures(): { readonly diskBytes: number; readonly segments: number; readonly evictions: Readonly<Record<'total' | 'retention' | 'quota', number>> } {
+    let segments = 0;
+    let quota = this.droppedBefore;
+    for (const entry of this.entries.values()) {
+      segments += entry.log?.segmentCount ?? 0;
+      quota += entry.log?.droppedSegments ?? 0;
+    }
+    return { diskBytes: this.diskBytes, segments, evictions: { ...this.evicted, quota } };
   }
 
   /** Bytes of every log's segments. */
@@ -306,11 +324,15 @@ export class OutputLogStore {
   }
 
   private async runEnforce(): Promise<void> {
-    for (const entry of expired(this.entries.values(), this.scheduler.now(), this.options.retentionMs ?? DEFAULT_RETENTION_MS)) await this.removeEntry(entry);
+    for (const entry of expired(this.entries.values(), this.scheduler.now(), this.options.retentionMs ?? DEFAULT_RETENTION_MS)) {
+      this.evicted.retention += 1;
+      await this.removeEntry(entry);
+    }
     let total = this.diskBytes;
     for (const entry of evictionOrder(this.entries.values())) {
       if (total <= this.totalBytes) return;
       total -= entry.bytes;
+      this.evicted.total += 1;
       await this.removeEntry(entry);
     }
     for (const entry of trimOrder(this.entries.values())) {
@@ -325,6 +347,7 @@ export class OutputLogStore {
     if (this.entries.get(entry.dir) === entry) this.entries.delete(entry.dir);
     if (entry.removed) return;
     entry.removed = true;
+    this.droppedBefore += entry.log?.droppedSegments ?? 0;
     await entry.settled();
     try {
       const log = entry.log ?? (await entry.opening?.catch(() => undefined));

@@ -105,6 +105,16 @@ export class OutputLog {
     return this.state.firstSeq;
   }
 
+  /** Segment files of the log. */
+  get segmentCount(): number {
+    return this.state.segments.length;
+  }
+
+  /** Segments its quota (or the store's bound) dropped, ever. */
+  get droppedSegments(): number {
+    return this.state.droppedSegments;
+  }
+
   /** Bytes of the log's segments (records written and queued). */
   get diskBytes(): number {
     return this.state.diskBytes;
