@@ -60,6 +60,7 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   // The metrics' gauges read the monitor, which is built on the environments the metrics count for.
   const watched: { monitor?: HostMonitor } = {};
   const metrics = new HostMetrics(() => watched.monitor?.facts() ?? EMPTY_FACTS, outputLogs === undefined ? undefined : () => outputLogs.figures);
+  outputLogs?.syncs$.subscribe(metrics.onSync);
   const direct = new DirectHost(options, outputLogs, metrics);
   // Test only (docs/architecture.md, "Fault points"): read once, here.
   const fault = startFaultOf(process.env['EXEC_RX_FAULT']);

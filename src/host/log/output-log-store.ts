@@ -55,6 +55,7 @@ export interface OutputLogStoreOptions extends OutputLogOptions {
 export class OutputLogStore {
   private readonly entries = new Map<string, StoreEntry>();
   private readonly failures = new Subject<OutputLogError>();
+  private readonly syncs = new Subject<number>();
   private readonly scheduler: SchedulerLike;
   private readonly sweeping: Subscription;
   private enforcing: Promise<void> = Promise.resolve();
@@ -108,6 +109,11 @@ export class OutputLogStore {
       quota += entry.log?.droppedSegments ?? 0;
     }
     return { diskBytes: this.diskBytes, segments, evictions: { ...this.evicted, quota } };
+  }
+
+  /** Each fdatasync of a log's segment, as its wall-clock ms (the host's metrics). Completes on `close()`. */
+  get syncs$(): Observable<number> {
+    return this.syncs.asObservable();
   }
 
   /** Bytes of every log's segments. */
@@ -199,6 +205,9 @@ export class OutputLogStore {
     return {
       onFailure: (error) => this.failures.next(error),
       onRoll: () => this.checkBound(),
+      onSync: (ms) => {
+        if (!this.syncs.closed) this.syncs.next(ms);
+      },
       onLifecycle: (event) => {
         const now = this.scheduler.now();
         const patch: Partial<ProcessMeta> = event.type === 'exited' ? { state: 'exited', exitCode: event.exitCode, exitedAt: now } : { state: 'closed', endedAt: now };
@@ -301,6 +310,7 @@ export class OutputLogStore {
       await entry.settled();
     }
     this.failures.complete();
+    this.syncs.complete();
   }
 
   private get fs(): LogFs {

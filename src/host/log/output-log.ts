@@ -69,6 +69,7 @@ export class OutputLog {
       ...resolved,
       ready,
       onRoll: () => hooks.onRoll?.(),
+      onSync: (ms) => hooks.onSync?.(ms),
       onFailure: (error) => {
         made.log?.failed(error);
         hooks.onFailure?.(error);

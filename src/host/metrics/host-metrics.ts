@@ -86,10 +86,11 @@ export class HostMetrics {
   private readonly resumes: Counter;
   private readonly resumeFailures: Counter<'reason'>;
   private readonly processSeconds: Histogram;
+  private readonly syncSeconds: Histogram;
   private readonly streamsOpened: Counter;
   private readonly streamBytes: Counter;
   private readonly streamsEnded: Counter<'reason'>;
-  /** The last state of each environment's current generation seen on `events$` (bounded by the host's environments). */
+  /** The last state of each live environment seen on `events$` (bounded by the host's environments). */
   private readonly states = new Map<string, HostedState>();
 
   /** `facts`: what the gauges read when scraped (the host monitor's); `outputLog`: the store's figures, with a data dir. */
@@ -107,6 +108,7 @@ export class HostMetrics {
     this.rpcCalls = counter({ name: 'rpc_calls_total', help: "JSON-RPC calls to executors, by method and outcome (ok, or the library's error code).", labelNames: ['method', 'outcome'] });
     this.rpcSeconds = new Histogram({ name: `${PREFIX}rpc_call_duration_seconds`, help: 'JSON-RPC call latency (sent to settled), by method.', labelNames: ['method'], buckets: CALL_BUCKETS, registers });
     this.processSeconds = new Histogram({ name: `${PREFIX}process_duration_seconds`, help: 'From a process start (or its take-back after a restart) to its exit.', buckets: PROCESS_BUCKETS, registers });
+    this.syncSeconds = new Histogram({ name: `${PREFIX}output_log_fsync_duration_seconds`, help: "An output log segment's fdatasync (with a data dir).", buckets: CALL_BUCKETS, registers });
     this.streamsOpened = counter({ name: 'event_streams_opened_total', help: 'Operator API event streams (SSE) opened.' });
     this.streamBytes = counter({ name: 'event_stream_bytes_total', help: 'Bytes written to operator API event streams (SSE).' });
     this.streamsEnded = counter({ name: 'event_streams_ended_total', help: 'Operator API event streams (SSE) ended, by reason (completed, stalled, overflow, client, restart, closed).', labelNames: ['reason'] });
@@ -131,8 +133,14 @@ export class HostMetrics {
     if (event.state === 'disconnected' && before !== 'disconnected') this.disconnects.inc({ reason });
     if (event.state === 'connected' && before === 'disconnected') this.resumes.inc();
     if (event.state === 'failed' && before === 'disconnected') this.resumeFailures.inc({ reason });
-    if (event.state === 'closed') this.states.delete(event.environmentId);
+    // Only live environments are kept: a failed or closed one starts afresh (or is forgotten).
+    if (event.state === 'closed' || event.state === 'failed') this.states.delete(event.environmentId);
     else this.states.set(event.environmentId, event.state);
+  };
+
+  /** An output log's fdatasync took `ms`. */
+  readonly onSync = (ms: number): void => {
+    this.syncSeconds.observe(ms / 1000);
   };
 
   /** Counts a registration's answer. */
@@ -236,17 +244,28 @@ export class HostMetrics {
   }
 }
 
-/** `history`, telling `seen` of each append before it is made. */
+/** `history`, telling `seen` of each append before it is made (a plain delegate: appends are the hot path). */
 function observed(history: OutputHistory, seen: (event: HistoryInput) => void): OutputHistory {
-  const append = (event: HistoryInput): void => {
-    seen(event);
-    history.append(event);
-  };
-  return new Proxy(history, {
-    get: (target, key) => {
-      if (key === 'append') return append;
-      const value: unknown = Reflect.get(target, key);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+  const ready = history.ready;
+  return {
+    get historyStartSeq() {
+      return history.historyStartSeq;
     },
-  });
+    get retainedEvents() {
+      return history.retainedEvents;
+    },
+    get retainedBytes() {
+      return history.retainedBytes;
+    },
+    get subscriberCount() {
+      return history.subscriberCount;
+    },
+    eventsAfter$: (afterSeq) => history.eventsAfter$(afterSeq),
+    append: (event) => {
+      seen(event);
+      history.append(event);
+    },
+    release: () => history.release(),
+    ...(ready === undefined ? {} : { ready: () => ready.call(history) }),
+  };
 }
