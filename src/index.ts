@@ -76,7 +76,7 @@ export type { DialHeaders, DialHeadersSource, DialOptions } from './transport/di
 export type { SocketHandlers, SocketPort } from './transport/socket-port';
 export { RpcConnection } from './rpc/rpc-connection';
 export type { ConnectionFlow, FlowFacts, FlowHold } from './rpc/connection-flow';
-export type { CallOptions, KeepaliveOptions, RpcConnectionOptions } from './rpc/rpc-connection';
+export type { CallObserver, CallOptions, KeepaliveOptions, RpcConnectionOptions } from './rpc/rpc-connection';
 export type { AbortOptions } from './rpc/abort';
 export type { ServerRequestHandler, ServerRequestOutcome } from './rpc/server-requests';
 export type { Diagnostic } from './rpc/diagnostics';

@@ -70,8 +70,9 @@ describe('the packed tarball', () => {
     expect(listed).toEqual({
       // @openai/codex is an optional peer: not installed; rxjs is a peer that npm installs for an app that
       // has none, and tslib comes with it; bufferutil (optional, for
-      // ws' native unmask) brings node-gyp-build, which loads its prebuilt binary.
-      modules: ['aws4', 'bufferutil', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'node-gyp-build', 'rxjs', 'tslib', 'ws'],
+      // ws' native unmask) brings node-gyp-build, which loads its prebuilt binary; prom-client (the host's
+      // metrics) brings @opentelemetry/api and tdigest, which brings bintrees.
+      modules: ['@opentelemetry', 'aws4', 'bintrees', 'bufferutil', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'node-gyp-build', 'prom-client', 'rxjs', 'tdigest', 'tslib', 'ws'],
       bin: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js'),
     });
   });

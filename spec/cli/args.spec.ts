@@ -65,6 +65,10 @@ describe('exec-rx run arguments', () => {
 describe('exec-rx host arguments', () => {
   it('has loopback defaults and parses limits', () => {
     expect(parseHostArgs([])).toMatchObject({ host: '127.0.0.1', port: 0, tlsCert: undefined });
+    expect(parseHostArgs([]).metricsPort).toBeUndefined();
+    expect(parseHostArgs(['--metrics-port', '0']).metricsPort).toBe(0);
+    expect(parseHostArgs(['--metrics-port', '9464']).metricsPort).toBe(9464);
+    expect(() => parseHostArgs(['--metrics-port', '70000'])).toThrow(UsageError);
     expect(parseHostArgs(['--port', '8443', '--host', '127.0.0.2', '--tls-cert', 'c', '--tls-key', 'k', '--max-environments', '3'])).toMatchObject({ port: 8443, host: '127.0.0.2', tlsCert: 'c', tlsKey: 'k', maxEnvironments: 3 });
   });
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { ApiClient, paths } from '../host/api/api-client';
 import type { ApiResponse } from '../host/api/api-client';
 import { startDirectExecutor } from '../support/executor';
+import { getText, parseExposition } from '../support/prom-text';
 import type { CliRun } from './cli-process';
 import { runCli, startCli } from './cli-process';
 
@@ -69,6 +70,24 @@ describe('exec-rx host', () => {
       expect(all).not.toContain(SECRET);
       expect(all).not.toContain(OPERATOR_TOKEN);
       expect(all).not.toMatch(/token=|Signature=/);
+    } finally {
+      await stopCli(host);
+    }
+  });
+
+  it('with --metrics-port prints where Prometheus scrapes it, and serves the metrics there until it stops', async () => {
+    const host = startCli(['host', '--port', '0', '--metrics-port', '0', '--data-dir', 'none'], { ...bareEnv(), EXEC_RX_ACCESS_KEY_ID: KEY_ID, EXEC_RX_SECRET_ACCESS_KEY: SECRET, EXEC_RX_OPERATOR_TOKEN: OPERATOR_TOKEN });
+    try {
+      await host.waitFor('stdout', '--environment-id <environment-id>\n');
+      const stdout = host.stdout.map((c) => c.text).join('');
+      const url = /^Prometheus metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)$/m.exec(stdout)?.[1] ?? '';
+      const base = /^exec-rx host listening on (\S+)$/m.exec(stdout)?.[1] ?? '';
+      expect(url).not.toBe('');
+      expect(url.startsWith(base)).toBe(false);
+      const scraped = await getText(url);
+      expect(scraped.status).toBe(200);
+      expect(parseExposition(scraped.text).types.get('exec_rx_host_environments')).toBe('gauge');
+      expect((await getText(`${base}/healthz`)).status).toBe(200);
     } finally {
       await stopCli(host);
     }

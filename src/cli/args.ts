@@ -38,6 +38,8 @@ export interface RunOptions {
 export interface HostCliOptions {
   readonly host: string;
   readonly port: number;
+  /** Serve Prometheus metrics (`/metrics`, no token) on this port of the same address (0: a free one). @default none */
+  readonly metricsPort: number | undefined;
   readonly tlsCert: string | undefined;
   readonly tlsKey: string | undefined;
   readonly credentialsFile: string | undefined;
@@ -91,6 +93,8 @@ export const USAGE = `usage:
                                or EXEC_RX_ACCESS_KEY_ID + EXEC_RX_SECRET_ACCESS_KEY)
       --public-url URL         base url executors reach this host at, if not the bind address
       --region REGION          SigV4 region executors sign for (default us-east-1)
+      --metrics-port N         serve Prometheus metrics at /metrics on this port of the same address, no
+                               token (0: a free port; printed at start); off without it
       --max-environments N, --max-frame-bytes N, --max-handshakes-per-second N
       --operator-tokens-file FILE  operator API tokens, one per line: NAME ROLE ENVIRONMENTS SECRET
                                (ROLE view|operate, ENVIRONMENTS *|id,id..., SECRET the token or sha256:HEX);
@@ -133,6 +137,7 @@ const RUN_OPTIONS = {
 
 const HOST_OPTIONS = {
   port: { type: 'string' },
+  'metrics-port': { type: 'string' },
   host: { type: 'string' },
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
@@ -215,6 +220,7 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
   return {
     host: values.host ?? '127.0.0.1',
     port: positiveInt('--port', values.port, 0, 65535) ?? 0,
+    metricsPort: positiveInt('--metrics-port', values['metrics-port'], 0, 65535),
     tlsCert: values['tls-cert'],
     tlsKey: values['tls-key'],
     credentialsFile: values['credentials-file'],

@@ -98,6 +98,7 @@ function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: R
     maxEnvironments: options.maxEnvironments,
     maxFrameBytes: options.maxFrameBytes,
     maxHandshakesPerSecond: options.maxHandshakesPerSecond,
+    metricsPort: options.metricsPort,
   };
   const defined = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
   const operator = { tokens, ...(options.corsOrigins.length === 0 ? {} : { corsOrigins: options.corsOrigins }) };
@@ -178,7 +179,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
   const operatorUrl = `${host.url}/${shown === undefined ? '' : `#token=${shown}`}`;
   shown = undefined;
   const kept = storage.dataDir === undefined ? 'in memory (--data-dir none)' : `on disk in ${storage.dataDir}`;
-  io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nProcess output is kept ${kept}\nAn executor joins with:\n  ${host.joinCommand()}\n`);
+  io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nProcess output is kept ${kept}\n${host.metricsUrl === undefined ? '' : `Prometheus metrics: ${host.metricsUrl}\n`}An executor joins with:\n  ${host.joinCommand()}\n`);
   let executor: SpawnedExecutor | undefined;
   if (local !== undefined && options.localExecutorId !== undefined) {
     try {

@@ -9,7 +9,7 @@ import type { HistoryFactory } from '../exec/output-history';
 import type { ProcessStreamOptions } from '../exec/process-stream-options';
 import type { AbortOptions } from '../rpc/abort';
 import { isAbortOf, whileNotAborted } from '../rpc/abort';
-import type { KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
+import type { CallObserver, KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
 import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
 import { ExecClient } from '../session/exec-client';
@@ -65,6 +65,8 @@ export interface EnvironmentManagerOptions {
   readonly statusPollMs?: number;
   /** How often `Environment.info$` polls while subscribed. @default 60000 */
   readonly infoPollMs?: number;
+  /** Hears every JSON-RPC call's outcome and latency, on every socket of the session (a host's metrics). @default none */
+  readonly onCall?: CallObserver;
 }
 
 /**
@@ -298,6 +300,7 @@ function clientOptions(options: EnvironmentManagerOptions, reconnectable: boolea
     keepalive: options.keepalive ?? {},
     serverRequests: networkPolicyHandler(options.networkPolicy),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    ...(options.onCall === undefined ? {} : { onCall: options.onCall }),
   };
   return {
     clientName: options.clientName,

@@ -18,6 +18,7 @@ import type { HostCloseOptions, HostServer, HostServerOptions } from './host-opt
 import { DEFAULT_COME_BACK_RETRY_MS, DIRECT_TRANSPORT, HOST_DEFAULTS as DEFAULTS } from './host-options';
 import { HostedEnvironments } from './hosted-environments';
 import type { HostMonitor } from './host-monitor';
+import type { HandshakeOutcome, HostMetrics } from './metrics/host-metrics';
 import { errnoOf } from './log/log-fs';
 import type { OutputLogStore } from './log/output-log-store';
 import { RateLimiter } from './rate-limiter';
@@ -49,6 +50,8 @@ export interface HostStops {
   readonly refuse: () => void;
   /** End every event stream with the come-back event; returns how many. */
   readonly endStreams: (retryMs: number) => number;
+  /** Stop the metrics endpoint, the last step. */
+  readonly closeMetrics: () => Promise<void>;
 }
 
 /** The executors' side of a host: registration, the signed WebSocket upgrade, and the environments. */
@@ -72,6 +75,8 @@ export class DirectHost {
     private readonly options: HostServerOptions,
     /** The output logs on disk, when the host has a data dir; the host closes them after the environments. */
     private readonly outputLogs?: OutputLogStore,
+    /** Counts registrations, upgrades and what the environments' processes send. */
+    private readonly metrics?: HostMetrics,
   ) {
     this.log = options.log ?? (() => undefined);
     this.scheduler = options.scheduler ?? asyncScheduler;
@@ -85,12 +90,15 @@ export class DirectHost {
     for (const kept of options.state?.registrations() ?? []) this.registrations.restore(kept.id, kept.registrationId, kept.accessKeyId, Buffer.from(kept.tokenDigest, 'hex'));
     // The environments keep the host's clock unless the manager options name their own.
     const sessions = options.state === undefined ? undefined : { sessionOf: (id: string) => options.state?.environment(id)?.sessionId, record: (id: string, sessionId: string) => this.recordSession(id, sessionId) };
-    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...options.manager }, this.log, outputLogs, sessions);
+    const observe = metrics === undefined ? {} : { onCall: metrics.onCall };
+    this.table = new HostedEnvironments({ ...HOSTED_MANAGER_DEFAULTS, scheduler, ...observe, ...options.manager }, this.log, outputLogs, sessions, undefined, metrics === undefined ? undefined : (factory) => metrics.observeHistories(factory));
     // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
   }
 
   readonly onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    // Every answer here is a registration's (or a stray request's): counted by its status once sent.
+    if (this.metrics !== undefined) res.once('finish', () => this.metrics?.registration(registrationOutcome(res.statusCode)));
     this.register(req, res).catch(() => {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       else res.destroy();
@@ -99,9 +107,14 @@ export class DirectHost {
 
   readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => undefined);
+    this.metrics?.upgrade(this.upgrade(req, socket, head));
+  };
+
+  /** Answers one signed upgrade; returns how (for the metrics). */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): HandshakeOutcome {
     // Stopping: whatever it is, the executor retries it later (a 409 now would have it register with a host that is going).
-    if (this.closing) return refuseUpgrade(socket, 503, { 'retry-after': '5' });
-    if (!this.limiter.tryTake()) return refuseUpgrade(socket, 429, { 'retry-after': String(this.limiter.retryAfterSeconds()) });
+    if (this.closing) return refused(socket, 503, { 'retry-after': '5' });
+    if (!this.limiter.tryTake()) return refused(socket, 429, { 'retry-after': String(this.limiter.retryAfterSeconds()) });
     const target = parseTarget(req.url);
     const match = target === undefined ? null : CONNECT_PATH.exec(target.pathname);
     const id = decodeEnvironmentId(match?.[1]);
@@ -115,17 +128,18 @@ export class DirectHost {
     if (check === 'unauthorized') return this.unauthorized(socket, `upgrade for ${id}: bad capability token`);
     if (check === 'stale') {
       this.log(`upgrade for ${id}: superseded registration (409, the executor re-registers)`);
-      return refuseUpgrade(socket, 409);
+      return refused(socket, 409);
     }
     const live = this.table.liveIds();
     // A new generation (none yet, or the current one failed) must fit under the limit; a replacement always does.
     if (!live.includes(id) && live.length >= this.maxEnvironments) {
       this.log(`upgrade for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
-      return refuseUpgrade(socket, 503, { 'retry-after': '5' });
+      return refused(socket, 503, { 'retry-after': '5' });
     }
     this.keyIds.set(id, auth.accessKeyId);
-    return this.accept(id, req, socket, head);
-  };
+    this.accept(id, req, socket, head);
+    return live.includes(id) ? 'replacement' : 'accepted';
+  }
 
   /** The environments this host serves (the operator API reads them). */
   get environments(): HostedEnvironments {
@@ -133,12 +147,13 @@ export class DirectHost {
   }
 
   /** The running host; `stops` are the operator API's parts of its graceful stop (see `HostServer.close`). */
-  serve(server: Server, url: string, instanceId: string, monitor: HostMonitor, stops: HostStops): HostServer {
+  serve(server: Server, url: string, instanceId: string, monitor: HostMonitor, stops: HostStops, metricsUrl?: string): HostServer {
     let closing: Promise<void> | undefined;
     const close = (options?: HostCloseOptions): Promise<void> => (closing ??= this.close(server, stops, options));
     return {
       url,
       instanceId,
+      metricsUrl,
       environments$: this.table.environments$,
       monitor,
       environment: (id) => this.table.get(id),
@@ -216,13 +231,13 @@ export class DirectHost {
    * A signed upgrade naming a registration this run did not issue (a previous run did, before a restart):
    * 409, so the executor re-registers and dials the new url (while the host stops, `onUpgrade` answers 503 first).
    */
-  private previousRun(id: string, socket: Duplex): void {
+  private previousRun(id: string, socket: Duplex): HandshakeOutcome {
     const now = this.scheduler.now();
     for (const [envId, at] of this.conflicts) if (now - at > RECENT_CONFLICT_MS || this.conflicts.size >= this.maxEnvironments * 8) this.conflicts.delete(envId);
     this.conflicts.delete(id);
     this.conflicts.set(id, now);
     this.log(`upgrade for ${id}: registration of a previous run (409, the executor re-registers)`);
-    return refuseUpgrade(socket, 409);
+    return refused(socket, 409);
   }
 
   /** Records an environment's session in the state (with the key id of its latest accepted upgrade). */
@@ -236,9 +251,9 @@ export class DirectHost {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.table.adopt(id, ws));
   }
 
-  private unauthorized(socket: Duplex, why: string): void {
+  private unauthorized(socket: Duplex, why: string): HandshakeOutcome {
     this.log(`${why}: refused (401)`);
-    refuseUpgrade(socket, 401);
+    return refused(socket, 401);
   }
 
   private connectUrl(host: string, id: string, issued: IssuedRegistration): string {
@@ -280,6 +295,7 @@ export class DirectHost {
     this.registrations.clear();
     server.closeAllConnections();
     await closed;
+    await stops.closeMetrics();
   }
 }
 
@@ -291,4 +307,17 @@ function isDirectRequest(body: Buffer): boolean {
   } catch {
     return false;
   }
+}
+
+/** Refuses an upgrade with `status`; returns it as the outcome. */
+function refused(socket: Duplex, status: 409 | 401 | 429 | 503, headers: Readonly<Record<string, string>> = {}): HandshakeOutcome {
+  refuseUpgrade(socket, status, headers);
+  return String(status) as HandshakeOutcome;
+}
+
+/** The outcome of a registration answered `status` (an unexpected one counts as 500: the label values stay few). */
+function registrationOutcome(status: number): HandshakeOutcome {
+  if (status === 200) return 'accepted';
+  const known: readonly HandshakeOutcome[] = ['400', '401', '404', '405', '409', '413', '429', '500', '503'];
+  return known.find((outcome) => outcome === String(status)) ?? '500';
 }

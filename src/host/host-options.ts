@@ -38,6 +38,12 @@ export interface HostServerOptions {
   readonly host?: string;
   /** @default 0 (a free port) */
   readonly port?: number;
+  /**
+   * Serve Prometheus metrics (`GET /metrics`, no token) on this port of the same address (0: a free
+   * one; HTTPS when `tls` is given), apart from the executors' and the operator API's port: see
+   * `HostServer.metricsUrl`. @default none (no metrics endpoint; the host still counts)
+   */
+  readonly metricsPort?: number;
   /** Serve HTTPS/WSS with this PEM certificate chain and key. @default none: plain HTTP (loopback only) */
   readonly tls?: {
     /** The PEM certificate chain. */
@@ -103,6 +109,8 @@ export interface HostServer {
   readonly url: string;
   /** This host's instance id (a UUID made at start, in every operator API answer): a restart has another. */
   readonly instanceId: string;
+  /** Where Prometheus scrapes this host (`http://127.0.0.1:PORT/metrics`), when started with `metricsPort`. */
+  readonly metricsUrl: string | undefined;
   /**
    * Every environment's current generation (id, generation, state, info, environment), as a new array
    * on each change. Replays the current list to each subscriber; completes when the host closes; never errors.
@@ -124,7 +132,8 @@ export interface HostServer {
    * clients retry); writes and syncs every output log; ends every event stream with the come-back
    * event; closes the logs (the last flush: a process's stream that fails when its socket closes is not
    * recorded as failed, so the next run takes it back); closes every environment and the executors'
-   * sockets (their processes stay with their executors, which keep their sessions and re-dial). Idempotent: every
+   * sockets (their processes stay with their executors, which keep their sessions and re-dial); last, the
+   * metrics endpoint stops listening. Idempotent: every
    * call returns the same stop (the first call's options count).
    */
   close(options?: HostCloseOptions): Promise<void>;

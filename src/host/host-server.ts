@@ -1,24 +1,32 @@
 /**
  * Starting a host: one HTTP(S) server for the executors' routes (registration and the signed WebSocket
- * upgrade, see `./direct-host`) and the host's route table (see `./api/host-routes`): `/readyz`, and
+ * upgrade, see `./direct-host`) and the host's route table (see `./api/host-routes`): the probes `/healthz`
+ * and `/readyz`, and
  * when configured the operator API (`/api/v1`, its landing page and OpenAPI document, see `./api`).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import { constants as fsConstants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
 import { ConfigError } from '../errors';
 import { HostRoutes } from './api/host-routes';
 import { OperatorApi } from './api/operator-api';
-import { READINESS_ROUTE } from './api/routes-public';
+import type { NotReadyReason, ReadinessCheck } from './api/routes-public';
+import { probeRoutes } from './api/routes-public';
 import { DirectHost } from './direct-host';
 import { OutputLogStore } from './log/output-log-store';
 import { startFaultOf } from './fault-points';
 import { StartRecords } from './state/start-records';
 import { hostPort, isLoopbackHost } from './host-http';
+import type { HostFacts } from './host-monitor';
 import { describeDiagnostic, HostMonitor } from './host-monitor';
 import type { HostServer, HostServerOptions } from './host-options';
+import { HostMetrics } from './metrics/host-metrics';
+import type { MetricsEndpoint } from './metrics/metrics-server';
+import { listenForMetrics } from './metrics/metrics-server';
 import { HOST_DEFAULTS as DEFAULTS } from './host-options';
 
 /**
@@ -49,14 +57,27 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
 
 /** The rest of {@link startHostServer}, once the output logs (if any) are open: resolves once listening. */
 async function serve(options: HostServerOptions, host: string, instanceId: string, log: (line: string) => void, outputLogs: OutputLogStore | undefined, starts: StartRecords | undefined): Promise<HostServer> {
-  const direct = new DirectHost(options, outputLogs);
+  // The metrics' gauges read the monitor, which is built on the environments the metrics count for.
+  const watched: { monitor?: HostMonitor } = {};
+  const metrics = new HostMetrics(() => watched.monitor?.facts() ?? EMPTY_FACTS, outputLogs === undefined ? undefined : () => outputLogs.figures);
+  outputLogs?.syncs$.subscribe(metrics.onSync);
+  const direct = new DirectHost(options, outputLogs, metrics);
   // Test only (docs/architecture.md, "Fault points"): read once, here.
   const fault = startFaultOf(process.env['EXEC_RX_FAULT']);
-  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.scheduler, outputLogs, starts, fault);
-  const routes = new HostRoutes([READINESS_ROUTE, ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler);
-  const monitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
+  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.scheduler, outputLogs, starts, fault, metrics.streams);
+  // Ready once listening with its state recorded (the output logs and the state were loaded before), until it stops.
+  let phase: NotReadyReason | 'ready' = 'starting';
+  const dataDir = options.outputLog?.dataDir;
+  const readiness: ReadinessCheck = async () => {
+    if (phase !== 'ready') return phase;
+    return dataDir === undefined || (await isWritable(dataDir)) ? undefined : 'data dir not writable';
+  };
+  const routes = new HostRoutes([...probeRoutes(instanceId, readiness), ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler);
+  const hostMonitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
+  watched.monitor = hostMonitor;
+  hostMonitor.events$.subscribe(metrics.onHostEvent);
   // The host's log reads the monitor's events like any other reader (the state changes it logs itself).
-  monitor.events$.subscribe((event) => {
+  hostMonitor.events$.subscribe((event) => {
     if (event.type === 'diagnostic') log(`environment ${event.environmentId} generation ${event.generation}: ${describeDiagnostic(event.diagnostic)}`);
   });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -69,13 +90,38 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   server.on('upgrade', direct.onUpgrade);
   server.on('clientError', (_error, socket: Duplex) => socket.destroy());
   const port = await listen(server, host, options);
-  await options.state?.setPort(port).catch((error: unknown) => {
+  let metricsEndpoint: MetricsEndpoint | undefined;
+  try {
+    await options.state?.setPort(port);
+    metricsEndpoint = options.metricsPort === undefined ? undefined : await listenForMetrics(metrics, host, options.metricsPort, options.tls);
+  } catch (error: unknown) {
     server.close();
     throw error;
-  });
-  const stops = { refuse: () => routes.stop(), endStreams: (retryMs: number) => operator?.close(retryMs) ?? 0 };
-  return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, port)}`, instanceId, monitor, stops);
+  }
+  phase = 'ready';
+  const stops = {
+    refuse: () => {
+      phase = 'stopping';
+      routes.stop();
+    },
+    endStreams: (retryMs: number) => operator?.close(retryMs) ?? 0,
+    closeMetrics: () => metricsEndpoint?.close() ?? Promise.resolve(),
+  };
+  return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, port)}`, instanceId, hostMonitor, stops, metricsEndpoint?.url);
 }
+
+/** What the metrics read before the monitor exists (never scraped then: the endpoint listens after). */
+const EMPTY_FACTS: HostFacts = {
+  environments: { starting: 0, connecting: 0, connected: 0, disconnected: 0, failed: 0, closed: 0 },
+  processes: { running: 0, exited: 0, closed: 0, failed: 0 },
+  pendingCalls: 0,
+  processRoutes: 0,
+  retainedEvents: 0,
+  retainedBytes: 0,
+  historySubscribers: 0,
+  eventStreams: 0,
+  diskPauses: 0,
+};
 
 /**
  * Listens on `options.port`, or, when it is 0 or absent and the state remembers a port, on that one (its
@@ -101,3 +147,11 @@ async function listen(server: Server, host: string, options: HostServerOptions):
   return address.port;
 }
 
+
+/** Whether the process may write in `dir` (one `access(W_OK)`, no write: a probe must stay cheap). Never rejects. */
+function isWritable(dir: string): Promise<boolean> {
+  return access(dir, fsConstants.W_OK).then(
+    () => true,
+    () => false,
+  );
+}

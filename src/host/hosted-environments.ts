@@ -155,6 +155,8 @@ export class HostedEnvironments {
     private readonly sessions?: SessionRecords,
     /** How long after the start an executor whose session the host remembers is expected back. @default TAKE_BACK_WAIT_MS */
     private readonly takeBackWaitMs: number = TAKE_BACK_WAIT_MS,
+    /** Wraps each generation's history factory (the host's metrics count what its processes send). @default none */
+    private readonly observeHistories: (factory: HistoryFactory) => HistoryFactory = (factory) => factory,
   ) {
     this.startedAt = this.now();
   }
@@ -399,6 +401,11 @@ export class HostedEnvironments {
    * the host's bounds, with a budget per generation (what the manager would make itself).
    */
   private outputHistory(id: string, adopted?: ReadonlyMap<string, OutputLog>): HistoryFactory {
+    return this.observeHistories(this.historyFactory(id, adopted));
+  }
+
+  /** {@link outputHistory}, before the host's observer wraps it. */
+  private historyFactory(id: string, adopted?: ReadonlyMap<string, OutputLog>): HistoryFactory {
     if (this.managerOptions.outputHistory !== undefined) return this.managerOptions.outputHistory;
     if (this.outputLogs === undefined) return memoryHistories(this.managerOptions);
     const flow = (): ConnectionFlow | undefined => this.slots.get(id)?.view.environment?.flow;

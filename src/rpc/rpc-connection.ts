@@ -1,6 +1,6 @@
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, Observable, Subject, Subscription } from 'rxjs';
-import { TransportClosedError } from '../errors';
+import { ExecClientError, TransportClosedError } from '../errors';
 import type { SocketPort } from '../transport/socket-port';
 import type { Inbound } from '../wire/jsonrpc';
 import type { RequestId } from '../wire/jsonrpc';
@@ -13,7 +13,7 @@ import type { FrameHandlers } from './frame-reader';
 import { readFrame } from './frame-reader';
 import type { KeepaliveOptions } from './keepalive';
 import { silentPeer } from './keepalive';
-import type { CallOptions, RpcConnectionOptions } from './rpc-options';
+import type { CallObserver, CallOptions, RpcConnectionOptions } from './rpc-options';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './rpc-options';
 import { NotificationRouter } from './notification-router';
 import { PauseClock } from './pause-clock';
@@ -25,7 +25,7 @@ import { toRpcError } from './rpc-error';
 import { ServerRequests } from './server-requests';
 
 export { DEFAULT_REQUEST_TIMEOUT_MS } from './rpc-options';
-export type { CallOptions, KeepaliveOptions, RpcConnectionOptions } from './rpc-options';
+export type { CallObserver, CallOptions, KeepaliveOptions, RpcConnectionOptions } from './rpc-options';
 
 /**
  * One JSON-RPC connection over a {@link SocketPort}: requests correlated by id, notifications routed by
@@ -206,7 +206,9 @@ export class RpcConnection {
   }
 
   /** One call (see PendingCalls.start), refused at once (nothing sent) once closed or when the signal was already aborted. */
-  private startCall<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions, sink: CallSink<ResultOf<M>>): PendingCallHandle {
+  private startCall<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions, callSink: CallSink<ResultOf<M>>): PendingCallHandle {
+    const onCall = this.options.onCall;
+    const sink = onCall === undefined ? callSink : observedSink(callSink, method, this.scheduler, onCall, options.signal);
     const signal = options.signal;
     if (this.closedError !== undefined || signal?.aborted === true) {
       sink.error(this.closedError ?? signal?.reason);
@@ -297,3 +299,21 @@ export class RpcConnection {
 }
 
 const REFUSED: PendingCallHandle = { fail: () => undefined, drop: () => undefined };
+
+/**
+ * `sink`, telling `onCall` how the call of `method` settled (`ok`, the error's code, `ABORTED` when its
+ * `signal` cancelled it) and how long it took on `scheduler`'s clock.
+ */
+function observedSink<T>(sink: CallSink<T>, method: string, scheduler: SchedulerLike, onCall: CallObserver, signal: AbortSignal | undefined): CallSink<T> {
+  const startedAt = scheduler.now();
+  return {
+    next: (result) => {
+      onCall(method, 'ok', scheduler.now() - startedAt);
+      sink.next(result);
+    },
+    error: (error) => {
+      onCall(method, error instanceof ExecClientError ? error.code : signal?.aborted === true ? 'ABORTED' : 'UNKNOWN', scheduler.now() - startedAt);
+      sink.error(error);
+    },
+  };
+}

@@ -7,6 +7,14 @@ import type { ServerRequestHandler } from './server-requests';
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export type { KeepaliveOptions } from './keepalive';
 
+/**
+ * Hears each call as it settles: its method, `ok` or the library error code it failed with
+ * (`REQUEST_TIMEOUT`, `TRANSPORT_CLOSED` ...), and the ms from sending to settling on the connection's
+ * scheduler. Called on the connection's turn: it must be quick and must not throw. A call dropped by its
+ * caller (unsubscribed) is not heard.
+ */
+export type CallObserver = (method: string, outcome: string, durationMs: number) => void;
+
 /** Options of `RpcConnection`. */
 export interface RpcConnectionOptions {
   /** Drives timeouts and keepalive; tests pass a TestScheduler. @default asyncScheduler */
@@ -25,6 +33,8 @@ export interface RpcConnectionOptions {
    * attached by `open()`
    */
   readonly flow?: ConnectionFlow;
+  /** Hears every call's outcome and latency (a host's metrics). @default none */
+  readonly onCall?: CallObserver;
 }
 
 /** Per-call options. */

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OperatorApi } from '../../../src/host/api/operator-api';
 import { OperatorTokens } from '../../../src/host/api/operator-tokens';
+import { methodsOf as routeMethodsOf } from '../../../src/host/api/router';
+import { probeRoutes } from '../../../src/host/api/routes-public';
 import { HostedEnvironments } from '../../../src/host/hosted-environments';
 import type { ProcessResource, ProcessSseEvent } from '../../../src/wire/operator-api';
 import { API_PREFIX, HOST_INSTANCE_HEADER } from '../../../src/wire/operator-api';
@@ -113,6 +115,8 @@ describe('the OpenAPI document is true', () => {
 
   const routedProbes = (api: ApiHost['api']): Record<string, { readonly status: number; readonly send: () => Promise<Observed> }> => {
     return {
+      ['GET /healthz']: { status: 200, send: () => api.get('/healthz', { token: null }) },
+      ['GET /readyz']: { status: 200, send: () => api.get('/readyz', { token: null }) },
       [`GET ${paths.openapi}`]: { status: 200, send: () => api.get(paths.openapi, { token: null }) },
       [`HEAD ${paths.openapi}`]: { status: 200, send: () => api.request('HEAD', paths.openapi, { token: null }) },
       [`GET ${paths.host}`]: { status: 200, send: () => api.get(paths.host) },
@@ -207,7 +211,8 @@ describe('the OpenAPI document is true', () => {
 
   it('documents every route the router serves, with the same methods, and the data of every event the streams send', () => {
     const api = new OperatorApi(new HostedEnvironments({ clientName: 'openapi-spec' }, () => undefined), { tokens: new OperatorTokens([OPERATOR_TOKEN]) }, 'instance');
-    const routed = Object.fromEntries(api.routes.map((route) => [route.path, [...route.methods].sort()]));
+    const probes = probeRoutes('instance', () => Promise.resolve(undefined)).map((route) => ({ path: route.path, methods: routeMethodsOf(route) }));
+    const routed = Object.fromEntries([...probes, ...api.routes].map((route) => [route.path, [...route.methods].sort()]));
     const documented = Object.fromEntries(Object.keys(document.paths).map((path) => [path, methodsOf(document, path)]));
     expect(routed).toEqual(documented);
     const missing = Object.values(EVENT_SCHEMAS).filter((name) => document.components.schemas[name] === undefined);

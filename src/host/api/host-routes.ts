@@ -55,14 +55,17 @@ export class HostRoutes {
     return this.router.owns(target);
   }
 
-  /** The host stops: every request from now on is answered 503 `CLOSED` (`Retry-After`, `Connection: close`). */
+  /**
+   * The host stops: every request from now on is answered 503 `CLOSED` (`Retry-After`, `Connection: close`),
+   * but for the rows answered `whileStopping` (the probes, which say it themselves).
+   */
   stop(): void {
     this.stopping = true;
   }
 
   /** Answers one request. Never throws; every failure is a problem+json answer. */
   handle(req: IncomingMessage, res: ServerResponse): void {
-    if (this.stopping) return sendProblem(res, new ApiProblem(503, 'CLOSED', 'the host is stopping; retry shortly', { 'retry-after': '1', connection: 'close' }), this.hostInstance);
+    if (this.stopping && !this.router.answersWhileStopping(req.url ?? '/')) return sendProblem(res, new ApiProblem(503, 'CLOSED', 'the host is stopping; retry shortly', { 'retry-after': '1', connection: 'close' }), this.hostInstance);
     let caller: OperatorCaller | undefined;
     this.dispatch(req, res, (who) => (caller = who)).catch((error: unknown) => {
       const problem = problemOf(error);

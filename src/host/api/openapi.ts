@@ -100,6 +100,24 @@ export const OPENAPI_DOCUMENT: Json = {
   },
   security: [{ operatorToken: [] }],
   paths: withHead({
+    '/healthz': {
+      get: {
+        summary: 'Liveness: the process is alive and its event loop turns (no token)',
+        security: [],
+        responses: { '200': json(obj({ status: { const: 'ok' } }), 'Alive') },
+      },
+    },
+    '/readyz': {
+      get: {
+        summary: 'Readiness: the host accepts work (no token)',
+        description: 'Ready once it listens with its state loaded, while it is not stopping and its data dir (if any) is writable. Answered while the host stops too (503 `stopping`).',
+        security: [],
+        responses: {
+          '200': json(obj({ status: { const: 'ready' } }), 'Ready'),
+          '503': json(obj({ status: { const: 'not ready' }, reason: { enum: ['starting', 'stopping', 'data dir not writable'] } }), 'Not ready, and why (`Retry-After`)'),
+        },
+      },
+    },
     [`${API_PREFIX}/openapi.json`]: {
       get: { summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } },
       head: { summary: "This document's headers", security: [], responses: { '200': json({ type: 'object' }, 'The headers of the OpenAPI document, no body') } },

@@ -10,6 +10,7 @@ import { API_PREFIX } from '../../wire/operator-api';
 import type { StartFaultPoint } from '../fault-points';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { OutputLogStore } from '../log/output-log-store';
+import type { StreamObserver } from '../metrics/host-metrics';
 import type { StartRecords } from '../state/start-records';
 import type { ApiContext } from './api-context';
 import { HostedProcesses } from './hosted-processes';
@@ -92,13 +93,23 @@ export class OperatorApi {
 
   /**
    * `starts`: where keyed starts are recorded before they are sent (a host with a data dir); `fault`: a
-   * test-only point where a keyed start crashes the host (see `../fault-points`).
+   * test-only point where a keyed start crashes the host (see `../fault-points`); `streams`: hears the
+   * event streams (the host's metrics).
    */
-  constructor(environments: HostedEnvironments, options: OperatorApiOptions, hostInstance: string, scheduler: SchedulerLike = asyncScheduler, outputLogs?: OutputLogStore, starts?: StartRecords, fault?: StartFaultPoint) {
+  constructor(
+    environments: HostedEnvironments,
+    options: OperatorApiOptions,
+    hostInstance: string,
+    scheduler: SchedulerLike = asyncScheduler,
+    outputLogs?: OutputLogStore,
+    starts?: StartRecords,
+    fault?: StartFaultPoint,
+    streams?: StreamObserver,
+  ) {
     checkOperatorOptions(options);
     if (options.corsOrigins !== undefined) parseCorsOrigins(options.corsOrigins);
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
-    this.hub = new SseHub(limits, hostInstance, scheduler);
+    this.hub = new SseHub(limits, hostInstance, scheduler, streams);
     const hub = this.hub;
     this.stopRevoking = options.tokens.onRevoke((names) => hub.revoke(names));
     this.waits = new ProcessWaits(scheduler);

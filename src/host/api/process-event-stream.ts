@@ -116,7 +116,7 @@ class ProcessEventPump {
     res.once('drain', resume);
     this.stall = this.scheduler.schedule(() => {
       res.off('drain', resume);
-      this.stream.end();
+      this.stream.end('stalled');
     }, this.stallMs);
   }
 

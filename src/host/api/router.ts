@@ -75,6 +75,8 @@ export interface TokenRoute {
 export interface PublicRoute {
   readonly path: string;
   readonly auth: 'public';
+  /** Answered by its handler while the host stops too (a probe says so itself), instead of 503 `CLOSED`. @default false */
+  readonly whileStopping?: boolean;
   /** Headers its answers carry besides the handler's. @default none */
   readonly response?: ResponsePolicy;
   readonly methods: Readonly<Partial<Record<HttpMethod, PublicRouteHandler>>>;
@@ -124,6 +126,12 @@ export class Router {
   owns(target: string): boolean {
     const segments = segmentsOf(target);
     return this.open.some((candidate) => fits(candidate.segments, segments)) || this.guardedAreas.has(segments[0] ?? '');
+  }
+
+  /** Whether `target` is the path of a public row answered while the host stops (see {@link PublicRoute.whileStopping}). Never throws. */
+  answersWhileStopping(target: string): boolean {
+    const segments = segmentsOf(target);
+    return this.open.some((candidate) => candidate.route.whileStopping === true && fits(candidate.segments, segments));
   }
 
   /**

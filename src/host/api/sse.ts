@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, interval } from 'rxjs';
 import { HOST_INSTANCE_HEADER, RESTART_EVENT } from '../../wire/operator-api';
+import type { StreamEndReason, StreamObserver } from '../metrics/host-metrics';
 import { ApiProblem } from './problem';
 
 /** Limits of the host's event streams. */
@@ -28,6 +29,9 @@ export const DEFAULT_SSE_LIMITS: SseLimits = { bufferBytes: 1024 * 1024, perToke
 const PING = Buffer.from(': ping\n\n');
 
 /** The come-back frame of {@link SseStream.comeBack}. */
+/** An observer that hears nothing. */
+const UNOBSERVED: StreamObserver = { opened: () => undefined, sent: () => undefined, ended: () => undefined };
+
 const comeBackFrame = (retryMs: number): Buffer => Buffer.from(`retry: ${retryMs}\nevent: ${RESTART_EVENT}\ndata: ${JSON.stringify({ retryMs })}\n\n`, 'utf8');
 
 /**
@@ -46,8 +50,10 @@ export class SseStream {
     /** The name of the token that opened it. */
     readonly tokenId: string,
     private readonly bufferBytes: number,
+    /** Hears the bytes written and why the stream ended. @default none */
+    private readonly observer: StreamObserver = UNOBSERVED,
   ) {
-    res.once('close', () => this.finish());
+    res.once('close', () => this.finish('client'));
   }
 
   /** Bytes waiting in this response's buffer. */
@@ -72,16 +78,16 @@ export class SseStream {
   write(frame: Buffer): boolean {
     if (this.ended) return false;
     if (this.res.writableLength + frame.byteLength > this.bufferBytes) {
-      this.end();
+      this.end('overflow');
       return false;
     }
-    this.res.write(frame);
+    this.send(frame);
     return true;
   }
 
   /** The comment ping (skipped when the buffer is already over half the bound). */
   ping(): void {
-    if (!this.ended && this.res.writableLength < this.highWater) this.res.write(PING);
+    if (!this.ended && this.res.writableLength < this.highWater) this.send(PING);
   }
 
   /**
@@ -91,8 +97,8 @@ export class SseStream {
    */
   comeBack(retryMs: number): void {
     if (this.ended) return;
-    this.res.write(comeBackFrame(retryMs));
-    this.end();
+    this.send(comeBackFrame(retryMs));
+    this.end('restart');
   }
 
   /**
@@ -101,15 +107,15 @@ export class SseStream {
    */
   revoked(): void {
     if (this.ended) return;
-    this.res.write(REVOKED_FRAME);
-    this.end();
+    this.send(REVOKED_FRAME);
+    this.end('revoked');
   }
 
-  /** Ends the response (idempotent). */
-  end(): void {
+  /** Ends the response (idempotent); `reason` is what the metrics count it as. */
+  end(reason: StreamEndReason = 'completed'): void {
     if (this.ended) return;
     this.res.end();
-    this.finish();
+    this.finish(reason);
   }
 
   /** Runs `listener` once, when the stream ends for any reason (at once if it already has). */
@@ -118,8 +124,14 @@ export class SseStream {
     else this.endListeners.push(listener);
   }
 
-  private finish(): void {
+  private send(frame: Buffer): void {
+    this.res.write(frame);
+    this.observer.sent(frame.byteLength);
+  }
+
+  private finish(reason: StreamEndReason): void {
     if (this.ended && this.endListeners.length === 0) return;
+    if (!this.ended) this.observer.ended(reason);
     this.ended = true;
     const listeners = this.endListeners.splice(0);
     for (const listener of listeners) listener();
@@ -137,6 +149,8 @@ export class SseHub {
     private readonly hostInstance: string,
     /** Drives the ping interval. @default asyncScheduler */
     private readonly scheduler: SchedulerLike = asyncScheduler,
+    /** Hears each stream open, what is written to it and why it ended (the host's metrics). @default none */
+    private readonly observer: StreamObserver = UNOBSERVED,
   ) {}
 
   /** Open streams (bookkeeping). */
@@ -167,11 +181,13 @@ export class SseHub {
       ...(head ? { 'transfer-encoding': 'chunked' } : {}),
     });
     res.flushHeaders();
-    const stream = new SseStream(res, tokenId, this.limits.bufferBytes);
     if (head) {
-      stream.end();
-      return stream;
+      const headOnly = new SseStream(res, tokenId, this.limits.bufferBytes);
+      headOnly.end();
+      return headOnly;
     }
+    const stream = new SseStream(res, tokenId, this.limits.bufferBytes, this.observer);
+    this.observer.opened();
     this.streams.add(stream);
     this.perToken.set(tokenId, (this.perToken.get(tokenId) ?? 0) + 1);
     this.pings ??= interval(this.limits.pingMs, this.scheduler).subscribe(() => this.pingAll());
@@ -186,7 +202,7 @@ export class SseHub {
   close(retryMs?: number): number {
     const open = [...this.streams];
     for (const stream of open) {
-      if (retryMs === undefined) stream.end();
+      if (retryMs === undefined) stream.end('closed');
       else stream.comeBack(retryMs);
     }
     return open.length;

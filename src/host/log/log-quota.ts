@@ -37,6 +37,7 @@ export class LogTrimmer {
     const dropped = widen(state.dropped, victims);
     // Readers see the marker at once; the files go only once the manifest says so.
     state.segments.splice(1, victims.length);
+    state.droppedSegments += victims.length;
     state.dropped = dropped;
     try {
       await writeManifest(state.fs, state.dir, dropped);

@@ -18,6 +18,8 @@ export class LogState {
   readonly segments: Segment[] = [];
   /** What the quota (or the store's bound) dropped between the first segment and the rest. */
   dropped: DroppedRange | undefined;
+  /** Segments the quota (or the store's bound) dropped, ever (the host's metrics). */
+  droppedSegments = 0;
   /** Events taken and not yet in a file (queued or being written), in seq order. */
   readonly memory = new RingDeque<StoredEvent>(16);
   /** The last seq appended; after a failure it goes on counting the events that could not be kept. */

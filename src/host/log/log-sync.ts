@@ -4,6 +4,7 @@
  * flush, closing the log). Also closes the write handles of segments that take no more writes, once
  * their last bytes are synced.
  */
+import { performance } from 'node:perf_hooks';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import type { LogState } from './log-state';
 import type { Segment } from './segment';
@@ -20,6 +21,7 @@ export class LogSync {
     private readonly scheduler: SchedulerLike,
     private readonly intervalMs: number,
     /** Called with the error when a sync fails (the log fails); never rejects a caller. */ private readonly failed: (error: unknown) => void,
+    /** Hears each fdatasync's wall-clock ms (the host's metrics). */ private readonly synced: (ms: number) => void = () => undefined,
   ) {}
 
   /** A write to `segment` completed: it is synced within the interval (at once when the last sync is old enough). */
@@ -63,7 +65,11 @@ export class LogSync {
     if (segments.length > 0) {
       this.lastSyncAt = this.scheduler.now();
       try {
-        for (const segment of segments) await segment.writer?.datasync();
+        for (const segment of segments) {
+          const startedAt = performance.now();
+          await segment.writer?.datasync();
+          this.synced(performance.now() - startedAt);
+        }
       } catch (error: unknown) {
         this.failed(error);
         return;

@@ -46,6 +46,8 @@ export interface WriterSettings {
   readonly onFailure: (error: OutputLogError) => void;
   /** Called when the log rolls a segment (the store checks its bound). */
   readonly onRoll: () => void;
+  /** Called after each fdatasync with its wall-clock ms. @default none */
+  readonly onSync?: (ms: number) => void;
 }
 
 /** The most buffers one write takes (well under IOV_MAX, 1024 on Linux). */
@@ -84,7 +86,7 @@ export class LogWriter {
     private readonly state: LogState,
     private readonly settings: WriterSettings,
   ) {
-    this.sync = new LogSync(state, settings.scheduler, settings.syncIntervalMs, (error) => this.fail('sync', error));
+    this.sync = new LogSync(state, settings.scheduler, settings.syncIntervalMs, (error) => this.fail('sync', error), settings.onSync);
     this.trimmer = new LogTrimmer(state, this.sync, (error) => this.fail('manifest', error));
   }
 

@@ -112,6 +112,8 @@ export interface LogHooks {
   readonly onFailure?: (error: OutputLogError) => void;
   /** The log started a new segment. */
   readonly onRoll?: () => void;
+  /** A segment's fdatasync completed after `ms` (wall clock; the host's metrics). */
+  readonly onSync?: (ms: number) => void;
   /** The process exited or closed (the event was just appended). */
   readonly onLifecycle?: (event: ExitedEvent | ClosedEvent) => void;
 }

@@ -55,11 +55,16 @@ export interface OutputLogStoreOptions extends OutputLogOptions {
 export class OutputLogStore {
   private readonly entries = new Map<string, StoreEntry>();
   private readonly failures = new Subject<OutputLogError>();
+  private readonly syncs = new Subject<number>();
   private readonly scheduler: SchedulerLike;
   private readonly sweeping: Subscription;
   private enforcing: Promise<void> = Promise.resolve();
   private enforceQueued = false;
   private closed = false;
+  /** Whole logs removed, ever: for the total bound, for retention. */
+  private readonly evicted = { total: 0, retention: 0 };
+  /** Segments the quota dropped from logs since removed. */
+  private droppedBefore = 0;
 
   private constructor(
     private readonly options: OutputLogStoreOptions,
@@ -90,6 +95,25 @@ export class OutputLogStore {
   /** Every failure of a log or of the store's own files (at most one per log): the host logs them. Completes on `close()`. */
   get failures$(): Observable<OutputLogError> {
     return this.failures.asObservable();
+  }
+
+  /**
+   * What the host's metrics read: bytes and segment files of every log, and what went (ever): whole logs
+   * for the total bound or retention, segments for a quota (or the bound).
+   */
+  get figures(): { readonly diskBytes: number; readonly segments: number; readonly evictions: Readonly<Record<'total' | 'retention' | 'quota', number>> } {
+    let segments = 0;
+    let quota = this.droppedBefore;
+    for (const entry of this.entries.values()) {
+      segments += entry.log?.segmentCount ?? 0;
+      quota += entry.log?.droppedSegments ?? 0;
+    }
+    return { diskBytes: this.diskBytes, segments, evictions: { ...this.evicted, quota } };
+  }
+
+  /** Each fdatasync of a log's segment, as its wall-clock ms (the host's metrics). Completes on `close()`. */
+  get syncs$(): Observable<number> {
+    return this.syncs.asObservable();
   }
 
   /** Bytes of every log's segments. */
@@ -181,6 +205,9 @@ export class OutputLogStore {
     return {
       onFailure: (error) => this.failures.next(error),
       onRoll: () => this.checkBound(),
+      onSync: (ms) => {
+        if (!this.syncs.closed) this.syncs.next(ms);
+      },
       onLifecycle: (event) => {
         const now = this.scheduler.now();
         const patch: Partial<ProcessMeta> = event.type === 'exited' ? { state: 'exited', exitCode: event.exitCode, exitedAt: now } : { state: 'closed', endedAt: now };
@@ -283,6 +310,7 @@ export class OutputLogStore {
       await entry.settled();
     }
     this.failures.complete();
+    this.syncs.complete();
   }
 
   private get fs(): LogFs {
@@ -306,11 +334,15 @@ export class OutputLogStore {
   }
 
   private async runEnforce(): Promise<void> {
-    for (const entry of expired(this.entries.values(), this.scheduler.now(), this.options.retentionMs ?? DEFAULT_RETENTION_MS)) await this.removeEntry(entry);
+    for (const entry of expired(this.entries.values(), this.scheduler.now(), this.options.retentionMs ?? DEFAULT_RETENTION_MS)) {
+      this.evicted.retention += 1;
+      await this.removeEntry(entry);
+    }
     let total = this.diskBytes;
     for (const entry of evictionOrder(this.entries.values())) {
       if (total <= this.totalBytes) return;
       total -= entry.bytes;
+      this.evicted.total += 1;
       await this.removeEntry(entry);
     }
     for (const entry of trimOrder(this.entries.values())) {
@@ -325,6 +357,7 @@ export class OutputLogStore {
     if (this.entries.get(entry.dir) === entry) this.entries.delete(entry.dir);
     if (entry.removed) return;
     entry.removed = true;
+    this.droppedBefore += entry.log?.droppedSegments ?? 0;
     await entry.settled();
     try {
       const log = entry.log ?? (await entry.opening?.catch(() => undefined));

@@ -69,6 +69,7 @@ export class OutputLog {
       ...resolved,
       ready,
       onRoll: () => hooks.onRoll?.(),
+      onSync: (ms) => hooks.onSync?.(ms),
       onFailure: (error) => {
         made.log?.failed(error);
         hooks.onFailure?.(error);
@@ -103,6 +104,16 @@ export class OutputLog {
   /** The first seq the log holds (the next to come while it holds none). */
   get firstSeq(): number {
     return this.state.firstSeq;
+  }
+
+  /** Segment files of the log. */
+  get segmentCount(): number {
+    return this.state.segments.length;
+  }
+
+  /** Segments its quota (or the store's bound) dropped, ever. */
+  get droppedSegments(): number {
+    return this.state.droppedSegments;
   }
 
   /** Bytes of the log's segments (records written and queued). */

@@ -1,0 +1,271 @@
+/**
+ * A host's Prometheus metrics (prom-client): one `Registry` per host, never prom-client's global one (a
+ * process may run several hosts: the specs, `exec-rx run`). Counters are moved by the parts of the host
+ * that see things happen (registrations, upgrades, event streams, process output); gauges read the
+ * host's facts when scraped. Every label value comes from a small fixed set: never a process or
+ * environment id, an argv or a token.
+ */
+import { performance } from 'node:perf_hooks';
+import type { CounterConfiguration } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { HistoryFactory, HistoryInput, OutputHistory } from '../../exec/output-history';
+import type { HostFacts } from '../host-monitor';
+import type { HostEvent, HostedState } from '../hosted-environments';
+
+/** How a registration or a signed upgrade was answered: accepted, or the status it was refused with. */
+export type HandshakeOutcome = 'accepted' | 'replacement' | '400' | '401' | '404' | '405' | '409' | '413' | '429' | '500' | '503';
+
+/** Why an event stream ended: its last event was sent, its reader stalled or fell past the buffer bound, the client left, or the host stopped. */
+export type StreamEndReason = 'completed' | 'stalled' | 'overflow' | 'client' | 'restart' | 'closed' | 'revoked';
+
+/** What the operator API's event streams report (see `SseHub`). */
+export interface StreamObserver {
+  /** A stream opened. */
+  opened(): void;
+  /** `bytes` were written to a stream (events, pings, the come-back event). */
+  sent(bytes: number): void;
+  /** A stream ended, once, for `reason`. */
+  ended(reason: StreamEndReason): void;
+}
+
+/** What the output log store reports (see `OutputLogStore`): read when scraped. */
+export interface OutputLogFigures {
+  /** Bytes of every log's segments. */
+  readonly diskBytes: number;
+  /** Segment files of every open log. */
+  readonly segments: number;
+  /** Whole logs removed for the total bound or retention, and segments dropped for a quota (ever). */
+  readonly evictions: Readonly<Record<'total' | 'retention' | 'quota', number>>;
+}
+
+/** The prefix of every metric the host defines (Node's default metrics keep their own names). */
+const PREFIX = 'exec_rx_host_';
+
+/** Seconds buckets of a process's run: from 10 ms to a day. */
+const PROCESS_BUCKETS = [0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14_400, 86_400];
+
+/** Seconds buckets of one JSON-RPC call: from 1 ms to the 30 s timeout. */
+const CALL_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Node's default metrics, collected once per process into a registry of their own (see {@link HostMetrics.text}). */
+let processMetrics: Registry | undefined;
+
+/**
+ * Node's default process metrics (CPU, memory, event loop lag, GC, handles), in one registry per
+ * process: prom-client 15 gives no way to stop what `collectDefaultMetrics` starts (an event-loop-delay
+ * histogram and a GC observer; neither holds the process open), so collecting them once per host would
+ * leave one of each behind for every host a process ever ran. They describe the process, so every host
+ * of it reports the same figures.
+ */
+function defaultMetrics(): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
+/** The host's metrics. Built by the host with what its gauges read; lives as long as it. */
+export class HostMetrics {
+  /** This host's own registry. */
+  readonly registry = new Registry();
+  /** Registrations by how they were answered. */
+  readonly registrations: Counter<'outcome'>;
+  /** Signed upgrades by how they were answered (`replacement`: an accepted socket for a live environment). */
+  readonly upgrades: Counter<'outcome'>;
+  /** Output bytes received from executors, by stream. */
+  readonly outputBytes: Counter<'stream'>;
+  /** Output events received from executors, by stream. */
+  readonly outputEvents: Counter<'stream'>;
+  /** JSON-RPC calls to executors by method and outcome (`ok` or the library's error code). */
+  readonly rpcCalls: Counter<'method' | 'outcome'>;
+  /** JSON-RPC call latency by method. */
+  readonly rpcSeconds: Histogram<'method'>;
+  private readonly reconnects: Counter;
+  private readonly disconnects: Counter<'reason'>;
+  private readonly resumes: Counter;
+  private readonly resumeFailures: Counter<'reason'>;
+  private readonly processSeconds: Histogram;
+  private readonly syncSeconds: Histogram;
+  private readonly streamsOpened: Counter;
+  private readonly streamBytes: Counter;
+  private readonly streamsEnded: Counter<'reason'>;
+  /** The last state of each live environment seen on `events$` (bounded by the host's environments). */
+  private readonly states = new Map<string, HostedState>();
+
+  /** `facts`: what the gauges read when scraped (the host monitor's); `outputLog`: the store's figures, with a data dir. */
+  constructor(facts: () => HostFacts, outputLog?: () => OutputLogFigures) {
+    const registers = [this.registry];
+    const counter = <L extends string>(config: CounterConfiguration<L>): Counter<L> => new Counter<L>({ ...config, name: PREFIX + config.name, registers });
+    this.registrations = counter({ name: 'registrations_total', help: 'Executor registrations, by outcome (accepted, or the HTTP status refused with).', labelNames: ['outcome'] });
+    this.upgrades = counter({ name: 'upgrades_total', help: 'Signed WebSocket upgrades, by outcome (accepted, replacement, or the HTTP status refused with).', labelNames: ['outcome'] });
+    this.reconnects = counter({ name: 'reconnects_total', help: 'Replacement sockets accepted for a live environment (an executor re-dialled).' });
+    this.disconnects = counter({ name: 'disconnects_total', help: "Environment connections lost (recovery begins), by the library's error code.", labelNames: ['reason'] });
+    this.resumes = counter({ name: 'resumes_total', help: 'Lost connections recovered: the session resumed on a new socket.' });
+    this.resumeFailures = counter({ name: 'resume_failures_total', help: "Lost connections not recovered (the environment failed), by the library's error code.", labelNames: ['reason'] });
+    this.outputBytes = counter({ name: 'output_bytes_total', help: 'Process output bytes received from executors, by stream.', labelNames: ['stream'] });
+    this.outputEvents = counter({ name: 'output_events_total', help: 'Process output events received from executors, by stream.', labelNames: ['stream'] });
+    this.rpcCalls = counter({ name: 'rpc_calls_total', help: "JSON-RPC calls to executors, by method and outcome (ok, or the library's error code).", labelNames: ['method', 'outcome'] });
+    this.rpcSeconds = new Histogram({ name: `${PREFIX}rpc_call_duration_seconds`, help: 'JSON-RPC call latency (sent to settled), by method.', labelNames: ['method'], buckets: CALL_BUCKETS, registers });
+    this.processSeconds = new Histogram({ name: `${PREFIX}process_duration_seconds`, help: 'From a process start (or its take-back after a restart) to its exit.', buckets: PROCESS_BUCKETS, registers });
+    this.syncSeconds = new Histogram({ name: `${PREFIX}output_log_fsync_duration_seconds`, help: "An output log segment's fdatasync (with a data dir).", buckets: CALL_BUCKETS, registers });
+    this.streamsOpened = counter({ name: 'event_streams_opened_total', help: 'Operator API event streams (SSE) opened.' });
+    this.streamBytes = counter({ name: 'event_stream_bytes_total', help: 'Bytes written to operator API event streams (SSE).' });
+    this.streamsEnded = counter({ name: 'event_streams_ended_total', help: 'Operator API event streams (SSE) ended, by reason (completed, stalled, overflow, client, restart, closed).', labelNames: ['reason'] });
+    this.gauges(facts, outputLog);
+  }
+
+  /** The exposition's content type (Prometheus text format 0.0.4). */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition: this host's metrics and the process's default ones. */
+  text(): Promise<string> {
+    return Registry.merge([this.registry, defaultMetrics()]).metrics();
+  }
+
+  /** Counts what `event` says of reconnects: a loss, a recovery, a failed recovery. */
+  readonly onHostEvent = (event: HostEvent): void => {
+    if (event.type !== 'state') return;
+    const before = this.states.get(event.environmentId);
+    const reason = event.errorCode ?? 'unknown';
+    if (event.state === 'disconnected' && before !== 'disconnected') this.disconnects.inc({ reason });
+    if (event.state === 'connected' && before === 'disconnected') this.resumes.inc();
+    if (event.state === 'failed' && before === 'disconnected') this.resumeFailures.inc({ reason });
+    // Only live environments are kept: a failed or closed one starts afresh (or is forgotten).
+    if (event.state === 'closed' || event.state === 'failed') this.states.delete(event.environmentId);
+    else this.states.set(event.environmentId, event.state);
+  };
+
+  /** An output log's fdatasync took `ms`. */
+  readonly onSync = (ms: number): void => {
+    this.syncSeconds.observe(ms / 1000);
+  };
+
+  /** Counts a registration's answer. */
+  registration(outcome: HandshakeOutcome): void {
+    this.registrations.inc({ outcome });
+  }
+
+  /** Counts a signed upgrade's answer (a `replacement` is a reconnect too). */
+  upgrade(outcome: HandshakeOutcome): void {
+    this.upgrades.inc({ outcome });
+    if (outcome === 'replacement') this.reconnects.inc();
+  }
+
+  /** What the event streams report, counted. */
+  readonly streams: StreamObserver = {
+    opened: () => this.streamsOpened.inc(),
+    sent: (bytes) => this.streamBytes.inc(bytes),
+    ended: (reason) => this.streamsEnded.inc({ reason }),
+  };
+
+  /** A JSON-RPC call settled after `ms`: `outcome` is `ok` or the library's error code. */
+  readonly onCall = (method: string, outcome: string, ms: number): void => {
+    this.rpcCalls.inc({ method, outcome });
+    this.rpcSeconds.observe({ method }, ms / 1000);
+  };
+
+  /**
+   * `factory`, its histories counting what is appended: output bytes and events by stream, and for a
+   * listed process (not a start's helpers) the time from its history's making to its exit.
+   */
+  observeHistories(factory: HistoryFactory): HistoryFactory {
+    return (processId, launch) => {
+      const history = factory(processId, launch);
+      const startedAt = launch === undefined ? undefined : performance.now();
+      return observed(history, (event) => {
+        if (event.type === 'output') {
+          this.outputBytes.inc({ stream: event.stream }, event.chunk.byteLength);
+          this.outputEvents.inc({ stream: event.stream });
+        } else if (event.type === 'exited' && startedAt !== undefined) {
+          this.processSeconds.observe((performance.now() - startedAt) / 1000);
+        }
+      });
+    };
+  }
+
+  private gauges(facts: () => HostFacts, outputLog: (() => OutputLogFigures) | undefined): void {
+    const registers = [this.registry];
+    const environments = new Gauge({
+      name: `${PREFIX}environments`,
+      help: "Environments (current generations) by connection state ('starting' until the first handshake finished).",
+      labelNames: ['state'],
+      registers,
+      collect: () => {
+        for (const [state, count] of Object.entries(facts().environments)) environments.set({ state }, count);
+      },
+    });
+    const processes = new Gauge({
+      name: `${PREFIX}processes`,
+      help: "Listed processes by state, over every environment's current generation.",
+      labelNames: ['state'],
+      registers,
+      collect: () => {
+        for (const [state, count] of Object.entries(facts().processes)) processes.set({ state }, count);
+      },
+    });
+    const single = (name: string, help: string, read: () => number): void => {
+      const gauge: Gauge = new Gauge({
+        name: PREFIX + name,
+        help,
+        registers,
+        collect: () => {
+          gauge.set(read());
+        },
+      });
+    };
+    single('event_streams', 'Open operator API event streams (SSE subscribers).', () => facts().eventStreams);
+    single('rpc_pending_calls', 'JSON-RPC calls sent to executors and not answered yet.', () => facts().pendingCalls);
+    // Counters the host keeps itself: set to its total at each scrape.
+    const pauses = new Counter({
+      name: `${PREFIX}disk_pauses_total`,
+      help: "Times an executor was paused because a process's output log on disk could not keep up.",
+      registers,
+      collect: () => {
+        pauses.reset();
+        pauses.inc(facts().diskPauses);
+      },
+    });
+    if (outputLog === undefined) return;
+    single('output_log_bytes', "Bytes of every output log's segments on disk.", () => outputLog().diskBytes);
+    single('output_log_segments', 'Segment files of the output logs.', () => outputLog().segments);
+    const evictions = new Counter({
+      name: `${PREFIX}output_log_evictions_total`,
+      help: 'Output logs removed for the total bound or retention, and segments dropped for a per-process quota, by cause.',
+      labelNames: ['cause'],
+      registers,
+      collect: () => {
+        evictions.reset();
+        for (const [cause, count] of Object.entries(outputLog().evictions)) evictions.inc({ cause }, count);
+      },
+    });
+  }
+}
+
+/** `history`, telling `seen` of each append before it is made (a plain delegate: appends are the hot path). */
+function observed(history: OutputHistory, seen: (event: HistoryInput) => void): OutputHistory {
+  const ready = history.ready;
+  return {
+    get historyStartSeq() {
+      return history.historyStartSeq;
+    },
+    get retainedEvents() {
+      return history.retainedEvents;
+    },
+    get retainedBytes() {
+      return history.retainedBytes;
+    },
+    get subscriberCount() {
+      return history.subscriberCount;
+    },
+    eventsAfter$: (afterSeq) => history.eventsAfter$(afterSeq),
+    append: (event) => {
+      seen(event);
+      history.append(event);
+    },
+    release: () => history.release(),
+    ...(ready === undefined ? {} : { ready: () => ready.call(history) }),
+  };
+}
