@@ -30,6 +30,17 @@ const textOf = (events: readonly SseEvent[]): string =>
     .map((event) => Buffer.from((JSON.parse(event.data) as { chunk: string }).chunk, 'base64').toString('utf8'))
     .join('');
 
+/** Stops what a test started: the second host gracefully, the first (if still alive) with SIGKILL, then the executor. */
+async function stopAll(first: HostChild, second: HostChild | undefined, executor: { stop(): Promise<void> }): Promise<void> {
+  if (second !== undefined) {
+    second.run.child.kill('SIGTERM');
+    await second.run.done;
+  }
+  first.run.child.kill('SIGKILL');
+  await first.run.done;
+  await executor.stop();
+}
+
 describe('exec-rx host SIGKILLed and started again while a command reads its stdin', () => {
   const hosts = hostChildren('cli-stdin', { keyId: KEY_ID, secret: SECRET, token: TOKEN });
   const dataDir = hosts.dataDir;
@@ -81,13 +92,7 @@ describe('exec-rx host SIGKILLed and started again while a command reads its std
       expect(textOf(events)).toBe('<a>\n<b>\nEOF\n');
       expect(JSON.parse(events.find((event) => event.event === 'exited')?.data ?? '{}')).toMatchObject({ exitCode: 0 });
     } finally {
-      if (second !== undefined) {
-        second.run.child.kill('SIGTERM');
-        await second.run.done;
-      }
-      first.run.child.kill('SIGKILL');
-      await first.run.done;
-      await executor.stop();
+      await stopAll(first, second, executor);
     }
   });
 
@@ -131,13 +136,7 @@ describe('exec-rx host SIGKILLed and started again while a command reads its std
       expect(await second.run.done).toEqual({ code: 0, signal: null });
       expect(existsSync(ttyPath)).toBe(false);
     } finally {
-      if (second !== undefined) {
-        second.run.child.kill('SIGTERM');
-        await second.run.done;
-      }
-      first.run.child.kill('SIGKILL');
-      await first.run.done;
-      await executor.stop();
+      await stopAll(first, second, executor);
     }
   });
 });

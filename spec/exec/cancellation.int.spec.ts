@@ -4,9 +4,9 @@
  */
 import { firstValueFrom } from 'rxjs';
 import { filter, scan, take } from 'rxjs/operators';
-import type { Environment, ExecBackend, ExecProcess } from '../../src';
-import { EnvironmentManager } from '../../src';
-import { startListeningExecutor } from '../support/executor';
+import type { ExecProcess } from '../../src';
+import '../support/executor';
+import { useListeningEnvironment } from '../support/listening-environment';
 
 const PATH_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
@@ -23,31 +23,17 @@ const stdoutContains = (process: ExecProcess, text: string): Promise<string> =>
 const rejection = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => 'resolved', (error: unknown) => error);
 
 describe('wait() and cancellation (real executor)', () => {
-  let manager: EnvironmentManager;
-  let environment: Environment;
-  let backend: ExecBackend;
-
-  beforeAll(async () => {
-    const executor = await startListeningExecutor();
-    manager = await EnvironmentManager.connect('cancellation', executor.url ?? '', { clientName: 'exec-rx-spec' });
-    const env = manager.defaultEnvironment();
-    if (env === undefined) throw new Error('no default environment');
-    environment = env;
-    backend = environment.getExecBackend();
-  });
-  afterAll(async () => {
-    await manager.close({ terminateProcesses: true });
-  });
+  const executor = useListeningEnvironment('cancellation');
 
   it('wait() resolves with the exit code, and at once again once the process closed', async () => {
-    const { process } = await backend.start({ argv: ['sh', '-c', 'exit 3'], cwd: '/tmp', env: PATH_ENV });
+    const { process } = await executor.backend.start({ argv: ['sh', '-c', 'exit 3'], cwd: '/tmp', env: PATH_ENV });
     expect(await process.wait()).toEqual({ exitCode: 3 });
     await firstValueFrom(process.state$.pipe(filter((s) => s === 'closed')));
     expect(await process.wait()).toEqual({ exitCode: 3 });
   });
 
   it('an aborted wait and an aborted collect reject with the reason and leave the process running; terminate then ends it', async () => {
-    const { process } = await backend.start({ argv: ['sh', '-c', 'echo started; exec sleep 60'], cwd: '/tmp', env: PATH_ENV });
+    const { process } = await executor.backend.start({ argv: ['sh', '-c', 'echo started; exec sleep 60'], cwd: '/tmp', env: PATH_ENV });
     await stdoutContains(process, 'started');
     const controller = new AbortController();
     const waiting = rejection(process.wait({ signal: controller.signal }));
@@ -62,7 +48,7 @@ describe('wait() and cancellation (real executor)', () => {
   });
 
   it('a start aborted after process/start went out rejects with the reason, and the process is terminated on the executor', async () => {
-    const rpc = environment.client.liveRpc();
+    const rpc = executor.environment.client.liveRpc();
     if (rpc === undefined) throw new Error('not connected');
     const controller = new AbortController();
     const send = rpc.port.send.bind(rpc.port);
@@ -73,10 +59,10 @@ describe('wait() and cancellation (real executor)', () => {
     });
     try {
       const processId = `aborted-start-${Date.now()}`;
-      const error = await rejection(backend.start({ processId, argv: ['sleep', '60'], cwd: '/tmp', env: PATH_ENV }, { signal: controller.signal }));
+      const error = await rejection(executor.backend.start({ processId, argv: ['sleep', '60'], cwd: '/tmp', env: PATH_ENV }, { signal: controller.signal }));
       expect(error).toBe(controller.signal.reason);
       expect((error as DOMException).name).toBe('AbortError');
-      expect(environment.getProcess(processId)).toBeUndefined();
+      expect(executor.environment.getProcess(processId)).toBeUndefined();
       // The executor started it and got a terminate: its retained events end with exit 137.
       let afterSeq = 0;
       for (;;) {
@@ -95,8 +81,8 @@ describe('wait() and cancellation (real executor)', () => {
   it('a start with an already-aborted signal starts nothing', async () => {
     const controller = new AbortController();
     controller.abort();
-    const before = environment.facts();
-    expect(await rejection(backend.start({ argv: ['sleep', '60'], cwd: '/tmp', env: PATH_ENV }, { signal: controller.signal }))).toBe(controller.signal.reason);
-    expect(environment.facts()).toEqual(before);
+    const before = executor.environment.facts();
+    expect(await rejection(executor.backend.start({ argv: ['sleep', '60'], cwd: '/tmp', env: PATH_ENV }, { signal: controller.signal }))).toBe(controller.signal.reason);
+    expect(executor.environment.facts()).toEqual(before);
   });
 });

@@ -3,33 +3,20 @@
  * output, and a program that cannot start fails exactly as it does without a size.
  */
 import { firstValueFrom } from 'rxjs';
-import type { Environment, ExecBackend, ExecProcess, TtySize } from '../../src';
-import { EnvironmentManager, SpawnError } from '../../src';
-import { startListeningExecutor } from '../support/executor';
+import type { ExecProcess, TtySize } from '../../src';
+import { SpawnError } from '../../src';
+import '../support/executor';
+import { useListeningEnvironment } from '../support/listening-environment';
 import { PATH_ENV, waitForText } from './tty-support';
 
 const SIZE: TtySize = { rows: 33, cols: 111 };
 
 describe('the tty sizing wrapper (real executor)', () => {
-  let manager: EnvironmentManager;
-  let environment: Environment;
-  let backend: ExecBackend;
-
-  beforeAll(async () => {
-    const executor = await startListeningExecutor();
-    manager = await EnvironmentManager.connect('tty-wrapper', executor.url ?? '', { clientName: 'exec-rx-spec' });
-    const env = manager.defaultEnvironment();
-    if (env === undefined) throw new Error('no default environment');
-    environment = env;
-    backend = environment.getExecBackend();
-  });
-  afterAll(async () => {
-    await manager.close({ terminateProcesses: true });
-  });
+  const executor = useListeningEnvironment('tty-wrapper');
 
   /** Runs `argv` on a pty, sized or not, to its end; `interrupt` sends SIGINT once `ready` was printed. */
   async function run(argv: readonly string[], tty: true | TtySize, interrupt = false): Promise<{ readonly pty: string; readonly exitCode: number; readonly sized: boolean }> {
-    const started = await backend.start({ argv: [...argv], cwd: '/tmp', env: PATH_ENV, tty });
+    const started = await executor.backend.start({ argv: [...argv], cwd: '/tmp', env: PATH_ENV, tty });
     const process: ExecProcess = started.process;
     if (interrupt) {
       await waitForText(process, 'ready');
@@ -73,15 +60,15 @@ describe('the tty sizing wrapper (real executor)', () => {
   });
 
   it('refuses a missing program, or a directory, with the same SpawnError as a start without a size, listing nothing', async () => {
-    const before = await firstValueFrom(environment.processes$);
+    const before = await firstValueFrom(executor.environment.processes$);
     for (const program of ['no-such-program-exec-rx', '/tmp']) {
-      const plain = await backend.start({ argv: [program, 'arg'], cwd: '/tmp', env: PATH_ENV, tty: true }).catch((e: unknown) => e);
-      const sized = await backend.start({ argv: [program, 'arg'], cwd: '/tmp', env: PATH_ENV, tty: SIZE }).catch((e: unknown) => e);
+      const plain = await executor.backend.start({ argv: [program, 'arg'], cwd: '/tmp', env: PATH_ENV, tty: true }).catch((e: unknown) => e);
+      const sized = await executor.backend.start({ argv: [program, 'arg'], cwd: '/tmp', env: PATH_ENV, tty: SIZE }).catch((e: unknown) => e);
       expect(plain).toBeInstanceOf(SpawnError);
       expect(sized).toBeInstanceOf(SpawnError);
       const { code, kind, message, rpcCode } = plain as SpawnError;
       expect(sized).toMatchObject({ code, kind, message, rpcCode });
     }
-    expect(await firstValueFrom(environment.processes$)).toEqual(before);
+    expect(await firstValueFrom(executor.environment.processes$)).toEqual(before);
   });
 });
