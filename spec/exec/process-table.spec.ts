@@ -55,21 +55,25 @@ describe('ProcessTable (Environment.processes$)', () => {
     });
   });
 
-  it('lists argv and tty as started, keeps unchanged summaries, and freezes each snapshot', () => {
-    const processes = table();
-    const snapshots: (readonly ProcessSummary[])[] = [];
-    const subscription = processes.processes$.subscribe((list) => snapshots.push(list));
-    start(processes, 'a', ['sh', '-c', 'echo hi']);
-    start(processes, 'b');
-    processes.get('b')?.inbox.recover(read('exited', 7));
-    expect(snapshots.at(-1)).toEqual([
-      { processId: 'a', argv: ['sh', '-c', 'echo hi'], tty: false, state: 'running', exitCode: undefined, error: undefined },
-      { processId: 'b', argv: ['b'], tty: false, state: 'exited', exitCode: 7, error: undefined },
-    ]);
-    expect(snapshots.at(-1)?.[0]).toBe(snapshots.at(-2)?.[0]);
-    expect(Object.isFrozen(snapshots.at(-1))).toBe(true);
-    subscription.unsubscribe();
-    processes.end();
+  it('lists argv, tty and times as started, keeps unchanged summaries, and freezes each snapshot', () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, flush }) => {
+      const processes = table({ scheduler });
+      const snapshots: (readonly ProcessSummary[])[] = [];
+      const subscription = processes.processes$.subscribe((list) => snapshots.push(list));
+      start(processes, 'a', ['sh', '-c', 'echo hi']);
+      cold('5ms x').subscribe(() => start(processes, 'b'));
+      cold('12ms x').subscribe(() => processes.get('b')?.inbox.recover(read('exited', 7)));
+      flush();
+      expect(snapshots.at(-1)).toEqual([
+        { processId: 'a', argv: ['sh', '-c', 'echo hi'], tty: false, state: 'running', exitCode: undefined, error: undefined, startedAt: 0, exitedAt: undefined },
+        { processId: 'b', argv: ['b'], tty: false, state: 'exited', exitCode: 7, error: undefined, startedAt: 5, exitedAt: 12 },
+      ]);
+      expect(snapshots.at(-1)?.[0]).toBe(snapshots.at(-2)?.[0]);
+      expect(Object.isFrozen(snapshots.at(-1))).toBe(true);
+      subscription.unsubscribe();
+      processes.end();
+    });
   });
 
   it('takes an ended process off the list after keepClosedMs and releases its history', () => {

@@ -18,6 +18,10 @@ export interface ProcessSummary {
   readonly exitCode: number | undefined;
   /** Why it failed, once `failed`. */
   readonly error: ExecClientError | undefined;
+  /** When it was listed, i.e. started (epoch ms on the environment's clock: its scheduler). */
+  readonly startedAt: number;
+  /** When it was first seen exited (epoch ms, as `startedAt`); undefined while it runs, and for one that failed before it exited. */
+  readonly exitedAt: number | undefined;
 }
 
 /** How long and how many ended processes an environment keeps listed (and their histories). */
@@ -55,6 +59,10 @@ interface Entry {
   summary: ProcessSummary | undefined;
   /** When it ended (scheduler time), once it has. */
   endedAt: number;
+  /** When it was listed (scheduler time). */
+  readonly startedAt: number;
+  /** When it was first seen with an exit code (scheduler time). */
+  exitedAt: number | undefined;
   released: boolean;
   /** Told once when it leaves the list. */
   readonly onDelisted: (() => void) | undefined;
@@ -138,7 +146,8 @@ export class ProcessTable {
    */
   add(process: ExecProcess, argv: readonly string[], tty: boolean, onDelisted?: () => void): void {
     if (this.finished) return;
-    const entry: Entry = { process, argv: Object.freeze([...argv]), tty, summary: undefined, endedAt: 0, released: false, onDelisted };
+    const now = this.scheduler.now();
+    const entry: Entry = { process, argv: Object.freeze([...argv]), tty, summary: undefined, endedAt: 0, startedAt: now, exitedAt: process.exitCode === undefined ? undefined : now, released: false, onDelisted };
     this.entries.set(process.processId, entry);
     this.changed(process.processId);
   }
@@ -148,6 +157,7 @@ export class ProcessTable {
     const entry = this.entries.get(processId);
     if (entry === undefined) return;
     entry.summary = undefined;
+    if (entry.exitedAt === undefined && entry.process.exitCode !== undefined) entry.exitedAt = this.scheduler.now();
     const state = entry.process.state;
     if (state === 'closed' || state === 'failed') this.onEnded(processId, entry);
     this.publish();
@@ -237,10 +247,10 @@ export class ProcessTable {
   }
 
   private snapshot(): readonly ProcessSummary[] {
-    this.snapshotCache ??= Object.freeze([...this.entries.values()].map((entry) => (entry.summary ??= summarize(entry.process, entry.argv, entry.tty))));
+    this.snapshotCache ??= Object.freeze([...this.entries.values()].map((entry) => (entry.summary ??= summarize(entry))));
     return this.snapshotCache;
   }
 }
 
-const summarize = (process: ExecProcess, argv: readonly string[], tty: boolean): ProcessSummary =>
-  Object.freeze({ processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure });
+const summarize = ({ process, argv, tty, startedAt, exitedAt }: Entry): ProcessSummary =>
+  Object.freeze({ processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure, startedAt, exitedAt });

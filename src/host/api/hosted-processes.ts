@@ -163,10 +163,10 @@ export class HostedProcesses {
   }
 
   /** Its times: the output log's (a host with a data dir: they survive a restart), else the ones noted at its start here. */
-  private timesFor(environmentId: string, processId: string): { readonly startedAt: number | null; readonly exitedAt: number | null } {
+  private timesFor(environmentId: string, processId: string, listed?: Pick<ProcessSummary, 'startedAt' | 'exitedAt'>): { readonly startedAt: number | null; readonly exitedAt: number | null } {
     const meta = this.options.outputLogs?.meta?.({ environmentId, processId });
     const noted = this.times.get(processId);
-    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? null, exitedAt: meta?.exitedAt ?? noted?.exitedAt ?? null };
+    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? listed?.startedAt ?? null, exitedAt: meta?.exitedAt ?? noted?.exitedAt ?? listed?.exitedAt ?? null };
   }
 
   /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
@@ -184,7 +184,7 @@ export class HostedProcesses {
   /** A listed process as the API shows it. */
   resource(environmentId: string, summary: ProcessSummary): ProcessResource {
     const pipeStdin = this.extras.get(summary.processId)?.pipeStdin ?? this.options.environments?.takenBackStdin(environmentId, summary.processId)?.record.target === 'fifo';
-    return toResource(environmentId, summary, pipeStdin, this.timesFor(environmentId, summary.processId));
+    return toResource(environmentId, summary, pipeStdin, this.timesFor(environmentId, summary.processId, summary));
   }
 
   /**
@@ -326,7 +326,7 @@ export class HostedProcesses {
 }
 
 /** A process as the API shows it. */
-const toResource = (environmentId: string, summary: ProcessSummary, pipeStdin: boolean, times: { readonly startedAt: number | null; readonly exitedAt: number | null }): ProcessResource => ({
+const toResource = (environmentId: string, summary: Omit<ProcessSummary, 'startedAt' | 'exitedAt'>, pipeStdin: boolean, times: { readonly startedAt: number | null; readonly exitedAt: number | null }): ProcessResource => ({
   id: summary.processId,
   environmentId,
   argv: [...summary.argv],
