@@ -90,7 +90,28 @@ describe('HostClient.run and HostClient.wait', () => {
     await expect(running).rejects.toBe(reason);
     expect((await within(client.wait(ENV, listed), 10_000, 'the terminated process')).exitCode).toBe(137);
   });
+
+  it('run: an abort before the start was answered still terminates the process it started (terminateOnAbort)', async () => {
+    const client = hostClient(setup.host.url);
+    const controller = new AbortController();
+    const script = 'echo early; sleep 61';
+    const running = client.run(ENV, { argv: ['/bin/sh', '-c', script], cwd: '/tmp', env: PATH_ENV }, { signal: controller.signal, terminateOnAbort: true });
+    controller.abort();
+    await expect(running).rejects.toBe(controller.signal.reason);
+    // The start went on: the process it made is terminated once its answer came.
+    const id = await within(waitForAny(client, ENV, script), 10_000, 'the process listed');
+    expect((await within(client.wait(ENV, id), 10_000, 'the terminated process')).exitCode).toBe(137);
+  });
 });
+
+/** The id of the first process of `environmentId` whose argv includes `marker`, in any state (from the processes stream). */
+async function waitForAny(client: ReturnType<typeof hostClient>, environmentId: string, marker: string): Promise<string> {
+  for await (const list of client.processes(environmentId)) {
+    const found = list.find((p) => p.argv.includes(marker));
+    if (found !== undefined) return found.id;
+  }
+  throw new Error('the processes stream ended');
+}
 
 /** The id of the first running process of `environmentId` (from the processes stream). */
 async function waitForListed(client: ReturnType<typeof hostClient>, environmentId: string): Promise<string> {

@@ -205,15 +205,30 @@ export class HostClient implements AsyncDisposable {
   async run(environmentId: string, request: StartRequest, options: RunOptions = {}): Promise<RunResult> {
     const collector = new RunCollector(options.maxOutputBytes);
     const { signal } = options;
-    const process = await this.start(environmentId, request, { ...(signal === undefined ? {} : { signal }), ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }) });
+    if (signal?.aborted === true) throw abortReason(signal);
+    // The start itself is not cut short by the signal: its answer names the process that an abort with
+    // `terminateOnAbort` terminates, even when the abort comes before the answer (the start may have
+    // happened on the host already). The run stops waiting for it at once.
+    const starting = this.start(environmentId, { ...request }, options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey });
+    if (signal !== undefined && options.terminateOnAbort === true) {
+      starting.then(
+        (started) => {
+          if (signal.aborted) void this.terminate(environmentId, started.id).catch(() => undefined);
+        },
+        () => undefined,
+      );
+    }
+    const process = await untilAborted(starting, signal);
     try {
       for await (const event of this.events(environmentId, process.id, signal === undefined ? {} : { signal })) collector.add(event);
       // It closed: the host's wait answers at once, with when it exited.
       const exit = await this.wait(environmentId, process.id, signal === undefined ? {} : { signal });
       return collector.result(process.id, collector.exited ?? exit.exitCode, startedAtOf(process), exit.exitedAt);
     } catch (error: unknown) {
-      if (signal?.aborted === true && options.terminateOnAbort === true) await this.terminate(environmentId, process.id).catch(() => undefined);
-      throw signal?.aborted === true ? abortReason(signal) : error;
+      // Read again: the signal may have aborted since the check above (the compiler narrows it to false).
+      const aborted = (signal as AbortSignal | undefined)?.aborted === true;
+      if (aborted && options.terminateOnAbort === true) await this.terminate(environmentId, process.id).catch(() => undefined);
+      throw aborted && signal !== undefined ? abortReason(signal) : error;
     }
   }
 
@@ -274,6 +289,25 @@ export class HostClient implements AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** `promise`, or `signal.reason` as soon as `signal` aborts (`promise` goes on: the caller handles its outcome). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Whether `error` is fetch giving up on an answer's headers (a long wait, not a host that is gone). */

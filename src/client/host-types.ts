@@ -151,8 +151,9 @@ export interface WaitResult {
 /** Options of `HostClient.run`. */
 export interface RunOptions {
   /**
-   * Aborting stops waiting: `run` rejects with `signal.reason`. The process keeps running unless
-   * `terminateOnAbort` is set (the start itself may still have happened, as for `start`).
+   * Aborting stops waiting: `run` rejects with `signal.reason` at once. The start is not cut short (it
+   * may have happened on the host already): the process keeps running unless `terminateOnAbort` is set,
+   * and then it is terminated, also when the abort came before the start's answer (once it comes).
    */
   readonly signal?: AbortSignal;
   /** On abort, also terminate the process (kill its group; best effort, not awaited past the host's answer). @default false */
