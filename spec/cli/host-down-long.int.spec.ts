@@ -46,14 +46,16 @@ describe('exec-rx host down for 100 s, past the executor\'s retention', () => {
       // A crash keeps what the log wrote (its queue dies with the host): kill it once the output is on disk.
       await loggedOnDisk(hosts.dataDir(), ENV, processId, 'before\n');
       first.run.child.kill('SIGKILL');
+      const killedAt = Date.now();
       await first.run.done;
       await opened.stream.close();
 
-      // Down past the executor's retention: it kills the detached session and its processes at 80 s.
-      const gone = Date.now() + 95_000;
+      // Down past the executor's retention: it kills the detached session and its processes at 80 s (a
+      // clean-clone run under load 10 saw it later than 95 s: the bound is the whole outage and then some).
+      const gone = killedAt + DOWN_MS + 20_000;
       while (existsSync(`/proc/${pid}`) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(existsSync(`/proc/${pid}`)).toBe(false);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, DOWN_MS - 95_000)));
+      expect({ alive: existsSync(`/proc/${pid}`), afterMs: Date.now() - killedAt > 80_000 }).toEqual({ alive: false, afterMs: true });
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, killedAt + DOWN_MS - Date.now())));
       expect(executor.child.exitCode).toBeNull(); // the executor itself lives on, re-dialling
 
       second = await hosts.start();
