@@ -49,7 +49,7 @@ describe('exec-rx host killed with SIGKILL, then started again on the same data 
     try {
       const api = new ApiClient(second.base, TOKEN);
       const listed = await api.get(paths.processes(ENV));
-      expect(listed.body).toEqual({ processes: [{ id: processId, environmentId: ENV, argv: ['seq', '1', '1000000000'], tty: false, pipeStdin: false, state: 'unknown', exitCode: null, error: null, startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown, exitedAt: null }] });
+      expect(listed.body).toEqual({ processes: [{ id: processId, environmentId: ENV, argv: ['seq', '1', '1000000000'], tty: false, pipeStdin: false, state: 'unknown', exitCode: null, error: null, startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown, exitedAt: null, startedBy: 'env' }] });
       const ls = await runCli(['ls', '--json'], '', { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
       expect(ls.code).toBe(0);
       expect(JSON.parse(ls.stdout)).toMatchObject({ environments: [{ id: ENV, generation: 0, state: 'offline', processes: [{ id: processId, state: 'unknown', exitCode: null }] }] });
