@@ -100,7 +100,7 @@ describe('exec-rx host: JSON logs on stderr and an audit trail in its own file',
     expect(audit.some((line) => line['act'] === 'stdin')).toBe(false);
 
     const written = [stderr, host.run.stdout.map((c) => c.text).join(''), readFileSync(auditFile, 'utf8')].join('\n');
-    for (const secret of [TOKEN, SECRET, ENV_SECRET, 'unused-env-token-do-not-print']) expect(written).not.toContain(secret);
+    for (const secret of [TOKEN, KEY_ID, SECRET, ENV_SECRET, 'unused-env-token-do-not-print']) expect(written).not.toContain(secret);
     expect(written).not.toMatch(/Signature=/);
   });
 });
