@@ -50,6 +50,9 @@ describe('exec-rx host: JSON logs on stderr and an audit trail in its own file',
       const piped = await api.post(paths.processes(ENV), { argv: ['sh', '-c', 'cat; sleep 30'], env: { SPEC_SECRET: ENV_SECRET }, pipeStdin: true });
       expect(piped.status).toBe(201);
       const pipedId = (piped.body as { id: string }).id;
+      // Who started it: the token's name, in the answer and in the resource.
+      expect(piped.body).toMatchObject({ startedBy: 'ci' });
+      expect((await api.get(paths.process(ENV, pipedId))).body).toMatchObject({ startedBy: 'ci' });
       expect((await api.post(paths.stdin(ENV, pipedId), { writeId: 'w1', data: Buffer.from('hi\n').toString('base64') })).status).toBe(200);
       expect((await api.post(paths.stdinEnd(ENV, pipedId))).status).toBe(200);
       expect((await api.post(paths.interrupt(ENV, pipedId))).status).toBe(202);

@@ -166,6 +166,8 @@ describe('exec-rx host', () => {
       expect(written).toContain('no operator token configured: made one (shown once on stdout, kept only as a digest)');
       expect(occurrences(written, token)).toBe(0);
       expect(stderr).not.toContain(token);
+      // stderr is a pipe: JSON lines, each with a level, a time and a msg.
+      for (const line of stderr.split('\n').filter((l) => l !== '')) expect(JSON.parse(line)).toMatchObject({ level: expect.any(String) as unknown, time: expect.any(String) as unknown, msg: expect.any(String) as unknown });
       expect(url).toBe(`${base}/#token=${token}`);
       for (const secretText of [token, keyId, secret, ENV_SECRET]) expect(received).not.toContain(secretText);
       for (const secretText of [keyId, secret, ENV_SECRET]) expect(written).not.toContain(secretText);
