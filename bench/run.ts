@@ -2,9 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs]
  *
- * Every suite but the soak, disklog and restart runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart`.
+ * Every suite but the soak, disklog, restart and logs runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs`.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -19,6 +19,7 @@ import type { Row } from './lib/report';
 import { disklogSuite } from './suites/disklog';
 import { framesSuite } from './suites/frames';
 import { hostSuite } from './suites/host';
+import { logsSuite } from './suites/logs';
 import { memorySuite } from './suites/memory';
 import { rttSuite } from './suites/rtt';
 import { scaleSuite } from './suites/scale';
@@ -38,10 +39,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['soak', soakSuite],
   ['disklog', disklogSuite],
   ['restart', restartSuite],
+  ['logs', logsSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak', 'disklog', 'restart']);
+const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs']);
 
 interface Args {
   readonly quick: boolean;

@@ -30,14 +30,18 @@ export interface BenchHost {
   close(): Promise<void>;
 }
 
-/** Starts the host (send buffer `bufferBytes`; output logs on disk when `outputLog` is given) and a direct executor, and waits until it joined. */
-export async function startBenchHost(bufferBytes: number, outputLog?: HostServerOptions['outputLog']): Promise<BenchHost> {
+/**
+ * Starts the host (send buffer `bufferBytes`; output logs on disk when `outputLog` is given; its log,
+ * audit trail and metrics port from `extra`) and a direct executor, and waits until it joined.
+ */
+export async function startBenchHost(bufferBytes: number, outputLog?: HostServerOptions['outputLog'], extra: Pick<HostServerOptions, 'log' | 'audit' | 'metricsPort'> = {}): Promise<BenchHost> {
   const token = randomBytes(24).toString('base64url');
   const credentials = { accessKeyId: 'BENCHHOST', secretAccessKey: randomBytes(24).toString('base64url') };
   const host = await startHostServer({
     credentials: new Map([[credentials.accessKeyId, credentials.secretAccessKey]]),
     operator: { tokens: new OperatorTokens([token]), sse: { bufferBytes, total: 4096, perToken: 4096 }, requestsPerSecond: 100_000, requestBurst: 100_000 },
     ...(outputLog === undefined ? {} : { outputLog }),
+    ...extra,
   });
   let executor: SpawnedExecutor | undefined;
   try {

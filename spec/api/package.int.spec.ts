@@ -71,8 +71,14 @@ describe('the packed tarball', () => {
       // @openai/codex is an optional peer: not installed; rxjs is a peer that npm installs for an app that
       // has none, and tslib comes with it; bufferutil (optional, for
       // ws' native unmask) brings node-gyp-build, which loads its prebuilt binary; prom-client (the host's
-      // metrics) brings @opentelemetry/api and tdigest, which brings bintrees.
-      modules: ['@opentelemetry', 'aws4', 'bintrees', 'bufferutil', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'node-gyp-build', 'prom-client', 'rxjs', 'tdigest', 'tslib', 'ws'],
+      // metrics) brings @opentelemetry/api and tdigest, which brings bintrees; pino (the host's logs) brings
+      // @pinojs/redact, atomic-sleep, on-exit-leak-free, pino-abstract-transport (with split2),
+      // pino-std-serializers, process-warning, quick-format-unescaped, real-require, safe-stable-stringify,
+      // sonic-boom and thread-stream.
+      modules: [
+        '@opentelemetry', '@pinojs', 'atomic-sleep', 'aws4', 'bintrees', 'bufferutil', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'node-gyp-build', 'on-exit-leak-free', 'pino', 'pino-abstract-transport',
+        'pino-std-serializers', 'process-warning', 'prom-client', 'quick-format-unescaped', 'real-require', 'rxjs', 'safe-stable-stringify', 'sonic-boom', 'split2', 'tdigest', 'thread-stream', 'tslib', 'ws',
+      ],
       bin: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js'),
     });
   });

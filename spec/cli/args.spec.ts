@@ -72,6 +72,14 @@ describe('exec-rx host arguments', () => {
     expect(parseHostArgs(['--port', '8443', '--host', '127.0.0.2', '--tls-cert', 'c', '--tls-key', 'k', '--max-environments', '3'])).toMatchObject({ port: 8443, host: '127.0.0.2', tlsCert: 'c', tlsKey: 'k', maxEnvironments: 3 });
   });
 
+  it('parses the log flags: a format, a level (info by default) and an audit file', () => {
+    expect(parseHostArgs([])).toMatchObject({ logFormat: undefined, logLevel: 'info', auditLog: undefined });
+    expect(parseHostArgs(['--log-format', 'json', '--log-level', 'debug', '--audit-log', '/var/log/audit'])).toMatchObject({ logFormat: 'json', logLevel: 'debug', auditLog: '/var/log/audit' });
+    expect(parseHostArgs(['--log-format', 'pretty']).logFormat).toBe('pretty');
+    expect(() => parseHostArgs(['--log-format', 'xml'])).toThrow('--log-format expects json or pretty');
+    expect(() => parseHostArgs(['--log-level', 'verbose'])).toThrow('--log-level expects one of trace, debug, info, warn, error, fatal');
+  });
+
   it('has no flag for secrets, and refuses half a TLS pair or a bad number', () => {
     expect(() => parseHostArgs(['--secret', 'x'])).toThrow(UsageError);
     expect(() => parseHostArgs(['--tls-cert', 'c'])).toThrow('--tls-cert and --tls-key go together');

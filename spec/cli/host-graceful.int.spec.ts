@@ -67,7 +67,7 @@ describe('exec-rx host stopped with SIGTERM and started again while its executor
       const stopped = stderrOf(first.run);
       expect(stopped).toContain('SIGTERM: stopping (within 20 s;');
       expect(stopped).toContain('stopping: 1 event stream(s) ended with the come-back event');
-      expect(stopped).toMatch(/stopped\n$/);
+      expect(stopped).toMatch(/"msg":"stopped"\}\n$/);
       expect(existsSync(`/proc/${pid}`)).toBe(true); // the executor keeps it
 
       second = await startHost();
@@ -176,10 +176,10 @@ describe('exec-rx host: SIGHUP', () => {
       const status = async (token: string): Promise<number> => (await new ApiClient(base, token).get('/api/v1/host')).status;
       expect(await status(OLD)).toBe(200);
 
-      await within(run.waitFor('stderr', `accepting 1 operator token(s) from ${file}: old (operate)\n`), 10_000, 'the tokens named');
+      await within(run.waitFor('stderr', `accepting 1 operator token(s) from ${file}: old (operate)"}\n`), 10_000, 'the tokens named');
       writeFileSync(file, `# rotated\nnew view * ${NEW}\n`);
       run.child.kill('SIGHUP');
-      await within(run.waitFor('stderr', `SIGHUP: reload: 1 operator token(s) from ${file}, revoked old (their event streams ended); 1 access key(s) from environment\n`), 10_000, 'reload');
+      await within(run.waitFor('stderr', `SIGHUP: reload: 1 operator token(s) from ${file}, revoked old (their event streams ended); 1 access key(s) from environment"}\n`), 10_000, 'reload');
       expect([await status(NEW), await status(OLD)]).toEqual([200, 401]);
 
       writeFileSync(file, `new view * too-short\n${NEW}\n`);

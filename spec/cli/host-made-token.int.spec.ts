@@ -2,7 +2,7 @@
  * Issue 21: the operator token a host makes at its first start (none configured) is kept as a digest in
  * its data dir, so the url it printed still works after a restart, and a restarted host makes none.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiClient } from '../host/api/api-client';
 import { startCli } from './cli-process';
@@ -22,6 +22,13 @@ describe('exec-rx host with no operator token configured, restarted on its data 
     await run.waitFor('stdout', '--environment-id <environment-id>\n');
     const printed = run.stdout.map((c) => c.text).join('');
     const base = /^exec-rx host listening on (\S+)$/m.exec(printed)?.[1] ?? '';
+    // stdout is a pipe here, not a terminal: a url with a token goes to a 0600 file in the data dir.
+    const file = /^Operator API and page: in (\S+) \(0600; it carries the token\)$/m.exec(printed)?.[1];
+    if (file !== undefined) {
+      expect(file).toBe(join(hosts.dataDir(), 'operator-url'));
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      return { run, base, page: readFileSync(file, 'utf8').trim() };
+    }
     const page = /^Operator API and page: (\S+)$/m.exec(printed)?.[1] ?? '';
     return { run, base, page };
   };
@@ -30,6 +37,7 @@ describe('exec-rx host with no operator token configured, restarted on its data 
     const first = await start();
     const token = /#token=(\S+)$/.exec(first.page)?.[1];
     if (token === undefined) throw new Error(`no token in ${first.page}`);
+    expect([...first.run.stdout, ...first.run.stderr].map((c) => c.text).join('')).not.toContain(token);
     expect((await new ApiClient(first.base, token).get('/api/v1/environments')).status).toBe(200);
     first.run.child.kill('SIGKILL');
     await first.run.done;

@@ -50,7 +50,7 @@ describe('exec-rx host killed with SIGKILL, then started again on the same data 
     try {
       const api = new ApiClient(second.base, TOKEN);
       const listed = await api.get(paths.processes(ENV));
-      expect(listed.body).toEqual({ processes: [{ id: processId, environmentId: ENV, argv: ['seq', '1', '1000000000'], tty: false, pipeStdin: false, state: 'unknown', exitCode: null, error: null, startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown, exitedAt: null }] });
+      expect(listed.body).toEqual({ processes: [{ id: processId, environmentId: ENV, argv: ['seq', '1', '1000000000'], tty: false, pipeStdin: false, state: 'unknown', exitCode: null, error: null, startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown, exitedAt: null, startedBy: 'env' }] });
       const ls = await runCli(['ls', '--json'], '', { ...process.env, EXEC_RX_TOKEN: TOKEN, EXEC_RX_HOST: second.base });
       expect(ls.code).toBe(0);
       expect(JSON.parse(ls.stdout)).toMatchObject({ environments: [{ id: ENV, generation: 0, state: 'offline', processes: [{ id: processId, state: 'unknown', exitCode: null }] }] });
@@ -83,7 +83,9 @@ describe('exec-rx host killed with SIGKILL, then started again on the same data 
       try {
         expect(await followed.done).toEqual({ code: 1, signal: null });
         await second.run.waitFor('stderr', ' lost: ');
-        const lostReason = /environment \S+: process \S+ lost: (.*)\n/.exec(second.run.stderr.map((c) => c.text).join(''))?.[1];
+        // The host's stderr is JSON lines (not a terminal): the lost process's line, by its msg.
+        const messages = second.run.stderr.map((c) => c.text).join('').split('\n').filter((line) => line !== '').map((line) => String((JSON.parse(line) as { msg?: unknown }).msg));
+        const lostReason = messages.map((msg) => /^environment \S+: process \S+ lost: (.*)$/.exec(msg)?.[1]).find((reason) => reason !== undefined);
         expect(lostReason).toMatch(/^the executor no longer has session \S+ \(its 80 s retention passed\)/);
         expect({ stderr: followed.stderr.map((c) => c.text).join(''), sha256: sha256(followed.stdout.map((c) => c.text).join('')) }).toEqual({
           stderr: `exec-rx: the host at ${second.base} no longer knows the process (it restarted): it was running when the host stopped and could not be taken back: ${lostReason ?? ''}\n`,

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import { HostRoutes } from '../../src/host/api/host-routes';
+import { SILENT_LOGGER } from '../../src/host/host-logger';
 import { probeRoutes } from '../../src/host/api/routes-public';
 import { listenOnLoopback } from '../support/listen-on-loopback';
 import type { PromExposition } from '../support/prom-text';
@@ -181,7 +182,7 @@ describe('an operable host: probes and metrics', () => {
 // of its stop): the route table is held to the answer here, the host to the phase by its readiness check.
 describe('/readyz while the host stops', () => {
   it('answers 503 with the reason once the route table stops, while /healthz still answers 200', async () => {
-    const routes = new HostRoutes(probeRoutes('instance', () => Promise.resolve('stopping')), undefined, 'instance', () => undefined);
+    const routes = new HostRoutes(probeRoutes('instance', () => Promise.resolve('stopping')), undefined, 'instance', SILENT_LOGGER);
     const server = createServer((req, res) => routes.handle(req, res));
     const url = `http://127.0.0.1:${await listenOnLoopback(server, 'the probe server')}`;
     try {

@@ -60,7 +60,21 @@ export interface HostCliOptions {
   readonly storage: StorageFlags;
   /** How long a graceful stop (SIGTERM/SIGINT) may take, in seconds; past it the host exits at once with 1. @default 10 */
   readonly shutdownTimeoutS: number;
+  /** `--log-format`: JSON lines, or readable lines; absent: JSON unless stderr is a terminal. */
+  readonly logFormat: 'json' | 'pretty' | undefined;
+  /** `--log-level`: the least level written. @default 'info' */
+  readonly logLevel: HostLogLevel;
+  /** `--audit-log FILE`: the audit trail goes to this file (appended, 0600) instead of stderr. @default none */
+  readonly auditLog: string | undefined;
 }
+
+/** The levels of `--log-level`, least severe first. */
+export const HOST_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+
+/** One of {@link HOST_LOG_LEVELS}. */
+export type HostLogLevel = (typeof HOST_LOG_LEVELS)[number];
+
+const isLogLevel = (value: string): value is HostLogLevel => HOST_LOG_LEVELS.some((level) => level === value);
 
 /** Usage text of the whole CLI. */
 export const USAGE = `usage:
@@ -120,6 +134,13 @@ export const USAGE = `usage:
       --log-retention DURATION how long a closed process's log is kept (default 7d)
       --shutdown-timeout SECONDS  how long a graceful stop (SIGTERM, SIGINT) may take (default 10); past
                                it, or at a second signal, the host exits at once (1; 130/143 for the signal)
+      --log-format json|pretty one JSON object per stderr line (level, time, msg, environmentId, generation,
+                               ...), or readable lines (default: pretty on a terminal, json otherwise)
+      --log-level LEVEL        trace, debug, info, warn, error or fatal (default info)
+      --audit-log FILE         the audit trail (each act through the operator API) to FILE (appended,
+                               0600) instead of stderr
+    When stdout is not a terminal, the operator url (with a token the host made) goes to the 0600 file
+    <data-dir>/operator-url and stdout says where.
     SIGHUP reloads the operator tokens file and the credentials file (a file that fails keeps the old set).`;
 
 const RUN_OPTIONS = {
@@ -157,6 +178,9 @@ const HOST_OPTIONS = {
   'log-total': { type: 'string' },
   'log-retention': { type: 'string' },
   'shutdown-timeout': { type: 'string' },
+  'log-format': { type: 'string' },
+  'log-level': { type: 'string' },
+  'audit-log': { type: 'string' },
 } as const;
 
 function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
@@ -235,5 +259,19 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     stopLocalExecutor: stopLocal,
     storage: checkStorageFlags(values),
     shutdownTimeoutS: positiveInt('--shutdown-timeout', values['shutdown-timeout'], 0, 3600) ?? 10,
+    logFormat: logFormatOf(values['log-format']),
+    logLevel: logLevelOf(values['log-level']),
+    auditLog: values['audit-log'],
   };
+}
+
+function logFormatOf(value: string | undefined): 'json' | 'pretty' | undefined {
+  if (value === undefined || value === 'json' || value === 'pretty') return value;
+  throw new UsageError('--log-format expects json or pretty');
+}
+
+function logLevelOf(value: string | undefined): HostLogLevel {
+  if (value === undefined) return 'info';
+  if (isLogLevel(value)) return value;
+  throw new UsageError(`--log-level expects one of ${HOST_LOG_LEVELS.join(', ')}`);
 }

@@ -4,7 +4,8 @@
  * configured) and the command an executor runs to join; with `--local-executor`, it also starts a codex
  * executor that joins it. Events go to stderr, one line each; no token or secret is ever written there.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { ConfigError } from '../errors';
 import { resolveCodexBinary } from '../executor/codex-binary';
@@ -12,6 +13,7 @@ import type { SpawnedExecutor } from '../executor/spawn-executor';
 import { spawnExecutor } from '../executor/spawn-executor';
 import { loadOperatorTokens, OperatorTokens } from '../host/api/operator-tokens';
 import { loadHostCredentials } from '../host/host-credentials';
+import type { HostLogger } from '../host/host-logger';
 import type { HostServer, HostServerOptions } from '../host/host-options';
 import { startHostServer } from '../host/host-server';
 import { HostState } from '../host/state/host-state';
@@ -22,11 +24,38 @@ import { ensureLocalExecutor, LocalExecutorFiles, makeCredentials, stopLocalExec
 import type { HostCliOptions } from './args';
 import { EXIT_ERROR } from './exit-codes';
 import { reloadOnHangup, StopSignals, stopGracefully } from './host-signals';
+import type { HostLogs } from './host-log';
+import { hostLogs } from './host-log';
+
+/** The file in the data dir the operator url (with a token the host made) goes to when stdout is not a terminal. */
+export const OPERATOR_URL_FILE = 'operator-url';
+
+/** How a line of this command says it is a warning (logged at warn, without it). */
+const WARNING = 'warning: ';
+
+/** Writes `url` to `<dataDir>/operator-url` (0600, replaced); returns its path. Throws a ConfigError when it cannot. */
+function writeOperatorUrl(dataDir: string, url: string): string {
+  const path = join(dataDir, OPERATOR_URL_FILE);
+  try {
+    const fd = openSync(path, 'w', 0o600);
+    try {
+      fchmodSync(fd, 0o600);
+      writeSync(fd, `${url}\n`);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error: unknown) {
+    throw new ConfigError(`cannot write the operator url to ${path}`, { cause: error });
+  }
+  return path;
+}
 
 /** Where `exec-rx host` writes, and the environment it reads credentials from. */
 export interface HostIo {
-  readonly stdout: Writable;
-  readonly stderr: Writable;
+  /** A terminal (`isTTY`) is shown the operator url; otherwise it goes to a 0600 file in the data dir (see {@link OPERATOR_URL_FILE}). */
+  readonly stdout: Writable & { readonly isTTY?: boolean };
+  /** Where the logs go: readable lines on a terminal (`isTTY`), JSON lines otherwise, unless `--log-format` says. */
+  readonly stderr: Writable & { readonly isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
   /** Where a relative `--data-dir` is resolved. @default process.cwd() */
   readonly cwd?: string;
@@ -90,7 +119,7 @@ async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: s
   return { tokens: made.tokens, shown: made.token };
 }
 
-function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: ReadonlyMap<string, string>, tokens: OperatorTokens, log: (line: string) => void, state: HostState | undefined): HostServerOptions {
+function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: ReadonlyMap<string, string>, tokens: OperatorTokens, log: HostLogger, state: HostState | undefined): HostServerOptions {
   const optional = {
     tls: readTls(options),
     publicUrl: options.publicUrl,
@@ -148,7 +177,24 @@ async function stopCommand(options: HostCliOptions, io: HostIo): Promise<number>
  */
 export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<number> {
   if (options.stopLocalExecutor) return stopCommand(options, io);
-  const log = (line: string): void => void io.stderr.write(`exec-rx host: ${line}\n`);
+  let logs: HostLogs;
+  try {
+    logs = hostLogs({ stderr: io.stderr, format: options.logFormat, level: options.logLevel, auditFile: options.auditLog });
+  } catch (error: unknown) {
+    io.stderr.write(`exec-rx host: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_ERROR;
+  }
+  try {
+    return await serveCommand(options, io, logs);
+  } finally {
+    logs.close();
+  }
+}
+
+/** {@link hostCommand} once its logs are open. */
+async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs): Promise<number> {
+  const log = (line: string): void => (line.startsWith(WARNING) ? logs.log.warn({}, line.slice(WARNING.length)) : logs.log.info({}, line));
+  const fail = (error: unknown): void => logs.log.error({}, error instanceof Error ? error.message : String(error));
   let local: LocalCredentials | undefined;
   let localFiles: LocalExecutorFiles | undefined;
   let host: HostServer;
@@ -169,14 +215,25 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
     const operator = await operatorTokens(options, io, log, state);
     tokens = operator.tokens;
     shown = operator.shown;
-    host = await startHostServer(serverOptions(options, storage, keys, operator.tokens, log, state));
+    host = await startHostServer({ ...serverOptions(options, storage, keys, operator.tokens, logs.log, state), audit: logs.audit });
     if (options.corsOrigins.length > 0) log(`operator API open to pages of ${options.corsOrigins.join(', ')} (CORS)`);
   } catch (error: unknown) {
     await state?.close();
-    log(error instanceof Error ? error.message : String(error));
+    fail(error);
     return EXIT_ERROR;
   }
-  const operatorUrl = `${host.url}/${shown === undefined ? '' : `#token=${shown}`}`;
+  let operatorUrl = `${host.url}/${shown === undefined ? '' : `#token=${shown}`}`;
+  // Not a terminal (a service manager's journal, a pipe): the url with its token goes to a 0600 file.
+  if (shown !== undefined && io.stdout.isTTY !== true && storage.dataDir !== undefined) {
+    try {
+      operatorUrl = `in ${writeOperatorUrl(storage.dataDir, operatorUrl)} (0600; it carries the token)`;
+    } catch (error: unknown) {
+      fail(error);
+      await host.close();
+      await state?.close();
+      return EXIT_ERROR;
+    }
+  }
   shown = undefined;
   const kept = storage.dataDir === undefined ? 'in memory (--data-dir none)' : `on disk in ${storage.dataDir}`;
   io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nProcess output is kept ${kept}\n${host.metricsUrl === undefined ? '' : `Prometheus metrics: ${host.metricsUrl}\n`}An executor joins with:\n  ${host.joinCommand()}\n`);
@@ -185,7 +242,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
     try {
       executor = await runLocalExecutor(host, options.localExecutorId, local, localFiles, log);
     } catch (error: unknown) {
-      log(error instanceof Error ? error.message : String(error));
+      fail(error);
       await host.close();
       await state?.close();
       return EXIT_ERROR;

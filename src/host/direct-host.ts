@@ -25,6 +25,8 @@ import { RateLimiter } from './rate-limiter';
 import { Registrations, tokenDigestOf } from './registrations';
 import type { IssuedRegistration } from './registrations';
 import type { HostState } from './state/host-state';
+import type { HostLogger } from './host-logger';
+import { hostLoggerOf } from './host-logger';
 import type { SigV4Policy } from './sigv4';
 import { verifySigV4 } from './sigv4';
 
@@ -61,7 +63,7 @@ export class DirectHost {
   private readonly registrations: Registrations;
   private readonly table: HostedEnvironments;
   private readonly wss: WebSocketServer;
-  private readonly log: (line: string) => void;
+  private readonly log: HostLogger;
   private readonly maxEnvironments: number;
   private readonly scheduler: SchedulerLike;
   private readonly state: HostState | undefined;
@@ -78,7 +80,7 @@ export class DirectHost {
     /** Counts registrations, upgrades and what the environments' processes send. */
     private readonly metrics?: HostMetrics,
   ) {
-    this.log = options.log ?? (() => undefined);
+    this.log = hostLoggerOf(options.log);
     this.scheduler = options.scheduler ?? asyncScheduler;
     const scheduler = this.scheduler;
     this.policy = { keys: options.credentials, region: options.region ?? DEFAULTS.region, service: options.service ?? DEFAULTS.service, maxClockSkewMs: options.maxClockSkewMs ?? DEFAULTS.maxClockSkewMs, scheduler };
@@ -121,19 +123,19 @@ export class DirectHost {
     const token = target?.searchParams.get('token') ?? undefined;
     if (match === null || id === undefined || token === undefined) return this.unauthorized(socket, 'unknown upgrade url');
     const auth = verifySigV4({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: '' }, this.policy);
-    if (!auth.ok) return this.unauthorized(socket, `upgrade for ${id}: signature ${auth.reason}`);
+    if (!auth.ok) return this.unauthorized(socket, `upgrade for ${id}: signature ${auth.reason}`, id);
     const registrationId = match[2] ?? '';
     const check = this.registrations.check(id, registrationId, token, auth.accessKeyId);
     if (check === 'unauthorized' && this.state !== undefined && !this.registrations.knows(registrationId)) return this.previousRun(id, socket);
-    if (check === 'unauthorized') return this.unauthorized(socket, `upgrade for ${id}: bad capability token`);
+    if (check === 'unauthorized') return this.unauthorized(socket, `upgrade for ${id}: bad capability token`, id);
     if (check === 'stale') {
-      this.log(`upgrade for ${id}: superseded registration (409, the executor re-registers)`);
+      this.log.warn({ environmentId: id, status: 409 }, `upgrade for ${id}: superseded registration (409, the executor re-registers)`);
       return refused(socket, 409);
     }
     const live = this.table.liveIds();
     // A new generation (none yet, or the current one failed) must fit under the limit; a replacement always does.
     if (!live.includes(id) && live.length >= this.maxEnvironments) {
-      this.log(`upgrade for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
+      this.log.warn({ environmentId: id, status: 503 }, `upgrade for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
       return refused(socket, 503, { 'retry-after': '5' });
     }
     this.keyIds.set(id, auth.accessKeyId);
@@ -171,7 +173,7 @@ export class DirectHost {
     if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'POST' });
     const id = decodeEnvironmentId(match[1]);
     if (this.closing) {
-      this.log(`registration${id === undefined ? '' : ` for ${id}`}: the host is stopping (503)`);
+      this.log.warn({ environmentId: id, status: 503 }, `registration${id === undefined ? '' : ` for ${id}`}: the host is stopping (503)`);
       return sendJson(res, 503, { error: 'the host is stopping' }, { 'retry-after': '5', connection: 'close' });
     }
     // A known environment is never refused for the rate: after a 409 its executor exits if this fails.
@@ -181,13 +183,13 @@ export class DirectHost {
     if (body === undefined) return sendJson(res, 413, { error: 'request too large' }, { connection: 'close' });
     const auth = verifySigV4({ method: 'POST', path: req.url ?? '/', headers: req.headers, body }, this.policy);
     if (!auth.ok) {
-      this.log(`registration${id === undefined ? '' : ` for ${id}`}: refused (401, signature ${auth.reason})`);
+      this.log.warn({ environmentId: id, status: 401 }, `registration${id === undefined ? '' : ` for ${id}`}: refused (401, signature ${auth.reason})`);
       return sendJson(res, 401, { error: 'unauthorized' });
     }
     const host = safeHostHeader(req);
     if (id === undefined || host === undefined || !isDirectRequest(body)) return sendJson(res, 400, { error: 'bad registration request' });
     if (!this.admit(id)) {
-      this.log(`registration for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
+      this.log.warn({ environmentId: id, status: 503 }, `registration for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
       return sendJson(res, 503, { error: 'too many environments' }, { 'retry-after': '5' });
     }
     const issued = this.registrations.issue(id, auth.accessKeyId);
@@ -195,8 +197,8 @@ export class DirectHost {
     // once. A failed write costs only that: the restarted host then answers 409 and it registers again.
     await this.state
       ?.setRegistration({ id, registrationId: issued.registrationId, accessKeyId: auth.accessKeyId, tokenDigest: tokenDigestOf(issued.token).toString('hex') })
-      .catch((error: unknown) => this.log(`registration for ${id}: could not be kept in the data dir (${errnoOf(error)}); after a restart it re-registers`));
-    this.log(`registration for ${id}: accepted (${issued.registrationId})`);
+      .catch((error: unknown) => this.log.error({ environmentId: id }, `registration for ${id}: could not be kept in the data dir (${errnoOf(error)}); after a restart it re-registers`));
+    this.log.info({ environmentId: id, registrationId: issued.registrationId }, `registration for ${id}: accepted (${issued.registrationId})`);
     sendJson(res, 200, { environment_id: id, transport: DIRECT_TRANSPORT, registration_id: issued.registrationId, url: this.connectUrl(host, id, issued) });
   }
 
@@ -212,7 +214,7 @@ export class DirectHost {
     this.registrations.forget(evictable[0]);
     this.table.remove(evictable[0]);
     this.keyIds.delete(evictable[0]);
-    this.state?.forget(evictable[0]).catch(() => this.log(`environment ${evictable[0]}: could not forget its recorded session`));
+    this.state?.forget(evictable[0]).catch(() => this.log.error({ environmentId: evictable[0] }, `environment ${evictable[0]}: could not forget its recorded session`));
     return true;
   }
 
@@ -236,7 +238,7 @@ export class DirectHost {
     for (const [envId, at] of this.conflicts) if (now - at > RECENT_CONFLICT_MS || this.conflicts.size >= this.maxEnvironments * 8) this.conflicts.delete(envId);
     this.conflicts.delete(id);
     this.conflicts.set(id, now);
-    this.log(`upgrade for ${id}: registration of a previous run (409, the executor re-registers)`);
+    this.log.info({ environmentId: id, status: 409 }, `upgrade for ${id}: registration of a previous run (409, the executor re-registers)`);
     return refused(socket, 409);
   }
 
@@ -244,15 +246,15 @@ export class DirectHost {
   private recordSession(id: string, sessionId: string): Promise<void> {
     const accessKeyId = this.keyIds.get(id);
     if (this.state === undefined || accessKeyId === undefined) return Promise.resolve();
-    return this.state.setSession(id, { sessionId, accessKeyId }).catch((error: unknown) => this.log(`environment ${id}: could not record its session: ${errnoOf(error)}`));
+    return this.state.setSession(id, { sessionId, accessKeyId }).catch((error: unknown) => this.log.error({ environmentId: id }, `environment ${id}: could not record its session: ${errnoOf(error)}`));
   }
 
   private accept(id: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.table.adopt(id, ws));
   }
 
-  private unauthorized(socket: Duplex, why: string): HandshakeOutcome {
-    this.log(`${why}: refused (401)`);
+  private unauthorized(socket: Duplex, why: string, id?: string): HandshakeOutcome {
+    this.log.warn({ ...(id === undefined ? {} : { environmentId: id }), status: 401 }, `${why}: refused (401)`);
     return refused(socket, 401);
   }
 
@@ -283,7 +285,7 @@ export class DirectHost {
     await this.outputLogs?.flush();
     step('ending event streams');
     const ended = stops.endStreams(options.retryMs ?? DEFAULT_COME_BACK_RETRY_MS);
-    if (ended > 0) this.log(`stopping: ${ended} event stream(s) ended with the come-back event`);
+    if (ended > 0) this.log.info({ streams: ended }, `stopping: ${ended} event stream(s) ended with the come-back event`);
     step('closing output logs');
     // Before the executors go (the last flush): their processes' streams fail when the sockets close, and
     // that must not reach the logs; what an executor sends after this, the next run reads from it again (from the log's last seq).

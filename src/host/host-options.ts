@@ -2,6 +2,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager';
 import type { OperatorApiOptions } from './api/operator-api';
+import type { HostLogOption } from './host-logger';
 import type { HostMonitor } from './host-monitor';
 import type { HostedEnvironment } from './hosted-environments';
 import type { AccessKeyStore } from './sigv4';
@@ -69,8 +70,19 @@ export interface HostServerOptions {
   readonly handshakeBurst?: number;
   /** Options of each environment's manager. @default clientName 'exec-rx-host' */
   readonly manager?: Partial<EnvironmentManagerOptions>;
-  /** Where the host writes what happens (one line each). Never given a token, signature or secret. @default none */
-  readonly log?: (line: string) => void;
+  /**
+   * Where the host writes what happens: a {@link HostLogger} (each line with a level, a message and fields:
+   * `environmentId` and `generation` where one applies), or a function given each line's message (debug
+   * lines left out). Never given a token, signature, secret or process environment value. @default none
+   */
+  readonly log?: HostLogOption;
+  /**
+   * Where the audit trail goes: one line per act through the operator API (a start, a stdin write at debug
+   * level, stdin end, interrupt, terminate, resize, release), each with `audit: true`, `act`, the token's
+   * name (`tokenName`, never the token), `environmentId`, `processId`, a start's `argv` (never its env),
+   * `remoteAddress`, the answer's `status` and, when refused, the problem's `code`. @default `log`
+   */
+  readonly audit?: HostLogOption;
   /**
    * The operator API (`/api/v1`, see `OperatorApiOptions`): on when given (its tokens are required),
    * off otherwise (then only the executors' routes are served).

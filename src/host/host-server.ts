@@ -24,6 +24,8 @@ import { hostPort, isLoopbackHost } from './host-http';
 import type { HostFacts } from './host-monitor';
 import { describeDiagnostic, HostMonitor } from './host-monitor';
 import type { HostServer, HostServerOptions } from './host-options';
+import type { HostLogger } from './host-logger';
+import { hostLoggerOf } from './host-logger';
 import { HostMetrics } from './metrics/host-metrics';
 import type { MetricsEndpoint } from './metrics/metrics-server';
 import { listenForMetrics } from './metrics/metrics-server';
@@ -41,10 +43,10 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     throw new ConfigError(`refusing plain HTTP on ${host}: executors require https/wss off loopback; pass a TLS certificate and key`);
   }
   const instanceId = randomUUID();
-  const log = options.log ?? (() => undefined);
+  const log = hostLoggerOf(options.log);
   const outputLogs = options.outputLog === undefined ? undefined : await OutputLogStore.open({ ...options.outputLog, ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }) });
   // A log that cannot write (a full disk, EIO) fails alone: its readers get a typed error, the host goes on.
-  outputLogs?.failures$.subscribe((error) => log(`output log: ${error.message}`));
+  outputLogs?.failures$.subscribe((error) => log.error({}, `output log: ${error.message}`));
   try {
     const outputLog = options.outputLog;
     const starts = outputLog === undefined ? undefined : await StartRecords.open(outputLog.dataDir, { ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }) });
@@ -56,7 +58,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
 }
 
 /** The rest of {@link startHostServer}, once the output logs (if any) are open: resolves once listening. */
-async function serve(options: HostServerOptions, host: string, instanceId: string, log: (line: string) => void, outputLogs: OutputLogStore | undefined, starts: StartRecords | undefined): Promise<HostServer> {
+async function serve(options: HostServerOptions, host: string, instanceId: string, log: HostLogger, outputLogs: OutputLogStore | undefined, starts: StartRecords | undefined): Promise<HostServer> {
   // The metrics' gauges read the monitor, which is built on the environments the metrics count for.
   const watched: { monitor?: HostMonitor } = {};
   const metrics = new HostMetrics(() => watched.monitor?.facts() ?? EMPTY_FACTS, outputLogs === undefined ? undefined : () => outputLogs.figures);
@@ -72,13 +74,13 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
     if (phase !== 'ready') return phase;
     return dataDir === undefined || (await isWritable(dataDir)) ? undefined : 'data dir not writable';
   };
-  const routes = new HostRoutes([...probeRoutes(instanceId, readiness), ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler);
+  const routes = new HostRoutes([...probeRoutes(instanceId, readiness), ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler, options.audit === undefined ? log : hostLoggerOf(options.audit));
   const hostMonitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
   watched.monitor = hostMonitor;
   hostMonitor.events$.subscribe(metrics.onHostEvent);
   // The host's log reads the monitor's events like any other reader (the state changes it logs itself).
   hostMonitor.events$.subscribe((event) => {
-    if (event.type === 'diagnostic') log(`environment ${event.environmentId} generation ${event.generation}: ${describeDiagnostic(event.diagnostic)}`);
+    if (event.type === 'diagnostic') log.warn({ environmentId: event.environmentId, generation: event.generation, diagnostic: event.diagnostic.type }, `environment ${event.environmentId} generation ${event.generation}: ${describeDiagnostic(event.diagnostic)}`);
   });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (routes.owns(req.url ?? '/')) routes.handle(req, res);

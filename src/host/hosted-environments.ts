@@ -23,6 +23,8 @@ import type { OutputLogStore } from './log/output-log-store';
 import type { StdinRecord } from './log/stdin-record';
 import type { ExecProcess } from '../exec/exec-process';
 import type { EnvironmentInfo } from '../wire/environment';
+import type { HostLogger, HostLogOption } from './host-logger';
+import { hostLoggerOf } from './host-logger';
 
 /** Where a host remembers its executors' sessions across restarts (the host's state in its data dir). */
 export interface SessionRecords {
@@ -144,10 +146,12 @@ export class HostedEnvironments {
   private readonly settledSubject = new Subject<string>();
   /** When this host started, on its clock: the take-back wait counts from here. */
   private readonly startedAt: number;
+  /** Where this table writes what happens. */
+  private readonly log: HostLogger;
 
   constructor(
     private readonly managerOptions: EnvironmentManagerOptions,
-    private readonly log: (line: string) => void,
+    logTo: HostLogOption,
     /** Where processes keep their output when the host has a data dir; in memory otherwise. */
     private readonly outputLogs?: OutputLogStore,
     /** Hears each environment's executor session id whenever it connects (the host records it in its state). */
@@ -158,6 +162,7 @@ export class HostedEnvironments {
     /** Wraps each generation's history factory (the host's metrics count what its processes send). @default none */
     private readonly observeHistories: (factory: HistoryFactory) => HistoryFactory = (factory) => factory,
   ) {
+    this.log = hostLoggerOf(logTo);
     this.startedAt = this.now();
   }
 
@@ -239,7 +244,7 @@ export class HostedEnvironments {
     }
     if (slot !== undefined && slot.view.state !== 'failed' && slot.manager !== undefined) {
       slot.socket = socket;
-      slot.manager.replaceAcceptedWebsocket(id, socket).catch((error: unknown) => this.log(`environment ${id}: replacement refused: ${messageOf(error)}`));
+      slot.manager.replaceAcceptedWebsocket(id, socket).catch((error: unknown) => this.log.warn({ environmentId: id }, `environment ${id}: replacement refused: ${messageOf(error)}`));
       return;
     }
     this.startGeneration(id, socket, (slot?.view.generation ?? 0) + 1);
@@ -283,7 +288,7 @@ export class HostedEnvironments {
     if (previous !== undefined) void this.release(previous);
     const slot: Slot = { view: { id, generation, state: 'starting', info: undefined, environment: undefined, error: undefined, errorCode: undefined }, manager: undefined, socket, watching: undefined };
     this.slots.set(id, slot);
-    this.log(`environment ${id} generation ${generation}: starting`);
+    this.log.info({ environmentId: id, generation, state: 'starting' }, `environment ${id} generation ${generation}: starting`);
     this.publish();
     this.eventSubject.next({ type: 'state', environmentId: id, generation, state: 'starting', errorCode: undefined });
     const sessionId = this.outputLogs === undefined || this.taken.has(id) ? undefined : this.sessions?.sessionOf(id);
@@ -355,8 +360,8 @@ export class HostedEnvironments {
     // Helpers (stdin feeders) are taken back with their process, and not counted.
     const count = adopted.processes.filter((process) => !helpers.has(process.processId)).length;
     const lostCount = adopted.lost.filter((lost) => !helpers.has(lost.processId)).length;
-    this.log(`environment ${id}: ${how}: ${count} process${count === 1 ? '' : 'es'} adopted, ${lostCount} lost`);
-    for (const lost of adopted.lost) this.log(`environment ${id}: process ${lost.processId} lost: ${lost.reason}`);
+    this.log.info({ environmentId: id, resumed: adopted.resumed, adopted: count, lost: lostCount }, `environment ${id}: ${how}: ${count} process${count === 1 ? '' : 'es'} adopted, ${lostCount} lost`);
+    for (const lost of adopted.lost) this.log.warn({ environmentId: id, processId: lost.processId }, `environment ${id}: process ${lost.processId} lost: ${lost.reason}`);
     return adopted.manager;
   }
 
@@ -409,7 +414,7 @@ export class HostedEnvironments {
     if (this.managerOptions.outputHistory !== undefined) return this.managerOptions.outputHistory;
     if (this.outputLogs === undefined) return memoryHistories(this.managerOptions);
     const flow = (): ConnectionFlow | undefined => this.slots.get(id)?.view.environment?.flow;
-    return diskHistories(this.outputLogs, id, { onLog: (log) => void pauseWhileBehind(log, flow, (line) => this.log(`environment ${id}: ${line}`), this.pauseLog), ...(adopted === undefined ? {} : { adopted }) });
+    return diskHistories(this.outputLogs, id, { onLog: (log) => void pauseWhileBehind(log, flow, (line) => this.log.info({ environmentId: id }, `environment ${id}: ${line}`), this.pauseLog), ...(adopted === undefined ? {} : { adopted }) });
   }
 
   /** Records each new process's command line in its log's metadata (what `ls` shows after a restart). */
@@ -466,7 +471,9 @@ export class HostedEnvironments {
     if (slot.view.state !== before.state) {
       const { id, generation, state, errorCode } = slot.view;
       const error = slot.view.error === undefined ? '' : `: ${slot.view.error}`;
-      this.log(`environment ${id} generation ${generation}: ${state}${error}`);
+      const fields = { environmentId: id, generation, state, ...(errorCode === undefined ? {} : { code: errorCode }) };
+      if (state === 'failed') this.log.warn(fields, `environment ${id} generation ${generation}: ${state}${error}`);
+      else this.log.info(fields, `environment ${id} generation ${generation}: ${state}${error}`);
       this.eventSubject.next({ type: 'state', environmentId: id, generation, state, errorCode });
     }
     this.publish();

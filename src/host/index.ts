@@ -15,6 +15,9 @@ export { startHostServer } from './host-server';
 export type { HostCloseOptions, HostOutputLogOptions, HostServer, HostServerOptions, HostStopStep } from './host-options';
 export { DIRECT_TRANSPORT } from './host-options';
 
+/* Where it logs (`log`, `audit`): a logger of its own, or a line function */
+export type { HostLogger, HostLogOption, LogFields, LogFieldValue } from './host-logger';
+
 /* What it serves: one entry per environment id, current generation */
 export type { HostedEnvironment, HostedState, HostEvent } from './hosted-environments';
 

@@ -76,6 +76,8 @@ export const ProcessResource = struct('ProcessResource', {
     startedAt: t.union([t.string, t.null]),
     /** When the host saw it exit (ISO-8601); null while it runs, or when the host does not know. */
     exitedAt: t.union([t.string, t.null]),
+    /** The name of the operator token that started it (never the token); null when it was not started through the API, or the host does not know. Absent from older hosts. */
+    startedBy: t.union([t.string, t.null]),
   },
 );
 /** One process as the API shows it. */

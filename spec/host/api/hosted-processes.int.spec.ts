@@ -76,7 +76,7 @@ describe('HostedProcesses (real executor)', () => {
     const again = await processes.start(ENV, environment, request, idempotency);
     expect({ replayed: [first.replayed, again.replayed], same: again.hosted === first.hosted }).toEqual({ replayed: [false, true], same: true });
     const resource = processes.startedResource(environment, first);
-    expect(resource).toEqual({ id: first.hosted.process.processId, environmentId: ENV, argv: request.argv, tty: false, pipeStdin: true, state: 'running', exitCode: null, error: null, startedAt: expect.stringMatching(/^\d{4}-/) as unknown, exitedAt: null });
+    expect(resource).toEqual({ id: first.hosted.process.processId, environmentId: ENV, argv: request.argv, tty: false, pipeStdin: true, state: 'running', exitCode: null, error: null, startedAt: expect.stringMatching(/^\d{4}-/) as unknown, exitedAt: null, startedBy: null });
     await first.hosted.stdin?.end();
     await first.hosted.process.collect();
     expect(processes.startedResource(environment, again)).toEqual({ ...resource, state: 'closed', exitCode: 0, exitedAt: expect.stringMatching(/^\d{4}-/) as unknown });

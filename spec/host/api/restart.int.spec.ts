@@ -83,8 +83,8 @@ describe('after a host restart on the same data dir', () => {
   it('lists the process closed with its exit code, its environment offline, in the lists and the overview', async () => {
     // Its times come from its meta.json (ISO-8601 strings).
     const time = expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown;
-    const stored = { id: before.id, environmentId: ENV, argv: ['sh', '-c', SCRIPT], tty: false, pipeStdin: false, state: 'closed', exitCode: 3, error: null, startedAt: time, exitedAt: time };
-    const storedPiped = { id: piped.id, environmentId: ENV, argv: ['cat'], tty: false, pipeStdin: false, state: 'closed', exitCode: 0, error: null, startedAt: time, exitedAt: time };
+    const stored = { id: before.id, environmentId: ENV, argv: ['sh', '-c', SCRIPT], tty: false, pipeStdin: false, state: 'closed', exitCode: 3, error: null, startedAt: time, exitedAt: time, startedBy: 'token-1' };
+    const storedPiped = { id: piped.id, environmentId: ENV, argv: ['cat'], tty: false, pipeStdin: false, state: 'closed', exitCode: 0, error: null, startedAt: time, exitedAt: time, startedBy: 'token-1' };
     // The helpers' logs (the FIFO's setup and its feeder at least) are in the data dir too, but not listed.
     expect(readdirSync(join(dataDir, 'processes', ENV)).length).toBeGreaterThanOrEqual(4);
     expect(expectStatus(await api.get(paths.processes(ENV)), 200)).toEqual({ processes: [stored, storedPiped] });

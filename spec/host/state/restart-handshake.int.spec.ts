@@ -95,7 +95,7 @@ describe('exec-rx host restarted on the same data dir', () => {
 
       const refused = await runCli(hostArgs(), '', hostEnv());
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain(`exec-rx host: the data dir is in use by host pid ${second.run.child.pid}`);
+      expect(refused.stderr).toContain(`the data dir is in use by host pid ${second.run.child.pid}`);
       expect(refused.stdout).toBe('');
 
       // What the data dir keeps is ids, a port and times: no secret, no token.

@@ -10,17 +10,26 @@
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HostLogger } from '../host-logger';
 import { RateLimiter } from '../rate-limiter';
 import { Cors } from './cors';
 import type { OperatorApiOptions } from './operator-api';
 import type { OperatorCaller } from './operator-tokens';
 import { mayTouch } from './operator-tokens';
 import { ApiProblem, problemOf, sendProblem } from './problem';
-import type { ResponsePolicy, Route } from './router';
+import type { AuditAct, AuditNote, ResponsePolicy, Route } from './router';
 import { Router } from './router';
 
 /** The options the dispatch path reads: the tokens, the rate limits and the CORS origins (absent: no operator API). */
 export type RouteAccess = Pick<OperatorApiOptions, 'tokens' | 'requestsPerSecond' | 'requestBurst' | 'unauthenticatedPerSecond' | 'corsOrigins'>;
+
+/** What the dispatch of one request learnt for the audit trail. */
+interface ActSeen {
+  act?: AuditAct | undefined;
+  environmentId?: string | undefined;
+  processId?: string | undefined;
+  readonly note: AuditNote;
+}
 
 /** The methods a `view` token may call. */
 const VIEW_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
@@ -40,8 +49,10 @@ export class HostRoutes {
     rows: readonly Route[],
     private readonly access: RouteAccess | undefined,
     private readonly hostInstance: string,
-    private readonly log: (line: string) => void,
+    private readonly log: HostLogger,
     private readonly scheduler: SchedulerLike = asyncScheduler,
+    /** Where each act through the operator API is recorded (see {@link AuditAct}). @default the host's log */
+    private readonly audit: HostLogger = log,
   ) {
     this.router = new Router(rows);
     const anonymousPerSecond = access?.unauthenticatedPerSecond ?? 20;
@@ -67,15 +78,45 @@ export class HostRoutes {
   handle(req: IncomingMessage, res: ServerResponse): void {
     if (this.stopping && !this.router.answersWhileStopping(req.url ?? '/')) return sendProblem(res, new ApiProblem(503, 'CLOSED', 'the host is stopping; retry shortly', { 'retry-after': '1', connection: 'close' }), this.hostInstance);
     let caller: OperatorCaller | undefined;
-    this.dispatch(req, res, (who) => (caller = who)).catch((error: unknown) => {
-      const problem = problemOf(error);
-      if (problem.status >= 500 && problem.code === 'HOST_ERROR') this.log(`operator API: ${req.method ?? '?'}${caller === undefined ? '' : ` by token ${caller.name}`} failed: ${error instanceof Error ? error.name : 'error'}`);
-      sendProblem(res, problem, this.hostInstance);
-    });
+    const act: ActSeen = { note: {} };
+    this.dispatch(req, res, (who) => (caller = who), act).then(
+      () => this.record(req, caller, act, res.statusCode, undefined),
+      (error: unknown) => {
+        const problem = problemOf(error);
+        if (problem.status >= 500 && problem.code === 'HOST_ERROR') this.log.error({ tokenName: caller?.name, method: req.method }, `operator API: ${req.method ?? '?'}${caller === undefined ? '' : ` by token ${caller.name}`} failed: ${error instanceof Error ? error.name : 'error'}`);
+        sendProblem(res, problem, this.hostInstance);
+        this.record(req, caller, act, problem.status, problem.code);
+      },
+    );
+  }
+
+  /**
+   * The audit trail's line of an act (an authenticated request to a route that names it): the token's name
+   * (never the token), the ids, a start's argv (never its env), the remote address and the outcome. A
+   * stdin write is recorded at debug level (it is frequent); the other acts at info, or warn when refused.
+   */
+  private record(req: IncomingMessage, caller: OperatorCaller | undefined, seen: ActSeen, status: number, code: string | undefined): void {
+    if (caller === undefined || seen.act === undefined) return;
+    const processId = seen.note.processId ?? seen.processId;
+    const fields = {
+      audit: true,
+      act: seen.act,
+      tokenName: caller.name,
+      environmentId: seen.environmentId,
+      processId,
+      ...(seen.note.argv === undefined ? {} : { argv: seen.note.argv }),
+      remoteAddress: req.socket.remoteAddress,
+      status,
+      ...(code === undefined ? {} : { code }),
+    };
+    const msg = `audit: ${seen.act}${processId === undefined ? '' : ` ${processId}`}${seen.environmentId === undefined ? '' : ` in ${seen.environmentId}`} by ${caller.name}: ${status}${code === undefined ? '' : ` ${code}`}`;
+    if (seen.act === 'stdin') this.audit.debug(fields, msg);
+    else if (status >= 400) this.audit.warn(fields, msg);
+    else this.audit.info(fields, msg);
   }
 
   /** Dispatches one request; `authenticated` hears who the caller is once its token is checked. */
-  private async dispatch(req: IncomingMessage, res: ServerResponse, authenticated: (caller: OperatorCaller) => void): Promise<void> {
+  private async dispatch(req: IncomingMessage, res: ServerResponse, authenticated: (caller: OperatorCaller) => void, seen: ActSeen): Promise<void> {
     const target = req.url ?? '/';
     const method = req.method ?? 'GET';
     if (this.cors?.apply(req, res) === 'answered') return;
@@ -94,10 +135,14 @@ export class HostRoutes {
     if (!limiter.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many requests for this token', { 'retry-after': String(limiter.retryAfterSeconds()) });
     const match = this.router.match(method, target);
     const environmentId = match.params['environmentId'];
+    const acts: Readonly<Partial<Record<string, AuditAct>>> = match.route.audit ?? {};
+    seen.act = acts[method];
+    seen.environmentId = environmentId;
+    seen.processId = match.params['processId'];
     if (environmentId !== undefined && !mayTouch(caller, environmentId)) throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
     if (caller.role === 'view' && !VIEW_METHODS.has(method) && !(match.route.reads ?? []).some((read) => read === method)) throw new ApiProblem(403, 'FORBIDDEN_ROLE', `token ${caller.name} has the view role: it may only read, follow and wait (GET, HEAD, POST …/wait)`);
     applyPolicy(res, match.route.response);
-    await match.handler({ req, res, params: match.params, query: match.query, caller });
+    await match.handler({ req, res, params: match.params, query: match.query, caller, audit: seen.note });
   }
 
   private limiterOf(name: string): RateLimiter {

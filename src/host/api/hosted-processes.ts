@@ -33,6 +33,8 @@ export interface HostedProcess {
   readonly process: ExecProcess;
   readonly pipeStdin: boolean;
   readonly stdin: ProcessStdin | undefined;
+  /** The name of the operator token that started it through the API; absent for the others. */
+  readonly startedBy?: string;
 }
 
 /** What a start through the API resolves with: the process, and what its answer needs. */
@@ -69,7 +71,7 @@ interface RememberedStart {
 /** Where the stdin of the API's processes and its keyed starts are kept across a host restart (a host with a data dir). */
 export interface HostedProcessesOptions {
   /** Where each process's stdin record goes (`stdin.json` next to its output log), and whose metadata a recorded start waits for. */
-  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'> & Partial<Pick<OutputLogStore, 'meta'>>;
+  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'> & Partial<Pick<OutputLogStore, 'meta' | 'noteStartedBy'>>;
   /**
    * The processes a restarted host took back, with their stdin (the API writes it again), whether an
    * environment is still awaited, and when its executor's session is on the disk (a start waits for it).
@@ -112,10 +114,11 @@ export class HostedProcesses {
   /**
    * Starts `request` on `environment`, or, for an `idempotencyKey` seen before with the same request,
    * resolves with the process that start made, `replayed` (422 `IDEMPOTENCY_KEY_REUSED` for another
-   * request). Keys are scoped to the token's name (`tokenId`) and the environment. Rejects with the start's typed errors.
+   * request). Keys are scoped to the token's name (`tokenId`) and the environment. `startedBy`, the
+   * caller's token name, is shown in the process's resource and kept in its metadata. Rejects with the start's typed errors.
    */
-  start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<HostedStart> {
-    if (idempotency === undefined) return this.startNow(environmentId, environment, request);
+  start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined, startedBy?: string): Promise<HostedStart> {
+    if (idempotency === undefined) return this.startNow(environmentId, environment, request, undefined, startedBy);
     const scope = scopeOf(idempotency.tokenId, environmentId, idempotency.key);
     const fingerprint = startFingerprintOf(request);
     const seen = this.starts.get(scope);
@@ -131,7 +134,7 @@ export class HostedProcesses {
       return this.recordedStart(environmentId, environment, recorded.processId, recorded.state);
     }
     const persist = records === undefined ? undefined : { records, digest, fingerprint };
-    const started = this.startNow(environmentId, environment, request, persist);
+    const started = this.startNow(environmentId, environment, request, persist, startedBy);
     this.starts.set(scope, { fingerprint, started });
     // A failed start may be retried with the same key: forget it.
     started.catch(() => {
@@ -163,10 +166,12 @@ export class HostedProcesses {
   }
 
   /** Its times: the output log's (a host with a data dir: they survive a restart), else the ones noted at its start here. */
-  private timesFor(environmentId: string, processId: string, listed?: Pick<ProcessSummary, 'startedAt' | 'exitedAt'>): { readonly startedAt: number | null; readonly exitedAt: number | null } {
+  private timesFor(environmentId: string, processId: string, listed?: Pick<ProcessSummary, 'startedAt' | 'exitedAt'>): ResourceExtras {
     const meta = this.options.outputLogs?.meta?.({ environmentId, processId });
     const noted = this.times.get(processId);
-    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? listed?.startedAt ?? null, exitedAt: meta?.exitedAt ?? noted?.exitedAt ?? listed?.exitedAt ?? null };
+    const extra = this.extras.get(processId);
+    const startedBy = (extra?.environmentId === environmentId ? extra.startedBy : undefined) ?? meta?.startedBy ?? null;
+    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? listed?.startedAt ?? null, exitedAt: meta?.exitedAt ?? noted?.exitedAt ?? listed?.exitedAt ?? null, startedBy };
   }
 
   /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
@@ -225,7 +230,7 @@ export class HostedProcesses {
     );
   }
 
-  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest, persist?: PersistedStart): Promise<HostedStart> {
+  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest, persist?: PersistedStart, startedBy?: string): Promise<HostedStart> {
     const info = await environment.info();
     const size = typeof request.tty === 'object' ? { rows: request.tty.rows, cols: request.tty.cols } : undefined;
     const tty = request.tty === true || size !== undefined;
@@ -263,7 +268,8 @@ export class HostedProcesses {
     }
     const persistence = this.persistence(environmentId, processId, ttyPathFile);
     const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }, persistence) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder }, persistence);
-    const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin };
+    const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin, ...(startedBy === undefined ? {} : { startedBy }) };
+    if (startedBy !== undefined) this.options.outputLogs?.noteStartedBy?.({ environmentId, processId }, startedBy);
     // The FIFO helper waits on its own stdin: stop it when the command ends.
     if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
     // Its stdin's record (writer, pty path) on the disk before the answer: a host restarted after it goes on writing and resizing.
@@ -326,7 +332,14 @@ export class HostedProcesses {
 }
 
 /** A process as the API shows it. */
-const toResource = (environmentId: string, summary: Omit<ProcessSummary, 'startedAt' | 'exitedAt'>, pipeStdin: boolean, times: { readonly startedAt: number | null; readonly exitedAt: number | null }): ProcessResource => ({
+/** What a resource shows besides the summary: its times and who started it. */
+interface ResourceExtras {
+  readonly startedAt: number | null;
+  readonly exitedAt: number | null;
+  readonly startedBy: string | null;
+}
+
+const toResource = (environmentId: string, summary: Omit<ProcessSummary, 'startedAt' | 'exitedAt'>, pipeStdin: boolean, times: ResourceExtras): ProcessResource => ({
   id: summary.processId,
   environmentId,
   argv: [...summary.argv],
@@ -337,6 +350,7 @@ const toResource = (environmentId: string, summary: Omit<ProcessSummary, 'starte
   error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
   startedAt: isoOf(times.startedAt),
   exitedAt: isoOf(times.exitedAt),
+  startedBy: times.startedBy,
 });
 
 const scopeOf = (tokenId: string, environmentId: string, key: string): string => `${tokenId}\u0000${environmentId}\u0000${key}`;

@@ -239,6 +239,7 @@ export const OPENAPI_DOCUMENT: Json = {
         error: { oneOf: [ref('ApiError'), { type: 'null' }] },
         startedAt: { type: ['string', 'null'], description: 'When it started (ISO-8601); null when the host does not know (a process it took back and keeps no output log of).' },
         exitedAt: { type: ['string', 'null'], description: 'When the host saw it exit (ISO-8601); null while it runs, or when the host does not know.' },
+        startedBy: { type: ['string', 'null'], description: "The name of the operator token that started it through this API (never the token), kept across a restart with a data dir; null for a process started otherwise, or that the host does not know. Hosts older than this field leave it out." },
       }),
       ProcessList: obj({ processes: { type: 'array', items: ref('ProcessResource') } }),
       Overview: obj({

@@ -48,6 +48,17 @@ export interface PublicRouteContext {
 export interface RouteContext extends PublicRouteContext {
   /** Who the operator token that authenticated the request is: its name, role and environments (never the token). */
   readonly caller: OperatorCaller;
+  /** What the audit trail's line of an act adds from the handler (a start's new process id and argv); set by the handler. @default none */
+  readonly audit?: AuditNote;
+}
+
+/** An act through the operator API that the audit trail records (see `TokenRoute.audit`). */
+export type AuditAct = 'start' | 'stdin' | 'stdin end' | 'interrupt' | 'terminate' | 'resize' | 'release';
+
+/** What a handler tells the audit trail of its act: never an env value, a token or process output. */
+export interface AuditNote {
+  processId?: string;
+  argv?: readonly string[];
 }
 
 /** A token route's handler answers the request (or throws an ApiProblem). */
@@ -68,6 +79,8 @@ export interface TokenRoute {
    * @default none
    */
   readonly reads?: readonly HttpMethod[];
+  /** The methods that are acts the audit trail records, and the act of each. @default none */
+  readonly audit?: Readonly<Partial<Record<HttpMethod, AuditAct>>>;
   readonly methods: Readonly<Partial<Record<HttpMethod, RouteHandler>>>;
 }
 

@@ -109,7 +109,7 @@ function idempotencyKey(req: IncomingMessage): string | undefined {
   return key;
 }
 
-async function start(context: ApiContext, { req, res, params, caller }: RouteContext): Promise<void> {
+async function start(context: ApiContext, { req, res, params, caller, audit }: RouteContext): Promise<void> {
   const environmentId = params['environmentId'] ?? '';
   const key = idempotencyKey(req);
   const request = await readJsonBody(req, StartProcessRequest, context.maxBodyBytes);
@@ -118,8 +118,12 @@ async function start(context: ApiContext, { req, res, params, caller }: RouteCon
   // A start recorded before a restart is answered once its executor's session is taken back (or gone).
   await context.processes.settled(environmentId, idempotency);
   const environment = environmentOf(context, environmentId);
-  const started = await context.processes.start(environmentId, environment, request, idempotency);
+  const started = await context.processes.start(environmentId, environment, request, idempotency, caller.name);
   const resource = context.processes.startedResource(environment, started);
+  if (audit !== undefined) {
+    audit.processId = resource.id;
+    audit.argv = request.argv;
+  }
   const location = `${API_PREFIX}/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(resource.id)}`;
   sendApiJson(res, context.hostInstance, started.replayed ? 200 : 201, resource, started.replayed ? { location, 'idempotent-replayed': 'true' } : { location });
 }
@@ -185,6 +189,7 @@ export function processRoutes(context: ApiContext): Route[] {
   return [
     {
       path: PROCESSES,
+      audit: { POST: 'start' },
       methods: {
         GET: ({ res, params }) => {
           sendApiJson(res, context.hostInstance, 200, { processes: processList(context, params['environmentId'] ?? '') });
@@ -195,6 +200,7 @@ export function processRoutes(context: ApiContext): Route[] {
     },
     {
       path: PROCESS,
+      audit: { DELETE: 'release' },
       methods: {
         GET: ({ res, params }) => {
           sendApiJson(res, context.hostInstance, 200, processResourceOf(context, params));
@@ -231,9 +237,10 @@ export function processRoutes(context: ApiContext): Route[] {
     // A wait changes nothing: a view token may wait too.
     { path: `${PROCESS}/wait`, reads: ['POST'], methods: { POST: (route) => waitRoute(context, route) } },
     { path: `${PROCESS}/log`, methods: { GET: (route) => sendLog(context, route) } },
-    { path: `${PROCESS}/stdin`, methods: { POST: (route) => writeStdin(context, route) } },
+    { path: `${PROCESS}/stdin`, audit: { POST: 'stdin' }, methods: { POST: (route) => writeStdin(context, route) } },
     {
       path: `${PROCESS}/stdin/end`,
+      audit: { POST: 'stdin end' },
       methods: {
         POST: async (route) => {
           await discardBody(route.req, context.maxBodyBytes);
@@ -246,6 +253,7 @@ export function processRoutes(context: ApiContext): Route[] {
     },
     {
       path: `${PROCESS}/interrupt`,
+      audit: { POST: 'interrupt' },
       methods: {
         POST: async (route) => {
           await discardBody(route.req, context.maxBodyBytes);
@@ -256,6 +264,7 @@ export function processRoutes(context: ApiContext): Route[] {
     },
     {
       path: `${PROCESS}/resize`,
+      audit: { POST: 'resize' },
       methods: {
         POST: async (route) => {
           const size = await readJsonBody(route.req, TtySize, context.maxBodyBytes);
@@ -266,6 +275,7 @@ export function processRoutes(context: ApiContext): Route[] {
     },
     {
       path: `${PROCESS}/terminate`,
+      audit: { POST: 'terminate' },
       methods: {
         POST: async (route) => {
           await discardBody(route.req, context.maxBodyBytes);

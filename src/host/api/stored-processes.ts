@@ -26,6 +26,7 @@ export function storedResource(meta: ProcessMeta): ProcessResource {
     exitCode: meta.exitCode,
     startedAt: isoOf(meta.startedAt),
     exitedAt: isoOf(meta.exitedAt),
+    startedBy: meta.startedBy ?? null,
     error: state === 'failed' ? { code: 'HOST_ERROR', message: "the process's stream failed on the host's side" } : state === 'lost' ? { code: 'PROCESS_GONE', message: meta.lostReason ?? 'its executor did not take it back after a host restart' } : null,
   };
 }

@@ -222,6 +222,12 @@ export class OutputLogStore {
     if (entry !== undefined) this.update(entry, { argv: [...launch.argv], tty: launch.tty });
   }
 
+  /** Records who started a process through the operator API (an operator token's name, never the token). */
+  noteStartedBy(key: ProcessKey, startedBy: string): void {
+    const entry = this.entries.get(this.dirOf(key));
+    if (entry !== undefined) this.update(entry, { startedBy });
+  }
+
   /** The stdin record of a process the store holds (`stdin.json` in its directory), if one was written and reads as one. */
   async readStdin(key: ProcessKey): Promise<StdinRecord | undefined> {
     if (!this.entries.has(this.dirOf(key))) return undefined;

@@ -50,6 +50,8 @@ export interface ProcessMeta extends ProcessKey, ProcessLaunch {
   readonly released: boolean;
   /** Why it is `lost` (null otherwise). */
   readonly lostReason: string | null;
+  /** The name of the operator token that started it through the operator API (never the token); absent otherwise, or from an older host. */
+  readonly startedBy?: string;
 }
 
 const STATES: readonly ProcessLogState[] = ['running', 'exited', 'closed', 'failed', 'unknown', 'lost'];
@@ -102,6 +104,7 @@ export async function readMeta(fs: LogFs, dir: string): Promise<ProcessMeta | un
     endedAt: orNull(fields['endedAt'], isTime),
     released: fields['released'] === true,
     lostReason: typeof fields['lostReason'] === 'string' ? fields['lostReason'] : null,
+    ...(typeof fields['startedBy'] === 'string' ? { startedBy: fields['startedBy'] } : {}),
   };
 }
 
