@@ -28,7 +28,7 @@ describe('HostServer.close (graceful stop)', () => {
     await overview.stream.next((event) => event.event === 'overview', 20_000);
 
     const steps: HostStopStep[] = [];
-    await within(setup.host.close({ retryMs: 250, onStep: (step) => steps.push(step) }), 20_000, 'the stop');
+    await within(setup.host.close({ retryMs: 250, onStep: (step) => void steps.push(step) }), 20_000, 'the stop');
     expect(steps).toEqual(['refusing', 'flushing output logs', 'ending event streams', 'closing output logs', 'closing executor sockets']);
     for (const stream of [events.stream, overview.stream]) {
       const all = await stream.ended(10_000);

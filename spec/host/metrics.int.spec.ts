@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import { HostRoutes } from '../../src/host/api/host-routes';
+import { startHostServer } from '../../src/host/host-server';
 import { SILENT_LOGGER } from '../../src/host/host-logger';
 import { probeRoutes } from '../../src/host/api/routes-public';
 import { listenOnLoopback } from '../support/listen-on-loopback';
@@ -178,9 +179,31 @@ describe('an operable host: probes and metrics', () => {
   });
 });
 
-// A real host stops too fast to reach with a request begun before (it closes every connection at the end
-// of its stop): the route table is held to the answer here, the host to the phase by its readiness check.
 describe('/readyz while the host stops', () => {
+  it('a real host held mid-stop answers /readyz 503 stopping on its metrics port (which closes last), /healthz 200; its own port no longer listens', async () => {
+    const host = await startHostServer({ credentials: new Map([[EXECUTOR_CREDENTIALS.accessKeyId, EXECUTOR_CREDENTIALS.secretAccessKey]]), metricsPort: 0 });
+    const probes = (host.metricsUrl ?? '').replace(/\/metrics$/, '');
+    expect((await getText(`${probes}/readyz`)).status).toBe(200);
+    const seen: { step: string; ready: number; reason: unknown; health: number; ownPort: string }[] = [];
+    await host.close({
+      onStep: async (step) => {
+        if (step !== 'flushing output logs' && step !== 'closing executor sockets') return;
+        const ready = await getText(`${probes}/readyz`);
+        const health = await getText(`${probes}/healthz`);
+        const ownPort = await fetch(`${host.url}/readyz`).then(
+          (r) => String(r.status),
+          () => 'refused',
+        );
+        seen.push({ step, ready: ready.status, reason: (JSON.parse(ready.text) as { reason?: unknown }).reason, health: health.status, ownPort });
+      },
+    });
+    expect(seen).toEqual([
+      { step: 'flushing output logs', ready: 503, reason: 'stopping', health: 200, ownPort: 'refused' },
+      { step: 'closing executor sockets', ready: 503, reason: 'stopping', health: 200, ownPort: 'refused' },
+    ]);
+    await expect(getText(`${probes}/readyz`)).rejects.toThrow();
+  });
+
   it('answers 503 with the reason once the route table stops, while /healthz still answers 200', async () => {
     const routes = new HostRoutes(probeRoutes('instance', () => Promise.resolve('stopping')), undefined, 'instance', SILENT_LOGGER);
     const server = createServer((req, res) => routes.handle(req, res));

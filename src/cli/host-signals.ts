@@ -76,7 +76,11 @@ export async function stopGracefully(signal: StopSignal, signals: StopSignals, p
   const graceful = (async (): Promise<'done' | 'failed'> => {
     try {
       await parts.executor?.stop();
-      await parts.host.close({ onStep: (next) => (step = next) });
+      await parts.host.close({
+        onStep: (next) => {
+          step = next;
+        },
+      });
       step = 'releasing the data dir lock';
       await parts.state?.close();
       return 'done';

@@ -14,7 +14,7 @@ import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import { WebSocketServer } from 'ws';
 import { CONNECT_PATH, decodeEnvironmentId, parseTarget, readBody, REGISTER_PATH, refuseUpgrade, safeHostHeader, sendJson } from './host-http';
-import type { HostCloseOptions, HostServer, HostServerOptions } from './host-options';
+import type { HostCloseOptions, HostServer, HostServerOptions, HostStopStep } from './host-options';
 import { DEFAULT_COME_BACK_RETRY_MS, DIRECT_TRANSPORT, HOST_DEFAULTS as DEFAULTS } from './host-options';
 import { HostedEnvironments } from './hosted-environments';
 import type { HostMonitor } from './host-monitor';
@@ -274,23 +274,26 @@ export class DirectHost {
 
   /** The graceful stop (see `HostServer.close`), step by step. */
   private async close(server: Server, stops: HostStops, options: HostCloseOptions = {}): Promise<void> {
-    const step = options.onStep ?? (() => undefined);
-    step('refusing');
+    const onStep = options.onStep;
+    const step = async (name: HostStopStep): Promise<void> => {
+      await onStep?.(name);
+    };
+    await step('refusing');
     this.closing = true;
     stops.refuse();
     // Not listening any more; open connections stay (the event streams get their last event below), idle ones go.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    step('flushing output logs');
+    await step('flushing output logs');
     await this.outputLogs?.flush();
-    step('ending event streams');
+    await step('ending event streams');
     const ended = stops.endStreams(options.retryMs ?? DEFAULT_COME_BACK_RETRY_MS);
     if (ended > 0) this.log.info({ streams: ended }, `stopping: ${ended} event stream(s) ended with the come-back event`);
-    step('closing output logs');
+    await step('closing output logs');
     // Before the executors go (the last flush): their processes' streams fail when the sockets close, and
     // that must not reach the logs; what an executor sends after this, the next run reads from it again (from the log's last seq).
     await this.outputLogs?.close();
-    step('closing executor sockets');
+    await step('closing executor sockets');
     // The managers close without terminating anything: each executor keeps its session (80 s) and re-dials.
     await this.table.close();
     this.wss.close();

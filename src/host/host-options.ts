@@ -158,8 +158,12 @@ export type HostStopStep = 'refusing' | 'flushing output logs' | 'ending event s
 
 /** Options of {@link HostServer.close}. */
 export interface HostCloseOptions {
-  /** Hears each step as it begins (a caller with a deadline can say which one did not finish). */
-  readonly onStep?: (step: HostStopStep) => void;
+  /**
+   * Hears each step as it begins (a caller with a deadline can say which one did not finish). A promise
+   * it returns holds the stop at that step until it settles (to look at the host mid-stop: its probes
+   * on the metrics port answer `/readyz` 503 `stopping` until the very end).
+   */
+  readonly onStep?: (step: HostStopStep) => void | PromiseLike<void>;
   /** The wait the come-back event asks of event-stream clients before they reconnect. @default 1000 */
   readonly retryMs?: number;
 }

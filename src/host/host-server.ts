@@ -95,7 +95,7 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   let metricsEndpoint: MetricsEndpoint | undefined;
   try {
     await options.state?.setPort(port);
-    metricsEndpoint = options.metricsPort === undefined ? undefined : await listenForMetrics(metrics, host, options.metricsPort, options.tls);
+    metricsEndpoint = options.metricsPort === undefined ? undefined : await listenForMetrics(metrics, host, options.metricsPort, options.tls, readiness);
   } catch (error: unknown) {
     server.close();
     throw error;

@@ -8,7 +8,20 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { hostPort } from '../host-http';
+import type { ReadinessCheck } from '../api/routes-public';
 import type { HostMetrics } from './host-metrics';
+
+/**
+ * The probes on the metrics port too (`/healthz`, `/readyz`, as on the host's port): this port closes last
+ * when the host stops, so a probe here sees `/readyz` 503 `stopping` while the host's own port has already
+ * stopped listening.
+ */
+async function answerProbe(res: ServerResponse, path: '/healthz' | '/readyz', readiness: ReadinessCheck): Promise<void> {
+  const reason = path === '/healthz' ? undefined : await readiness().catch(() => 'stopping' as const);
+  const headers = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+  if (reason === undefined) res.writeHead(200, headers).end(JSON.stringify({ status: path === '/healthz' ? 'ok' : 'ready' }));
+  else res.writeHead(503, { ...headers, 'retry-after': '1' }).end(JSON.stringify({ status: 'not ready', reason }));
+}
 
 /** The path of the exposition. */
 export const METRICS_PATH = '/metrics';
@@ -25,9 +38,10 @@ export interface MetricsEndpoint {
  * Serves `metrics` on `host`:`port` (0: a free port), over TLS when `tls` is given. Resolves once
  * listening; rejects when the port cannot be bound.
  */
-export async function listenForMetrics(metrics: HostMetrics, host: string, port: number, tls?: { readonly cert: string | Buffer; readonly key: string | Buffer }): Promise<MetricsEndpoint> {
+export async function listenForMetrics(metrics: HostMetrics, host: string, port: number, tls?: { readonly cert: string | Buffer; readonly key: string | Buffer }, readiness?: ReadinessCheck): Promise<MetricsEndpoint> {
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?')[0];
+    if (readiness !== undefined && (path === '/healthz' || path === '/readyz') && (req.method === 'GET' || req.method === 'HEAD')) return void answerProbe(res, path, readiness);
     if (path !== METRICS_PATH) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
     metrics.text().then(
