@@ -167,7 +167,10 @@ describe('exec-rx host', () => {
       expect(occurrences(written, token)).toBe(0);
       expect(stderr).not.toContain(token);
       // stderr is a pipe: JSON lines, each with a level, a time and a msg.
-      for (const line of stderr.split('\n').filter((l) => l !== '')) expect(JSON.parse(line)).toMatchObject({ level: expect.any(String) as unknown, time: expect.any(String) as unknown, msg: expect.any(String) as unknown });
+      const lines = stderr.split('\n').filter((l) => l !== '').map((line) => JSON.parse(line) as { msg?: unknown; environmentId?: unknown });
+      for (const line of lines) expect(line).toMatchObject({ level: expect.any(String) as unknown, time: expect.any(String) as unknown, msg: expect.any(String) as unknown });
+      // A line about an environment names it as a field, the local executor's too.
+      expect(lines.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('local executor')).map((line) => line.environmentId)).toEqual(['local', 'local']);
       expect(url).toBe(`${base}/#token=${token}`);
       for (const secretText of [token, keyId, secret, ENV_SECRET]) expect(received).not.toContain(secretText);
       for (const secretText of [keyId, secret, ENV_SECRET]) expect(written).not.toContain(secretText);

@@ -240,7 +240,9 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
   let executor: SpawnedExecutor | undefined;
   if (local !== undefined && options.localExecutorId !== undefined) {
     try {
-      executor = await runLocalExecutor(host, options.localExecutorId, local, localFiles, log);
+      const environmentId = options.localExecutorId;
+      // Its lines name its environment as a field too, as every line about an environment does.
+      executor = await runLocalExecutor(host, environmentId, local, localFiles, (line) => logs.log.info({ environmentId }, line));
     } catch (error: unknown) {
       fail(error);
       await host.close();
