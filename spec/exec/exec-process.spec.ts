@@ -1,5 +1,5 @@
 import { firstValueFrom, lastValueFrom, Subject } from 'rxjs';
-import { toArray } from 'rxjs/operators';
+import { filter, toArray } from 'rxjs/operators';
 import { ProcessGapError, StdinClosedError, TransportClosedError } from '../../src/errors';
 import { ExecBackend } from '../../src/exec/exec-backend';
 import { SAFE_CHUNK_BYTES } from '../../src/wire/limits';
@@ -183,6 +183,30 @@ describe('ExecProcess over a scripted executor', () => {
     expect(refused).toBeInstanceOf(StdinClosedError);
     expect(refused).toMatchObject({ code: 'STDIN_CLOSED', processId: 'p', status, message: `process p did not take the write: the executor answered ${status}` });
     expect(writes.length).toBe(1);
+    client.close();
+  });
+
+  it('drops what the reorder buffer cannot hold while a recovery read is out, and publishes all of it once the read brings it: no overflow', async () => {
+    const first = executor();
+    const { client, sockets, backend } = await started(first);
+    const { process } = await backend.start({ processId: 'p', argv: ['yes'], cwd: '/tmp' });
+    const seen: ProcessEvent[] = [];
+    process.events$.subscribe((event) => seen.push(event));
+    first.drop('gone');
+    // The executor went on while nobody was attached: seqs 1..300. Its answer to the recovery read comes
+    // after 300 notifications of what it kept producing, more than the buffer holds (256).
+    const lines: [number, string][] = Array.from({ length: 600 }, (_, i) => [i + 1, `line ${i + 1}\n`]);
+    sockets.next(
+      executor({
+        'process/read': (_params, peer, id) => {
+          for (const [seq, text] of lines.slice(300)) peer.deliver(output(seq, text));
+          peer.deliver({ id, result: read(lines, 601) });
+        },
+      }),
+    );
+    await firstValueFrom(process.events$.pipe(filter((event) => 'seq' in event && event.seq === 600)));
+    expect({ state: process.state, failure: process.failure?.message, seqs: seen.map((e) => ('seq' in e ? e.seq : e.type)) }).toEqual({ state: 'running', failure: undefined, seqs: lines.map(([seq]) => seq) });
+    expect(Buffer.concat(seen.flatMap((e) => (e.type === 'output' ? [Buffer.from(e.chunk)] : []))).toString()).toBe(lines.map(([, text]) => text).join(''));
     client.close();
   });
 

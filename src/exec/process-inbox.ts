@@ -36,6 +36,8 @@ export class ProcessInbox implements ProcessSink {
   private finalSeq = 0;
   /** Adopted and not yet recovered: a first read that no longer reaches the next seq marks the rest truncated. */
   private adoptedGap: boolean;
+  /** A recovery read is out (see `beginRecovery`): what the buffer cannot hold meanwhile is dropped, the read brings it. */
+  private recovering = false;
 
   constructor(
     readonly processId: string,
@@ -73,8 +75,14 @@ export class ProcessInbox implements ProcessSink {
     return route;
   }
 
+  /** A recovery read is about to go out (see `ProcessSink.beginRecovery`). */
+  beginRecovery(): void {
+    this.recovering = true;
+  }
+
   /** Merges a recovery read through the reorder buffer. Throws typed errors (the session then fails the process). */
   recover(read: ReadResponse): void {
+    this.recovering = false;
     if (this.status.ended || this.buffer === undefined) return;
     this.noteSeq(read.nextSeq - 1);
     if (this.adoptedGap) this.truncateAdoptedGap(this.buffer, read);
@@ -122,6 +130,9 @@ export class ProcessInbox implements ProcessSink {
     this.noteSeq(event.seq);
     // The next output in order, nothing waiting: no array, no state change, no hole (docs/performance.md).
     if (event.type === 'output' && buffer.acceptNext(event)) return this.history.append(event);
+    // A recovery read is out and brings this event too (it was sent before the read's answer): a
+    // process with fast output does not overflow the buffer while the read is on its way.
+    if (this.recovering && !buffer.fits(event)) return;
     try {
       this.publish(buffer.push(event));
     } catch (error: unknown) {

@@ -120,6 +120,16 @@ export class ReorderBuffer {
   }
 
   /**
+   * Whether {@link push} would take `event` without overflowing: it is the next seq (or already
+   * published), or it can wait within the limits. Changes nothing.
+   */
+  fits(event: SequencedEvent): boolean {
+    if (this.stopped || event.seq <= this.last + 1 || this.pending.has(event.seq)) return true;
+    const bytes = event.type === 'output' ? event.chunk.byteLength : 0;
+    return this.pending.size < this.limits.maxPendingEvents && this.bytes + bytes <= this.limits.maxPendingBytes;
+  }
+
+  /**
    * The common case of {@link push} (docs/performance.md): when `event` is the next seq, nothing waits and it fits the limits,
    * publishes it and returns `true` (the caller publishes `event` alone). Otherwise changes nothing and
    * returns `false`: the caller uses {@link push}.

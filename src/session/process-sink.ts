@@ -13,6 +13,12 @@ export interface ProcessSink {
   readonly lastPublishedSeq: number;
   /** Routes this process's notifications from `rpc` (called before the connection's handshake). */
   bind(rpc: RpcConnection): Subscription;
+  /**
+   * A recovery read is about to go out: until {@link recover} takes its answer, notifications the reorder
+   * buffer cannot hold are dropped rather than failing the process, since the read brings them (the
+   * executor sends its answer after every notification that came before it).
+   */
+  beginRecovery(): void;
   /** Merges a recovery read (docs/protocol.md#merging-a-recovery-read). Throws a typed error when it cannot; the caller then fails the process. */
   recover(read: ReadResponse): void;
   /** Drops the process silently (adoption: the executor no longer has it); nothing reaches its history. */

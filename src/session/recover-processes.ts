@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import { EMPTY, merge, of, throwError } from 'rxjs';
+import { defer, EMPTY, merge, of, throwError } from 'rxjs';
 import { catchError, map, toArray } from 'rxjs/operators';
 import { TransportClosedError } from '../errors';
 import type { ExecClientError } from '../errors';
@@ -15,7 +15,10 @@ import type { ProcessSink } from './process-sink';
  */
 export function recoverProcesses(rpc: RpcConnection, processes: Iterable<ProcessSink>, failed: (process: ProcessSink, error: ExecClientError) => void): Observable<unknown> {
   const reads = [...processes].map((process) =>
-    rpc.request('process/read', { processId: process.processId, afterSeq: process.lastPublishedSeq, maxBytes: null, waitMs: 0 }).pipe(
+    defer(() => {
+      process.beginRecovery();
+      return rpc.request('process/read', { processId: process.processId, afterSeq: process.lastPublishedSeq, maxBytes: null, waitMs: 0 });
+    }).pipe(
       map((read) => process.recover(read)),
       catchError((error: unknown) => {
         if (error instanceof TransportClosedError) return throwError(() => error);
