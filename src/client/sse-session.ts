@@ -147,12 +147,18 @@ export async function runSse(connection: HostConnection, what: string, session: 
   }
 }
 
-/** An error's message, and its cause's (fetch's `TypeError: fetch failed` says why only there). */
+/**
+ * An error's message, and its cause's (fetch's `TypeError: fetch failed` says why only there). Read by
+ * shape, not `instanceof`: fetch's errors may come from another realm.
+ */
 function messageOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? error.cause.message : undefined;
-  return cause === undefined || cause === '' ? error.message : `${error.message} (${cause})`;
+  const own = textOf(error) ?? String(error);
+  const cause = typeof error === 'object' && error !== null && 'cause' in error ? textOf(error.cause) : undefined;
+  return cause === undefined || cause === '' ? own : `${own} (${cause})`;
 }
+
+/** The `message` of an error-like value, if it has one. */
+const textOf = (value: unknown): string | undefined => (typeof value === 'object' && value !== null && 'message' in value && typeof value.message === 'string' ? value.message : undefined);
 
 /** The wait a come-back event asks for (its `retryMs`, capped); 1 s when its data cannot be read. */
 function comeBackDelay(data: string): number {
