@@ -34,9 +34,10 @@ describe('exec-rx run arguments', () => {
     });
   });
 
-  it('picks the executor: --connect with --token or EXEC_RX_TOKEN, --stdio, or the embedded default', () => {
-    expect(parseRunArgs(['--connect', 'ws://127.0.0.1:1', '--token', 't', '--', 'true'], {}).target).toEqual({ kind: 'connect', url: 'ws://127.0.0.1:1', token: 't' });
-    expect(parseRunArgs(['--connect', 'ws://127.0.0.1:1', '--', 'true'], { EXEC_RX_TOKEN: 'e' }).target).toEqual({ kind: 'connect', url: 'ws://127.0.0.1:1', token: 'e' });
+  it('picks the executor: --connect with --token, EXEC_RX_EXECUTOR_TOKEN or (the old name) EXEC_RX_TOKEN, --stdio, or the embedded default', () => {
+    expect(parseRunArgs(['--connect', 'ws://127.0.0.1:1', '--token', 't', '--', 'true'], { EXEC_RX_EXECUTOR_TOKEN: 'x' }).target).toEqual({ kind: 'connect', url: 'ws://127.0.0.1:1', token: 't' });
+    expect(parseRunArgs(['--connect', 'ws://127.0.0.1:1', '--', 'true'], { EXEC_RX_EXECUTOR_TOKEN: 'x', EXEC_RX_TOKEN: 'e' }).target).toEqual({ kind: 'connect', url: 'ws://127.0.0.1:1', token: 'x' });
+    expect(parseRunArgs(['--connect', 'ws://127.0.0.1:1', '--', 'true'], { EXEC_RX_EXECUTOR_TOKEN: '', EXEC_RX_TOKEN: 'e' }).target).toEqual({ kind: 'connect', url: 'ws://127.0.0.1:1', token: 'e' });
     expect(parseRunArgs(['--stdio', '--', 'true'], {}).target).toEqual({ kind: 'stdio' });
     expect(parseRunArgs(['true'], {}).target).toEqual({ kind: 'embedded' });
   });

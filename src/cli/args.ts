@@ -79,8 +79,9 @@ const isLogLevel = (value: string): value is HostLogLevel => HOST_LOG_LEVELS.som
 /** Usage text of the whole CLI. */
 export const USAGE = `usage:
   exec-rx run [options] -- <command> [args...]
-      --connect URL      use a listening executor (ws://...); token from --token or EXEC_RX_TOKEN
-      --token TOKEN      bearer token for --connect
+      --connect URL      use a listening executor (ws://...); its bearer token from --token or
+                         EXEC_RX_EXECUTOR_TOKEN (EXEC_RX_TOKEN still read here when that is unset)
+      --token TOKEN      the listening executor's bearer token for --connect (not an operator token)
       --stdio            spawn a codex executor over stdio
       --host URL         run in an environment of a running exec-rx host (or EXEC_RX_HOST with
                          --environment); operator token from --token-file FILE or EXEC_RX_TOKEN
@@ -196,7 +197,7 @@ function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
 }
 
 /**
- * Parses `exec-rx run` arguments (after `run`). `env` supplies EXEC_RX_TOKEN (and EXEC_RX_HOST when
+ * Parses `exec-rx run` arguments (after `run`). `env` supplies the operator token EXEC_RX_TOKEN (and EXEC_RX_HOST when
  * `--environment` comes without `--host`); `read` reads a `--token-file`.
  */
 export function parseRunArgs(args: readonly string[], env: NodeJS.ProcessEnv = process.env, read?: ReadText): RunOptions {
@@ -213,11 +214,15 @@ export function parseRunArgs(args: readonly string[], env: NodeJS.ProcessEnv = p
     if (values.connect !== undefined || values.stdio === true) throw new UsageError('--environment goes with --host, not --connect or --stdio');
     target = { kind: 'host', access: hostAccess(values.host, values['token-file'], env, read), environmentId: checkId('--environment', values.environment) };
   } else {
-    const token = values.token ?? (env['EXEC_RX_TOKEN'] === '' ? undefined : env['EXEC_RX_TOKEN']);
+    // The executor's token has a name of its own; EXEC_RX_TOKEN (the operator token elsewhere) is still
+    // read here when it is unset, as it was before EXEC_RX_EXECUTOR_TOKEN existed.
+    const token = values.token ?? nonEmpty(env['EXEC_RX_EXECUTOR_TOKEN']) ?? nonEmpty(env['EXEC_RX_TOKEN']);
     target = values.connect !== undefined ? { kind: 'connect', url: checkWsUrl(values.connect), token } : values.stdio === true ? { kind: 'stdio' } : { kind: 'embedded' };
   }
   return { argv: positionals, target, cwd: values.cwd, env: parseEnvPairs(values.env ?? []), tty: values.tty === true, verbose: values.verbose === true };
 }
+
+const nonEmpty = (value: string | undefined): string | undefined => (value === '' ? undefined : value);
 
 function checkWsUrl(url: string): string {
   if (!/^wss?:\/\/[^\s]+$/.test(url)) throw new UsageError('--connect expects a ws:// or wss:// url');

@@ -17,6 +17,11 @@ import { EXIT_ERROR, EXIT_USAGE } from './exit-codes';
 /** Runs the CLI with `args` (without `node` and the script) and resolves with the exit status. Never rejects. */
 export async function main(args: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = args;
+  // `exec-rx <command> --help` (before any `--`) prints the usage, as `exec-rx --help` does.
+  if (['run', 'host', 'ls', 'logs'].includes(command ?? '') && asksForHelp(rest)) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   try {
     switch (command ?? '') {
       case 'run': {
@@ -46,6 +51,11 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
     io.stderr.write(`exec-rx: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT_ERROR;
   }
+}
+
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }
 
 if (require.main === module) {
