@@ -1,7 +1,10 @@
 /**
- * The README's library quick start, run for real: a codex executor in direct mode dials the host, the
- * host starts a process, the proxy drops the socket, the executor dials in again and the output goes on.
- * Keep `quickStart` identical to the README's code (only `port` and `log` are parameters here).
+ * The accepted-socket path with a bare WebSocket server, run for real: a codex executor in direct mode
+ * dials the host, the host starts a process, the proxy drops the socket, the executor dials in again and
+ * the output goes on. A real direct-mode executor first POSTs a signed registration and only then dials,
+ * so a registry stub (spec/support/registry-stub.ts) stands in front of `quickStart` here: this was the
+ * README's quick start until it said so nowhere. The README now shows a listening executor (run verbatim
+ * by spec/docs/readme.int.spec.ts) and, for direct mode, `exec-rx/host`, which does the registration.
  */
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
@@ -44,7 +47,7 @@ function quickStart(port: number, log: (...args: unknown[]) => void): { wss: Web
   return { wss, manager: () => manager };
 }
 
-describe('README quick start', () => {
+describe('accepted sockets behind a registry stub (the former README quick start)', () => {
 
   it('accepts the executor, streams output, and survives a replacement', async () => {
     const lines: string[] = [];
