@@ -1,0 +1,220 @@
+/**
+ * The README kept honest, against the BUILT package (`npm run build` first), packed and installed offline
+ * into a fresh project as a user gets it (spec/support/package-install.ts):
+ * - every fenced `ts` block compiles with this repository's TypeScript: the blocks under one heading are
+ *   joined in order into one module, nothing added before, between or after them;
+ * - every command of the synopsis answers `--help` (exit 0, the usage), and the synopsis and the usage
+ *   name the same flags;
+ * - the first guide runs verbatim: its executor command starts a real codex executor, its `main.ts` is
+ *   compiled with its own `tsc` line and run with its own `node` line, and prints its `text` block;
+ * - the README's links to its own headings and to files of the repository resolve.
+ *
+ * Bounded: npm and tsc have timeouts, the executor is stopped (its whole process group) in `afterAll`,
+ * and nothing waits on a timer: the executor's url and exit are events.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { createInterface } from 'node:readline';
+import { installTarballOffline, npmEnv, packTarball } from '../support/package-install';
+
+const root = join(__dirname, '..', '..');
+const README = readFileSync(join(root, 'README.md'), 'utf8');
+const TSC = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+const TSC_TIMEOUT_MS = 120_000;
+const RUN_TIMEOUT_MS = 60_000;
+
+/** A fenced block of the README: its info string, its text, the heading it sits under and its first line. */
+interface Block {
+  readonly lang: string;
+  readonly code: string;
+  readonly heading: string;
+  readonly line: number;
+}
+
+function fencedBlocks(markdown: string): Block[] {
+  const blocks: Block[] = [];
+  let heading = '';
+  let open: { lang: string; line: number; lines: string[] } | undefined;
+  markdown.split('\n').forEach((text, index) => {
+    if (open !== undefined) {
+      if (text.startsWith('```')) {
+        blocks.push({ lang: open.lang, code: `${open.lines.join('\n')}\n`, heading, line: open.line });
+        open = undefined;
+      } else {
+        open.lines.push(text);
+      }
+    } else if (text.startsWith('```')) {
+      open = { lang: text.slice(3).trim(), line: index + 2, lines: [] };
+    } else if (/^#{1,6} /.test(text)) {
+      heading = text.replace(/^#+ /, '');
+    }
+  });
+  return blocks;
+}
+
+const blocks = fencedBlocks(README);
+const under = (heading: string): Block[] => blocks.filter((block) => block.heading === heading);
+/** The blocks under `heading`, of one language, in order; throws when there are none. */
+const blocksOf = (heading: string, lang: string): Block[] => {
+  const found = under(heading).filter((block) => block.lang === lang);
+  if (found.length === 0) throw new Error(`the README has no ${lang || 'plain'} block under "${heading}"`);
+  return found;
+};
+
+/** The first block's text under `heading` with `lang` (the guide's steps are found by their heading, not by position). */
+const firstOf = (heading: string, lang: string): Block => {
+  const [block] = blocksOf(heading, lang);
+  if (block === undefined) throw new Error(`no ${lang} block under "${heading}"`);
+  return block;
+};
+
+const GUIDE_1 = '1. Run a command on another machine from a Node service';
+
+let work: string;
+let project: string;
+
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist', 'src', 'index.js'))) throw new Error('dist/src/index.js is missing: run `npm run build` first');
+  work = realpathSync(mkdtempSync(join(tmpdir(), 'exec-rx-readme-')));
+  const tarball = packTarball(root, work);
+  project = join(work, 'my-service');
+  installTarballOffline(tarball.path, project, join(root, 'package-lock.json'));
+  // The guide's `npm install … typescript @types/node`, offline: this repository's copies.
+  mkdirSync(join(project, 'node_modules', '@types'), { recursive: true });
+  symlinkSync(join(root, 'node_modules', '@types', 'node'), join(project, 'node_modules', '@types', 'node'), 'dir');
+}, 240_000);
+
+afterAll(() => {
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the README', () => {
+  it('has fenced TypeScript blocks that compile against the built package, each heading\'s blocks joined in order', () => {
+    const groups = new Map<string, Block[]>();
+    for (const block of blocks.filter((b) => b.lang === 'ts')) groups.set(block.heading, [...(groups.get(block.heading) ?? []), block]);
+    expect(groups.size).toBeGreaterThanOrEqual(4);
+    const dir = join(project, 'readme-blocks');
+    mkdirSync(dir);
+    const files = [...groups.entries()].map(([heading, group], index) => {
+      // ESM (.mts): a block may await at the top level, as in an ES module of the reader's own.
+      const file = join(dir, `block-${index}.mts`);
+      writeFileSync(file, group.map((block) => block.code).join(''));
+      return { file, where: `"${heading}" (README lines ${group.map((block) => block.line).join(', ')})` };
+    });
+    // Node's types and the DOM's: the browser guide's block uses `document` and `location`.
+    const args = ['--noEmit', '--strict', '--module', 'node16', '--target', 'es2022', '--lib', 'es2022,dom,dom.iterable,esnext.disposable', '--types', 'node', '--skipLibCheck', ...files.map((f) => f.file)];
+    const result = spawnSync(process.execPath, [TSC, ...args], { cwd: project, encoding: 'utf8', timeout: TSC_TIMEOUT_MS });
+    const named = files.reduce((text, f) => text.split(relative(project, f.file)).join(f.where).split(f.file).join(f.where), `${result.stdout}${result.stderr}`);
+    expect({ status: result.status, errors: named }).toEqual({ status: 0, errors: '' });
+  }, TSC_TIMEOUT_MS + 10_000);
+
+  it('lists in its synopsis commands that each answer --help with the usage, naming the same flags', () => {
+    const synopsis = blocks.find((block) => block.heading === 'The command line' && block.lang === '');
+    if (synopsis === undefined) throw new Error('no synopsis block under "The command line"');
+    const commands = [...new Set(synopsis.code.split('\n').filter((line) => line.startsWith('exec-rx ')).map((line) => line.split(' ')[1] ?? ''))].filter((command) => /^[a-z]+$/.test(command));
+    expect(commands).toEqual(['run', 'ls', 'logs', 'host']);
+    const bin = join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js');
+    const usages = commands.map((command) => {
+      const run = spawnSync(process.execPath, [bin, command, '--help'], { cwd: project, encoding: 'utf8', timeout: RUN_TIMEOUT_MS });
+      return { command, status: run.status, first: run.stdout.split('\n')[0], stderr: run.stderr, stdout: run.stdout };
+    });
+    expect(usages.map(({ command, status, first, stderr }) => ({ command, status, first, stderr }))).toEqual(commands.map((command) => ({ command, status: 0, first: 'usage:', stderr: '' })));
+    const flags = (text: string): string[] => [...new Set(text.match(/--[a-z][a-z-]*/g) ?? [])].sort();
+    expect(flags(synopsis.code).filter((flag) => flag !== '--help')).toEqual(flags(usages[0]?.stdout ?? ''));
+  }, RUN_TIMEOUT_MS * 4);
+
+  it('links only to headings and files that exist', () => {
+    const slug = (heading: string): string => heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+    const prose = README.replace(/```[\s\S]*?```/g, '');
+    const anchors = new Set([...prose.matchAll(/^#{1,6} (.*)$/gm)].map((m) => slug(m[1] ?? '')));
+    const links = [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] ?? '').filter((link) => !/^[a-z]+:/.test(link));
+    const broken = links.filter((link) => {
+      const [path = '', anchor] = link.split('#');
+      if (path === '') return anchor === undefined || !anchors.has(anchor);
+      // docs/dashboard.png is the dashboard's screenshot, made by the browser suite (spec/browser) when it runs.
+      return path !== 'docs/dashboard.png' && !existsSync(join(root, path));
+    });
+    expect(broken).toEqual([]);
+  });
+});
+
+describe('the README\'s first guide, verbatim', () => {
+  let executor: ChildProcess | undefined;
+
+  afterAll(async () => {
+    await stopGroup(executor);
+  });
+
+  it('starts an executor with its command, compiles and runs its main.ts with its commands, and prints its output', async () => {
+    const setup = firstOf(GUIDE_1, 'sh').code.split('\n');
+    const executorLine = setup.find((line) => line.startsWith('npx codex exec-server'));
+    if (executorLine === undefined) throw new Error('the guide starts no executor');
+    const [main, ...more] = blocksOf(GUIDE_1, 'ts');
+    if (main === undefined || more.length > 0) throw new Error('the guide has one TypeScript block, main.ts');
+    const [, run] = blocksOf(GUIDE_1, 'sh');
+    const [compileLine, runLine, ...others] = (run?.code ?? '').split('\n').filter((line) => line !== '');
+    if (compileLine?.startsWith('npx tsc ') !== true || runLine === undefined || others.length > 0) throw new Error('the guide compiles with `npx tsc …` and runs with one line');
+    const expected = firstOf(GUIDE_1, 'text').code;
+
+    // The executor, as the guide starts it (from this repository's @openai/codex), in a process group of
+    // its own so that its wrapper and the native binary stop together; a throwaway CODEX_HOME.
+    const codexHome = join(work, 'codex-home');
+    mkdirSync(codexHome);
+    const started = spawn('sh', ['-c', `exec ${executorLine.replace(/\s+#.*$/, '')}`], { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...npmEnv(), CODEX_HOME: codexHome } });
+    executor = started;
+    started.stderr?.resume();
+    const url = await firstLine(started, /^ws:\/\/127\.0\.0\.1:\d+$/);
+
+    writeFileSync(join(project, 'main.ts'), main.code);
+    const compile = spawnSync(process.execPath, [TSC, ...compileLine.slice('npx tsc '.length).split(' ')], { cwd: project, encoding: 'utf8', timeout: TSC_TIMEOUT_MS });
+    expect({ status: compile.status, out: `${compile.stdout}${compile.stderr}` }).toEqual({ status: 0, out: '' });
+
+    const [assignment = '', ...command] = runLine.replace('ws://127.0.0.1:PORT', url).split(' ');
+    const [name = '', value = ''] = assignment.split('=');
+    expect({ name, command }).toEqual({ name: 'EXECUTOR_URL', command: ['node', 'main.js'] });
+    const output = execFileSync(process.execPath, command.slice(1), { cwd: project, encoding: 'utf8', env: { ...npmEnv(), [name]: value }, timeout: RUN_TIMEOUT_MS });
+    expect(output).toBe(expected);
+  }, TSC_TIMEOUT_MS + RUN_TIMEOUT_MS * 2);
+});
+
+/** The first stdout line of `child` that matches; rejects when the child ends first. */
+function firstLine(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    if (child.stdout === null) throw new Error('no stdout');
+    const lines = createInterface({ input: child.stdout });
+    const onExit = (code: number | null): void => {
+      lines.close();
+      reject(new Error(`the executor exited (${String(code)}) before printing its url`));
+    };
+    child.once('exit', onExit);
+    lines.on('line', (line) => {
+      if (!pattern.test(line)) return;
+      child.off('exit', onExit);
+      lines.close();
+      child.stdout?.resume();
+      resolve(line);
+    });
+  });
+}
+
+/** SIGTERM to the child's process group, then waits for the child; SIGKILL to what is left of the group. */
+async function stopGroup(child: ChildProcess | undefined): Promise<void> {
+  if (child?.pid === undefined) return;
+  const group = -child.pid;
+  const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  signalGroup(group, 'SIGTERM');
+  await exited;
+  signalGroup(group, 'SIGKILL');
+}
+
+function signalGroup(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(group, signal);
+  } catch (error: unknown) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
