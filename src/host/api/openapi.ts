@@ -202,7 +202,7 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     [`${processPath}/interrupt`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'Send SIGINT (exit 130 follows)', responses: { '202': json(obj({ status: { const: 'interrupted' } }), 'Sent'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
+      post: { summary: 'Send SIGINT (exit 130 follows)', responses: { '200': json(obj({ status: { const: 'interrupted' } }), 'The executor took the signal (earlier hosts answered 202, which HostClient accepts too)'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
     },
     [`${processPath}/resize`]: {
       parameters: pathParams('environmentId', 'processId'),
