@@ -18,12 +18,15 @@ interface ResponseObject {
 }
 type Referenced<T> = T | { readonly $ref: string };
 interface Operation {
+  readonly operationId?: string;
+  readonly tags?: readonly string[];
   readonly responses: Readonly<Record<string, Referenced<ResponseObject>>>;
 }
 
 /** The parts of the document the specs read. */
 export interface OpenApiDocument {
   readonly openapi: string;
+  readonly tags?: readonly { readonly name: string; readonly description?: string }[];
   readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   readonly components: { readonly schemas: Readonly<Record<string, unknown>>; readonly responses: Readonly<Record<string, ResponseObject>> };
 }
@@ -61,7 +64,7 @@ export class DocumentValidator {
 
   constructor(readonly document: OpenApiDocument) {
     // The document's non-schema members, so that strict mode accepts the document as one schema resource.
-    this.ajv.addVocabulary(['openapi', 'info', 'security', 'paths', 'components']);
+    this.ajv.addVocabulary(['openapi', 'info', 'tags', 'security', 'paths', 'components']);
     this.ajv.addSchema({ ...document, $id: BASE });
   }
 

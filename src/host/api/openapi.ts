@@ -78,8 +78,8 @@ const ENVIRONMENT: Record<string, Json> = {
 function headOf(get: Json): Json {
   if (get === null || typeof get !== 'object' || Array.isArray(get)) return get;
   const operation = get as { readonly [key: string]: Json };
-  const { summary, description: _description, ...rest } = operation;
-  return { ...rest, summary: `${typeof summary === 'string' ? summary : 'GET'}: the headers only (no body)` };
+  const { summary, description: _description, operationId, ...rest } = operation;
+  return { ...rest, ...(typeof operationId === 'string' ? { operationId: `${operationId}Head` } : {}), summary: `${typeof summary === 'string' ? summary : 'GET'}: the headers only (no body)` };
 }
 
 /** `paths` with a `head` beside every `get` that has none. */
@@ -98,10 +98,18 @@ export const OPENAPI_DOCUMENT: Json = {
     description:
       'Environments (executors joined to this host) and the processes running on them; with a data dir, also the processes of before a host restart (their last known state, their output from the log). Every answer names the host instance in the `exec-rx-host-instance` header; errors are `application/problem+json` (RFC 9457) with the library error `code`. Process events are Server-Sent Events: `id:` is the seq, `Last-Event-ID` or `?after=SEQ` resumes with exactly what follows.',
   },
+  tags: [
+    { name: 'host', description: 'The host itself: liveness, readiness, this document, and who the caller is.' },
+    { name: 'environments', description: 'Executors joined to this host (each an environment, by id), and their connection state.' },
+    { name: 'processes', description: "Start, list, read, drive (stdin, interrupt, resize, terminate), wait for and release the processes of an environment; their output bytes from the log." },
+    { name: 'streams', description: 'Server-Sent Events: the live overview of every environment, and one process\'s events (resumable by seq).' },
+  ],
   security: [{ operatorToken: [] }],
   paths: withHead({
     '/healthz': {
       get: {
+        operationId: 'getHealth',
+        tags: ['host'],
         summary: 'Liveness: the process is alive and its event loop turns (no token)',
         security: [],
         responses: { '200': json(obj({ status: { const: 'ok' } }), 'Alive') },
@@ -109,6 +117,8 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     '/readyz': {
       get: {
+        operationId: 'getReadiness',
+        tags: ['host'],
         summary: 'Readiness: the host accepts work (no token)',
         description: 'Ready once it listens with its state loaded, while it is not stopping and its data dir (if any) is writable. Answered while the host stops too (503 `stopping`).',
         security: [],
@@ -119,14 +129,14 @@ export const OPENAPI_DOCUMENT: Json = {
       },
     },
     [`${API_PREFIX}/openapi.json`]: {
-      get: { summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } },
-      head: { summary: "This document's headers", security: [], responses: { '200': json({ type: 'object' }, 'The headers of the OpenAPI document, no body') } },
+      get: { operationId: 'getOpenApiDocument', tags: ['host'], summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } },
+      head: { operationId: 'getOpenApiDocumentHead', tags: ['host'], summary: "This document's headers", security: [], responses: { '200': json({ type: 'object' }, 'The headers of the OpenAPI document, no body') } },
     },
-    [`${API_PREFIX}/host`]: { get: { summary: 'The host instance', responses: { '200': json(ref('HostInfo'), 'This host'), ...problems(401, 403, 429) } } },
-    [`${API_PREFIX}/environments`]: { get: { summary: 'List environments', responses: { '200': json(ref('EnvironmentList'), 'Every environment'), ...problems(401, 403, 429) } } },
+    [`${API_PREFIX}/host`]: { get: { operationId: 'getHost', tags: ['host'], summary: 'The host instance', responses: { '200': json(ref('HostInfo'), 'This host'), ...problems(401, 403, 429) } } },
+    [`${API_PREFIX}/environments`]: { get: { operationId: 'listEnvironments', tags: ['environments'], summary: 'List environments', responses: { '200': json(ref('EnvironmentList'), 'Every environment'), ...problems(401, 403, 429) } } },
     [`${API_PREFIX}/environments/{environmentId}`]: {
       parameters: pathParams('environmentId'),
-      get: { summary: 'One environment', responses: { '200': json(ref('EnvironmentResource'), 'The environment'), ...problems(400, 401, 403, 404, 429) } },
+      get: { operationId: 'getEnvironment', tags: ['environments'], summary: 'One environment', responses: { '200': json(ref('EnvironmentResource'), 'The environment'), ...problems(400, 401, 403, 404, 429) } },
     },
     [`${API_PREFIX}/overview`]: {
       parameters: [
@@ -135,6 +145,8 @@ export const OPENAPI_DOCUMENT: Json = {
         { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: "Resume the process's events after this seq (wins over Last-Event-ID)." },
       ],
       get: {
+        operationId: 'streamOverview',
+        tags: ['streams'],
         summary: 'Live overview: every environment with its processes (and, selected, one process\'s events)',
         description:
           'One `event: overview` per change, its data an `Overview`; a comment ping every 15 s. A host that stops gracefully ends it with `event: restart` (`RestartEventData`, and an SSE `retry:` field): come back after `retryMs`. With `environmentId` and `processId` (both or neither: 400), the same stream also carries that process\'s events as `…/events` gives them (`output`, `exited`, `closed`, `truncated`, `failed`; `id:` the seq), after `after` or `Last-Event-ID`: its `closed` or `failed` ends only the process part, the overview goes on. A process that is not there (or cannot be read) is a `failed` event with the code a request for it would get (`PROCESS_NOT_FOUND` …). A token limited to other environments gets 403 `FORBIDDEN_ENVIRONMENT`. A client more than the buffer bound behind is cut: it resumes by seq.',
@@ -143,8 +155,10 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     [processPaths]: {
       parameters: pathParams('environmentId'),
-      get: { summary: "List an environment's processes", responses: { '200': json(ref('ProcessList'), 'The processes'), ...problems(400, 401, 403, 404, 429, 503) } },
+      get: { operationId: 'listProcesses', tags: ['processes'], summary: "List an environment's processes", responses: { '200': json(ref('ProcessList'), 'The processes'), ...problems(400, 401, 403, 404, 429, 503) } },
       post: {
+        operationId: 'startProcess',
+        tags: ['processes'],
         summary: 'Start a process',
         parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'A retried start with the same key and body returns the same process (200), across a host restart with a data dir too (or 409 `START_UNKNOWN` when the executor never got it).' }],
         requestBody: { required: true, content: { 'application/json': { schema: ref('StartProcessRequest') } } },
@@ -153,12 +167,14 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     [processPath]: {
       parameters: pathParams('environmentId', 'processId'),
-      get: { summary: 'One process', responses: { '200': json(ref('ProcessResource'), 'The process'), ...problems(400, 401, 403, 404, 429, 503) } },
-      delete: { summary: 'Release a closed process (its history and its place in the list)', responses: { '204': { description: 'Released' }, ...problems(400, 401, 403, 404, 409, 429, 503) } },
+      get: { operationId: 'getProcess', tags: ['processes'], summary: 'One process', responses: { '200': json(ref('ProcessResource'), 'The process'), ...problems(400, 401, 403, 404, 429, 503) } },
+      delete: { operationId: 'releaseProcess', tags: ['processes'], summary: 'Release a closed process (its history and its place in the list)', responses: { '204': { description: 'Released' }, ...problems(400, 401, 403, 404, 409, 429, 503) } },
     },
     [`${processPath}/events`]: {
       parameters: [...(pathParams('environmentId', 'processId') as readonly Json[]), { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'Resume after this seq (wins over Last-Event-ID).' }, { name: 'follow', in: 'query', required: false, schema: { enum: ['true', 'false'] }, description: '`false`: only what the host holds now, then the stream ends. Default `true` (then live).' }],
       get: {
+        operationId: 'streamProcessEvents',
+        tags: ['streams'],
         summary: "A process's events",
         description:
           'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), `failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. A host that stops gracefully ends every stream with `restart` (`RestartEventData`, and an SSE `retry:` field of the same ms): nothing follows it; reconnect after `retryMs`, resuming after the last seq (not an error). The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID). With a data dir every process the host holds a log of (one of before a restart too) is read from that log at the client\'s pace (never cut for being slow): its sequenced events carry `time` (when the host received them) and its `truncated` markers `reason`, `fromSeq` and `toSeq`; followed, a process whose end is unknown (state `unknown`) ends with `failed` `PROCESS_GONE` once its log was read.',
@@ -172,6 +188,8 @@ export const OPENAPI_DOCUMENT: Json = {
         { name: 'ticket', in: 'query', required: false, schema: { type: 'string' }, description: 'A download ticket from `POST …/log/tickets`, instead of the token (a GET without `Authorization`): good once, for 60 s, for this process. A used, expired or unknown one is 401.' },
       ],
       get: {
+        operationId: 'getProcessLog',
+        tags: ['processes'],
         summary: "A process's output bytes, as they came",
         description:
           "The output the host's log holds now (no follow), read from the disk at the client's pace: a process of this run or of one before a host restart. Ranges the log cannot give (quota, damage) are skipped; the events route's `truncated` markers name them. A host without a data dir keeps no log: 409 `LOG_READ_FAILED`. Answered with `Content-Disposition: attachment; filename=\"<processId>.log\"` (a browser that navigated here with a ticket saves it).",
@@ -182,6 +200,8 @@ export const OPENAPI_DOCUMENT: Json = {
     [`${processPath}/log/tickets`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: {
+        operationId: 'createLogTicket',
+        tags: ['processes'],
         summary: "A single-use download ticket for the process's output bytes (view tokens too)",
         description:
           'A url of `…/log` with `?ticket=`: a GET of it needs no `Authorization` (a browser downloads by navigating). The ticket is random, not the token; it is good once, for 60 s, for this process, and stands for the token that asked (dropped if a reload revokes that token). Add `&stream=` (or `tail`, `since`) to select.',
@@ -191,6 +211,8 @@ export const OPENAPI_DOCUMENT: Json = {
     [`${processPath}/stdin`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: {
+        operationId: 'writeStdin',
+        tags: ['processes'],
         summary: 'Write to stdin (once per writeId, in arrival order; answered once accepted)',
         requestBody: { required: true, content: { 'application/json': { schema: ref('StdinWriteRequest') } } },
         responses: { '200': json(ref('WriteAccepted'), 'Accepted by the executor'), ...problems(400, 401, 403, 404, 409, 413, 415, 422, 429, 503) },
@@ -198,15 +220,17 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     [`${processPath}/stdin/end`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'End the input (idempotent)', responses: { '200': json(obj({ status: { const: 'ended' } }), 'Ended'), ...problems(400, 401, 403, 404, 409, 413, 429, 503) } },
+      post: { operationId: 'endStdin', tags: ['processes'], summary: 'End the input (idempotent)', responses: { '200': json(obj({ status: { const: 'ended' } }), 'Ended'), ...problems(400, 401, 403, 404, 409, 413, 429, 503) } },
     },
     [`${processPath}/interrupt`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'Send SIGINT (exit 130 follows)', responses: { '200': json(obj({ status: { const: 'interrupted' } }), 'The executor took the signal (earlier hosts answered 202, which HostClient accepts too)'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
+      post: { operationId: 'interruptProcess', tags: ['processes'], summary: 'Send SIGINT (exit 130 follows)', responses: { '200': json(obj({ status: { const: 'interrupted' } }), 'The executor took the signal (earlier hosts answered 202, which HostClient accepts too)'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
     },
     [`${processPath}/resize`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: {
+        operationId: 'resizeProcess',
+        tags: ['processes'],
         summary: "Resize a sized tty's terminal (the command gets SIGWINCH; resizes coalesce, the last wins)",
         requestBody: { required: true, content: { 'application/json': { schema: ref('TtySize') } } },
         responses: { '200': json(ref('TtySize'), 'Applied (or a later size superseded it)'), ...problems(400, 401, 403, 404, 409, 413, 415, 429, 503) },
@@ -215,6 +239,8 @@ export const OPENAPI_DOCUMENT: Json = {
     [`${processPath}/wait`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: {
+        operationId: 'waitProcess',
+        tags: ['processes'],
         summary: "Wait until the process has exited (like Docker's container wait); at once for one that has",
         description:
           'Answers once the process has exited: its exit code and when the host saw it exit. A process of before a host restart is answered from its output log once its executor was taken back: its exit, or 409 (`PROCESS_GONE`: lost, or how it ended is unknown; `HOST_ERROR`: its stream failed). A process that fails is 409 with its error code. When the host stops, an open wait is answered 503 `CLOSED` with `Retry-After`: ask again.',
@@ -223,7 +249,7 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     [`${processPath}/terminate`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
+      post: { operationId: 'terminateProcess', tags: ['processes'], summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
     },
   }),
   components: {
