@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of the operator API, served at `/api/v1/openapi.json`. Written by hand beside
+ * The OpenAPI 3.2 document of the operator API (3.2 for `itemSchema`, the SSE events; see `info.description`), served at `/api/v1/openapi.json`. Written by hand beside
  * the router (the router is not generated from it); every GET has its HEAD (the same answer without the
  * body). `spec/host/api/openapi.int.spec.ts` holds the two together: every documented method and path
  * answers, every other method answers 405, and every response body validates against its schema.
@@ -16,7 +16,54 @@ const problems = (...statuses: readonly number[]): Record<string, Json> =>
   Object.fromEntries(statuses.map((status) => [String(status), { $ref: `#/components/responses/Problem${status}` }]));
 const ID = { type: 'string', pattern: SAFE_ID_PATTERN };
 const pathParams = (...names: readonly string[]): Json => names.map((name) => ({ name, in: 'path', required: true, schema: ID }));
-const eventStream = (description: string): Json => ({ description, content: { 'text/event-stream': { schema: { type: 'string' } } } });
+
+/** How an SSE event of a stream is framed: `id:` the seq (a sequenced event), `retry:` (the come-back event), or neither. */
+type Framing = 'seq' | 'retry' | 'none';
+
+/** The events a process's stream sends: name, the schema of its data, its framing. */
+const PROCESS_EVENTS: readonly (readonly [string, string, Framing])[] = [
+  ['output', 'OutputEventData', 'seq'],
+  ['exited', 'ExitedEventData', 'seq'],
+  ['closed', 'ClosedEventData', 'seq'],
+  ['failed', 'FailedEventData', 'none'],
+  ['truncated', 'TruncatedEventData', 'none'],
+  ['restart', 'RestartEventData', 'retry'],
+];
+/** The events of the overview: its snapshots, then those of `…/events` for a selected process. */
+const OVERVIEW_EVENTS: readonly (readonly [string, string, Framing])[] = [['overview', 'Overview', 'none'], ...PROCESS_EVENTS];
+
+/**
+ * One SSE event as OpenAPI 3.2 models it (an object of its fields: `event`, `data`, `id`, `retry`): its
+ * `event` name, and its `data` a JSON text whose parsed value `contentSchema` describes.
+ */
+function sseEvent([name, schema, framing]: readonly [string, string, Framing]): Json {
+  const properties: Record<string, Json> = {
+    event: { const: name },
+    data: { type: 'string', contentMediaType: 'application/json', contentSchema: ref(schema) },
+  };
+  if (framing === 'seq') properties['id'] = { type: 'string', pattern: '^(0|[1-9][0-9]*)$', description: 'The seq (as in the data): resume after it with `Last-Event-ID` or `?after=`.' };
+  if (framing === 'retry') properties['retry'] = { type: 'integer', minimum: 0, description: 'The same ms as `retryMs`.' };
+  return { title: name, type: 'object', properties, required: ['event', 'data', ...(framing === 'seq' ? ['id'] : framing === 'retry' ? ['retry'] : [])] };
+}
+
+/**
+ * An SSE response: its `itemSchema` (OpenAPI 3.2) describes each event, one `oneOf` branch per event
+ * name. No `schema`: for `text/event-stream`, 3.2 reads `schema` as the whole stream as an array of
+ * events, while a 3.0/3.1 tool would read it as the body; without it, such a tool sees a stream of text.
+ */
+const eventStream = (description: string, events: readonly (readonly [string, string, Framing])[]): Json => ({
+  description,
+  content: {
+    'text/event-stream': {
+      itemSchema: {
+        type: 'object',
+        properties: { event: { type: 'string' }, data: { type: 'string' }, id: { type: 'string' }, retry: { type: 'integer', minimum: 0 } },
+        required: ['event', 'data'],
+        oneOf: events.map(sseEvent),
+      },
+    },
+  },
+});
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Malformed JSON, a body that does not match its schema (an unknown field included), an id that is not a safe id, or a query parameter (`after`, `follow`, `stream`, `tail`, `since`) out of its range or given twice.',
@@ -91,12 +138,12 @@ const processPath = `${processPaths}/{processId}`;
 
 /** The document. */
 export const OPENAPI_DOCUMENT: Json = {
-  openapi: '3.1.0',
+  openapi: '3.2.0',
   info: {
     title: 'exec-rx host operator API',
     version: '1.0.0',
     description:
-      'Environments (executors joined to this host) and the processes running on them; with a data dir, also the processes of before a host restart (their last known state, their output from the log). Every answer names the host instance in the `exec-rx-host-instance` header; errors are `application/problem+json` (RFC 9457) with the library error `code`. Process events are Server-Sent Events: `id:` is the seq, `Last-Event-ID` or `?after=SEQ` resumes with exactly what follows.',
+      'Environments (executors joined to this host) and the processes running on them; with a data dir, also the processes of before a host restart (their last known state, their output from the log). Every answer names the host instance in the `exec-rx-host-instance` header; errors are `application/problem+json` (RFC 9457) with the library error `code`. Process events are Server-Sent Events: `id:` is the seq, `Last-Event-ID` or `?after=SEQ` resumes with exactly what follows.\n\nOpenAPI 3.2: the event streams (`streamOverview`, `streamProcessEvents`) describe each event with `itemSchema` (one `oneOf` branch per event name: `event` that name, `data` a JSON text whose parsed value `contentSchema` gives, `id` the seq of a sequenced event, `retry` on `restart`). A tool that knows only OpenAPI 3.0 or 3.1 (which have no `itemSchema`) sees those responses as `text/event-stream` text without a schema; the data of each event is a named schema under `components.schemas` (`OutputEventData`, `ExitedEventData`, `ClosedEventData`, `FailedEventData`, `TruncatedEventData`, `RestartEventData`, `Overview`) to use directly. Nothing else here needs 3.2: changing `openapi` to `3.1.0` and dropping `itemSchema` gives a valid 3.1 document.',
   },
   tags: [
     { name: 'host', description: 'The host itself: liveness, readiness, this document, and who the caller is.' },
@@ -150,7 +197,7 @@ export const OPENAPI_DOCUMENT: Json = {
         summary: 'Live overview: every environment with its processes (and, selected, one process\'s events)',
         description:
           'One `event: overview` per change, its data an `Overview`; a comment ping every 15 s. A host that stops gracefully ends it with `event: restart` (`RestartEventData`, and an SSE `retry:` field): come back after `retryMs`. With `environmentId` and `processId` (both or neither: 400), the same stream also carries that process\'s events as `…/events` gives them (`output`, `exited`, `closed`, `truncated`, `failed`; `id:` the seq), after `after` or `Last-Event-ID`: its `closed` or `failed` ends only the process part, the overview goes on. A process that is not there (or cannot be read) is a `failed` event with the code a request for it would get (`PROCESS_NOT_FOUND` …). A token limited to other environments gets 403 `FORBIDDEN_ENVIRONMENT`. A client more than the buffer bound behind is cut: it resumes by seq.',
-        responses: { '200': eventStream('An event stream of `Overview` snapshots (and the selected process\'s events)'), ...problems(400, 401, 403, 429, 503) },
+        responses: { '200': eventStream('An event stream of `Overview` snapshots (and the selected process\'s events); each event is one branch of `itemSchema` (OpenAPI 3.2)', OVERVIEW_EVENTS), ...problems(400, 401, 403, 429, 503) },
       },
     },
     [processPaths]: {
@@ -178,7 +225,7 @@ export const OPENAPI_DOCUMENT: Json = {
         summary: "A process's events",
         description:
           'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), `failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. A host that stops gracefully ends every stream with `restart` (`RestartEventData`, and an SSE `retry:` field of the same ms): nothing follows it; reconnect after `retryMs`, resuming after the last seq (not an error). The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID). With a data dir every process the host holds a log of (one of before a restart too) is read from that log at the client\'s pace (never cut for being slow): its sequenced events carry `time` (when the host received them) and its `truncated` markers `reason`, `fromSeq` and `toSeq`; followed, a process whose end is unknown (state `unknown`) ends with `failed` `PROCESS_GONE` once its log was read.',
-        responses: { '200': eventStream('An event stream'), ...problems(400, 401, 403, 404, 429, 503) },
+        responses: { '200': eventStream("The process's events; each is one branch of `itemSchema` (OpenAPI 3.2)", PROCESS_EVENTS), ...problems(400, 401, 403, 404, 429, 503) },
       },
     },
     [`${processPath}/log`]: {
