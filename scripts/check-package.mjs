@@ -7,6 +7,8 @@
  * - Are the Types Wrong? (`attw`, default "strict" profile): every entry point (`exec-rx`, `exec-rx/host`)
  *   must resolve to types and JavaScript that agree under node10, node16 (CommonJS and ESM importers) and
  *   bundler resolution. node10 works through `typesVersions`.
+ * - the operator API's OpenAPI document: the tarball holds `dist/openapi.json` (what `npm run build`
+ *   writes), the same bytes as the committed `docs/openapi.json`.
  *
  * Run `npm run build` first. Exits non-zero on any finding; the temporary directory is always removed.
  */
@@ -44,9 +46,21 @@ try {
     timeout: CHILD_TIMEOUT_MS,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const [{ filename, entryCount }] = JSON.parse(packed);
+  const [{ filename, entryCount, files }] = JSON.parse(packed);
   const tarball = join(work, filename);
   console.log(`packed ${filename} (${entryCount} files)`);
+
+  /** @type {{ path: string }[]} */
+  const packedFiles = files;
+  if (!packedFiles.some((file) => file.path === 'dist/openapi.json')) {
+    failed = true;
+    console.error('openapi: dist/openapi.json is not in the package (npm run build writes it; package.json `files` must list it)');
+  } else if (readFileSync(join(root, 'dist', 'openapi.json'), 'utf8') !== readFileSync(join(root, 'docs', 'openapi.json'), 'utf8')) {
+    failed = true;
+    console.error('openapi: dist/openapi.json differs from docs/openapi.json: run `npm run openapi` and commit docs/openapi.json');
+  } else {
+    console.log('openapi: dist/openapi.json is packed, equal to docs/openapi.json');
+  }
 
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const bytes = readFileSync(tarball);

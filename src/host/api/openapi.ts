@@ -390,3 +390,9 @@ export const OPENAPI_DOCUMENT: Json = {
     },
   },
 };
+
+/**
+ * The document as the package ships it (`dist/openapi.json`) and the repository keeps it
+ * (`docs/openapi.json`): JSON with two-space indents and a final newline. `npm run openapi` writes both.
+ */
+export const openApiText = (): string => `${JSON.stringify(OPENAPI_DOCUMENT, null, 2)}\n`;
