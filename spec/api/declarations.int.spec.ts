@@ -4,7 +4,7 @@
  * `@internal` in src/ is checked to be absent from its class in the emitted file.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import ts from 'typescript';
 
 const ROOT = join(__dirname, '..', '..');
@@ -63,9 +63,13 @@ function declaredMembers(source: ts.SourceFile): Set<string> {
 describe('emitted declarations', () => {
   const sources = files(SRC, '.ts').map((path) => ({ path, internal: internalMembers(parse(path)) })).filter((s) => s.internal.length > 0);
 
-  it('exist for every source file (the build ran)', () => {
+  it('exist for every source file of the package (the build ran; src/ui is the dashboard, bundled by esbuild and declared nowhere)', () => {
     const declared = new Set(files(DIST, '.d.ts').map((path) => relative(DIST, path)));
-    const missing = files(SRC, '.ts').map((path) => relative(SRC, path).replace(/\.ts$/, '.d.ts')).filter((path) => !declared.has(path));
+    const missing = files(SRC, '.ts')
+      .map((path) => relative(SRC, path))
+      .filter((path) => !path.startsWith(`ui${sep}`))
+      .map((path) => path.replace(/\.ts$/, '.d.ts'))
+      .filter((path) => !declared.has(path));
     expect(missing).toEqual([]);
   });
 
