@@ -3,6 +3,8 @@
  * The layer order of src/, enforced by `npm test` (`npm run layers`). Type-only imports count
  * (`tsPreCompilationDeps`): a type a lower layer needs moves down, it is not imported from above.
  *
+ *   ui/                        the dashboard (browser code, tsconfig.ui.json): exec-rx/client's entry
+ *                              (src/client/index.ts), rxjs and @xterm/* only; nothing of Node; nothing imports it
  *   cli/                       the command line: the only place that knows a terminal
  *   host/   executor/          the direct-transport server | spawning codex executors (rooms apart)
  *   client/                    exec-rx/client: the host's operator API over fetch (browser-safe: wire/ only)
@@ -15,7 +17,8 @@
  *   wire/                      pure data: codecs, the method table, the event shapes
  *   errors/                    the typed errors every layer raises
  *
- * Each room may import from itself and the rooms listed under it, nothing else.
+ * Each room may import from itself and the rooms listed under it, nothing else (ui/ has rules of its own,
+ * below the layer rules: it sits beside the layers, on the client's public entry).
  */
 const BELOW = {
   errors: [],
@@ -56,6 +59,27 @@ module.exports = {
       to: { circular: true },
     },
     ...layerRules,
+    {
+      name: 'ui-on-the-client-entry',
+      comment: 'the dashboard (ui/) imports of ours only its own files and exec-rx/client (src/client/index.ts), never a client module behind it',
+      severity: 'error',
+      from: { path: '^src/ui/' },
+      to: { path: '^src/', pathNot: '^src/(ui/|client/index\\.ts$)' },
+    },
+    {
+      name: 'ui-packages',
+      comment: 'the dashboard (ui/) is browser code: of packages only rxjs and @xterm/*, and no Node built-in',
+      severity: 'error',
+      from: { path: '^src/ui/' },
+      to: { dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-peer', 'npm-optional', 'npm-no-pkg', 'npm-unknown'], pathNot: '(^|/)node_modules/(rxjs|@xterm/[^/]+)/' },
+    },
+    {
+      name: 'nothing-imports-ui',
+      comment: 'the dashboard (ui/) is a leaf: no other room imports it (the host serves its built files, it does not import them)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/ui/' },
+      to: { path: '^src/ui/' },
+    },
     {
       name: 'cli-run-and-remote-apart',
       comment: "exec-rx run's two sides are siblings: run/ (an executor we open) and remote/ (a host's environment) import neither each other; main chooses between them, and what both use lives in cli/terminal/ or cli/ itself",

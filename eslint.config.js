@@ -29,6 +29,14 @@ module.exports = tseslint.config(
     },
   },
   {
+    // The dashboard (src/ui/) is browser code: its own tsconfig (the DOM library, no Node types), which the
+    // root tsconfig.json excludes, so the project service would not find its files.
+    files: ['src/ui/**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: false, project: ['./tsconfig.ui.json'], tsconfigRootDir: __dirname },
+    },
+  },
+  {
     // spec/ and bench/ are not restricted: they may wait on real time.
     files: ['src/**/*.ts'],
     rules: {

@@ -2,7 +2,7 @@
  * Starting a host: one HTTP(S) server for the executors' routes (registration and the signed WebSocket
  * upgrade, see `./direct-host`) and the host's route table (see `./api/host-routes`): the probes `/healthz`
  * and `/readyz`, and
- * when configured the operator API (`/api/v1`, its landing page and OpenAPI document, see `./api`).
+ * when configured the operator API (`/api/v1`, its dashboard and OpenAPI document, see `./api`).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';

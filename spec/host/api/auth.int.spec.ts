@@ -4,7 +4,9 @@
  * detail; executor credentials (the secret, a SigV4 signature, a capability token) open nothing there;
  * and an operator token opens nothing on the executors' routes (registration, WebSocket upgrade).
  */
+import { join } from 'node:path';
 import WebSocket from 'ws';
+import { DASHBOARD_CSP } from '../../../src/host/api/routes-public';
 import { API_PREFIX } from '../../../src/wire/operator-api';
 import { registerOk, signedHeaders } from '../signed-client';
 import type { Registration } from '../signed-client';
@@ -48,7 +50,7 @@ describe('operator API: who may call it', () => {
 
   beforeAll(async () => {
     // Every refusal here is unauthenticated: lift that limit (spec/host/api/limits.int.spec.ts tests it).
-    setup = await startApiHost({ environmentId: ENV, operator: { unauthenticatedPerSecond: 10_000 } });
+    setup = await startApiHost({ environmentId: ENV, operator: { unauthenticatedPerSecond: 10_000, uiDir: join(__dirname, 'ui-fixture') } });
     registration = await registerOk(setup.host.url, 'auth-registered', EXECUTOR_CREDENTIALS);
     capabilityToken = new URL(registration.url).searchParams.get('token') ?? '';
     expect(capabilityToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -92,9 +94,8 @@ describe('operator API: who may call it', () => {
     expectUnauthorized(await setup.api.get(paths.host, { token: null, headers: { authorization: `Bearer ${OPERATOR_TOKEN.toUpperCase()}` } }), 'upper case');
   });
 
-  it('answers its public rows without a token: the landing page under its CSP and the OpenAPI document, never cached, HEAD alike', async () => {
+  it('answers its public rows without a token: the dashboard under its CSP (no-cache) and the OpenAPI document (never cached), HEAD alike', async () => {
     const anonymous = setup.api.as(null);
-    const csp = "default-src 'self'; script-src 'unsafe-inline'; connect-src 'self'";
     const served: Record<string, unknown> = {};
     for (const method of ['GET', 'HEAD']) {
       for (const path of ['/', `${API_PREFIX}/openapi.json`]) {
@@ -104,9 +105,9 @@ describe('operator API: who may call it', () => {
       }
     }
     expect(served).toEqual({
-      'GET /': { status: 200, type: 'text/html; charset=utf-8', cache: 'no-store', policy: csp, body: true },
+      'GET /': { status: 200, type: 'text/html; charset=utf-8', cache: 'no-cache', policy: DASHBOARD_CSP, body: true },
       [`GET ${API_PREFIX}/openapi.json`]: { status: 200, type: 'application/json', cache: 'no-store', policy: undefined, body: true },
-      'HEAD /': { status: 200, type: 'text/html; charset=utf-8', cache: 'no-store', policy: csp, body: false },
+      'HEAD /': { status: 200, type: 'text/html; charset=utf-8', cache: 'no-cache', policy: DASHBOARD_CSP, body: false },
       [`HEAD ${API_PREFIX}/openapi.json`]: { status: 200, type: 'application/json', cache: 'no-store', policy: undefined, body: false },
     });
     const refused = await anonymous.request('POST', '/', { json: {} });

@@ -1,8 +1,8 @@
 /**
  * The operator API (`/api/v1`): its options, and its rows of the host's route table (see `HostRoutes`,
  * which authenticates with operator tokens, applies the API's own rate limits, apart from the executors'
- * handshake budget, and answers every error as problem+json). `/api/v1/openapi.json` and the landing page
- * `/` are public rows; every other row needs a token.
+ * handshake budget, and answers every error as problem+json). `/api/v1/openapi.json` and the dashboard
+ * (`/`, `/ui/{asset}`) are public rows; every other row needs a token.
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
@@ -22,6 +22,7 @@ import { methodsOf } from './router';
 import { environmentRoutes } from './routes-environments';
 import { processRoutes } from './routes-processes';
 import { operatorPublicRoutes } from './routes-public';
+import { UiBundle } from './ui-bundle';
 import type { SseLimits } from './sse';
 import { ProcessWaits } from './process-waits';
 import { DEFAULT_SSE_LIMITS, SseHub } from './sse';
@@ -47,6 +48,11 @@ export interface OperatorApiOptions {
   readonly unauthenticatedPerSecond?: number;
   /** How long a paused event stream waits for its client to take what was sent. @default 30000 */
   readonly stallMs?: number;
+  /**
+   * The folder of the dashboard's built files (`index.html` and `app-[hash].*`), served at `/` and `/ui/`.
+   * @default `dist/ui` of the exec-rx package (found by walking up from the host's code to its package root)
+   */
+  readonly uiDir?: string;
 }
 
 /**
@@ -85,7 +91,7 @@ export interface ServedRoute {
  * Its pings and stall timers run on `scheduler` (the host's, `HostServerOptions.scheduler`).
  */
 export class OperatorApi {
-  /** Its rows: the landing page `/` and the OpenAPI document (public), then the API's routes (token). */
+  /** Its rows: the dashboard (`/`, `/ui/{asset}`) and the OpenAPI document (public), then the API's routes (token). */
   readonly rows: readonly Route[];
   private readonly hub: SseHub;
   private readonly stopRevoking: () => void;
@@ -124,12 +130,12 @@ export class OperatorApi {
       scheduler,
       outputLogs,
     };
-    this.rows = [...operatorPublicRoutes(hostInstance), ...environmentRoutes(context), ...processRoutes(context)];
+    this.rows = [...operatorPublicRoutes(hostInstance, new UiBundle(options.uiDir)), ...environmentRoutes(context), ...processRoutes(context)];
   }
 
   /**
    * Every path under `/api/v1` this API answers, with its methods: the OpenAPI document and the token
-   * routes (the landing page `/` is not part of the API). A spec holds this and the document together.
+   * routes (the dashboard is not part of the API). A spec holds this and the document together.
    */
   get routes(): readonly ServedRoute[] {
     return this.rows.filter((route) => route.path.startsWith(`${API_PREFIX}/`)).map((route) => ({ path: route.path, methods: methodsOf(route) }));

@@ -1,16 +1,28 @@
 /**
  * The rows of the host's route table that anyone may call (`auth: 'public'`: no token, no rate limit):
- * the probes `/healthz` and `/readyz` on every host, and with the operator API its landing page `/` and its OpenAPI document.
+ * the probes `/healthz` and `/readyz` on every host, and with the operator API the dashboard (`/` and its
+ * hashed files under `/ui/`, see `./ui-bundle` and docs/dashboard.md) and the OpenAPI document.
  * Each row says what its answers carry (a page's CSP, `Cache-Control`).
  */
 import { API_PREFIX, HOST_INSTANCE_HEADER } from '../../wire/operator-api';
 import { sendJson } from '../host-http';
-import { LANDING_PAGE } from './landing-page';
 import { OPENAPI_DOCUMENT } from './openapi';
 import type { PublicRoute } from './router';
+import type { UiBundle } from './ui-bundle';
 
-/** The landing page's policy: its inline script may call the API on this origin and nothing else. */
-const LANDING_CSP = "default-src 'self'; script-src 'unsafe-inline'; connect-src 'self'";
+/**
+ * The dashboard's policy: its script and styles from this origin only, its calls to this origin only, no
+ * frames, no `<base>`. One exception, `style-src 'unsafe-inline'`: xterm 6 writes its own `<style>`
+ * elements and `style` attributes at run time (theme, cell sizes, decorations), which a policy without
+ * it blocks (docs/dashboard.md). Scripts stay `'self'` only.
+ */
+export const DASHBOARD_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; font-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+/** `Cache-Control` of the hashed files: their name changes with their content. */
+export const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/** What `/` answers when the dashboard was not built. */
+const NOT_BUILT = 'The exec-rx dashboard is not built: run `npm run build` in the package (it bundles src/ui into dist/ui), then reload.\n';
 
 /** Why a host does not accept work now (`GET /readyz` answers it, 503): no detail beyond the word. */
 export type NotReadyReason = 'starting' | 'stopping' | 'data dir not writable';
@@ -54,19 +66,45 @@ export function probeRoutes(hostInstance: string, readiness: ReadinessCheck): Pu
   ];
 }
 
-/** The operator API's public rows: the landing page `/` and `/api/v1/openapi.json`, both never cached. */
-export function operatorPublicRoutes(hostInstance: string): PublicRoute[] {
+/**
+ * The operator API's public rows: the dashboard `/` (its index.html, `no-cache`, under its CSP; 503 with
+ * a plain page when it is not built), its hashed files `/ui/{asset}` (cached for a year; 404 for any
+ * other name), and `/api/v1/openapi.json` (never cached).
+ */
+export function operatorPublicRoutes(hostInstance: string, ui: UiBundle): PublicRoute[] {
   const openapi = JSON.stringify(OPENAPI_DOCUMENT);
   return [
     {
       path: '/',
       auth: 'public',
-      response: { cacheControl: 'no-store', contentSecurityPolicy: LANDING_CSP },
+      response: { cacheControl: 'no-cache', contentSecurityPolicy: DASHBOARD_CSP },
       methods: {
-        GET: ({ res }) => {
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-          res.end(LANDING_PAGE);
-          return Promise.resolve();
+        GET: async ({ res }) => {
+          const index = await ui.index();
+          if (index === undefined) {
+            res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(NOT_BUILT), 'cache-control': 'no-store', [HOST_INSTANCE_HEADER]: hostInstance });
+            res.end(NOT_BUILT);
+            return;
+          }
+          res.writeHead(200, { 'content-type': index.contentType, 'content-length': index.bytes.length, 'x-content-type-options': 'nosniff', [HOST_INSTANCE_HEADER]: hostInstance });
+          res.end(index.bytes);
+        },
+      },
+    },
+    {
+      path: '/ui/{asset}',
+      auth: 'public',
+      methods: {
+        GET: async ({ res, params }) => {
+          const asset = await ui.asset(params['asset'] ?? '');
+          if (asset === undefined) {
+            const text = 'not found\n';
+            res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', [HOST_INSTANCE_HEADER]: hostInstance });
+            res.end(text);
+            return;
+          }
+          res.writeHead(200, { 'content-type': asset.contentType, 'content-length': asset.bytes.length, 'cache-control': IMMUTABLE, 'x-content-type-options': 'nosniff', [HOST_INSTANCE_HEADER]: hostInstance });
+          res.end(asset.bytes);
         },
       },
     },

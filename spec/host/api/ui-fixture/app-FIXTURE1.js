@@ -1,0 +1,2 @@
+console.log("fixture");
+//# sourceMappingURL=app-FIXTURE1.js.map
