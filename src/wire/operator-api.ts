@@ -162,3 +162,32 @@ export const TruncatedEventData = struct(
     toSeq: NonNegativeInteger,
   },
 );
+
+/** Who the operator token of a request is: its name, role, and the environments it may touch (`null`: every one). Never the token. */
+export const HostCaller = struct('HostCaller', {
+  name: t.string,
+  role: t.keyof({ view: null, operate: null }),
+  environments: t.union([t.array(t.string), t.null]),
+});
+/** Who the operator token of a request is. */
+export type HostCaller = t.TypeOf<typeof HostCaller>;
+
+/** `GET /api/v1/host`'s answer: the host instance, counts of what it holds, and who the caller is. */
+export const HostAnswer = struct('HostAnswer', {
+  hostInstance: t.string,
+  environments: NonNegativeInteger,
+  eventStreams: NonNegativeInteger,
+  waits: NonNegativeInteger,
+  caller: HostCaller,
+});
+/** `GET /api/v1/host`'s answer. */
+export type HostAnswer = t.TypeOf<typeof HostAnswer>;
+
+/**
+ * `POST …/processes/{processId}/log/tickets`'s answer: `url`, the log's path with a single-use download
+ * ticket (relative to the host's origin; a GET of it needs no `Authorization`), and when the ticket
+ * expires (ISO-8601).
+ */
+export const LogTicket = struct('LogTicket', { url: t.string, expiresAt: t.string });
+/** A download ticket's answer. */
+export type LogTicket = t.TypeOf<typeof LogTicket>;

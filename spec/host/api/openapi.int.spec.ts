@@ -133,6 +133,7 @@ describe('the OpenAPI document is true', () => {
       [`POST ${PROCESS}/stdin/end`]: { status: 200, send: () => api.post(paths.stdinEnd(ENV, idOf('piped'))) },
       [`POST ${PROCESS}/interrupt`]: { status: 202, send: () => api.post(paths.interrupt(ENV, idOf('interrupted'))) },
       [`POST ${PROCESS}/resize`]: { status: 200, send: () => api.post(`${paths.process(ENV, idOf('sized'))}/resize`, { rows: 40, cols: 100 }) },
+      [`POST ${PROCESS}/log/tickets`]: { status: 201, send: () => api.post(`${paths.process(ENV, idOf('done'))}/log/tickets`) },
       [`POST ${PROCESS}/wait`]: { status: 200, send: () => api.post(`${paths.process(ENV, idOf('done'))}/wait`) },
       [`POST ${PROCESS}/terminate`]: { status: 200, send: () => api.post(paths.terminate(ENV, idOf('terminated'))) },
     };

@@ -4,6 +4,7 @@ import type { ProcessSummary } from '../../exec/process-table';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { OutputLogStore } from '../log/output-log-store';
 import type { HostedProcesses } from './hosted-processes';
+import type { LogTickets } from './log-tickets';
 import type { ProcessWaits } from './process-waits';
 import { ApiProblem } from './problem';
 import type { SseHub } from './sse';
@@ -25,6 +26,8 @@ export interface ApiContext {
   readonly scheduler: SchedulerLike;
   /** The processes' output logs on disk, when the host has a data dir. */
   readonly outputLogs: OutputLogStore | undefined;
+  /** The open download tickets of `…/log`. */
+  readonly tickets: LogTickets;
 }
 
 /**

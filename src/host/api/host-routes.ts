@@ -5,6 +5,8 @@
  * and a request without a token spends the unauthenticated budget first. A `view` token may only GET (and
  * HEAD): anything else is 403 `FORBIDDEN_ROLE`; a token limited to some environments gets 403
  * `FORBIDDEN_ENVIRONMENT` for a route of any other (whether it exists or not: the answer reveals nothing).
+ * A row that takes download tickets (`TokenRoute.ticket`) also accepts a GET whose `?ticket=` its
+ * redeemer says stands for a caller (see `./log-tickets`).
  * With `corsOrigins`, the CORS policy of `./cors` comes first. Every error is problem+json.
  */
 import type { SchedulerLike } from 'rxjs';
@@ -13,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HostLogger } from '../host-logger';
 import { RateLimiter } from '../rate-limiter';
 import { Cors } from './cors';
+import { TICKET_PARAM } from './log-tickets';
 import type { OperatorApiOptions } from './operator-api';
 import type { OperatorCaller } from './operator-tokens';
 import { mayTouch } from './operator-tokens';
@@ -125,7 +128,7 @@ export class HostRoutes {
       applyPolicy(res, open.route.response);
       return open.handler({ req, res, params: open.params, query: open.query });
     }
-    const caller = this.access?.tokens.authenticate(req.headers.authorization);
+    const caller = this.access?.tokens.authenticate(req.headers.authorization) ?? this.byTicket(req, method, target);
     if (caller === undefined) {
       if (!this.anonymous.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many unauthenticated requests', { 'retry-after': String(this.anonymous.retryAfterSeconds()) });
       throw new ApiProblem(401, 'UNAUTHORIZED');
@@ -143,6 +146,25 @@ export class HostRoutes {
     if (caller.role === 'view' && !VIEW_METHODS.has(method) && !(match.route.reads ?? []).some((read) => read === method)) throw new ApiProblem(403, 'FORBIDDEN_ROLE', `token ${caller.name} has the view role: it may only read, follow and wait (GET, HEAD, POST …/wait)`);
     applyPolicy(res, match.route.response);
     await match.handler({ req, res, params: match.params, query: match.query, caller, audit: seen.note });
+  }
+
+  /**
+   * The caller a download ticket stands for: only for a GET or HEAD without `Authorization`, on a row
+   * that takes tickets (`TokenRoute.ticket`), which redeems it (once). Anything else, a path the table
+   * does not have included, is `undefined` (then 401, revealing nothing).
+   */
+  private byTicket(req: IncomingMessage, method: string, target: string): OperatorCaller | undefined {
+    if (req.headers.authorization !== undefined || (method !== 'GET' && method !== 'HEAD')) return undefined;
+    let match;
+    try {
+      match = this.router.match(method, target);
+    } catch {
+      return undefined;
+    }
+    const tickets = match.query.getAll(TICKET_PARAM);
+    const [ticket] = tickets;
+    if (match.route.ticket === undefined || ticket === undefined || tickets.length !== 1) return undefined;
+    return match.route.ticket(ticket, match.params);
   }
 
   private limiterOf(name: string): RateLimiter {

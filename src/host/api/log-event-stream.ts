@@ -15,7 +15,7 @@
 import type { Observable, Subscription } from 'rxjs';
 import { take } from 'rxjs';
 import { failedFrame, logFrameOf } from './event-frames';
-import type { SseStream } from './sse';
+import type { EventSink } from './sse';
 import type { LogEvent } from '../log/log-event';
 import type { OutputLog } from '../log/output-log';
 import { ExecClientError } from '../../errors';
@@ -56,7 +56,7 @@ export type LogContinuation =
  * Streams the events of `log` after `afterSeq` into `stream`; with `follow: false`, only what the log
  * holds now, then the stream ends. Returns at once; the stream's end (client gone, host closing) stops it.
  */
-export function streamLogEvents(log: OutputLog, stream: SseStream, afterSeq: number, options: LogStreamOptions): void {
+export function streamLogEvents(log: OutputLog, stream: EventSink, afterSeq: number, options: LogStreamOptions): void {
   void pump(log, stream, afterSeq, options).catch((error: unknown) => {
     const failure = error instanceof ExecClientError ? error : undefined;
     if (!stream.isEnded) stream.write(failedFrame(failure?.code ?? 'HOST_ERROR', failure?.message ?? 'reading the output log failed'));
@@ -64,7 +64,7 @@ export function streamLogEvents(log: OutputLog, stream: SseStream, afterSeq: num
   });
 }
 
-async function pump(first: OutputLog, stream: SseStream, afterSeq: number, { follow, afterEnd }: LogStreamOptions): Promise<void> {
+async function pump(first: OutputLog, stream: EventSink, afterSeq: number, { follow, afterEnd }: LogStreamOptions): Promise<void> {
   const gone = ended(stream);
   let log = first;
   let cursor = afterSeq;
@@ -106,7 +106,7 @@ async function pump(first: OutputLog, stream: SseStream, afterSeq: number, { fol
 }
 
 /** The first value of `source$`; undefined when it completes without one or the stream ends first (then it is unsubscribed). */
-function firstUnlessEnded<T>(source$: Observable<T>, stream: SseStream): Promise<T | undefined> {
+function firstUnlessEnded<T>(source$: Observable<T>, stream: EventSink): Promise<T | undefined> {
   return new Promise<T | undefined>((resolve, reject) => {
     if (stream.isEnded) return resolve(undefined);
     const subscription: Subscription = source$.pipe(take(1)).subscribe({ next: resolve, error: reject, complete: () => resolve(undefined) });
@@ -118,11 +118,11 @@ function firstUnlessEnded<T>(source$: Observable<T>, stream: SseStream): Promise
 }
 
 /** Resolves at the client's next `drain` (it took what was sent). */
-function drained(stream: SseStream): Promise<void> {
-  return new Promise<void>((resolve) => stream.res.once('drain', resolve));
+function drained(stream: EventSink): Promise<void> {
+  return new Promise<void>((resolve) => void stream.onDrain(resolve));
 }
 
 /** Resolves once the stream ended (the client went away, or the host is closing). */
-function ended(stream: SseStream): Promise<void> {
+function ended(stream: EventSink): Promise<void> {
   return new Promise<void>((resolve) => stream.onEnd(resolve));
 }

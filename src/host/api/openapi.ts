@@ -129,10 +129,16 @@ export const OPENAPI_DOCUMENT: Json = {
       get: { summary: 'One environment', responses: { '200': json(ref('EnvironmentResource'), 'The environment'), ...problems(400, 401, 403, 404, 429) } },
     },
     [`${API_PREFIX}/overview`]: {
+      parameters: [
+        { name: 'environmentId', in: 'query', required: false, schema: ID, description: 'With `processId`: the stream also carries this process\'s events (a page\'s one connection).' },
+        { name: 'processId', in: 'query', required: false, schema: ID, description: 'With `environmentId`: the process whose events the stream also carries.' },
+        { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: "Resume the process's events after this seq (wins over Last-Event-ID)." },
+      ],
       get: {
-        summary: 'Live overview: every environment with its processes',
-        description: 'One `event: overview` per change, its data an `Overview`; a comment ping every 15 s. A host that stops gracefully ends it with `event: restart` (`RestartEventData`, and an SSE `retry:` field): come back after `retryMs`.',
-        responses: { '200': eventStream('An event stream of `Overview` snapshots'), ...problems(401, 403, 429, 503) },
+        summary: 'Live overview: every environment with its processes (and, selected, one process\'s events)',
+        description:
+          'One `event: overview` per change, its data an `Overview`; a comment ping every 15 s. A host that stops gracefully ends it with `event: restart` (`RestartEventData`, and an SSE `retry:` field): come back after `retryMs`. With `environmentId` and `processId` (both or neither: 400), the same stream also carries that process\'s events as `…/events` gives them (`output`, `exited`, `closed`, `truncated`, `failed`; `id:` the seq), after `after` or `Last-Event-ID`: its `closed` or `failed` ends only the process part, the overview goes on. A process that is not there (or cannot be read) is a `failed` event with the code a request for it would get (`PROCESS_NOT_FOUND` …). A token limited to other environments gets 403 `FORBIDDEN_ENVIRONMENT`. A client more than the buffer bound behind is cut: it resumes by seq.',
+        responses: { '200': eventStream('An event stream of `Overview` snapshots (and the selected process\'s events)'), ...problems(400, 401, 403, 429, 503) },
       },
     },
     [processPaths]: {
@@ -160,12 +166,26 @@ export const OPENAPI_DOCUMENT: Json = {
       },
     },
     [`${processPath}/log`]: {
-      parameters: [...(pathParams('environmentId', 'processId') as readonly Json[]), ...LOG_PARAMETERS],
+      parameters: [
+        ...(pathParams('environmentId', 'processId') as readonly Json[]),
+        ...LOG_PARAMETERS,
+        { name: 'ticket', in: 'query', required: false, schema: { type: 'string' }, description: 'A download ticket from `POST …/log/tickets`, instead of the token (a GET without `Authorization`): good once, for 60 s, for this process. A used, expired or unknown one is 401.' },
+      ],
       get: {
         summary: "A process's output bytes, as they came",
         description:
-          "The output the host's log holds now (no follow), read from the disk at the client's pace: a process of this run or of one before a host restart. Ranges the log cannot give (quota, damage) are skipped; the events route's `truncated` markers name them. A host without a data dir keeps no log: 409 `LOG_READ_FAILED`.",
+          "The output the host's log holds now (no follow), read from the disk at the client's pace: a process of this run or of one before a host restart. Ranges the log cannot give (quota, damage) are skipped; the events route's `truncated` markers name them. A host without a data dir keeps no log: 409 `LOG_READ_FAILED`. Answered with `Content-Disposition: attachment; filename=\"<processId>.log\"` (a browser that navigated here with a ticket saves it).",
+        security: [{ operatorToken: [] }, {}],
         responses: { '200': { description: 'The selected output bytes', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } }, ...problems(400, 401, 403, 404, 409, 429, 503) },
+      },
+    },
+    [`${processPath}/log/tickets`]: {
+      parameters: pathParams('environmentId', 'processId'),
+      post: {
+        summary: "A single-use download ticket for the process's output bytes (view tokens too)",
+        description:
+          'A url of `…/log` with `?ticket=`: a GET of it needs no `Authorization` (a browser downloads by navigating). The ticket is random, not the token; it is good once, for 60 s, for this process, and stands for the token that asked (dropped if a reload revokes that token). Add `&stream=` (or `tail`, `since`) to select.',
+        responses: { '201': json(ref('LogTicket'), 'The ticket'), ...problems(400, 401, 403, 404, 413, 429, 503) },
       },
     },
     [`${processPath}/stdin`]: {
@@ -217,7 +237,22 @@ export const OPENAPI_DOCUMENT: Json = {
         { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, code: { type: 'string' }, detail: { type: 'string' }, hostInstance: { type: 'string' } },
         ['type', 'title', 'status', 'code', 'hostInstance'],
       ),
-      HostInfo: obj({ hostInstance: { type: 'string' }, environments: { type: 'integer', minimum: 0 }, eventStreams: { type: 'integer', minimum: 0 }, waits: { type: 'integer', minimum: 0, description: 'Open `…/wait` requests.' } }),
+      HostInfo: obj({
+        hostInstance: { type: 'string' },
+        environments: { type: 'integer', minimum: 0 },
+        eventStreams: { type: 'integer', minimum: 0 },
+        waits: { type: 'integer', minimum: 0, description: 'Open `…/wait` requests.' },
+        caller: ref('HostCaller'),
+      }),
+      HostCaller: obj({
+        name: { type: 'string', description: "The operator token's name (never the token)." },
+        role: { enum: ['view', 'operate'] },
+        environments: { type: ['array', 'null'], items: { type: 'string' }, description: 'The environments it may touch; null: every one.' },
+      }),
+      LogTicket: obj({
+        url: { type: 'string', description: "`…/log?ticket=T`, relative to the host's origin." },
+        expiresAt: { type: 'string', description: 'When the ticket expires (ISO-8601).' },
+      }),
       EnvironmentResource: obj(ENVIRONMENT),
       EnvironmentList: obj({ hostInstance: { type: 'string' }, environments: { type: 'array', items: ref('EnvironmentResource') } }),
       WaitResult: obj({

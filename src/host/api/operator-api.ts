@@ -16,6 +16,7 @@ import type { ApiContext } from './api-context';
 import { HostedProcesses } from './hosted-processes';
 import type { OperatorTokens } from './operator-tokens';
 import { parseCorsOrigins } from './cors';
+import { LogTickets } from './log-tickets';
 import { DEFAULT_STALL_MS } from './process-event-stream';
 import type { Route } from './router';
 import { methodsOf } from './router';
@@ -96,6 +97,7 @@ export class OperatorApi {
   private readonly hub: SseHub;
   private readonly stopRevoking: () => void;
   private readonly waits: ProcessWaits;
+  private readonly tickets: LogTickets;
 
   /**
    * `starts`: where keyed starts are recorded before they are sent (a host with a data dir); `fault`: a
@@ -117,7 +119,12 @@ export class OperatorApi {
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
     this.hub = new SseHub(limits, hostInstance, scheduler, streams);
     const hub = this.hub;
-    this.stopRevoking = options.tokens.onRevoke((names) => hub.revoke(names));
+    const tickets = new LogTickets(scheduler);
+    this.tickets = tickets;
+    this.stopRevoking = options.tokens.onRevoke((names) => {
+      tickets.revoke(names);
+      hub.revoke(names);
+    });
     this.waits = new ProcessWaits(scheduler);
     const context: ApiContext = {
       hostInstance,
@@ -129,6 +136,7 @@ export class OperatorApi {
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,
       scheduler,
       outputLogs,
+      tickets,
     };
     this.rows = [...operatorPublicRoutes(hostInstance, new UiBundle(options.uiDir)), ...environmentRoutes(context), ...processRoutes(context)];
   }
@@ -152,6 +160,7 @@ export class OperatorApi {
    */
   close(retryMs?: number): number {
     this.stopRevoking();
+    this.tickets.close();
     this.waits.close(retryMs);
     return this.hub.close(retryMs);
   }

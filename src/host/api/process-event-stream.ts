@@ -22,7 +22,7 @@ import type { ReadResponse } from '../../wire/process';
 import { failedFrame, frameOf, truncatedFrame } from './event-frames';
 import type { EventSources } from './event-sources';
 import { eventSourcesOf } from './event-sources';
-import type { SseStream } from './sse';
+import type { EventSink } from './sse';
 import type { FillItem } from './window-fill';
 import { planFill } from './window-fill';
 
@@ -34,7 +34,7 @@ export const DEFAULT_STALL_MS = 30_000;
  * holds now (its history, filled from the executor's window), then the stream ends. Returns at once;
  * teardown follows the stream's end. The stall timer runs on `scheduler` (default asyncScheduler).
  */
-export function streamProcessEvents(process: ExecProcess, stream: SseStream, afterSeq: number, options: { readonly follow: boolean; readonly stallMs?: number; readonly scheduler?: SchedulerLike }): void {
+export function streamProcessEvents(process: ExecProcess, stream: EventSink, afterSeq: number, options: { readonly follow: boolean; readonly stallMs?: number; readonly scheduler?: SchedulerLike }): void {
   new ProcessEventPump(eventSourcesOf(process), stream, afterSeq, options.stallMs ?? DEFAULT_STALL_MS, options.follow, options.scheduler ?? asyncScheduler).start();
 }
 
@@ -49,7 +49,7 @@ class ProcessEventPump {
 
   constructor(
     private readonly sources: EventSources,
-    private readonly stream: SseStream,
+    private readonly stream: EventSink,
     /** The last seq the client has: everything written is after it. */
     private cursor: number,
     private readonly stallMs: number,
@@ -107,15 +107,13 @@ class ProcessEventPump {
 
   /** Goes on once the client took what was sent; ends the stream if it takes nothing for `stallMs`. */
   private afterDrain(): void {
-    const res = this.stream.res;
-    const resume = (): void => {
+    const cancel = this.stream.onDrain(() => {
       this.stall?.unsubscribe();
       this.stall = undefined;
       this.start();
-    };
-    res.once('drain', resume);
+    });
     this.stall = this.scheduler.schedule(() => {
-      res.off('drain', resume);
+      cancel();
       this.stream.end('stalled');
     }, this.stallMs);
   }

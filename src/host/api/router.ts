@@ -81,8 +81,17 @@ export interface TokenRoute {
   readonly reads?: readonly HttpMethod[];
   /** The methods that are acts the audit trail records, and the act of each. @default none */
   readonly audit?: Readonly<Partial<Record<HttpMethod, AuditAct>>>;
+  /**
+   * A GET (or HEAD) without `Authorization` may present a download ticket in `?ticket=` instead of a
+   * token (a browser's navigation carries no header): this redeems it for the caller it stands for, or
+   * `undefined` (401). See `./log-tickets`. @default none: a token only
+   */
+  readonly ticket?: TicketRedeemer;
   readonly methods: Readonly<Partial<Record<HttpMethod, RouteHandler>>>;
 }
+
+/** Redeems a download ticket presented on a route's path (its decoded params): the caller it stands for, once. */
+export type TicketRedeemer = (ticket: string, params: Readonly<Record<string, string>>) => OperatorCaller | undefined;
 
 /** One path template anyone may call (see {@link RouteAuth}). */
 export interface PublicRoute {

@@ -3,21 +3,26 @@
  * overview stream (every environment with its processes, one SSE event per change). With a data dir,
  * the processes only the output logs hold are listed too (see stored-processes), and an environment no
  * executor joined since the host started is listed `offline`. A token limited to some environments sees
- * only those (in the list, the overview and the host's count).
+ * only those (in the list, the overview and the host's count). `/host` also says who the caller is (its token's
+ * name, role and environments); the overview may carry one process's events too (`?environmentId=&processId=`).
  */
+import type { IncomingMessage } from 'node:http';
 import type { Observable } from 'rxjs';
 import { combineLatest, of } from 'rxjs';
 import { auditTime, map, switchMap } from 'rxjs/operators';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { EnvironmentResource, Overview } from '../../wire/operator-api';
 import { API_PREFIX } from '../../wire/operator-api';
+import { isSafeId } from '../../wire/safe-id';
 import type { HostedEnvironment } from '../hosted-environments';
 import type { ApiContext } from './api-context';
 import { current } from './api-context';
 import type { OperatorCaller } from './operator-tokens';
 import { mayTouch } from './operator-tokens';
-import { overviewFrame } from './event-frames';
-import { ApiProblem } from './problem';
+import { failedFrame, overviewFrame } from './event-frames';
+import { ApiProblem, problemOf } from './problem';
+import { processEventPump, resumeAfter, single } from './routes-processes';
+import { SseChannel } from './sse';
 import { sendApiJson } from './responses';
 import type { Route } from './router';
 import { offlineEnvironment, offlineEnvironmentIds, storedProcesses } from './stored-processes';
@@ -79,6 +84,44 @@ function overview$(context: ApiContext, caller: OperatorCaller): Observable<Over
   );
 }
 
+/** The process an overview stream also carries the events of, and the seq to resume after. */
+interface Selection {
+  readonly environmentId: string;
+  readonly processId: string;
+  readonly after: number;
+}
+
+/**
+ * The overview's `?environmentId=&processId=` (both or neither; `after=` or `Last-Event-ID` resumes the
+ * process part). Throws ApiProblem 400 for one without the other or an id that is not safe, 403
+ * `FORBIDDEN_ENVIRONMENT` for an environment the caller may not touch.
+ */
+function selectionOf(req: IncomingMessage, query: URLSearchParams, caller: OperatorCaller): Selection | undefined {
+  const environmentId = single(query, 'environmentId');
+  const processId = single(query, 'processId');
+  if (environmentId === undefined && processId === undefined) return undefined;
+  if (environmentId === undefined || processId === undefined) throw new ApiProblem(400, 'INVALID_REQUEST', 'environmentId and processId go together');
+  if (!isSafeId(environmentId) || !isSafeId(processId)) throw new ApiProblem(400, 'INVALID_ID', "environmentId and processId must be letters, digits, '.', '_' or '-' (at most 128)");
+  if (!mayTouch(caller, environmentId)) throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
+  return { environmentId, processId, after: resumeAfter(req, query) };
+}
+
+/**
+ * Streams the selected process's events into `channel`, which ends after `closed` or `failed` (the
+ * overview goes on); a process that is not there (or cannot be read) is a `failed` frame with the
+ * problem's code (`PROCESS_NOT_FOUND` …).
+ */
+async function followSelected(context: ApiContext, selected: Selection, channel: SseChannel): Promise<void> {
+  try {
+    const pump = await processEventPump(context, selected.environmentId, selected.processId);
+    pump(channel, selected.after, true);
+  } catch (error: unknown) {
+    const problem = problemOf(error);
+    channel.write(failedFrame(problem.code, problem.detail ?? problem.code));
+    channel.end();
+  }
+}
+
 /** The routes: `/api/v1/host`, `/api/v1/environments`, `/api/v1/environments/{environmentId}`, `/api/v1/overview`. */
 export function environmentRoutes(context: ApiContext): Route[] {
   return [
@@ -87,7 +130,14 @@ export function environmentRoutes(context: ApiContext): Route[] {
       methods: {
         GET: ({ res, caller }) => {
           const environments = context.environments.liveIds().filter((id) => mayTouch(caller, id)).length;
-          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments, eventStreams: context.hub.size, waits: context.waits.size });
+          const scope = caller.environments === undefined ? null : [...caller.environments];
+          sendApiJson(res, context.hostInstance, 200, {
+            hostInstance: context.hostInstance,
+            environments,
+            eventStreams: context.hub.size,
+            waits: context.waits.size,
+            caller: { name: caller.name, role: caller.role, environments: scope },
+          });
           return Promise.resolve();
         },
       },
@@ -117,7 +167,8 @@ export function environmentRoutes(context: ApiContext): Route[] {
     {
       path: `${API_PREFIX}/overview`,
       methods: {
-        GET: ({ res, caller }) => {
+        GET: ({ req, res, query, caller }) => {
+          const selected = selectionOf(req, query, caller);
           const stream = context.hub.open(res, caller.name);
           if (stream.isEnded) return Promise.resolve();
           const subscription = overview$(context, caller).subscribe({
@@ -127,6 +178,7 @@ export function environmentRoutes(context: ApiContext): Route[] {
             complete: () => stream.end(),
           });
           stream.onEnd(() => subscription.unsubscribe());
+          if (selected !== undefined) void followSelected(context, selected, new SseChannel(stream));
           return Promise.resolve();
         },
       },

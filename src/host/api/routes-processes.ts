@@ -14,6 +14,7 @@ import type { HostedProcess } from './hosted-processes';
 import { discardBody, readJsonBody } from './json-body';
 import { ApiProblem } from './problem';
 import { logSelectionOf, sendLogBytes } from './log-bytes';
+import { TICKET_PARAM } from './log-tickets';
 import { afterLogEnd } from './log-continuation';
 import { streamLogEvents } from './log-event-stream';
 import { streamProcessEvents } from './process-event-stream';
@@ -21,6 +22,7 @@ import { sendApiJson, sendEmpty } from './responses';
 import { isoOf, settledOnce, storedWaitAnswer } from './process-waits';
 import { storedProcess, storedProcesses } from './stored-processes';
 import type { Route, RouteContext } from './router';
+import type { EventSink } from './sse';
 
 const PROCESSES = `${API_PREFIX}/environments/{environmentId}/processes`;
 const PROCESS = `${PROCESSES}/{processId}`;
@@ -80,7 +82,7 @@ function processResourceOf(context: ApiContext, params: Readonly<Record<string, 
 }
 
 /** The one value of query parameter `name`, if given; 400 when it is given more than once. */
-function single(query: URLSearchParams, name: string): string | undefined {
+export function single(query: URLSearchParams, name: string): string | undefined {
   const values = query.getAll(name);
   if (values.length > 1) throw new ApiProblem(400, 'INVALID_REQUEST', `${name} may be given once`);
   return values[0];
@@ -94,8 +96,27 @@ function followOf(query: URLSearchParams): boolean {
   return raw === 'true';
 }
 
+/** Streams a process's events after a seq into a sink (see {@link processEventPump}). */
+export type ProcessEventPump = (sink: EventSink, afterSeq: number, follow: boolean) => void;
+
+/**
+ * What streams the events of `processId` of `environmentId`, found before any byte is written (so a
+ * process that is not there is an ApiProblem: 404 `PROCESS_NOT_FOUND`, or the environment's 404 / 503).
+ * With a data dir, every process the store holds is read from its log, at the reader's pace (one of an
+ * earlier run of the host too; a process found running before a restart, `unknown`, is waited for while
+ * its executor is expected back); else from the live process's history.
+ */
+export async function processEventPump(context: ApiContext, environmentId: string, processId: string): Promise<ProcessEventPump> {
+  const key = { environmentId, processId };
+  const store = context.outputLogs;
+  const log = await store?.openLog(key);
+  if (store !== undefined && log !== undefined) return (sink, after, follow) => streamLogEvents(log, sink, after, { follow, afterEnd: afterLogEnd(context.environments, store, key) });
+  const { hosted } = target(context, { environmentId, processId });
+  return (sink, after, follow) => streamProcessEvents(hosted.process, sink, after, { follow, stallMs: context.stallMs, scheduler: context.scheduler });
+}
+
 /** The seq to resume after: `?after=` wins over `Last-Event-ID`; 0 when neither is given. */
-function resumeAfter(req: IncomingMessage, query: URLSearchParams): number {
+export function resumeAfter(req: IncomingMessage, query: URLSearchParams): number {
   const raw = single(query, 'after') ?? (typeof req.headers['last-event-id'] === 'string' ? req.headers['last-event-id'] : undefined);
   if (raw === undefined || raw === '') return 0;
   if (!SEQ.test(raw.trim())) throw new ApiProblem(400, 'INVALID_REQUEST', 'after / Last-Event-ID must be a seq (a non-negative integer)');
@@ -145,9 +166,24 @@ async function writeStdin(context: ApiContext, { req, res, params }: RouteContex
 async function sendLog(context: ApiContext, { req, res, params, query }: RouteContext): Promise<void> {
   const selection = logSelectionOf(query);
   const log = await context.outputLogs?.openLog({ environmentId: params['environmentId'] ?? '', processId: params['processId'] ?? '' });
-  if (log !== undefined) return sendLogBytes(req, res, log, selection, { [HOST_INSTANCE_HEADER]: context.hostInstance });
+  // Saved as a file by a browser that navigated here (with a ticket); the id is a safe id, quotable as it is.
+  const disposition = `attachment; filename="${params['processId'] ?? 'output'}.log"`;
+  if (log !== undefined) return sendLogBytes(req, res, log, selection, { [HOST_INSTANCE_HEADER]: context.hostInstance, 'content-disposition': disposition });
   target(context, params);
   throw new ApiProblem(409, 'LOG_READ_FAILED', 'this host keeps no output log of the process (it runs without a data dir): read its events instead');
+}
+
+/**
+ * `POST …/log/tickets`: a download ticket for the caller (see log-tickets), for a process the host lists
+ * (live or stored; else 404). Answers 201 `{ url, expiresAt }`: the log's path with the ticket (a
+ * reference relative to the host's origin) and when the ticket expires (ISO-8601).
+ */
+async function issueTicket(context: ApiContext, { req, res, params, caller }: RouteContext): Promise<void> {
+  await discardBody(req, context.maxBodyBytes);
+  const resource = processResourceOf(context, params);
+  const { ticket, expiresAt } = context.tickets.issue(caller, resource.environmentId, resource.id);
+  const url = `${API_PREFIX}/environments/${encodeURIComponent(resource.environmentId)}/processes/${encodeURIComponent(resource.id)}/log?${TICKET_PARAM}=${ticket}`;
+  sendApiJson(res, context.hostInstance, 201, { url, expiresAt: new Date(expiresAt).toISOString() });
 }
 
 /**
@@ -222,21 +258,17 @@ export function processRoutes(context: ApiContext): Route[] {
         GET: async ({ req, res, params, query, caller }) => {
           const after = resumeAfter(req, query);
           const follow = followOf(query);
-          // With a data dir, every process the store holds is read from its log, at the reader's pace
-          // (one of an earlier run of the host too); else from the live process's history.
-          const key = { environmentId: params['environmentId'] ?? '', processId: params['processId'] ?? '' };
-          // A process found running before a restart (`unknown`) is waited for while its executor is expected back.
-          const store = context.outputLogs;
-          const log = await store?.openLog(key);
-          if (store !== undefined && log !== undefined) return streamLogEvents(log, context.hub.open(res, caller.name), after, { follow, afterEnd: afterLogEnd(context.environments, store, key) });
-          const { hosted } = target(context, params);
-          streamProcessEvents(hosted.process, context.hub.open(res, caller.name), after, { follow, stallMs: context.stallMs, scheduler: context.scheduler });
+          const pump = await processEventPump(context, params['environmentId'] ?? '', params['processId'] ?? '');
+          pump(context.hub.open(res, caller.name), after, follow);
         },
       },
     },
     // A wait changes nothing: a view token may wait too.
     { path: `${PROCESS}/wait`, reads: ['POST'], methods: { POST: (route) => waitRoute(context, route) } },
-    { path: `${PROCESS}/log`, methods: { GET: (route) => sendLog(context, route) } },
+    // A browser downloads by navigating, without a header: a ticket (made below) stands for the token.
+    { path: `${PROCESS}/log`, ticket: (ticket, params) => context.tickets.redeem(ticket, params['environmentId'] ?? '', params['processId'] ?? ''), methods: { GET: (route) => sendLog(context, route) } },
+    // Making a ticket changes nothing: a view token may download too.
+    { path: `${PROCESS}/log/tickets`, reads: ['POST'], methods: { POST: (route) => issueTicket(context, route) } },
     { path: `${PROCESS}/stdin`, audit: { POST: 'stdin' }, methods: { POST: (route) => writeStdin(context, route) } },
     {
       path: `${PROCESS}/stdin/end`,

@@ -40,8 +40,29 @@ const comeBackFrame = (retryMs: number): Buffer => Buffer.from(`retry: ${retryMs
  */
 const REVOKED_FRAME = Buffer.from(': the operator token of this stream was revoked\n\n');
 
+/**
+ * What a process's event pump (`./process-event-stream`, `./log-event-stream`) writes to: a whole
+ * {@link SseStream}, or one {@link SseChannel} of a stream that carries more (the multiplexed overview).
+ */
+export interface EventSink {
+  /** Bytes waiting to be sent on the connection. */
+  readonly buffered: number;
+  /** A replay pauses at this many bytes waiting and goes on after the next drain. */
+  readonly highWater: number;
+  /** The sink ended: nothing more is written to it. */
+  readonly isEnded: boolean;
+  /** Writes one whole frame; `false` when the sink ended (or ends now: past the connection's bound). */
+  write(frame: Buffer): boolean;
+  /** Ends the sink (idempotent); `reason` is what the metrics count when it ends the connection. */
+  end(reason?: StreamEndReason): void;
+  /** Runs `listener` once, when the sink ends for any reason (at once if it already has). */
+  onEnd(listener: () => void): void;
+  /** Runs `listener` once, at the connection's next `drain`; returns the function that cancels it. */
+  onDrain(listener: () => void): () => void;
+}
+
 /** One open event stream. `write` refuses (and ends the stream) past the buffer bound. */
-export class SseStream {
+export class SseStream implements EventSink {
   private ended = false;
   private readonly endListeners: (() => void)[] = [];
 
@@ -124,6 +145,12 @@ export class SseStream {
     else this.endListeners.push(listener);
   }
 
+  /** Runs `listener` once at the response's next `drain`; returns the function that cancels it. */
+  onDrain(listener: () => void): () => void {
+    this.res.once('drain', listener);
+    return () => void this.res.off('drain', listener);
+  }
+
   private send(frame: Buffer): void {
     this.res.write(frame);
     this.observer.sent(frame.byteLength);
@@ -132,6 +159,58 @@ export class SseStream {
   private finish(reason: StreamEndReason): void {
     if (this.ended && this.endListeners.length === 0) return;
     if (!this.ended) this.observer.ended(reason);
+    this.ended = true;
+    const listeners = this.endListeners.splice(0);
+    for (const listener of listeners) listener();
+  }
+}
+
+/**
+ * One part of a stream that carries more than one (the overview and a process's events): what the
+ * process's pump writes to. Ending it (after `closed` or `failed`) ends only the part; the stream goes
+ * on. What is a failure of the connection ends the stream itself: a write past its bound (the client
+ * resumes by seq), a stall. The stream's end ends the channel.
+ */
+export class SseChannel implements EventSink {
+  private ended = false;
+  private readonly endListeners: (() => void)[] = [];
+
+  constructor(private readonly parent: SseStream) {
+    parent.onEnd(() => this.finish());
+  }
+
+  get buffered(): number {
+    return this.parent.buffered;
+  }
+
+  get highWater(): number {
+    return this.parent.highWater;
+  }
+
+  get isEnded(): boolean {
+    return this.ended || this.parent.isEnded;
+  }
+
+  write(frame: Buffer): boolean {
+    return !this.ended && this.parent.write(frame);
+  }
+
+  /** Ends the part; a `stalled` or `overflow` end is the connection's, and ends the stream. */
+  end(reason: StreamEndReason = 'completed'): void {
+    if (reason === 'stalled' || reason === 'overflow') this.parent.end(reason);
+    this.finish();
+  }
+
+  onEnd(listener: () => void): void {
+    if (this.isEnded) listener();
+    else this.endListeners.push(listener);
+  }
+
+  onDrain(listener: () => void): () => void {
+    return this.parent.onDrain(listener);
+  }
+
+  private finish(): void {
     this.ended = true;
     const listeners = this.endListeners.splice(0);
     for (const listener of listeners) listener();
