@@ -82,7 +82,7 @@ describe('the dashboard: tokens', () => {
     expect(await page.getByRole('button', { name: 'Download output' }).count()).toBe(1);
     expect(await page.getByRole('form', { name: 'Sign in' }).count()).toBe(0);
     await operator.terminate(ENV, started.id);
-    await waitForExitCode(page, started.id, 143);
+    await waitForExitCode(page, started.id, 137);
   });
 
   for (const [what, fragment] of [

@@ -1,7 +1,7 @@
 /**
  * Issue 23, the dashboard's controls in Debian's chromium against the built `exec-rx host
  * --local-executor` (a real codex executor), all by clicks and typing: start, interrupt (130), terminate
- * (143), stdin with end-of-input, typing into a tty; three tabs in one browser context (one connection
+ * (137: its process group killed), stdin with end-of-input, typing into a tty; three tabs in one browser context (one connection
  * pool, as a person's browser has) and the third still starts and interrupts a process; axe-core finds no
  * serious or critical violation.
  */
@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { cspViolations, launchChromium, newContext, screenshot, waitForHook, waitForTerminalText } from '../support/browser';
 import type { PageHost } from '../support/browser-host';
 import { startPageHost } from '../support/browser-host';
-import { openDashboard, selectEnvironment, selectProcess, startByForm, waitForExitCode } from '../support/dashboard';
+import { openDashboard, processRow, selectEnvironment, selectProcess, startByForm, waitForExitCode } from '../support/dashboard';
 
 jest.setTimeout(180_000);
 
@@ -49,14 +49,14 @@ afterEach(async () => {
 });
 
 describe('the dashboard: controls', () => {
-  it('start, interrupt (exit 130) and terminate (exit 143) by clicks', async () => {
+  it('start, interrupt (exit 130) and terminate (exit 137) by clicks', async () => {
     const page = await openPage();
     const first = await startByForm(page, 'sleep\n600', { argv: true });
     await page.getByRole('button', { name: 'Interrupt' }).click();
     await waitForExitCode(page, first, 130);
     const second = await startByForm(page, 'sleep 600');
     await page.getByRole('button', { name: 'Terminate' }).click();
-    await waitForExitCode(page, second, 143);
+    await waitForExitCode(page, second, 137);
   });
 
   it('stdin: a line typed and sent, then end of input; and typing into a tty', async () => {
@@ -93,13 +93,21 @@ describe('the dashboard: controls', () => {
     const c = await startByForm(three, 'sleep\n600', { argv: true });
     await three.getByRole('button', { name: 'Interrupt' }).click();
     await waitForExitCode(three, c, 130);
-    // The others saw it too, live, on their one connection each.
-    await waitForExitCode(one, c, 130);
     for (const [tab, id] of [[one, a], [two, b]] as const) {
       await selectProcess(tab, id);
       await tab.getByRole('button', { name: 'Terminate' }).click();
-      await waitForExitCode(tab, id, 143);
+      await waitForExitCode(tab, id, 137);
     }
+  });
+
+  it("another tab sees a process's exit live (the processes table follows the host)", async () => {
+    const [one, two] = [await openPage(), await openPage()];
+    if (one === undefined || two === undefined) throw new Error('two tabs');
+    const id = await startByForm(two, 'sleep\n600', { argv: true });
+    await processRow(one, id).waitFor();
+    await two.getByRole('button', { name: 'Interrupt' }).click();
+    await waitForExitCode(two, id, 130);
+    await waitForExitCode(one, id, 130);
   });
 
   it('axe-core reports no serious or critical violation', async () => {
