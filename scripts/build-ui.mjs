@@ -48,6 +48,7 @@ const html = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
+<link rel="icon" href="data:,">
 <title>exec-rx host</title>
 <link rel="stylesheet" href="/ui/${style}">
 <script defer src="/ui/${script}"></script>

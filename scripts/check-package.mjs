@@ -8,6 +8,9 @@
  *   must resolve to types and JavaScript that agree under node10, node16 (CommonJS and ESM importers) and
  *   bundler resolution. node10 works through `typesVersions`.
  *
+ * - the dashboard: the tarball carries `dist/ui/index.html` and the hashed `dist/ui/app-*.js` / `.css` it names
+ *   (the host serves them at `/`).
+ *
  * Run `npm run build` first. Exits non-zero on any finding; the temporary directory is always removed.
  */
 import { execFileSync } from 'node:child_process';
@@ -22,9 +25,11 @@ import { formatMessage } from 'publint/utils';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CHILD_TIMEOUT_MS = 120_000;
 
-if (!existsSync(join(root, 'dist', 'src', 'index.js'))) {
-  console.error('package:check: dist/src/index.js is missing; run `npm run build` first');
-  process.exit(1);
+for (const built of [['dist', 'src', 'index.js'], ['dist', 'ui', 'index.html']]) {
+  if (!existsSync(join(root, ...built))) {
+    console.error(`package:check: ${built.join('/')} is missing; run \`npm run build\` first`);
+    process.exit(1);
+  }
 }
 
 /** The path of a dev dependency's command-line script (from its package.json `bin`). */
@@ -44,9 +49,21 @@ try {
     timeout: CHILD_TIMEOUT_MS,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const [{ filename, entryCount }] = JSON.parse(packed);
+  const [{ filename, entryCount, files }] = JSON.parse(packed);
   const tarball = join(work, filename);
   console.log(`packed ${filename} (${entryCount} files)`);
+
+  // The dashboard: index.html and every file it references are in the package.
+  const packedPaths = new Set(files.map((file) => file.path));
+  const index = readFileSync(join(root, 'dist', 'ui', 'index.html'), 'utf8');
+  const referenced = [...index.matchAll(/(?:href|src)="\/ui\/([^"]+)"/g)].map((match) => `dist/ui/${match[1]}`);
+  const missing = ['dist/ui/index.html', ...referenced].filter((path) => !packedPaths.has(path));
+  if (referenced.length < 2 || missing.length > 0) {
+    failed = true;
+    console.error(`dashboard: the package lacks ${missing.join(', ') || 'the script and style index.html references'}`);
+  } else {
+    console.log(`dashboard: dist/ui/index.html and ${referenced.join(', ')} are packed`);
+  }
 
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const bytes = readFileSync(tarball);

@@ -141,6 +141,7 @@ export class App {
     if (current !== undefined) {
       this.selected = current;
       this.pane.show(current);
+      this.terminal.setTakesInput(this.operate && current.tty && current.state === 'running');
     } else if (this.selected.environmentId === this.environmentId && this.overview.length > 0) {
       // Released (or gone): nothing is selected any more.
       this.clearSelection();
@@ -172,6 +173,7 @@ export class App {
     this.processes.setSelected(process.id);
     this.pane.show(process);
     this.terminal.reset(process.tty);
+    this.terminal.setTakesInput(this.operate && process.tty && process.state === 'running');
     this.gate.reset();
     this.asked$.next({ environmentId: process.environmentId, processId: process.id });
     if (process.tty && process.state === 'running' && this.operate) this.sendSize();

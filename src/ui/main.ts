@@ -44,3 +44,9 @@ async function boot(): Promise<void> {
 
 adoptFragmentToken();
 void boot();
+// The printed url opened in a tab that shows the page already only changes the fragment: no reload.
+window.addEventListener('hashchange', () => {
+  if (!/(?:^|&)token=/.test(location.hash.slice(1))) return;
+  adoptFragmentToken();
+  location.reload();
+});

@@ -16,8 +16,8 @@ import type { OutputRecorder } from './test-hook';
 const NEWLINE = 0x0a;
 const encoder = new TextEncoder();
 
-/** `[HH:MM:SS.mmm] ` in dim, for a line's start. */
-const stamp = (time: number): string => `\x1b[2m[${new Date(time).toISOString().slice(11, 23)}]\x1b[22m `;
+/** `[HH:MM:SS.mmm] ` in the theme's grey (bright black: readable contrast, unlike SGR dim), for a line's start. */
+const stamp = (time: number): string => `\x1b[90m[${new Date(time).toISOString().slice(11, 23)}]\x1b[39m `;
 
 /** The terminal pane. */
 export class TerminalView {
@@ -31,6 +31,10 @@ export class TerminalView {
   /** The next output byte starts a line (for timestamps). */
   private atLineStart = true;
   private gate: FlowGate | undefined;
+  /** Whether typing goes to the process (a running tty, operate token): then Tab is the process's too. */
+  private takesInput = false;
+  /** Escape was the last key: a Tab now leaves the terminal even when it takes input. */
+  private escaped = false;
   private recorder: OutputRecorder = { record: () => undefined };
 
   /** The size the terminal fits its pane at, on each change (debounced 150 ms). */
@@ -47,6 +51,28 @@ export class TerminalView {
       distinctUntilChanged((a, b) => a.rows === b.rows && a.cols === b.cols),
     );
     this.terminal.onResize((size) => this.fitted$.next(size));
+    this.terminal.attachCustomKeyEventHandler((event) => this.keyGoesToTerminal(event));
+  }
+
+  /**
+   * No keyboard trap: Tab and Shift+Tab move the focus on, unless the terminal takes input (a running tty),
+   * where Tab is the program's (completion) and Escape then Tab moves on.
+   */
+  private keyGoesToTerminal(event: KeyboardEvent): boolean {
+    if (event.type !== 'keydown') return true;
+    if (event.key === 'Tab') {
+      const leave = !this.takesInput || this.escaped;
+      this.escaped = false;
+      return !leave;
+    }
+    this.escaped = event.key === 'Escape';
+    return true;
+  }
+
+  /** Whether typing goes to the process now (see {@link keyGoesToTerminal}). */
+  setTakesInput(takes: boolean): void {
+    this.takesInput = takes;
+    this.terminal.options.disableStdin = !takes;
   }
 
   /** Puts the terminal into its pane (once the pane is in the document) and keeps it fitted. */
@@ -72,7 +98,7 @@ export class TerminalView {
   reset(tty: boolean): void {
     this.terminal.reset();
     this.terminal.options.convertEol = !tty;
-    this.terminal.options.disableStdin = !tty;
+    this.setTakesInput(false);
     this.atLineStart = true;
     this.search.clearDecorations();
   }
