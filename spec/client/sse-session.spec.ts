@@ -11,7 +11,7 @@ import { DEFAULT_RETRY_POLICY } from '../../src/client/retry';
 import type { SseSession } from '../../src/client/sse-session';
 import { refusalOf, runSse } from '../../src/client/sse-session';
 import { VirtualClock } from '../support/virtual-time';
-import { FakeFetch, frames, SseBody } from './fake-fetch';
+import { empty, FakeFetch, frames, networkError, problem, SseBody } from './fake-fetch';
 
 const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 4 };
 
@@ -98,5 +98,29 @@ describe('runSse', () => {
       [policy.streamIdleMs, '1'],
     ]);
     expect(session.seen).toEqual(['output:1', 'output:2', 'closed:3']);
+  });
+  it('tells the session why each connection dropped or could not be made (onDrop), and nothing once it is finished', async () => {
+    const fake = new FakeFetch().reply(
+      networkError(),
+      problem(503, 'CLOSED', { headers: { 'retry-after': '0' } }),
+      new SseBody(frames.output(1, 'a')).fail(),
+      new SseBody(frames.output(2, 'b'), frames.restart(1)),
+      empty(502),
+      new SseBody(frames.output(3, 'c')).end(),
+      new SseBody(frames.closed(4)).end(),
+    );
+    const connection: HostConnection = { baseUrl: 'http://host.test', token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5, scheduler: asyncScheduler };
+    const drops: string[] = [];
+    const session = { ...followingSession(), onDrop: (reason: string) => void drops.push(reason) };
+    await runSse(connection, 'events', session, new AbortController().signal);
+    expect(session.seen).toEqual(['output:1', 'output:2', 'output:3', 'closed:4']);
+    expect(drops).toEqual([
+      'the host is unreachable: fetch failed (connect ECONNREFUSED 127.0.0.1:9)',
+      'the host is busy (HTTP 503)',
+      'the connection dropped: terminated',
+      'the host is restarting',
+      'a gateway could not reach the host (HTTP 502)',
+      'the host ended the stream',
+    ]);
   });
 });

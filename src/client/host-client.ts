@@ -9,12 +9,12 @@ import { distinctUntilChanged, map } from 'rxjs/operators';
 import { HostApiError } from './host-api-error';
 import * as E from 'fp-ts/lib/Either';
 import { decodeWith } from '../wire/decode';
-import { API_PREFIX, ProcessResource as ProcessResourceCodec, TerminateResult, WaitResult as WaitResultCodec } from '../wire/operator-api';
+import { API_PREFIX, HostAnswer, LogTicket, ProcessResource as ProcessResourceCodec, TerminateResult, WaitResult as WaitResultCodec } from '../wire/operator-api';
 import { encodeBase64 } from './base64';
 import type { ApiAnswer, HostConnection } from './host-connection';
 import { send } from './host-connection';
 import type { AbortOptions, TtySize } from '../wire/shared-types';
-import type { EnvironmentOverview, HostProcessEvent, HostStartOptions, ProcessResource, RunOptions, RunResult, StartRequest, WaitResult } from './host-types';
+import type { EnvironmentOverview, HostInfo, HostProcessEvent, HostStartOptions, LogUrlOptions, ProcessResource, RunOptions, RunResult, StartRequest, WaitResult, WatchEvent, WatchSelection } from './host-types';
 import { overview } from './overview-stream';
 import type { ProcessEventsOptions } from './process-event-stream';
 import { processEvents } from './process-event-stream';
@@ -26,6 +26,7 @@ import { RunCollector } from './run-process';
 import { ClientLifetime } from './client-lifetime';
 import type { SnapshotIteratorOptions } from './snapshot-iterator';
 import { snapshotIterator } from './snapshot-iterator';
+import { watch } from './watch-stream';
 
 /** Options of a {@link HostClient}. */
 export interface HostClientOptions {
@@ -55,6 +56,8 @@ const segment = encodeURIComponent;
 const decodeProcess = decodeWith(ProcessResourceCodec);
 const decodeTerminate = decodeWith(TerminateResult);
 const decodeWait = decodeWith(WaitResultCodec);
+const decodeHost = decodeWith(HostAnswer);
+const decodeTicket = decodeWith(LogTicket);
 const newId = (): string => globalThis.crypto.randomUUID();
 
 /** A client of one host's operator API. Holds no connection between calls; every stream is cold. */
@@ -81,6 +84,49 @@ export class HostClient implements AsyncDisposable {
    */
   get environments$(): Observable<readonly EnvironmentOverview[]> {
     return this.lifetime.observe(overview(this.connection));
+  }
+
+  /**
+   * Who this client's token is (`GET /api/v1/host`): the host instance and the caller's name, role and
+   * environments, so a page can show what the token may do. Rejects with HostApiError (`UNAUTHORIZED`
+   * for a token the host does not accept, `HOST_UNREACHABLE` …) or `signal.reason` when aborted.
+   */
+  async host(options: AbortOptions = {}): Promise<HostInfo> {
+    const answer = await this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'GET', path: `${API_PREFIX}/host`, signal, retry: 'idempotent' }));
+    const host = decodeHost(answer.body);
+    if (E.isLeft(host)) throw new HostApiError('DECODE_FAILED', `host: the host answered something else than who the caller is: ${host.left.message}`, answer.status, answer.hostInstance);
+    const { name, role, environments } = host.right.caller;
+    return { hostInstance: host.right.hostInstance, caller: { name, role, environments } };
+  }
+
+  /**
+   * The overview and, with `selection`, that process's events, on ONE connection (a browser tab's one
+   * long-lived stream): `overview` snapshots as {@link environments$} gives them, the process's events as
+   * {@link events$} gives them (each once, in order, resumed after the last seq emitted across dropped
+   * connections), `processFailed` when the process failed or is not there (the overview goes on), and
+   * `connection` when the stream opens (`open`) or drops (`reconnecting`, with why). After the process
+   * closed, the overview goes on alone. Never completes by itself; errors with HostApiError when the
+   * host refuses (`UNAUTHORIZED`, `FORBIDDEN_ENVIRONMENT` …) or stays unreachable past `maxOfflineMs`.
+   * Cold; unsubscribing aborts the request. To select another process, subscribe anew.
+   */
+  watch$(selection?: WatchSelection): Observable<WatchEvent> {
+    return this.lifetime.observe(watch(this.connection, selection));
+  }
+
+  /**
+   * An absolute url that downloads the process's output bytes (`…/log?ticket=T`, with `&stream=` when
+   * one is asked) without a token: a browser navigates to it and saves the file itself
+   * (`Content-Disposition: attachment`). The ticket is good once, for 60 s, for this process only, and
+   * is not the token. View tokens may ask for one. Rejects with HostApiError (`PROCESS_NOT_FOUND` …) or
+   * `signal.reason` when aborted.
+   */
+  async logUrl(environmentId: string, processId: string, options: LogUrlOptions = {}): Promise<string> {
+    const answer = await this.post(environmentId, processId, 'log/tickets', undefined, options, 'idempotent');
+    const ticket = decodeTicket(answer.body);
+    if (E.isLeft(ticket)) throw new HostApiError('DECODE_FAILED', `logUrl: the host answered something else than a ticket: ${ticket.left.message}`, answer.status, answer.hostInstance);
+    const url = new URL(ticket.right.url, `${this.connection.baseUrl}/`);
+    if (options.stream !== undefined) url.searchParams.set('stream', options.stream);
+    return url.toString();
   }
 
   /**

@@ -196,3 +196,64 @@ export interface RunResult {
   /** When the host saw it exit (ISO-8601), as {@link WaitResult.exitedAt}. */
   readonly exitedAt: string | null;
 }
+
+/** Who the operator token is, as the host says (`GET /api/v1/host`). Never the token. */
+export interface HostCaller {
+  /** The token's name (what the host's logs and limits know it by). */
+  readonly name: string;
+  /** `view` reads, follows and downloads; `operate` does everything. */
+  readonly role: 'view' | 'operate';
+  /** The environments it may touch; `null`: every one. */
+  readonly environments: readonly string[] | null;
+}
+
+/** What `HostClient.host` answers. */
+export interface HostInfo {
+  /** The host instance (a UUID made at its start: a restarted host has another one). */
+  readonly hostInstance: string;
+  /** Who the token is. */
+  readonly caller: HostCaller;
+}
+
+/** The process whose events `HostClient.watch$` carries besides the overview. */
+export interface WatchSelection {
+  readonly environmentId: string;
+  readonly processId: string;
+  /** Start after this seq (what the subscriber already has). @default 0 */
+  readonly afterSeq?: number;
+}
+
+/** The selected process failed, or is not there (`PROCESS_NOT_FOUND` …): nothing more of it follows; the overview goes on. */
+export interface WatchProcessFailedEvent {
+  readonly type: 'processFailed';
+  /** The library's (or the API's) error code. */
+  readonly code: string;
+  readonly message: string;
+}
+
+/** A new overview snapshot: every environment with its processes. */
+export interface WatchOverviewEvent {
+  readonly type: 'overview';
+  readonly environments: readonly EnvironmentOverview[];
+}
+
+/**
+ * The watcher's own connection to the host: `open` when a connection opened, `reconnecting` (with why)
+ * when one dropped or could not be made and the client tries again.
+ */
+export interface WatchConnectionEvent {
+  readonly type: 'connection';
+  readonly state: 'open' | 'reconnecting';
+  /** Why it reconnects. */
+  readonly reason?: string;
+}
+
+/** What `HostClient.watch$` emits: overview snapshots, the selected process's events, and the connection's changes. */
+export type WatchEvent = WatchOverviewEvent | HostProcessEvent | WatchProcessFailedEvent | WatchConnectionEvent;
+
+/** Options of `HostClient.logUrl`. */
+export interface LogUrlOptions {
+  /** Only this stream's bytes. @default every stream */
+  readonly stream?: 'stdout' | 'stderr' | 'pty';
+  readonly signal?: AbortSignal;
+}

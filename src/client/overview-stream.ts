@@ -13,6 +13,14 @@ import { refusalOf, runSse } from './sse-session';
 
 const decodeOverview = decodeWith(Overview);
 
+/** The environments of an `overview` event's data; throws HostApiError `DECODE_FAILED` for anything else. */
+export function overviewOf(data: string): readonly EnvironmentOverview[] {
+  const parsed = parseJson(data);
+  const snapshot = E.isRight(parsed) ? decodeOverview(parsed.right) : parsed;
+  if (E.isLeft(snapshot)) throw new HostApiError('DECODE_FAILED', `overview: ${snapshot.left.message}`, undefined, undefined);
+  return snapshot.right.environments;
+}
+
 /**
  * Emits the environments (each with its processes) on each change, the first snapshot as soon as the
  * stream opens. Never completes by itself; errors with HostApiError when the host refuses (401 …) or
@@ -37,12 +45,10 @@ export function overview(connection: HostConnection): Observable<readonly Enviro
       onEnd: () => undefined,
       onMessage: (message: { readonly event: string; readonly data: string }) => {
         if (message.event !== 'overview') return;
-        const parsed = parseJson(message.data);
-        const snapshot = E.isRight(parsed) ? decodeOverview(parsed.right) : parsed;
-        if (E.isLeft(snapshot)) throw new HostApiError('DECODE_FAILED', `overview: ${snapshot.left.message}`, undefined, undefined);
+        const environments = overviewOf(message.data);
         if (opening) opening = false;
         else changes += 1;
-        subscriber.next(snapshot.right.environments);
+        subscriber.next(environments);
       },
     };
     runSse(connection, 'overview', session, abort.signal).then(

@@ -6,6 +6,7 @@
 import * as E from 'fp-ts/lib/Either';
 import type * as t from 'io-ts';
 import { Observable } from 'rxjs';
+import type { ExecClientErrorCode } from '../errors';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { API_PREFIX, ClosedEventData, ExitedEventData, FailedEventData, HOST_INSTANCE_HEADER, OutputEventData, TruncatedEventData } from '../wire/operator-api';
@@ -32,11 +33,80 @@ function decoded<A>(codec: t.Type<A, unknown, unknown>, data: string, what: stri
   return result.right;
 }
 
+/** A `failed` event's data: why the process (or its stream) ended without `closed`. */
+export interface ProcessFailure {
+  readonly type: 'failed';
+  readonly code: ExecClientErrorCode;
+  readonly message: string;
+}
+
+/**
+ * Reads one process's SSE messages into events, once each and in seq order: a repeat (a resumed
+ * stream's overlap) gives nothing; a skip without a `truncated` marker is a hole, thrown as
+ * `PROCESS_GAP`; a message that does not decode throws `DECODE_FAILED`. Tracks the last seq, to resume after.
+ */
+export class ProcessEventReader {
+  /** `closed` or `failed` came: nothing follows it. */
+  ended = false;
+
+  constructor(
+    /** The last seq handed on (or to resume after). */
+    public lastSeq: number,
+  ) {}
+
+  /** Whether `event` is one of a process's event stream's. */
+  static carries(event: string): boolean {
+    return event === 'output' || event === 'exited' || event === 'closed' || event === 'truncated' || event === 'failed';
+  }
+
+  /** The event `message` carries, if it is the next one; `undefined` for a repeat, a message of another kind, or after the end. */
+  read(message: SseMessage): HostProcessEvent | ProcessFailure | undefined {
+    if (this.ended) return undefined;
+    switch (message.event) {
+      case 'output': {
+        const data = decoded(OutputEventData, message.data, 'output event');
+        const chunk = decodeBase64(data.chunk);
+        if (chunk === undefined) throw new HostApiError('DECODE_FAILED', 'output event: its chunk is not standard padded base64', undefined, undefined);
+        return this.accept(data.seq) ? { type: 'output', seq: data.seq, stream: data.stream, chunk, ...timed(data.time) } : undefined;
+      }
+      case 'exited': {
+        const data = decoded(ExitedEventData, message.data, 'exited event');
+        return this.accept(data.seq) ? { type: 'exited', seq: data.seq, exitCode: data.exitCode, ...timed(data.time) } : undefined;
+      }
+      case 'closed': {
+        const data = decoded(ClosedEventData, message.data, 'closed event');
+        if (!this.accept(data.seq)) return undefined;
+        this.ended = true;
+        return { type: 'closed', seq: data.seq, ...timed(data.time) };
+      }
+      case 'truncated': {
+        const data = decoded(TruncatedEventData, message.data, 'truncated event');
+        if (data.nextSeq <= this.lastSeq + 1) return undefined;
+        this.lastSeq = data.nextSeq - 1;
+        return { type: 'truncated', nextSeq: data.nextSeq, droppedEvents: data.droppedEvents, ...(data.reason === undefined ? {} : { reason: data.reason }) };
+      }
+      case 'failed': {
+        const data = decoded(FailedEventData, message.data, 'failed event');
+        this.ended = true;
+        return { type: 'failed', code: data.code, message: data.message };
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** Whether `seq` is the next one: a repeat is skipped; a skip without a `truncated` marker is a hole, loudly. */
+  private accept(seq: number): boolean {
+    if (seq <= this.lastSeq) return false;
+    if (seq !== this.lastSeq + 1) throw new HostApiError('PROCESS_GAP', `events: the host sent seq ${seq} after ${this.lastSeq} with no truncated marker`, undefined, undefined);
+    this.lastSeq = seq;
+    return true;
+  }
+}
+
 /** Follows one process's event stream, tracking the last seq delivered so every reconnect resumes after it. */
 class Follower implements SseSession {
-  private lastSeq: number;
-  /** `closed` came: nothing follows it. */
-  private ended = false;
+  private readonly reader: ProcessEventReader;
   /** The host ended a stream whole (with `follow: false`, all it held was delivered). */
   private drained = false;
   private everFound = false;
@@ -51,7 +121,7 @@ class Follower implements SseSession {
     /** The consumer's room, when it can fall behind. */
     private readonly gate: () => Promise<void> | undefined = () => undefined,
   ) {
-    this.lastSeq = afterSeq;
+    this.reader = new ProcessEventReader(afterSeq);
   }
 
   room(): Promise<void> | undefined {
@@ -59,16 +129,16 @@ class Follower implements SseSession {
   }
 
   path(): string {
-    return `${this.basePath}?after=${this.lastSeq}${this.follow ? '' : '&follow=false'}`;
+    return `${this.basePath}?after=${this.reader.lastSeq}${this.follow ? '' : '&follow=false'}`;
   }
 
   /** Over after `closed`; without `follow`, once a stream ended whole (a cut one is resumed). */
   finished(): boolean {
-    return this.ended || (!this.follow && this.drained);
+    return this.reader.ended || (!this.follow && this.drained);
   }
 
   progress(): number {
-    return this.lastSeq;
+    return this.reader.lastSeq;
   }
 
   /**
@@ -96,49 +166,10 @@ class Follower implements SseSession {
   }
 
   onMessage(message: SseMessage): void {
-    if (this.ended) return;
-    switch (message.event) {
-      case 'output': {
-        const data = decoded(OutputEventData, message.data, 'output event');
-        const chunk = decodeBase64(data.chunk);
-        if (chunk === undefined) throw new HostApiError('DECODE_FAILED', 'output event: its chunk is not standard padded base64', undefined, undefined);
-        if (this.accept(data.seq)) this.emit({ type: 'output', seq: data.seq, stream: data.stream, chunk, ...timed(data.time) });
-        return;
-      }
-      case 'exited': {
-        const data = decoded(ExitedEventData, message.data, 'exited event');
-        if (this.accept(data.seq)) this.emit({ type: 'exited', seq: data.seq, exitCode: data.exitCode, ...timed(data.time) });
-        return;
-      }
-      case 'closed': {
-        const data = decoded(ClosedEventData, message.data, 'closed event');
-        if (!this.accept(data.seq)) return;
-        this.ended = true;
-        this.emit({ type: 'closed', seq: data.seq, ...timed(data.time) });
-        return;
-      }
-      case 'truncated': {
-        const data = decoded(TruncatedEventData, message.data, 'truncated event');
-        if (data.nextSeq <= this.lastSeq + 1) return;
-        this.lastSeq = data.nextSeq - 1;
-        this.emit({ type: 'truncated', nextSeq: data.nextSeq, droppedEvents: data.droppedEvents, ...(data.reason === undefined ? {} : { reason: data.reason }) });
-        return;
-      }
-      case 'failed': {
-        const data = decoded(FailedEventData, message.data, 'failed event');
-        throw new HostApiError(data.code, data.message, undefined, undefined);
-      }
-      default:
-        return;
-    }
-  }
-
-  /** Whether `seq` is the next one: a repeat is skipped; a skip without a `truncated` marker is a hole, loudly. */
-  private accept(seq: number): boolean {
-    if (seq <= this.lastSeq) return false;
-    if (seq !== this.lastSeq + 1) throw new HostApiError('PROCESS_GAP', `events: the host sent seq ${seq} after ${this.lastSeq} with no truncated marker`, undefined, undefined);
-    this.lastSeq = seq;
-    return true;
+    const event = this.reader.read(message);
+    if (event === undefined) return;
+    if (event.type === 'failed') throw new HostApiError(event.code, event.message, undefined, undefined);
+    this.emit(event);
   }
 }
 

@@ -37,6 +37,12 @@ export interface SseSession {
    * promise that resolves once it has. Absent: the body is read as fast as it comes.
    */
   room?(): Promise<void> | undefined;
+  /**
+   * A connection dropped (cut, ended by the host, the host restarting) or could not be made (refused,
+   * busy, unreachable), and the loop will try again: `reason` says why, in words. Not called once the
+   * session is finished or stopped, nor for a refusal (that ends the session).
+   */
+  onDrop?(reason: string): void;
 }
 
 /** The longest wait a host's come-back event is taken at its word for (a larger `retryMs` is capped). */
@@ -99,20 +105,26 @@ export async function runSse(connection: HostConnection, what: string, session: 
         if (message.event === RESTART_EVENT) comeBackMs = comeBackDelay(message.data);
         else handle(session, message, what);
       };
+      let dropped = 'the host ended the stream';
       try {
         // Nothing follows a come-back event: reading stops there.
         await readSse(response, onMessage, { stop: () => comeBackMs !== undefined || session.finished(), onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) });
         if (comeBackMs === undefined) session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
+        dropped = attempt.signal.aborted ? `no byte from the host for ${connection.policy.streamIdleMs} ms` : `the connection dropped: ${messageOf(error)}`;
       } finally {
         endAttempt();
       }
       if (comeBackMs !== undefined) {
         failures = 0;
-        if (!session.finished()) await wait(comeBackMs);
+        if (!session.finished()) {
+          session.onDrop?.('the host is restarting');
+          await wait(comeBackMs);
+        }
         continue;
       }
+      if (!session.finished()) session.onDrop?.(dropped);
       // A cut after progress reconnects at once; streams that keep ending without progress back off.
       failures = session.progress() > before ? 0 : failures + 1;
       if (failures > 0 && !session.finished()) await wait(backoffDelay(failures - 1, connection.policy, connection.random));
@@ -120,6 +132,7 @@ export async function runSse(connection: HostConnection, what: string, session: 
     }
     endAttempt();
     if (response !== undefined && isBusy(response.status)) {
+      session.onDrop?.(`the host is busy (HTTP ${response.status})`);
       await response.body?.cancel();
       // A host that keeps answering 503 (its environment failed, its streams are full) is unavailable
       // like one that does not answer; 429 only asks to slow down.
@@ -128,10 +141,24 @@ export async function runSse(connection: HostConnection, what: string, session: 
       continue;
     }
     if (response !== undefined && !isGatewayFailure(response.status)) throw await session.refusal(response);
+    session.onDrop?.(response === undefined ? `the host is unreachable: ${messageOf(cause)}` : `a gateway could not reach the host (HTTP ${response.status})`);
     await response?.body?.cancel();
     await wait(offline.next(backoffDelay(failures++, connection.policy, connection.random), cause));
   }
 }
+
+/**
+ * An error's message, and its cause's (fetch's `TypeError: fetch failed` says why only there). Read by
+ * shape, not `instanceof`: fetch's errors may come from another realm.
+ */
+function messageOf(error: unknown): string {
+  const own = textOf(error) ?? String(error);
+  const cause = typeof error === 'object' && error !== null && 'cause' in error ? textOf(error.cause) : undefined;
+  return cause === undefined || cause === '' ? own : `${own} (${cause})`;
+}
+
+/** The `message` of an error-like value, if it has one. */
+const textOf = (value: unknown): string | undefined => (typeof value === 'object' && value !== null && 'message' in value && typeof value.message === 'string' ? value.message : undefined);
 
 /** The wait a come-back event asks for (its `retryMs`, capped); 1 s when its data cannot be read. */
 function comeBackDelay(data: string): number {

@@ -197,6 +197,8 @@ describe('operator API for a one-connection page', () => {
       await unauthorized(`${paths.host}${ticket}`);
       // A POST with a ticket is not a download.
       expectProblem(await setup.api.as(null).post(`${paths.process(setup.environmentId, first)}/log/tickets${ticket}`), 401, 'UNAUTHORIZED', setup.host.instanceId);
+      // A HEAD does not take a ticket (nor use it up).
+      expect((await setup.api.as(null).request('HEAD', other)).status).toBe(401);
       // The ticket tried elsewhere was not used up: it still downloads its own log.
       expect((await setup.api.as(null).get(other)).status).toBe(200);
       expectProblem(await setup.api.post(`${paths.process(setup.environmentId, 'no-such-process')}/log/tickets`), 404, 'PROCESS_NOT_FOUND', setup.host.instanceId);

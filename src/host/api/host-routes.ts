@@ -143,18 +143,19 @@ export class HostRoutes {
     seen.environmentId = environmentId;
     seen.processId = match.params['processId'];
     if (environmentId !== undefined && !mayTouch(caller, environmentId)) throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
-    if (caller.role === 'view' && !VIEW_METHODS.has(method) && !(match.route.reads ?? []).some((read) => read === method)) throw new ApiProblem(403, 'FORBIDDEN_ROLE', `token ${caller.name} has the view role: it may only read, follow and wait (GET, HEAD, POST …/wait)`);
+    if (caller.role === 'view' && !VIEW_METHODS.has(method) && !(match.route.reads ?? []).some((read) => read === method)) throw new ApiProblem(403, 'FORBIDDEN_ROLE', `token ${caller.name} has the view role: it may only read, follow, wait and download (GET, HEAD, POST …/wait, POST …/log/tickets)`);
     applyPolicy(res, match.route.response);
     await match.handler({ req, res, params: match.params, query: match.query, caller, audit: seen.note });
   }
 
   /**
-   * The caller a download ticket stands for: only for a GET or HEAD without `Authorization`, on a row
+   * The caller a download ticket stands for: only for a GET without `Authorization`, on a row
    * that takes tickets (`TokenRoute.ticket`), which redeems it (once). Anything else, a path the table
    * does not have included, is `undefined` (then 401, revealing nothing).
    */
   private byTicket(req: IncomingMessage, method: string, target: string): OperatorCaller | undefined {
-    if (req.headers.authorization !== undefined || (method !== 'GET' && method !== 'HEAD')) return undefined;
+    // Only a GET: a HEAD (a link checker, a download manager's probe) must not use the ticket up.
+    if (req.headers.authorization !== undefined || method !== 'GET') return undefined;
     let match;
     try {
       match = this.router.match(method, target);

@@ -21,7 +21,7 @@ const eventStream = (description: string): Json => ({ description, content: { 't
 const STATUS_TEXT: Record<number, string> = {
   400: 'Malformed JSON, a body that does not match its schema (an unknown field included), an id that is not a safe id, or a query parameter (`after`, `follow`, `stream`, `tail`, `since`) out of its range or given twice.',
   401: 'No operator token, or a wrong one (no detail is given).',
-  403: 'The token may not do this: `FORBIDDEN_ROLE` (a `view` token: it may only GET, follow and wait) or `FORBIDDEN_ENVIRONMENT` (a token limited to other environments). With `--cors-origin`, `FORBIDDEN_ORIGIN` answers a preflight (OPTIONS) from an origin not listed.',
+  403: 'The token may not do this: `FORBIDDEN_ROLE` (a `view` token: it may only GET, follow, wait and ask for a download ticket) or `FORBIDDEN_ENVIRONMENT` (a token limited to other environments). With `--cors-origin`, `FORBIDDEN_ORIGIN` answers a preflight (OPTIONS) from an origin not listed.',
   404: 'No such environment, process or route.',
   405: 'The path exists but not with this method (`Allow` lists those it has).',
   409: 'The request conflicts with the process: (`/wait`) it failed or was lost instead of exiting; it has no stdin, its input ended, or it has not closed; or (`/log`) the host keeps no output log (no data dir); or (a start) `START_UNKNOWN`: a start with this Idempotency-Key was in flight when the host stopped, and its executor has no such process.',

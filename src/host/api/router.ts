@@ -82,7 +82,7 @@ export interface TokenRoute {
   /** The methods that are acts the audit trail records, and the act of each. @default none */
   readonly audit?: Readonly<Partial<Record<HttpMethod, AuditAct>>>;
   /**
-   * A GET (or HEAD) without `Authorization` may present a download ticket in `?ticket=` instead of a
+   * A GET without `Authorization` may present a download ticket in `?ticket=` instead of a
    * token (a browser's navigation carries no header): this redeems it for the caller it stands for, or
    * `undefined` (401). See `./log-tickets`. @default none: a token only
    */
