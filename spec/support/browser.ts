@@ -147,11 +147,16 @@ export async function waitForBytes(page: Page, count: number, timeout = 90_000):
   await page.waitForFunction((n) => ((globalThis as unknown as PageWindow).execRxTest?.bytes().length ?? 0) >= n, count, { timeout, polling: 100 });
 }
 
-/** Why `seqs` is not one contiguous, unique, ascending run ('' when it is). */
-export function seqProblem(seqs: readonly number[]): string {
-  for (let i = 1; i < seqs.length; i += 1) {
-    const [before, now] = [seqs[i - 1] ?? 0, seqs[i] ?? 0];
-    if (now !== before + 1) return `seq ${now} follows ${before} at index ${i}`;
+/**
+ * Why the page's output seqs are not the host's (''; when they are): the same seqs in the same order,
+ * each once. The host's seqs are one counter per process shared by output, exited and closed, and
+ * `exited` may come before the last output, so the output seqs alone may skip the exited one.
+ */
+export function seqProblem(seqs: readonly number[], hostSeqs: readonly number[]): string {
+  if (seqs.length === 0) return 'no seqs';
+  if (new Set(seqs).size !== seqs.length) return `${seqs.length - new Set(seqs).size} seq(s) twice`;
+  for (let i = 0; i < Math.max(seqs.length, hostSeqs.length); i += 1) {
+    if (seqs[i] !== hostSeqs[i]) return `at index ${i} the page has seq ${String(seqs[i])}, the host ${String(hostSeqs[i])} (page ${seqs.length} seqs, host ${hostSeqs.length})`;
   }
-  return seqs.length === 0 ? 'no seqs' : '';
+  return '';
 }
