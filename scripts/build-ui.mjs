@@ -4,6 +4,7 @@
  * imports xterm's CSS) with esbuild into dist/ui/: `app-[hash].js` and `app-[hash].css`, minified, each
  * with its source map as a file beside it, and a generated `index.html` that references them. The host
  * serves `index.html` at `/` (never cached) and the hashed files under `/ui/` (cached for a year).
+ * `--outdir DIR` writes them elsewhere (a spec builds into a temporary folder).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -11,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const outdir = join(root, 'dist', 'ui');
+const outdirAt = process.argv.indexOf('--outdir');
+const outdir = outdirAt > 0 && process.argv[outdirAt + 1] !== undefined ? resolve(process.argv[outdirAt + 1]) : join(root, 'dist', 'ui');
 
 rmSync(outdir, { recursive: true, force: true });
 mkdirSync(outdir, { recursive: true });
@@ -59,4 +61,4 @@ const html = `<!doctype html>
 </html>
 `;
 writeFileSync(join(outdir, 'index.html'), html);
-console.log(`build-ui: dist/ui/index.html, ${outputs.join(', ')}`);
+console.log(`build-ui: ${outdir}: index.html, ${outputs.join(', ')}`);

@@ -7,6 +7,8 @@
  * - Are the Types Wrong? (`attw`, default "strict" profile): every entry point (`exec-rx`, `exec-rx/host`)
  *   must resolve to types and JavaScript that agree under node10, node16 (CommonJS and ESM importers) and
  *   bundler resolution. node10 works through `typesVersions`.
+ * - the operator API's OpenAPI document: the tarball holds `dist/openapi.json` (what `npm run build`
+ *   writes), the same bytes as the committed `docs/openapi.json`.
  *
  * - the dashboard: the tarball carries `dist/ui/index.html` and the hashed `dist/ui/app-*.js` / `.css` it names
  *   (the host serves them at `/`).
@@ -63,6 +65,16 @@ try {
     console.error(`dashboard: the package lacks ${missing.join(', ') || 'the script and style index.html references'}`);
   } else {
     console.log(`dashboard: dist/ui/index.html and ${referenced.join(', ')} are packed`);
+  }
+
+  if (!packedPaths.has('dist/openapi.json')) {
+    failed = true;
+    console.error('openapi: dist/openapi.json is not in the package (npm run build writes it; package.json `files` must list it)');
+  } else if (readFileSync(join(root, 'dist', 'openapi.json'), 'utf8') !== readFileSync(join(root, 'docs', 'openapi.json'), 'utf8')) {
+    failed = true;
+    console.error('openapi: dist/openapi.json differs from docs/openapi.json: run `npm run openapi` and commit docs/openapi.json');
+  } else {
+    console.log('openapi: dist/openapi.json is packed, equal to docs/openapi.json');
   }
 
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));

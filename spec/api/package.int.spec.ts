@@ -59,9 +59,9 @@ describe('the build in a clone', () => {
 });
 
 describe('the packed tarball', () => {
-  it('holds the build, the bin, the dashboard and the package files, and no specs, benchmarks or docs', () => {
-    expect(tarball.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/host/index.js', 'dist/src/host/index.d.ts', 'dist/src/cli/main.js', 'dist/ui/index.html']));
-    expect(tarball.files.filter((file) => !file.startsWith('dist/src/') && file !== 'package.json' && file !== 'README.md' && !/^dist\/ui\/(index\.html|app-[A-Z0-9]+\.(js|css)(\.map|\.LEGAL\.txt)?)$/.test(file))).toEqual([]);
+  it('holds the build, the bin, the dashboard, the OpenAPI document and the package files, and no specs, benchmarks or docs', () => {
+    expect(tarball.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/host/index.js', 'dist/src/host/index.d.ts', 'dist/src/cli/main.js', 'dist/ui/index.html', 'dist/openapi.json']));
+    expect(tarball.files.filter((file) => !file.startsWith('dist/src/') && file !== 'package.json' && file !== 'README.md' && file !== 'dist/openapi.json' && !/^dist\/ui\/(index\.html|app-[A-Z0-9]+\.(js|css)(\.map|\.LEGAL\.txt)?)$/.test(file))).toEqual([]);
     expect(tarball.files.filter((file) => /(^|\/)(spec|bench|docs)\//.test(file) || /\.spec\./.test(file))).toEqual([]);
   });
 

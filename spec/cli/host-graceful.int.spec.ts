@@ -60,7 +60,7 @@ describe('exec-rx host stopped with SIGTERM and started again while its executor
       expect(await within(first.run.done, 20_000, 'the host stopping')).toEqual({ code: 0, signal: null });
       const events = await opened.stream.ended(10_000);
       // The come-back event is the last, and nothing follows it (not even bytes).
-      expect(events[events.length - 1]).toEqual({ id: undefined, event: 'restart', data: '{"retryMs":1000}' });
+      expect(events[events.length - 1]).toEqual({ id: undefined, event: 'restart', data: '{"retryMs":1000}', retry: '1000' });
       expect(opened.stream.raw().endsWith(COME_BACK)).toBe(true);
       const firstRead = outputOf(events);
       expect(firstRead.others).toEqual(['restart']);

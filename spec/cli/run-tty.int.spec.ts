@@ -12,7 +12,7 @@ import { startOnPty } from './pty-host';
 /** Prints its size at start and on each SIGWINCH; exits 0 on Ctrl-C. */
 const SIZE_WATCHER = 'trap "stty size" WINCH; trap "exit 0" INT; stty size; echo ready; while :; do sleep 1 & wait $!; done';
 
-/** Terminal output as lines: the terminal turns each newline into CR LF (twice over for the command's own pty). */
+/** Terminal output as lines: the command's pty turns each newline into CR LF. */
 const lines = (text: string): string => text.replace(/\r+\n/g, '\n');
 
 describe('exec-rx run --tty on a terminal', () => {
@@ -49,6 +49,15 @@ describe('exec-rx run --tty on a terminal', () => {
     // may still be pending then, and its trap prints the last size once more.
     expect(lines(run.output())).toMatch(/^30 120\nready\n(?:40 1[02]0\n)?40 100\n(?:25 (?:100|90)\n)?25 90\n(?:\^C\n?)?(?:25 90\n)?$/);
     expect(recorded()).toEqual([]);
+  });
+
+  it('passes the pty through as ssh -t does: each line ends CR LF once, and an end of input typed before exec-rx took the terminal ends the command\'s input (no ^@)', async () => {
+    const run = onPty(30, 120, ['run', '--tty', '--', 'sh', '-c', 'stty size; cat; echo done']);
+    // Typed at once, while the terminal is still canonical: its line discipline keeps the end-of-file mark
+    // as a NUL and hands it to exec-rx once raw (script(1) does this when its own stdin ends).
+    run.type('\x04');
+    expect(await run.done).toBe(0);
+    expect(run.output()).toBe('30 120\r\ndone\r\n');
   });
 
   it('exits 127 for a missing program with the same message as without a terminal (the start not sized)', async () => {

@@ -74,9 +74,17 @@ describe('HostClient calls', () => {
   });
 
   it('interrupt: sent again after 503 and 429 (the host said it did not act)', async () => {
-    const fake = new FakeFetch().reply(problem(503, 'ENVIRONMENT_RECOVERING'), problem(429, 'RATE_LIMITED'), json(202, { status: 'interrupted' }));
+    const fake = new FakeFetch().reply(problem(503, 'ENVIRONMENT_RECOVERING'), problem(429, 'RATE_LIMITED'), json(200, { status: 'interrupted' }));
     await client(fake).interrupt(ENV, PID);
     expect(fake.calls.map((c) => `${c.method} ${c.url.pathname}`)).toEqual(Array.from({ length: 3 }, () => `POST /api/v1/environments/${ENV}/processes/${PID}/interrupt`));
+  });
+
+  it('interrupt: resolves on 200 (this host) and on 202 (an older host, which answered interrupt 202)', async () => {
+    const fake = new FakeFetch().reply(json(200, { status: 'interrupted' }), json(202, { status: 'interrupted' }));
+    const host = client(fake);
+    await host.interrupt(ENV, PID);
+    await host.interrupt(ENV, PID);
+    expect(fake.calls).toHaveLength(2);
   });
 
   it('endStdin, terminate, resize, release: retried after network errors; terminate says whether it ran', async () => {

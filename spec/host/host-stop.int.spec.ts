@@ -32,7 +32,7 @@ describe('HostServer.close (graceful stop)', () => {
     expect(steps).toEqual(['refusing', 'flushing output logs', 'ending event streams', 'closing output logs', 'closing executor sockets']);
     for (const stream of [events.stream, overview.stream]) {
       const all = await stream.ended(10_000);
-      expect(all[all.length - 1]).toEqual({ id: undefined, event: 'restart', data: '{"retryMs":250}' });
+      expect(all[all.length - 1]).toEqual({ id: undefined, event: 'restart', data: '{"retryMs":250}', retry: '250' });
       expect(stream.raw().endsWith(COME_BACK)).toBe(true);
     }
     expect(setup.log).toContain('stopping: 2 event stream(s) ended with the come-back event');

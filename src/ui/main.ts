@@ -31,7 +31,7 @@ async function boot(): Promise<void> {
   const token = storedToken();
   if (token === undefined) return showLogin(root, undefined, signIn);
   const client = new HostClient({ url: location.origin, token: () => storedToken() ?? '' });
-  const link = hostLink(client, location.origin, () => storedToken() ?? '');
+  const link = hostLink(client);
   try {
     const info = await link.host();
     new App(link, info, refused).mount(root);

@@ -112,7 +112,7 @@ describe('operator API: processes', () => {
     const interrupted = await start({ argv: ['sleep', '30'] });
     const terminated = await start({ argv: ['sleep', '30'] });
     const interrupt = await setup.api.post(paths.interrupt(ENV, interrupted.id));
-    expect({ status: interrupt.status, body: interrupt.body }).toEqual({ status: 202, body: { status: 'interrupted' } });
+    expect({ status: interrupt.status, body: interrupt.body }).toEqual({ status: 200, body: { status: 'interrupted' } });
     expect((await finished(setup.api, ENV, interrupted.id)).exitCode).toBe(130);
     expect((await setup.api.post(paths.terminate(ENV, terminated.id))).body).toEqual({ running: true });
     expect((await finished(setup.api, ENV, terminated.id)).exitCode).toBe(137);
@@ -142,7 +142,7 @@ describe('operator API: processes', () => {
     const answers = {
       host: await api.get(paths.host),
       created: await api.post(paths.processes(ENV), { argv: ['true'] }),
-      accepted: await api.post(paths.interrupt(ENV, interrupted.id)),
+      interrupted: await api.post(paths.interrupt(ENV, interrupted.id)),
       openapi: await api.get(paths.openapi, { token: null }),
       head: await api.request('HEAD', paths.openapi, { token: null }),
       unauthorized: await api.get(paths.host, { token: null }),
@@ -165,7 +165,7 @@ describe('operator API: processes', () => {
     const instances = Object.fromEntries(headers.map(([name, answer]) => [name, answer.headers[HOST_INSTANCE_HEADER]]));
     expect(instances).toEqual(Object.fromEntries(Object.keys(instances).map((name) => [name, setup.host.instanceId])));
     expect((answers.host.body as { hostInstance: string }).hostInstance).toBe(setup.host.instanceId);
-    expect(Object.values(answers).map((a) => a.status)).toEqual([200, 201, 202, 200, 200, 401, 404, 404, 405, 400, 400, 415, 409]);
+    expect(Object.values(answers).map((a) => a.status)).toEqual([200, 201, 200, 200, 200, 401, 404, 404, 405, 400, 400, 415, 409]);
     expect(released.status).toBe(204);
     expect((await setup.api.post(paths.terminate(ENV, sleeper.id))).body).toEqual({ running: true });
   });

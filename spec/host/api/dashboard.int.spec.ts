@@ -5,7 +5,8 @@
  * name is 404 and no request path reaches a file outside the set; an unbuilt dashboard answers `/` with
  * 503 and a page saying to run `npm run build`. A real host on loopback, with the files of a fixture.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OperatorTokens } from '../../../src/host/api/operator-tokens';
@@ -103,6 +104,28 @@ describe('host: serving the dashboard', () => {
       expect((await unbuilt.get('/ui/app-FIXTURE1.js')).status).toBe(404);
     } finally {
       rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('serves what scripts/build-ui.mjs builds: hashed script and style, their maps, an index.html with no inline code', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'exec-rx-ui-build-'));
+    try {
+      const root = join(__dirname, '..', '..', '..');
+      execFileSync(process.execPath, [join(root, 'scripts', 'build-ui.mjs'), '--outdir', out], { cwd: root, stdio: 'pipe', timeout: 120_000 });
+      const index = readFileSync(join(out, 'index.html'), 'utf8');
+      const referenced = [...index.matchAll(/(?:href|src)="\/ui\/([^"]+)"/g)].map((match) => match[1] ?? '');
+      expect(referenced).toEqual([expect.stringMatching(/^app-[A-Z0-9]{8}\.css$/), expect.stringMatching(/^app-[A-Z0-9]{8}\.js$/)]);
+      expect({ inlineScript: /<script(?![^>]*\ssrc=)[^>]*>/.test(index), inlineStyle: /<style|\sstyle=/.test(index) }).toEqual({ inlineScript: false, inlineStyle: false });
+      expect(readdirSync(out).filter((name) => name.endsWith('.map')).sort()).toEqual(referenced.map((name) => `${name}.map`).sort());
+      const { web: built } = await hostWith(out);
+      const page = await built.get('/');
+      expect({ status: page.status, csp: page.headers['content-security-policy'], body: page.text }).toEqual({ status: 200, csp: DASHBOARD_CSP, body: index });
+      for (const name of [...referenced, ...referenced.map((n) => `${n}.map`)]) {
+        const answer = await built.get(`/ui/${name}`);
+        expect({ name, status: answer.status, cache: answer.headers['cache-control'], length: Number(answer.headers['content-length']) }).toEqual({ name, status: 200, cache: IMMUTABLE, length: statSync(join(out, name)).size });
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
     }
   });
 

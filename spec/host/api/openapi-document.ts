@@ -1,7 +1,7 @@
 /**
- * Reading the operator API's OpenAPI 3.1 document in specs: its operations, the response it documents
- * for a status and content type, and a JSON Schema 2020-12 validator (ajv) that resolves the document's
- * own `$ref`s.
+ * Reading the operator API's OpenAPI 3.2 document in specs: its operations, the response it documents
+ * for a status and content type, the SSE events an event stream's `itemSchema` documents, and a JSON
+ * Schema 2020-12 validator (ajv) that resolves the document's own `$ref`s.
  */
 import Ajv2020 from 'ajv/dist/2020';
 import type { ValidateFunction } from 'ajv/dist/2020';
@@ -9,8 +9,22 @@ import type { ValidateFunction } from 'ajv/dist/2020';
 /** The methods an OpenAPI path item may hold. */
 export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
+/** One SSE event as OpenAPI 3.2 models it (its `event`, `data`, `id` and `retry` fields). */
+export interface SseItem {
+  readonly event: string;
+  readonly data: string;
+  readonly id?: string;
+  readonly retry?: number;
+}
+
+interface SseBranch {
+  readonly properties?: { readonly event?: { readonly const?: string } };
+}
+
 interface MediaType {
   readonly schema?: unknown;
+  /** OpenAPI 3.2: the schema of each item of a sequential media type (an SSE event). */
+  readonly itemSchema?: { readonly oneOf?: readonly SseBranch[] };
 }
 interface ResponseObject {
   readonly description: string;
@@ -18,12 +32,15 @@ interface ResponseObject {
 }
 type Referenced<T> = T | { readonly $ref: string };
 interface Operation {
+  readonly operationId?: string;
+  readonly tags?: readonly string[];
   readonly responses: Readonly<Record<string, Referenced<ResponseObject>>>;
 }
 
 /** The parts of the document the specs read. */
 export interface OpenApiDocument {
   readonly openapi: string;
+  readonly tags?: readonly { readonly name: string; readonly description?: string }[];
   readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   readonly components: { readonly schemas: Readonly<Record<string, unknown>>; readonly responses: Readonly<Record<string, ResponseObject>> };
 }
@@ -61,7 +78,7 @@ export class DocumentValidator {
 
   constructor(readonly document: OpenApiDocument) {
     // The document's non-schema members, so that strict mode accepts the document as one schema resource.
-    this.ajv.addVocabulary(['openapi', 'info', 'security', 'paths', 'components']);
+    this.ajv.addVocabulary(['openapi', 'info', 'tags', 'security', 'paths', 'components']);
     this.ajv.addSchema({ ...document, $id: BASE });
   }
 
@@ -80,6 +97,32 @@ export class DocumentValidator {
   /** Errors of `value` against the schema of `contentType` in the response at `at`; `[]` when valid. */
   validateContent(at: string, contentType: string, value: unknown): string[] {
     return this.validate(`${BASE}#${at}${pointer('content', contentType, 'schema')}`, value);
+  }
+
+  /** The event names the `itemSchema` of the response at `at` documents for `contentType`, one per `oneOf` branch. */
+  eventNames(at: string, response: ResponseObject, contentType = 'text/event-stream'): string[] {
+    return (response.content?.[contentType]?.itemSchema?.oneOf ?? []).map((branch) => branch.properties?.event?.const ?? `(no event name in ${at})`);
+  }
+
+  /**
+   * Errors of one SSE event against the `itemSchema` of the response at `at` (its fields, its `event`
+   * name one of the branches), then of its parsed `data` against that branch's `contentSchema` (which
+   * JSON Schema leaves to the application); `[]` when valid.
+   */
+  validateEvent(at: string, response: ResponseObject, item: SseItem, contentType = 'text/event-stream'): string[] {
+    const itemAt = `${at}${pointer('content', contentType, 'itemSchema')}`;
+    const fields = this.validate(`${BASE}#${itemAt}`, item);
+    if (fields.length > 0) return fields;
+    const branches = response.content?.[contentType]?.itemSchema?.oneOf ?? [];
+    const index = branches.findIndex((branch) => branch.properties?.event?.const === item.event);
+    if (index < 0) return [`event "${item.event}" has no branch in itemSchema`];
+    let data: unknown;
+    try {
+      data = JSON.parse(item.data);
+    } catch {
+      return [`event ${item.event}: data is not JSON`];
+    }
+    return this.validate(`${BASE}#${itemAt}${pointer('oneOf', String(index), 'properties', 'data', 'contentSchema')}`, data);
   }
 
   /** Errors of `value` against `#/components/schemas/{name}`; `[]` when valid. */

@@ -26,7 +26,7 @@ const ENV = 'openapi-1';
 const PROCESSES = `${API_PREFIX}/environments/{environmentId}/processes`;
 const PROCESS = `${PROCESSES}/{processId}`;
 
-/** The schema of each event's data, by event name (every event the streams send). */
+/** The schema of each event's data, by event name (every event the streams send: the itemSchema of each stream must have them). */
 const EVENT_SCHEMAS: Readonly<Record<ProcessSseEvent | 'overview', string>> = {
   output: 'OutputEventData',
   exited: 'ExitedEventData',
@@ -131,7 +131,7 @@ describe('the OpenAPI document is true', () => {
       [`GET ${PROCESS}/events`]: { status: 200, send: () => observeStream(setup, paths.events(ENV, idOf('done')), (s) => s.ended()) },
       [`POST ${PROCESS}/stdin`]: { status: 200, send: () => api.post(paths.stdin(ENV, idOf('piped')), { writeId: 'openapi-1', data: b64('written\n') }) },
       [`POST ${PROCESS}/stdin/end`]: { status: 200, send: () => api.post(paths.stdinEnd(ENV, idOf('piped'))) },
-      [`POST ${PROCESS}/interrupt`]: { status: 202, send: () => api.post(paths.interrupt(ENV, idOf('interrupted'))) },
+      [`POST ${PROCESS}/interrupt`]: { status: 200, send: () => api.post(paths.interrupt(ENV, idOf('interrupted'))) },
       [`POST ${PROCESS}/resize`]: { status: 200, send: () => api.post(`${paths.process(ENV, idOf('sized'))}/resize`, { rows: 40, cols: 100 }) },
       [`POST ${PROCESS}/log/tickets`]: { status: 201, send: () => api.post(`${paths.process(ENV, idOf('done'))}/log/tickets`) },
       [`POST ${PROCESS}/wait`]: { status: 200, send: () => api.post(`${paths.process(ENV, idOf('done'))}/wait`) },
@@ -154,18 +154,18 @@ describe('the OpenAPI document is true', () => {
     const events = observed.events ?? [];
     if (events.length === 0) errors.push('no event');
     for (const event of events) {
-      const schema = (EVENT_SCHEMAS as Readonly<Record<string, string>>)[event.event];
-      if (schema === undefined) errors.push(`event "${event.event}" is not one the API documents`);
-      else errors.push(...validator.validateSchema(schema, JSON.parse(event.data)).map((error) => `event ${event.event}: ${error}`));
+      // The event as OpenAPI 3.2 models it: its fields, `retry` a number.
+      const item = { event: event.event, data: event.data, ...(event.id === undefined ? {} : { id: event.id }), ...(event.retry === undefined ? {} : { retry: Number(event.retry) }) };
+      errors.push(...validator.validateEvent(documented.at, documented.response, item).map((error) => `event ${event.event}: ${error}`));
     }
     return errors;
   }
 
-  it('is served without a token, as OpenAPI 3.1 JSON naming the host instance', () => {
+  it('is served without a token, as OpenAPI 3.2 JSON naming the host instance', () => {
     expect(served.status).toBe(200);
     expect(served.headers['content-type']).toBe('application/json');
     expect(served.headers[HOST_INSTANCE_HEADER]).toBe(setup.host.instanceId);
-    expect(document.openapi).toBe('3.1.0');
+    expect(document.openapi).toBe('3.2.0');
     expect(operationsOf(document).length).toBeGreaterThanOrEqual(15);
   });
 
@@ -218,6 +218,16 @@ describe('the OpenAPI document is true', () => {
     expect(routed).toEqual(documented);
     const missing = Object.values(EVENT_SCHEMAS).filter((name) => document.components.schemas[name] === undefined);
     expect(missing).toEqual([]);
+    // Each stream's itemSchema: one branch per event it sends, its data the event's named schema.
+    const streams = { [`${PROCESS}/events`]: Object.keys(EVENT_SCHEMAS).filter((name) => name !== 'overview'), [paths.overview]: Object.keys(EVENT_SCHEMAS) };
+    for (const [path, names] of Object.entries(streams)) {
+      const operation = operationsOf(document).find((o) => o.path === path && o.method === 'GET');
+      const documented = operation === undefined ? undefined : validator.responseOf(operation, 200);
+      if (documented === undefined) throw new Error(`no 200 of GET ${path}`);
+      const branches = (documented.response.content?.['text/event-stream']?.itemSchema?.oneOf ?? []) as readonly { properties: { data: { contentSchema: unknown } } }[];
+      const byName = Object.fromEntries(validator.eventNames(documented.at, documented.response).map((name, i) => [name, branches[i]?.properties.data.contentSchema]));
+      expect({ path, byName }).toEqual({ path, byName: Object.fromEntries(names.map((name) => [name, { $ref: `#/components/schemas/${(EVENT_SCHEMAS as Readonly<Record<string, string>>)[name] ?? ''}` }])) });
+    }
   });
 
   it('kept the processes it drove consistent with their answers', async () => {

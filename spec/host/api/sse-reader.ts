@@ -15,6 +15,8 @@ export interface SseEvent {
   readonly id: string | undefined;
   readonly event: string;
   readonly data: string;
+  /** The frame's `retry:` field, when it has one (the come-back event's). */
+  readonly retry?: string | undefined;
 }
 
 /** An open event stream (status 200 and `text/event-stream`). */
@@ -36,7 +38,7 @@ export interface EventStream {
 const DEFAULT_WAIT_MS = 20_000;
 
 /** Parses the text of complete frames; returns the events and the unparsed rest. */
-function parseFrames(text: string): { readonly events: SseEvent[]; readonly rest: string; readonly comments: number } {
+export function parseFrames(text: string): { readonly events: SseEvent[]; readonly rest: string; readonly comments: number } {
   const events: SseEvent[] = [];
   let comments = 0;
   let rest = text;
@@ -44,6 +46,7 @@ function parseFrames(text: string): { readonly events: SseEvent[]; readonly rest
     const frame = rest.slice(0, end);
     rest = rest.slice(end + 2);
     let id: string | undefined;
+    let retry: string | undefined;
     let event = 'message';
     const data: string[] = [];
     let fields = 0;
@@ -56,9 +59,10 @@ function parseFrames(text: string): { readonly events: SseEvent[]; readonly rest
       if (name === 'id') id = value;
       else if (name === 'event') event = value;
       else if (name === 'data') data.push(value);
+      else if (name === 'retry') retry = value;
     }
     if (fields === 0) comments += 1;
-    else events.push({ id, event, data: data.join('\n') });
+    else events.push({ id, event, data: data.join('\n'), ...(retry === undefined ? {} : { retry }) });
   }
   return { events, rest, comments };
 }

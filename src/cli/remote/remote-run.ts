@@ -10,6 +10,7 @@ import type { RunOptions, RunTarget } from '../args';
 import { reportConnection } from '../connection-reporter';
 import { EXIT_FAILED } from '../exit-codes';
 import type { CliIo } from '../io';
+import { lineEnd } from '../terminal/stdin-relay';
 import { terminalSize } from '../terminal/terminal-size';
 import { describeHostError, spawnFailureOf } from './host-errors';
 import type { StdinMode } from './remote-supervisor';
@@ -47,7 +48,7 @@ function startRequest(options: RunOptions, mode: StdinMode, io: CliIo): StartReq
  * once it resolves.
  */
 export async function remoteRunCommand(options: RunOptions, target: Extract<RunTarget, { readonly kind: 'host' }>, io: CliIo): Promise<number> {
-  const say = (line: string): void => void io.stderr.write(`exec-rx: ${line}\n`);
+  const say = (line: string): void => void io.stderr.write(`exec-rx: ${line}${lineEnd()}`);
   const { access, environmentId } = target;
   const watch = watchedFetch();
   const reporting = reportConnection(watch.states$, say, { verbose: options.verbose, peer: 'the host' });

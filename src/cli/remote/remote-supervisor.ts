@@ -102,7 +102,7 @@ function followSize(remote: RemoteProcess, io: CliIo, say: (line: string) => voi
 export async function superviseRemote(remote: RemoteProcess, io: CliIo, reporting: RemoteReporting): Promise<number> {
   const { client, environmentId, processId } = remote;
   const terminal = remote.mode === 'pty' ? rawTerminal(io.stdin) : undefined;
-  const relay = remote.mode === 'none' ? undefined : relayStdin(io.stdin, hostSink(remote, reporting));
+  const relay = remote.mode === 'none' ? undefined : relayStdin(io.stdin, hostSink(remote, reporting), terminal);
   if (relay === undefined) io.stdin.destroy();
   const terminate = (): Promise<boolean> => client.terminate(environmentId, processId);
   const signals = forwardSignals({ interrupt: () => client.interrupt(environmentId, processId), terminate }, (signal, action) => {

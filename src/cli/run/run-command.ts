@@ -8,6 +8,7 @@ import { CannotStartError, SpawnError } from '../../errors';
 import type { RunOptions } from '../args';
 import { reportConnection } from '../connection-reporter';
 import type { CliIo } from '../io';
+import { lineEnd } from '../terminal/stdin-relay';
 import { launch } from './launch';
 import type { ExecutorTarget, OpenTarget } from './run-target';
 import { openTarget } from './run-target';
@@ -20,7 +21,7 @@ import { EXIT_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND } from '../exit-codes'
  * mapped to 127/126/255. Tears down everything it opened (executor, host, stdin) before resolving.
  */
 export async function runCommand(options: RunOptions, executor: ExecutorTarget, io: CliIo): Promise<number> {
-  const say = (line: string): void => void io.stderr.write(`exec-rx: ${line}\n`);
+  const say = (line: string): void => void io.stderr.write(`exec-rx: ${line}${lineEnd()}`);
   let target: OpenTarget;
   try {
     target = await openTarget(executor, options.verbose ? say : undefined);

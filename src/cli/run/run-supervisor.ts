@@ -32,7 +32,7 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
   const { process, sink } = launched;
   const scheduler = io.scheduler ?? asyncScheduler;
   const terminal = launched.tty ? rawTerminal(io.stdin) : undefined;
-  const relay = sink === undefined ? undefined : relayStdin(io.stdin, sink);
+  const relay = sink === undefined ? undefined : relayStdin(io.stdin, sink, terminal);
   if (relay === undefined) io.stdin.destroy();
   const signals = forwardSignals({ interrupt: () => process.interrupt(), terminate: () => process.terminate() });
   const sizing = launched.tty ? followTerminalSize(process, io, say) : undefined;

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of the operator API, served at `/api/v1/openapi.json`. Written by hand beside
+ * The OpenAPI 3.2 document of the operator API (3.2 for `itemSchema`, the SSE events; see `info.description`), served at `/api/v1/openapi.json`. Written by hand beside
  * the router (the router is not generated from it); every GET has its HEAD (the same answer without the
  * body). `spec/host/api/openapi.int.spec.ts` holds the two together: every documented method and path
  * answers, every other method answers 405, and every response body validates against its schema.
@@ -16,7 +16,54 @@ const problems = (...statuses: readonly number[]): Record<string, Json> =>
   Object.fromEntries(statuses.map((status) => [String(status), { $ref: `#/components/responses/Problem${status}` }]));
 const ID = { type: 'string', pattern: SAFE_ID_PATTERN };
 const pathParams = (...names: readonly string[]): Json => names.map((name) => ({ name, in: 'path', required: true, schema: ID }));
-const eventStream = (description: string): Json => ({ description, content: { 'text/event-stream': { schema: { type: 'string' } } } });
+
+/** How an SSE event of a stream is framed: `id:` the seq (a sequenced event), `retry:` (the come-back event), or neither. */
+type Framing = 'seq' | 'retry' | 'none';
+
+/** The events a process's stream sends: name, the schema of its data, its framing. */
+const PROCESS_EVENTS: readonly (readonly [string, string, Framing])[] = [
+  ['output', 'OutputEventData', 'seq'],
+  ['exited', 'ExitedEventData', 'seq'],
+  ['closed', 'ClosedEventData', 'seq'],
+  ['failed', 'FailedEventData', 'none'],
+  ['truncated', 'TruncatedEventData', 'none'],
+  ['restart', 'RestartEventData', 'retry'],
+];
+/** The events of the overview: its snapshots, then those of `…/events` for a selected process. */
+const OVERVIEW_EVENTS: readonly (readonly [string, string, Framing])[] = [['overview', 'Overview', 'none'], ...PROCESS_EVENTS];
+
+/**
+ * One SSE event as OpenAPI 3.2 models it (an object of its fields: `event`, `data`, `id`, `retry`): its
+ * `event` name, and its `data` a JSON text whose parsed value `contentSchema` describes.
+ */
+function sseEvent([name, schema, framing]: readonly [string, string, Framing]): Json {
+  const properties: Record<string, Json> = {
+    event: { const: name },
+    data: { type: 'string', contentMediaType: 'application/json', contentSchema: ref(schema) },
+  };
+  if (framing === 'seq') properties['id'] = { type: 'string', pattern: '^(0|[1-9][0-9]*)$', description: 'The seq (as in the data): resume after it with `Last-Event-ID` or `?after=`.' };
+  if (framing === 'retry') properties['retry'] = { type: 'integer', minimum: 0, description: 'The same ms as `retryMs`.' };
+  return { title: name, type: 'object', properties, required: ['event', 'data', ...(framing === 'seq' ? ['id'] : framing === 'retry' ? ['retry'] : [])] };
+}
+
+/**
+ * An SSE response: its `itemSchema` (OpenAPI 3.2) describes each event, one `oneOf` branch per event
+ * name. No `schema`: for `text/event-stream`, 3.2 reads `schema` as the whole stream as an array of
+ * events, while a 3.0/3.1 tool would read it as the body; without it, such a tool sees a stream of text.
+ */
+const eventStream = (description: string, events: readonly (readonly [string, string, Framing])[]): Json => ({
+  description,
+  content: {
+    'text/event-stream': {
+      itemSchema: {
+        type: 'object',
+        properties: { event: { type: 'string' }, data: { type: 'string' }, id: { type: 'string' }, retry: { type: 'integer', minimum: 0 } },
+        required: ['event', 'data'],
+        oneOf: events.map(sseEvent),
+      },
+    },
+  },
+});
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Malformed JSON, a body that does not match its schema (an unknown field included), an id that is not a safe id, or a query parameter (`after`, `follow`, `stream`, `tail`, `since`) out of its range or given twice.',
@@ -78,8 +125,8 @@ const ENVIRONMENT: Record<string, Json> = {
 function headOf(get: Json): Json {
   if (get === null || typeof get !== 'object' || Array.isArray(get)) return get;
   const operation = get as { readonly [key: string]: Json };
-  const { summary, description: _description, ...rest } = operation;
-  return { ...rest, summary: `${typeof summary === 'string' ? summary : 'GET'}: the headers only (no body)` };
+  const { summary, description: _description, operationId, ...rest } = operation;
+  return { ...rest, ...(typeof operationId === 'string' ? { operationId: `${operationId}Head` } : {}), summary: `${typeof summary === 'string' ? summary : 'GET'}: the headers only (no body)` };
 }
 
 /** `paths` with a `head` beside every `get` that has none. */
@@ -91,17 +138,25 @@ const processPath = `${processPaths}/{processId}`;
 
 /** The document. */
 export const OPENAPI_DOCUMENT: Json = {
-  openapi: '3.1.0',
+  openapi: '3.2.0',
   info: {
     title: 'exec-rx host operator API',
     version: '1.0.0',
     description:
-      'Environments (executors joined to this host) and the processes running on them; with a data dir, also the processes of before a host restart (their last known state, their output from the log). Every answer names the host instance in the `exec-rx-host-instance` header; errors are `application/problem+json` (RFC 9457) with the library error `code`. Process events are Server-Sent Events: `id:` is the seq, `Last-Event-ID` or `?after=SEQ` resumes with exactly what follows.',
+      'Environments (executors joined to this host) and the processes running on them; with a data dir, also the processes of before a host restart (their last known state, their output from the log). Every answer names the host instance in the `exec-rx-host-instance` header; errors are `application/problem+json` (RFC 9457) with the library error `code`. Process events are Server-Sent Events: `id:` is the seq, `Last-Event-ID` or `?after=SEQ` resumes with exactly what follows.\n\nOpenAPI 3.2: the event streams (`streamOverview`, `streamProcessEvents`) describe each event with `itemSchema` (one `oneOf` branch per event name: `event` that name, `data` a JSON text whose parsed value `contentSchema` gives, `id` the seq of a sequenced event, `retry` on `restart`). A tool that knows only OpenAPI 3.0 or 3.1 (which have no `itemSchema`) sees those responses as `text/event-stream` text without a schema; the data of each event is a named schema under `components.schemas` (`OutputEventData`, `ExitedEventData`, `ClosedEventData`, `FailedEventData`, `TruncatedEventData`, `RestartEventData`, `Overview`) to use directly. Nothing else here needs 3.2: changing `openapi` to `3.1.0` and dropping `itemSchema` gives a valid 3.1 document.',
   },
+  tags: [
+    { name: 'host', description: 'The host itself: liveness, readiness, this document, and who the caller is.' },
+    { name: 'environments', description: 'Executors joined to this host (each an environment, by id), and their connection state.' },
+    { name: 'processes', description: "Start, list, read, drive (stdin, interrupt, resize, terminate), wait for and release the processes of an environment; their output bytes from the log." },
+    { name: 'streams', description: 'Server-Sent Events: the live overview of every environment, and one process\'s events (resumable by seq).' },
+  ],
   security: [{ operatorToken: [] }],
   paths: withHead({
     '/healthz': {
       get: {
+        operationId: 'getHealth',
+        tags: ['host'],
         summary: 'Liveness: the process is alive and its event loop turns (no token)',
         security: [],
         responses: { '200': json(obj({ status: { const: 'ok' } }), 'Alive') },
@@ -109,6 +164,8 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     '/readyz': {
       get: {
+        operationId: 'getReadiness',
+        tags: ['host'],
         summary: 'Readiness: the host accepts work (no token)',
         description: 'Ready once it listens with its state loaded, while it is not stopping and its data dir (if any) is writable. Answered while the host stops too (503 `stopping`).',
         security: [],
@@ -119,14 +176,14 @@ export const OPENAPI_DOCUMENT: Json = {
       },
     },
     [`${API_PREFIX}/openapi.json`]: {
-      get: { summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } },
-      head: { summary: "This document's headers", security: [], responses: { '200': json({ type: 'object' }, 'The headers of the OpenAPI document, no body') } },
+      get: { operationId: 'getOpenApiDocument', tags: ['host'], summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'The OpenAPI document') } },
+      head: { operationId: 'getOpenApiDocumentHead', tags: ['host'], summary: "This document's headers", security: [], responses: { '200': json({ type: 'object' }, 'The headers of the OpenAPI document, no body') } },
     },
-    [`${API_PREFIX}/host`]: { get: { summary: 'The host instance', responses: { '200': json(ref('HostInfo'), 'This host'), ...problems(401, 403, 429) } } },
-    [`${API_PREFIX}/environments`]: { get: { summary: 'List environments', responses: { '200': json(ref('EnvironmentList'), 'Every environment'), ...problems(401, 403, 429) } } },
+    [`${API_PREFIX}/host`]: { get: { operationId: 'getHost', tags: ['host'], summary: 'The host instance', responses: { '200': json(ref('HostInfo'), 'This host'), ...problems(401, 403, 429) } } },
+    [`${API_PREFIX}/environments`]: { get: { operationId: 'listEnvironments', tags: ['environments'], summary: 'List environments', responses: { '200': json(ref('EnvironmentList'), 'Every environment'), ...problems(401, 403, 429) } } },
     [`${API_PREFIX}/environments/{environmentId}`]: {
       parameters: pathParams('environmentId'),
-      get: { summary: 'One environment', responses: { '200': json(ref('EnvironmentResource'), 'The environment'), ...problems(400, 401, 403, 404, 429) } },
+      get: { operationId: 'getEnvironment', tags: ['environments'], summary: 'One environment', responses: { '200': json(ref('EnvironmentResource'), 'The environment'), ...problems(400, 401, 403, 404, 429) } },
     },
     [`${API_PREFIX}/overview`]: {
       parameters: [
@@ -135,16 +192,20 @@ export const OPENAPI_DOCUMENT: Json = {
         { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: "Resume the process's events after this seq (wins over Last-Event-ID)." },
       ],
       get: {
+        operationId: 'streamOverview',
+        tags: ['streams'],
         summary: 'Live overview: every environment with its processes (and, selected, one process\'s events)',
         description:
           'One `event: overview` per change, its data an `Overview`; a comment ping every 15 s. A host that stops gracefully ends it with `event: restart` (`RestartEventData`, and an SSE `retry:` field): come back after `retryMs`. With `environmentId` and `processId` (both or neither: 400), the same stream also carries that process\'s events as `…/events` gives them (`output`, `exited`, `closed`, `truncated`, `failed`; `id:` the seq), after `after` or `Last-Event-ID`: its `closed` or `failed` ends only the process part, the overview goes on. A process that is not there (or cannot be read) is a `failed` event with the code a request for it would get (`PROCESS_NOT_FOUND` …). A token limited to other environments gets 403 `FORBIDDEN_ENVIRONMENT`. A client more than the buffer bound behind is cut: it resumes by seq.',
-        responses: { '200': eventStream('An event stream of `Overview` snapshots (and the selected process\'s events)'), ...problems(400, 401, 403, 429, 503) },
+        responses: { '200': eventStream('An event stream of `Overview` snapshots (and the selected process\'s events); each event is one branch of `itemSchema` (OpenAPI 3.2)', OVERVIEW_EVENTS), ...problems(400, 401, 403, 429, 503) },
       },
     },
     [processPaths]: {
       parameters: pathParams('environmentId'),
-      get: { summary: "List an environment's processes", responses: { '200': json(ref('ProcessList'), 'The processes'), ...problems(400, 401, 403, 404, 429, 503) } },
+      get: { operationId: 'listProcesses', tags: ['processes'], summary: "List an environment's processes", responses: { '200': json(ref('ProcessList'), 'The processes'), ...problems(400, 401, 403, 404, 429, 503) } },
       post: {
+        operationId: 'startProcess',
+        tags: ['processes'],
         summary: 'Start a process',
         parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'A retried start with the same key and body returns the same process (200), across a host restart with a data dir too (or 409 `START_UNKNOWN` when the executor never got it).' }],
         requestBody: { required: true, content: { 'application/json': { schema: ref('StartProcessRequest') } } },
@@ -153,16 +214,18 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     [processPath]: {
       parameters: pathParams('environmentId', 'processId'),
-      get: { summary: 'One process', responses: { '200': json(ref('ProcessResource'), 'The process'), ...problems(400, 401, 403, 404, 429, 503) } },
-      delete: { summary: 'Release a closed process (its history and its place in the list)', responses: { '204': { description: 'Released' }, ...problems(400, 401, 403, 404, 409, 429, 503) } },
+      get: { operationId: 'getProcess', tags: ['processes'], summary: 'One process', responses: { '200': json(ref('ProcessResource'), 'The process'), ...problems(400, 401, 403, 404, 429, 503) } },
+      delete: { operationId: 'releaseProcess', tags: ['processes'], summary: 'Release a closed process (its history and its place in the list)', responses: { '204': { description: 'Released' }, ...problems(400, 401, 403, 404, 409, 429, 503) } },
     },
     [`${processPath}/events`]: {
       parameters: [...(pathParams('environmentId', 'processId') as readonly Json[]), { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'Resume after this seq (wins over Last-Event-ID).' }, { name: 'follow', in: 'query', required: false, schema: { enum: ['true', 'false'] }, description: '`false`: only what the host holds now, then the stream ends. Default `true` (then live).' }],
       get: {
+        operationId: 'streamProcessEvents',
+        tags: ['streams'],
         summary: "A process's events",
         description:
           'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), `failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. A host that stops gracefully ends every stream with `restart` (`RestartEventData`, and an SSE `retry:` field of the same ms): nothing follows it; reconnect after `retryMs`, resuming after the last seq (not an error). The stream ends after `closed` or `failed`, or when the client falls more than the buffer bound behind (resume with Last-Event-ID). With a data dir every process the host holds a log of (one of before a restart too) is read from that log at the client\'s pace (never cut for being slow): its sequenced events carry `time` (when the host received them) and its `truncated` markers `reason`, `fromSeq` and `toSeq`; followed, a process whose end is unknown (state `unknown`) ends with `failed` `PROCESS_GONE` once its log was read.',
-        responses: { '200': eventStream('An event stream'), ...problems(400, 401, 403, 404, 429, 503) },
+        responses: { '200': eventStream("The process's events; each is one branch of `itemSchema` (OpenAPI 3.2)", PROCESS_EVENTS), ...problems(400, 401, 403, 404, 429, 503) },
       },
     },
     [`${processPath}/log`]: {
@@ -172,6 +235,8 @@ export const OPENAPI_DOCUMENT: Json = {
         { name: 'ticket', in: 'query', required: false, schema: { type: 'string' }, description: 'A download ticket from `POST …/log/tickets`, instead of the token (a GET without `Authorization`): good once, for 60 s, for this process. A used, expired or unknown one is 401.' },
       ],
       get: {
+        operationId: 'getProcessLog',
+        tags: ['processes'],
         summary: "A process's output bytes, as they came",
         description:
           "The output the host's log holds now (no follow), read from the disk at the client's pace: a process of this run or of one before a host restart. Ranges the log cannot give (quota, damage) are skipped; the events route's `truncated` markers name them. A host without a data dir keeps no log: 409 `LOG_READ_FAILED`. Answered with `Content-Disposition: attachment; filename=\"<processId>.log\"` (a browser that navigated here with a ticket saves it).",
@@ -182,6 +247,8 @@ export const OPENAPI_DOCUMENT: Json = {
     [`${processPath}/log/tickets`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: {
+        operationId: 'createLogTicket',
+        tags: ['processes'],
         summary: "A single-use download ticket for the process's output bytes (view tokens too)",
         description:
           'A url of `…/log` with `?ticket=`: a GET of it needs no `Authorization` (a browser downloads by navigating). The ticket is random, not the token; it is good once, for 60 s, for this process, and stands for the token that asked (dropped if a reload revokes that token). Add `&stream=` (or `tail`, `since`) to select.',
@@ -191,6 +258,8 @@ export const OPENAPI_DOCUMENT: Json = {
     [`${processPath}/stdin`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: {
+        operationId: 'writeStdin',
+        tags: ['processes'],
         summary: 'Write to stdin (once per writeId, in arrival order; answered once accepted)',
         requestBody: { required: true, content: { 'application/json': { schema: ref('StdinWriteRequest') } } },
         responses: { '200': json(ref('WriteAccepted'), 'Accepted by the executor'), ...problems(400, 401, 403, 404, 409, 413, 415, 422, 429, 503) },
@@ -198,15 +267,17 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     [`${processPath}/stdin/end`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'End the input (idempotent)', responses: { '200': json(obj({ status: { const: 'ended' } }), 'Ended'), ...problems(400, 401, 403, 404, 409, 413, 429, 503) } },
+      post: { operationId: 'endStdin', tags: ['processes'], summary: 'End the input (idempotent)', responses: { '200': json(obj({ status: { const: 'ended' } }), 'Ended'), ...problems(400, 401, 403, 404, 409, 413, 429, 503) } },
     },
     [`${processPath}/interrupt`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'Send SIGINT (exit 130 follows)', responses: { '202': json(obj({ status: { const: 'interrupted' } }), 'Sent'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
+      post: { operationId: 'interruptProcess', tags: ['processes'], summary: 'Send SIGINT (exit 130 follows)', responses: { '200': json(obj({ status: { const: 'interrupted' } }), 'The executor took the signal (earlier hosts answered 202, which HostClient accepts too)'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
     },
     [`${processPath}/resize`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: {
+        operationId: 'resizeProcess',
+        tags: ['processes'],
         summary: "Resize a sized tty's terminal (the command gets SIGWINCH; resizes coalesce, the last wins)",
         requestBody: { required: true, content: { 'application/json': { schema: ref('TtySize') } } },
         responses: { '200': json(ref('TtySize'), 'Applied (or a later size superseded it)'), ...problems(400, 401, 403, 404, 409, 413, 415, 429, 503) },
@@ -215,6 +286,8 @@ export const OPENAPI_DOCUMENT: Json = {
     [`${processPath}/wait`]: {
       parameters: pathParams('environmentId', 'processId'),
       post: {
+        operationId: 'waitProcess',
+        tags: ['processes'],
         summary: "Wait until the process has exited (like Docker's container wait); at once for one that has",
         description:
           'Answers once the process has exited: its exit code and when the host saw it exit. A process of before a host restart is answered from its output log once its executor was taken back: its exit, or 409 (`PROCESS_GONE`: lost, or how it ended is unknown; `HOST_ERROR`: its stream failed). A process that fails is 409 with its error code. When the host stops, an open wait is answered 503 `CLOSED` with `Retry-After`: ask again.',
@@ -223,7 +296,7 @@ export const OPENAPI_DOCUMENT: Json = {
     },
     [`${processPath}/terminate`]: {
       parameters: pathParams('environmentId', 'processId'),
-      post: { summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
+      post: { operationId: 'terminateProcess', tags: ['processes'], summary: 'Kill the process group (exit 137 follows)', responses: { '200': json(obj({ running: { type: 'boolean' } }), 'Whether it was running'), ...problems(400, 401, 403, 404, 413, 429, 503) } },
     },
   }),
   components: {
@@ -317,3 +390,9 @@ export const OPENAPI_DOCUMENT: Json = {
     },
   },
 };
+
+/**
+ * The document as the package ships it (`dist/openapi.json`) and the repository keeps it
+ * (`docs/openapi.json`): JSON with two-space indents and a final newline. `npm run openapi` writes both.
+ */
+export const openApiText = (): string => `${JSON.stringify(OPENAPI_DOCUMENT, null, 2)}\n`;

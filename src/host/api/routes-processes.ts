@@ -290,7 +290,8 @@ export function processRoutes(context: ApiContext): Route[] {
         POST: async (route) => {
           await discardBody(route.req, context.maxBodyBytes);
           await target(context, route.params).hosted.process.interrupt();
-          json(202, { status: 'interrupted' })(route);
+          // Done, not accepted: the executor took the signal (as terminate, resize and stdin/end answer 200).
+          json(200, { status: 'interrupted' })(route);
         },
       },
     },

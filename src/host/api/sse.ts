@@ -28,11 +28,11 @@ export const DEFAULT_SSE_LIMITS: SseLimits = { bufferBytes: 1024 * 1024, perToke
 
 const PING = Buffer.from(': ping\n\n');
 
-/** The come-back frame of {@link SseStream.comeBack}. */
 /** An observer that hears nothing. */
 const UNOBSERVED: StreamObserver = { opened: () => undefined, sent: () => undefined, ended: () => undefined };
 
-const comeBackFrame = (retryMs: number): Buffer => Buffer.from(`retry: ${retryMs}\nevent: ${RESTART_EVENT}\ndata: ${JSON.stringify({ retryMs })}\n\n`, 'utf8');
+/** The come-back frame of {@link SseStream.comeBack} (exported for the spec that checks it against the OpenAPI document). */
+export const comeBackFrame = (retryMs: number): Buffer => Buffer.from(`retry: ${retryMs}\nevent: ${RESTART_EVENT}\ndata: ${JSON.stringify({ retryMs })}\n\n`, 'utf8');
 
 /**
  * The last bytes of a stream whose token a reload revoked: an SSE comment (every client skips it) that says
