@@ -2,9 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui]
  *
- * Every suite but the soak, disklog, restart and logs runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs`.
+ * Every suite but the soak, disklog, restart, logs and ui runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -27,6 +27,7 @@ import { restartSuite } from './suites/restart';
 import { soakSuite } from './suites/soak';
 import { startExitSuite } from './suites/start-exit';
 import { throughputSuite } from './suites/throughput';
+import { uiSuite } from './suites/ui';
 
 const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise<Row[]>]> = [
   ['throughput', throughputSuite],
@@ -40,10 +41,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['disklog', disklogSuite],
   ['restart', restartSuite],
   ['logs', logsSuite],
+  ['ui', uiSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs']);
+const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui']);
 
 interface Args {
   readonly quick: boolean;

@@ -194,7 +194,7 @@ export function markdown(rows: readonly Row[], context: ReportContext): string {
     for (const f of figures) lines.push(figureLine(f, context.runs));
   }
   if (checks.length > 0) {
-    lines.push('', '| soak | exec-rx | goal | met? |', '|---|---|---|---|');
+    lines.push('', '| check | exec-rx | goal | met? |', '|---|---|---|---|');
     for (const c of checks) lines.push(`| ${c.suite}: ${c.label} | ${c.value} | ${c.goal} | ${c.met ? 'yes' : '**NO**'} |`);
   }
   const notes = rows.filter((r) => r.note !== undefined);
