@@ -217,7 +217,9 @@ export interface HostInfo {
 
 /** The process whose events `HostClient.watch$` carries besides the overview. */
 export interface WatchSelection {
+  /** The environment the process runs in. */
   readonly environmentId: string;
+  /** The process whose events the stream carries besides the overview. */
   readonly processId: string;
   /** Start after this seq (what the subscriber already has). @default 0 */
   readonly afterSeq?: number;
@@ -225,15 +227,19 @@ export interface WatchSelection {
 
 /** The selected process failed, or is not there (`PROCESS_NOT_FOUND` …): nothing more of it follows; the overview goes on. */
 export interface WatchProcessFailedEvent {
+  /** The event's kind. */
   readonly type: 'processFailed';
   /** The library's (or the API's) error code. */
   readonly code: string;
+  /** What happened, in words (never a secret). */
   readonly message: string;
 }
 
 /** A new overview snapshot: every environment with its processes. */
 export interface WatchOverviewEvent {
+  /** The event's kind. */
   readonly type: 'overview';
+  /** Every environment the token may see, with its processes. */
   readonly environments: readonly EnvironmentOverview[];
 }
 
@@ -242,7 +248,9 @@ export interface WatchOverviewEvent {
  * when one dropped or could not be made and the client tries again.
  */
 export interface WatchConnectionEvent {
+  /** The event's kind. */
   readonly type: 'connection';
+  /** `open`: a connection opened (the events after it come on it); `reconnecting`: it dropped, another is being made. */
   readonly state: 'open' | 'reconnecting';
   /** Why it reconnects. */
   readonly reason?: string;
@@ -255,5 +263,6 @@ export type WatchEvent = WatchOverviewEvent | HostProcessEvent | WatchProcessFai
 export interface LogUrlOptions {
   /** Only this stream's bytes. @default every stream */
   readonly stream?: 'stdout' | 'stderr' | 'pty';
+  /** Aborts the ticket's request: the call rejects with `signal.reason`. */
   readonly signal?: AbortSignal;
 }
