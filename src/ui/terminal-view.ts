@@ -12,6 +12,7 @@ import { h } from './dom';
 import type { FlowGate } from './flow-gate';
 import { currentTheme, onSchemeChange, SEARCH_OPTIONS } from './terminal-theme';
 import type { OutputRecorder } from './test-hook';
+import { slices } from './write-slices';
 
 const NEWLINE = 0x0a;
 const encoder = new TextEncoder();
@@ -155,9 +156,16 @@ export class TerminalView {
     this.search.onDidChangeResults((event) => listener(event.resultIndex, event.resultCount));
   }
 
+  /**
+   * Hands `bytes` to xterm in slices of at most `WRITE_SLICE` bytes (`./write-slices` says why:
+   * one big write was one long task), each counted for flow control until its write callback.
+   */
   private write(bytes: Uint8Array): void {
+    for (const slice of slices(bytes)) this.writeSlice(slice);
+  }
+
+  private writeSlice(bytes: Uint8Array): void {
     const length = bytes.length;
-    if (length === 0) return;
     const viewport = this.terminal.buffer.active.viewportY;
     this.gate?.queued(length);
     this.terminal.write(bytes, () => {
@@ -167,3 +175,4 @@ export class TerminalView {
     });
   }
 }
+
