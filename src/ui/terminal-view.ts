@@ -12,6 +12,7 @@ import { h } from './dom';
 import type { FlowGate } from './flow-gate';
 import { currentTheme, onSchemeChange, SEARCH_OPTIONS } from './terminal-theme';
 import type { OutputRecorder } from './test-hook';
+import { NO_RECORDER } from './test-hook';
 import { slices } from './write-slices';
 
 const NEWLINE = 0x0a;
@@ -36,7 +37,7 @@ export class TerminalView {
   private takesInput = false;
   /** Escape was the last key: a Tab now leaves the terminal even when it takes input. */
   private escaped = false;
-  private recorder: OutputRecorder = { record: () => undefined };
+  private recorder: OutputRecorder = NO_RECORDER;
 
   /** The size the terminal fits its pane at, on each change (debounced 150 ms). */
   readonly resized$: Observable<TtySize>;
@@ -98,6 +99,8 @@ export class TerminalView {
   /** Empties the terminal for another process (`tty`: its output is a terminal's, with its own line ends). */
   reset(tty: boolean): void {
     this.terminal.reset();
+    // The test hook records this view's output: it starts over with it (a seq is never recorded twice).
+    this.recorder.reset();
     this.terminal.options.convertEol = !tty;
     this.setTakesInput(false);
     this.atLineStart = true;
