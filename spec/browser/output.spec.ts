@@ -2,7 +2,8 @@
  * Issue 23, the dashboard's output view in Debian's chromium against the built `exec-rx host
  * --local-executor` (a real codex executor): a late joiner sees the first line; the page's stream cut 5
  * times mid-stream loses and doubles nothing; `seq 1 300000` arrives whole and its last line shows; ANSI
- * colours are colours in xterm's cells; a tty's `stty size` is its pane's, before and after a resize.
+ * colours are colours in xterm's cells; a tty's `stty size` is its pane's, before and after a resize;
+ * Timestamps switched on asks the output again from its start, and the hook records each seq once.
  * The page is served through a TCP proxy (spec/support/sse-proxy.ts) so the cuts hit its own stream.
  */
 import { createHash } from 'node:crypto';
@@ -240,5 +241,24 @@ describe('the dashboard: output', () => {
     // A terminated tty process ends; its code is not asserted here (a sized pty's process shows 1, not 137:
     // see the report of this branch).
     await waitForText(exitCodeCell(p, id), /^\s*\d+\s*$/);
+  });
+
+  it('Timestamps switched on: the output comes again from its start with times, and the hook records each seq once', async () => {
+    const LINES = 50;
+    const expected = Buffer.from(Array.from({ length: LINES }, (_v, i) => `${i + 1}\n`).join(''));
+    const p = await openPage();
+    const id = await startByForm(p, `seq\n1\n${LINES}`, { argv: true });
+    await waitForHook(p);
+    await waitForExitCode(p, id, 0);
+    await waitForBytes(p, expected.length);
+    await p.getByRole('checkbox', { name: 'Timestamps' }).check();
+    // The view starts over (the output asked again from seq 0): its lines come back with the host's times.
+    await waitForTerminalText(p, `] ${LINES}`);
+    await waitForBytes(p, expected.length);
+    const got = await received(p);
+    expect(seqProblem(got.seqs, await hostOutputSeqs(id))).toBe('');
+    expect(sha256(got.bytes)).toBe(sha256(expected));
+    const lines = (await terminalText(p)).split('\n').slice(0, LINES);
+    expect(lines.filter((line, i) => !new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\] ${i + 1}$`).test(line))).toEqual([]);
   });
 });

@@ -67,7 +67,10 @@ export class ProcessPane {
   show(process: ProcessResource | undefined): void {
     if (process?.id !== this.process?.id) setText(this.message, '');
     this.process = process;
-    setText(this.title, process === undefined ? 'No process selected' : argvText(process.argv));
+    const heading = process === undefined ? 'No process selected' : argvText(process.argv);
+    setText(this.title, heading);
+    // At most two lines are shown (app.css): the whole argv is the heading's title too.
+    if (this.title.title !== heading) this.title.title = heading;
     const running = process?.state === 'running';
     const ended = process !== undefined && !running && process.state !== 'exited';
     if (this.buttons.interrupt !== undefined) this.buttons.interrupt.disabled = !running;

@@ -39,7 +39,16 @@ export class ProcessesView {
   private selected: string | undefined;
 
   constructor(private readonly select: (process: ProcessResource) => void) {
-    const head = h('thead', {}, h('tr', {}, ...['Command', 'State', 'Exit code', 'Started', 'Duration'].map((title) => h('th', { scope: 'col' }, title))));
+    // Fixed layout (app.css): the columns after Command have their own widths, the argv takes the rest
+    // and is cut with an ellipsis (the whole argv is the button's title and the pane's heading).
+    const columns = [
+      ['Command', 'col-argv'],
+      ['State', 'col-state'],
+      ['Exit code', 'col-exit'],
+      ['Started', 'col-started'],
+      ['Duration', 'col-duration'],
+    ] as const;
+    const head = h('thead', {}, h('tr', {}, ...columns.map(([title, className]) => h('th', { scope: 'col', class: className }, title))));
     this.element = h('section', { class: 'panel processes' }, h('table', {}, h('caption', {}, 'Processes'), head, this.body), this.empty);
   }
 
@@ -51,7 +60,9 @@ export class ProcessesView {
       const row = this.rows.get(process.id) ?? this.add(process);
       row.process = process;
       row.tr.dataset['state'] = process.state;
-      setText(row.state, process.error === null ? process.state : `${process.state}: ${process.error.message}`);
+      const state = process.error === null ? process.state : `${process.state}: ${process.error.message}`;
+      setText(row.state, state);
+      if (row.state.title !== state) row.state.title = state;
       setText(row.exit, process.exitCode === null ? '' : String(process.exitCode));
       setText(row.started, process.startedAt === undefined || process.startedAt === null ? '' : new Date(process.startedAt).toLocaleTimeString());
     }
@@ -89,7 +100,8 @@ export class ProcessesView {
   }
 
   private add(process: ProcessResource): Row {
-    const button = h('button', { type: 'button', class: 'link argv', title: process.id }, argvText(process.argv));
+    const argv = argvText(process.argv);
+    const button = h('button', { type: 'button', class: 'link argv', title: argv }, argv);
     const row: Row = {
       tr: h('tr', { 'data-process-id': process.id }),
       button,

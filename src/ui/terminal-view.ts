@@ -12,6 +12,8 @@ import { h } from './dom';
 import type { FlowGate } from './flow-gate';
 import { currentTheme, onSchemeChange, SEARCH_OPTIONS } from './terminal-theme';
 import type { OutputRecorder } from './test-hook';
+import { NO_RECORDER } from './test-hook';
+import { slices } from './write-slices';
 
 const NEWLINE = 0x0a;
 const encoder = new TextEncoder();
@@ -35,7 +37,7 @@ export class TerminalView {
   private takesInput = false;
   /** Escape was the last key: a Tab now leaves the terminal even when it takes input. */
   private escaped = false;
-  private recorder: OutputRecorder = { record: () => undefined };
+  private recorder: OutputRecorder = NO_RECORDER;
 
   /** The size the terminal fits its pane at, on each change (debounced 150 ms). */
   readonly resized$: Observable<TtySize>;
@@ -97,6 +99,8 @@ export class TerminalView {
   /** Empties the terminal for another process (`tty`: its output is a terminal's, with its own line ends). */
   reset(tty: boolean): void {
     this.terminal.reset();
+    // The test hook records this view's output: it starts over with it (a seq is never recorded twice).
+    this.recorder.reset();
     this.terminal.options.convertEol = !tty;
     this.setTakesInput(false);
     this.atLineStart = true;
@@ -155,9 +159,16 @@ export class TerminalView {
     this.search.onDidChangeResults((event) => listener(event.resultIndex, event.resultCount));
   }
 
+  /**
+   * Hands `bytes` to xterm in slices of at most `WRITE_SLICE` bytes (`./write-slices` says why:
+   * one big write was one long task), each counted for flow control until its write callback.
+   */
   private write(bytes: Uint8Array): void {
+    for (const slice of slices(bytes)) this.writeSlice(slice);
+  }
+
+  private writeSlice(bytes: Uint8Array): void {
     const length = bytes.length;
-    if (length === 0) return;
     const viewport = this.terminal.buffer.active.viewportY;
     this.gate?.queued(length);
     this.terminal.write(bytes, () => {
@@ -167,3 +178,4 @@ export class TerminalView {
     });
   }
 }
+
