@@ -74,10 +74,11 @@ describe('the packed tarball', () => {
       // metrics) brings @opentelemetry/api and tdigest, which brings bintrees; pino (the host's logs) brings
       // @pinojs/redact, atomic-sleep, on-exit-leak-free, pino-abstract-transport (with split2),
       // pino-std-serializers, process-warning, quick-format-unescaped, real-require, safe-stable-stringify,
-      // sonic-boom and thread-stream.
+      // sonic-boom and thread-stream; @types/ws (the main entry's declarations name ws' WebSocket: without
+      // it a user's tsc fails) brings @types/node, which brings undici-types.
       modules: [
-        '@opentelemetry', '@pinojs', 'atomic-sleep', 'aws4', 'bintrees', 'bufferutil', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'node-gyp-build', 'on-exit-leak-free', 'pino', 'pino-abstract-transport',
-        'pino-std-serializers', 'process-warning', 'prom-client', 'quick-format-unescaped', 'real-require', 'rxjs', 'safe-stable-stringify', 'sonic-boom', 'split2', 'tdigest', 'thread-stream', 'tslib', 'ws',
+        '@opentelemetry', '@pinojs', '@types', 'atomic-sleep', 'aws4', 'bintrees', 'bufferutil', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'node-gyp-build', 'on-exit-leak-free', 'pino', 'pino-abstract-transport',
+        'pino-std-serializers', 'process-warning', 'prom-client', 'quick-format-unescaped', 'real-require', 'rxjs', 'safe-stable-stringify', 'sonic-boom', 'split2', 'tdigest', 'thread-stream', 'tslib', 'undici-types', 'ws',
       ],
       bin: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js'),
     });

@@ -1,6 +1,5 @@
 import type { Observable, Subscriber, TeardownLogic } from 'rxjs';
 import type { ExecClientError } from '../errors';
-import type { ObservableSource } from './source-observable';
 import { SourceObservable } from './source-observable';
 import { noSubscribers, withoutSubscriber, withSubscriber } from './subscriber-list';
 
@@ -16,8 +15,12 @@ export interface StatusListener {
  * The lifecycle of one process: its state, exit code and failure, and `state$` for whoever watches.
  * Observers are kept only while someone subscribes and `state$` is made on first use (a finished
  * process holds neither), so a thousand kept processes cost a few fields each.
+ *
+ * It is the `ObservableSource` of its `state$` by shape, not by an `implements` clause: `subscribeTo` is
+ * internal (stripped from the declarations), and a declared class that lacks a member of an interface it
+ * implements fails a user's type check (without `skipLibCheck`).
  */
-export class ProcessStatus implements ObservableSource<ProcessState> {
+export class ProcessStatus {
   private value: ProcessState = 'running';
   private exit: number | undefined;
   private error: ExecClientError | undefined;

@@ -17,7 +17,7 @@ export type Timed<E extends SequencedEvent> = E & {
 export type TimedEvent = Timed<OutputEvent> | Timed<ExitedEvent> | Timed<ClosedEvent>;
 
 /**
- * @internal A hole the log records: seqs `fromSeq`..`seq` will never come (the executor no longer had
+ * A hole the log records: seqs `fromSeq`..`seq` will never come (the executor no longer had
  * them when a restarted host took its process back, or they were skipped). Kept as a record of its own
  * whose seq is the last missing one, so every seq-ordered structure (segments, index, memory, recovery)
  * holds it like an event; a reader gives it as a `truncated` marker with reason `evicted`.
@@ -32,7 +32,7 @@ export interface GapRecord {
   readonly droppedBytes: number;
 }
 
-/** @internal What a segment record (or the log's memory) holds: an event with its time, or a recorded hole. */
+/** What a segment record (or the log's memory) holds: an event with its time, or a recorded hole. */
 export type StoredEvent = TimedEvent | (GapRecord & { readonly time: number });
 
 /**
