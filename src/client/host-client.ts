@@ -14,6 +14,7 @@ import { encodeBase64 } from './base64';
 import type { ApiAnswer, HostConnection } from './host-connection';
 import { send } from './host-connection';
 import type { AbortOptions, TtySize } from '../wire/shared-types';
+import { whileNotAborted } from '../wire/while-not-aborted';
 import type { EnvironmentOverview, HostInfo, HostProcessEvent, HostStartOptions, LogUrlOptions, ProcessResource, RunOptions, RunResult, StartRequest, WaitResult, WatchEvent, WatchSelection } from './host-types';
 import { overview } from './overview-stream';
 import type { ProcessEventsOptions } from './process-event-stream';
@@ -264,7 +265,7 @@ export class HostClient implements AsyncDisposable {
         () => undefined,
       );
     }
-    const process = await untilAborted(starting, signal);
+    const process = await whileNotAborted(signal, () => starting);
     try {
       for await (const event of this.events(environmentId, process.id, signal === undefined ? {} : { signal })) collector.add(event);
       // It closed: the host's wait answers at once, with when it exited.
@@ -335,25 +336,6 @@ export class HostClient implements AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
-}
-
-/** `promise`, or `signal.reason` as soon as `signal` aborts (`promise` goes on: the caller handles its outcome). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /** Whether `error` is fetch giving up on an answer's headers (a long wait, not a host that is gone). */

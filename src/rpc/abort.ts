@@ -30,30 +30,8 @@ export function abortable<T>(signal: AbortSignal | undefined): MonoTypeOperatorF
     });
 }
 
-/**
- * Runs `run()` unless `signal` has already aborted (then rejects at once with `signal.reason`, and
- * `run` is never called); rejects with `signal.reason` when it aborts before `run()`'s promise settles,
- * else settles as that promise does. It does not stop what `run` started: pass the signal down to the
- * calls `run` makes so they stop too.
- */
-export function whileNotAborted<T>(signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
-  if (signal === undefined) return run();
-  if (signal.aborted) return Promise.reject(signal.reason as unknown);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as unknown);
-    signal.addEventListener('abort', onAbort, { once: true });
-    run().then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
+/** Promise-level cancellation: see `wire/while-not-aborted` (the client shares it). */
+export { whileNotAborted } from '../wire/while-not-aborted';
 
 export type { AbortOptions } from '../wire/shared-types';
 
