@@ -16,7 +16,6 @@ import { send } from './host-connection';
 import type { AbortOptions, TtySize } from '../wire/shared-types';
 import { whileNotAborted } from '../wire/while-not-aborted';
 import type { EnvironmentOverview, HostInfo, HostProcessEvent, HostStartOptions, LogUrlOptions, ProcessResource, RunOptions, RunResult, StartRequest, WaitResult, WatchEvent, WatchSelection } from './host-types';
-import { overview } from './overview-stream';
 import type { ProcessEventsOptions } from './process-event-stream';
 import { processEvents } from './process-event-stream';
 import type { PulledEventsOptions } from './pulled-events';
@@ -27,7 +26,7 @@ import { RunCollector } from './run-process';
 import { ClientLifetime } from './client-lifetime';
 import type { SnapshotIteratorOptions } from './snapshot-iterator';
 import { snapshotIterator } from './snapshot-iterator';
-import { watch } from './watch-stream';
+import { overview, watch } from './watch-stream';
 
 /** Options of a {@link HostClient}. */
 export interface HostClientOptions {

@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either';
 import type * as t from 'io-ts';
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { ExecClientErrorCode } from '../errors';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
@@ -16,7 +16,7 @@ import { errorOf } from './host-connection';
 import type { HostProcessEvent } from './host-types';
 import type { SseMessage } from './sse-reader';
 import type { SseSession } from './sse-session';
-import { runSse } from './sse-session';
+import { runSse, sse$ } from './sse-session';
 
 /** Options of `HostClient.events$`. */
 export interface ProcessEventsOptions {
@@ -204,16 +204,7 @@ export function followProcess(
  * difference itself. `pulledEvents` (./pulled-events) is the same stream with backpressure.
  */
 export function processEvents(connection: HostConnection, environmentId: string, processId: string, options: ProcessEventsOptions = {}): Observable<HostProcessEvent> {
-  return new Observable<HostProcessEvent>((subscriber) => {
-    const abort = new AbortController();
-    followProcess(connection, environmentId, processId, options, (event) => subscriber.next(event), abort.signal).then(
-      () => subscriber.complete(),
-      (error: unknown) => {
-        if (!abort.signal.aborted) subscriber.error(error);
-      },
-    );
-    return () => abort.abort();
-  });
+  return sse$<HostProcessEvent>((emit, signal) => followProcess(connection, environmentId, processId, options, emit, signal));
 }
 
 /** The `time` field of an event, only when the host gave one (an event object has no `time: undefined`). */

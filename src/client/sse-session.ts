@@ -6,6 +6,7 @@
  * has room; the idle cut does not run meanwhile (the silence is ours, not the host's).
  */
 import type { Subscription } from 'rxjs';
+import { Observable } from 'rxjs';
 import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
 import { errorOf, init, isBusy, isGatewayFailure, OfflineBound, TokenError } from './host-connection';
@@ -204,3 +205,21 @@ function roomFor(session: SseSession, signal: AbortSignal, idle: Subscription | 
 
 /** The default refusal: the host's problem, typed. */
 export const refusalOf = (what: string) => (response: Response): Promise<HostApiError> => errorOf(response, what);
+
+/**
+ * A stream of what `run` emits, as a cold Observable: `run` gets an `emit` and a signal that aborts on
+ * unsubscribe. Completes when `run` resolves; errors with what it rejects with, unless the subscriber
+ * already left. Every event stream of the client (`environments$`, `events$`, `watch$`) is one.
+ */
+export function sse$<T>(run: (emit: (value: T) => void, signal: AbortSignal) => Promise<void>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const abort = new AbortController();
+    run((value) => subscriber.next(value), abort.signal).then(
+      () => subscriber.complete(),
+      (error: unknown) => {
+        if (!abort.signal.aborted) subscriber.error(error);
+      },
+    );
+    return () => abort.abort();
+  });
+}

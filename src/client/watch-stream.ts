@@ -5,16 +5,30 @@
  * `events$` do (the same loop, `./sse-session`), resuming the process part after the last seq it
  * emitted: every output byte once, in order. Once the process closed or failed, a reconnect asks for
  * the overview alone. Says when its connection opens and drops (`connection` events).
+ * `HostClient.environments$` is this watch without a selection, its snapshots only.
  */
-import { Observable } from 'rxjs';
-import { API_PREFIX } from '../wire/operator-api';
+import * as E from 'fp-ts/lib/Either';
+import type { Observable } from 'rxjs';
+import { filter, map } from 'rxjs/operators';
+import { decodeWith, parseJson } from '../wire/decode';
+import { API_PREFIX, Overview } from '../wire/operator-api';
+import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
-import type { WatchConnectionEvent, WatchEvent, WatchSelection } from './host-types';
-import { overviewOf } from './overview-stream';
+import type { EnvironmentOverview, WatchConnectionEvent, WatchEvent, WatchOverviewEvent, WatchSelection } from './host-types';
 import { ProcessEventReader } from './process-event-stream';
 import type { SseMessage } from './sse-reader';
 import type { SseSession } from './sse-session';
-import { refusalOf, runSse } from './sse-session';
+import { refusalOf, runSse, sse$ } from './sse-session';
+
+const decodeOverview = decodeWith(Overview);
+
+/** The environments of an `overview` event's data; throws HostApiError `DECODE_FAILED` for anything else. */
+function overviewOf(data: string): readonly EnvironmentOverview[] {
+  const parsed = parseJson(data);
+  const snapshot = E.isRight(parsed) ? decodeOverview(parsed.right) : parsed;
+  if (E.isLeft(snapshot)) throw new HostApiError('DECODE_FAILED', `overview: ${snapshot.left.message}`, undefined, undefined);
+  return snapshot.right.environments;
+}
 
 /** The overview and the selected process's events, on one stream. */
 class Watcher implements SseSession {
@@ -24,11 +38,15 @@ class Watcher implements SseSession {
   private opening = true;
   private state: WatchConnectionEvent['state'] | undefined;
 
+  readonly refusal: (response: Response) => Promise<HostApiError>;
+
   constructor(
     private readonly selection: WatchSelection | undefined,
     private readonly emit: (event: WatchEvent) => void,
+    what: string,
   ) {
     this.reader = selection === undefined ? undefined : new ProcessEventReader(selection.afterSeq ?? 0);
+    this.refusal = refusalOf(what);
   }
 
   path(): string {
@@ -45,8 +63,6 @@ class Watcher implements SseSession {
   progress(): number {
     return this.changes;
   }
-
-  readonly refusal = refusalOf('watch');
 
   onOpen(): void {
     this.opening = true;
@@ -85,17 +101,24 @@ class Watcher implements SseSession {
  * one stream (see the file comment); `connection` events when it opens and drops. Never completes by
  * itself; errors with HostApiError when the host refuses (401 `UNAUTHORIZED`, 403 …), stays
  * unreachable past `maxOfflineMs`, or sends what cannot be read (`DECODE_FAILED`, `PROCESS_GAP`).
- * Unsubscribing aborts the request and any wait.
+ * Unsubscribing aborts the request and any wait. `what` names the stream in errors.
  */
-export function watch(connection: HostConnection, selection?: WatchSelection): Observable<WatchEvent> {
-  return new Observable<WatchEvent>((subscriber) => {
-    const abort = new AbortController();
-    runSse(connection, 'watch', new Watcher(selection, (event) => subscriber.next(event)), abort.signal).then(
-      () => subscriber.complete(),
-      (error: unknown) => {
-        if (!abort.signal.aborted) subscriber.error(error);
-      },
-    );
-    return () => abort.abort();
-  });
+export function watch(connection: HostConnection, selection?: WatchSelection, what = 'watch'): Observable<WatchEvent> {
+  return sse$<WatchEvent>((emit, signal) => runSse(connection, what, new Watcher(selection, emit, what), signal));
+}
+
+/**
+ * `HostClient.environments$`: the environments (each with its processes) on each change, the first
+ * snapshot as soon as the stream opens: the watch without a selection, its snapshots only. Progress
+ * (what resets the reconnect backoff) is a change seen on a connection: every connection opens with a
+ * snapshot that only restates the state, so a host (or proxy) that ends each stream right after it must
+ * not make the client reconnect in a tight loop without backoff. Never completes by itself; errors with
+ * HostApiError when the host refuses (401 …) or stays unreachable past `maxOfflineMs`. Unsubscribing
+ * aborts the request and any wait.
+ */
+export function overview(connection: HostConnection): Observable<readonly EnvironmentOverview[]> {
+  return watch(connection, undefined, 'overview').pipe(
+    filter((event): event is WatchOverviewEvent => event.type === 'overview'),
+    map((event) => event.environments),
+  );
 }
