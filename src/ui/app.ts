@@ -11,7 +11,7 @@ import { HostBanner } from './banner';
 import { h } from './dom';
 import { EnvironmentsView } from './environments-view';
 import { FlowGate } from './flow-gate';
-import type { HostInfo, HostLink, WatchEvent, WatchSelection } from './host-link';
+import type { HostClient, HostInfo, WatchEvent, WatchSelection } from '../client';
 import { ProcessPane } from './process-pane';
 import { ProcessesView } from './processes-view';
 import { startForm } from './start-form';
@@ -44,7 +44,7 @@ export class App {
   private exitCode: number | undefined;
 
   constructor(
-    private readonly link: HostLink,
+    private readonly client: HostClient,
     info: HostInfo,
     private readonly refused: (refusal: Refusal) => void,
   ) {
@@ -57,12 +57,12 @@ export class App {
       () => this.resume(),
     );
     this.pane = new ProcessPane(this.terminal, {
-      interrupt: (p) => link.client.interrupt(p.environmentId, p.id),
-      terminate: async (p) => void (await link.client.terminate(p.environmentId, p.id)),
-      release: (p) => link.client.release(p.environmentId, p.id),
-      download: async (p) => location.assign(await link.logUrl(p.environmentId, p.id)),
-      sendLine: (p, line) => link.client.write(p.environmentId, p.id, `${line}\n`),
-      endInput: (p) => link.client.endStdin(p.environmentId, p.id),
+      interrupt: (p) => client.interrupt(p.environmentId, p.id),
+      terminate: async (p) => void (await client.terminate(p.environmentId, p.id)),
+      release: (p) => client.release(p.environmentId, p.id),
+      download: async (p) => location.assign(await client.logUrl(p.environmentId, p.id)),
+      sendLine: (p, line) => client.write(p.environmentId, p.id, `${line}\n`),
+      endInput: (p) => client.endStdin(p.environmentId, p.id),
       setFollow: (on) => this.terminal.setFollow(on),
       setTimestamps: (on) => {
         this.terminal.setTimestamps(on);
@@ -80,7 +80,7 @@ export class App {
     this.terminal.open(this.gate, installTestHook(this.terminal.terminal));
     this.pane.show(undefined);
     this.subscriptions.push(
-      this.asked$.pipe(switchMap((selection) => this.link.watch$(selection)), retry({ delay: (error: unknown) => this.retryDelay(error) })).subscribe({
+      this.asked$.pipe(switchMap((selection) => this.client.watch$(selection)), retry({ delay: (error: unknown) => this.retryDelay(error) })).subscribe({
         next: (event) => this.onEvent(event),
         error: (error: unknown) => this.fail(error),
       }),
@@ -188,7 +188,7 @@ export class App {
   private async start(request: StartRequest): Promise<void> {
     const environmentId = this.environmentId;
     if (environmentId === undefined) throw new Error('no environment is selected');
-    const process = await this.link.client.start(environmentId, request);
+    const process = await this.client.start(environmentId, request);
     this.selectProcess(process);
   }
 
@@ -202,7 +202,7 @@ export class App {
           concatMap((data) => {
             const process = this.selected;
             if (data === '' || process === undefined || !process.tty || process.state !== 'running') return [];
-            return defer(() => this.link.client.write(process.environmentId, process.id, data).catch((error: unknown) => this.pane.say(`Input failed: ${String(error)}`)));
+            return defer(() => this.client.write(process.environmentId, process.id, data).catch((error: unknown) => this.pane.say(`Input failed: ${String(error)}`)));
           }),
         )
         .subscribe(),
@@ -213,7 +213,7 @@ export class App {
   private sendSize(): void {
     const process = this.selected;
     if (process === undefined || !process.tty || process.state !== 'running') return;
-    this.link.client.resize(process.environmentId, process.id, this.terminal.size).catch((error: unknown) => this.pane.say(`Resize failed: ${String(error)}`));
+    this.client.resize(process.environmentId, process.id, this.terminal.size).catch((error: unknown) => this.pane.say(`Resize failed: ${String(error)}`));
   }
 
   /** The client gave up on the host for a while: subscribe again later; a refusal ends the page. */

@@ -7,7 +7,6 @@ import { HostApiError, HostClient } from '../client';
 import { App } from './app';
 import type { Refusal } from './app';
 import { h } from './dom';
-import { hostLink } from './host-link';
 import { showLogin } from './login';
 import { adoptFragmentToken, forgetToken, storedToken, storeToken } from './token';
 
@@ -31,10 +30,9 @@ async function boot(): Promise<void> {
   const token = storedToken();
   if (token === undefined) return showLogin(root, undefined, signIn);
   const client = new HostClient({ url: location.origin, token: () => storedToken() ?? '' });
-  const link = hostLink(client);
   try {
-    const info = await link.host();
-    new App(link, info, refused).mount(root);
+    const info = await client.host();
+    new App(client, info, refused).mount(root);
   } catch (error: unknown) {
     void client.close();
     if (error instanceof HostApiError && error.status === 401) refused({ kind: 'unauthorized' });
