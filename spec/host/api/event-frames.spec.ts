@@ -12,6 +12,20 @@ describe('SSE frames of process events', () => {
     expect(first.toString()).toBe(`id: 7\nevent: output\ndata: {"seq":7,"stream":"stdout","chunk":"${Buffer.alloc(16).toString('base64')}"}\n\n`);
   });
 
+  it('cuts small frames from shared slabs without overlap: every frame kept stays whole as more are made', () => {
+    const made: { readonly chunk: Uint8Array; readonly frame: Buffer }[] = [];
+    for (let seq = 1; seq <= 200; seq += 1) {
+      const chunk = randomBytes(1 + ((seq * 7919) % 12_000));
+      made.push({ chunk, frame: frameOf({ type: 'output', seq, stream: 'stdout', chunk }) });
+    }
+    const backing = new Set(made.map(({ frame }) => frame.buffer));
+    expect(backing.size).toBeLessThan(made.length / 2); // slabs, not a buffer each
+    for (const [i, { chunk, frame }] of made.entries()) {
+      const data = /data: (.*)\n\n$/s.exec(frame.toString('latin1'))?.[1] ?? '{}';
+      expect({ seq: i + 1, chunk: Buffer.from((JSON.parse(data) as { chunk: string }).chunk, 'base64').equals(chunk) }).toEqual({ seq: i + 1, chunk: true });
+    }
+  });
+
   it('keeps only recent frames: past the cache bound an old event is encoded again (equal bytes, a new Buffer)', () => {
     const old = output(1, 1024);
     const kept = frameOf(old);

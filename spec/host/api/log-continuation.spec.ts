@@ -80,7 +80,8 @@ describe('a follower of a process found unknown after a host restart', () => {
     const store = await restartedStore();
     const environments = new FakeEnvironments(true);
     const follower = await follow(store, environments);
-    await settle(() => environments.waiting);
+    // The stream sends what it wrote at the end of the event-loop turn (it corks until the check phase).
+    await settle(() => environments.waiting && follower.frames.length >= 3);
     expect({ frames: names(follower.frames), ended: follower.ended() }).toEqual({ frames: ['output 1', 'output 2', 'output 3'], ended: false });
 
     const adopted = await store.adopt(KEY);

@@ -9,7 +9,7 @@ import type { SequencedEvent } from '../../../src/wire/process-event';
 import { closed, exited, output, outputBytes } from '../../exec/event-builders';
 import type { LogEvent } from '../../../src/host/log/log-event';
 import { truncatedRange } from '../../../src/host/log/log-event';
-import { readAll, removeTempDirs, SpyFs, tempDir, untimed, VirtualClock } from './log-support';
+import { readAll, removeTempDirs, settle, SpyFs, tempDir, untimed, VirtualClock } from './log-support';
 
 afterEach(removeTempDirs);
 
@@ -39,6 +39,44 @@ describe('OutputLog', () => {
     expect(await reopened.read(0, 1 << 20)).toEqual(fromFile);
     expect(await reopened.read(3, 1 << 20)).toEqual({ ...fromFile, events: fromMemory.events.slice(3), memoryFrom: 3 });
     await reopened.close();
+  });
+
+  it('reads at once what memory holds (the log\'s own objects, as read gives them) and leaves what is in a file to read', async () => {
+    const clock = new VirtualClock();
+    const log = OutputLog.create(await tempDir(), 'now', { scheduler: clock.scheduler });
+    expect(log.readNow(0, 1 << 20)).toEqual({ events: [], lastSeq: 0, caughtUp: true, ended: false, memoryFrom: 0 });
+    log.append(output(1, 'one\n'));
+    log.append(output(2, 'two\n'));
+    const now = log.readNow(0, 1 << 20);
+    expect(now).toEqual(await log.read(0, 1 << 20));
+    expect(now?.events.map((event) => (event.type === 'output' ? event.seq : -1))).toEqual([1, 2]);
+    // The same objects for every reader: their frames are shared.
+    expect(log.readNow(1, 1 << 20)?.events[0]).toBe(now?.events[1]);
+    await log.flush(); // written: the events left memory for the file
+    expect(log.readNow(0, 1 << 20)).toBeUndefined();
+    expect((await log.read(0, 1 << 20)).events).toHaveLength(2);
+    log.append(output(3, 'three\n'));
+    expect(log.readNow(2, 1 << 20)?.events.map((event) => (event.type === 'output' ? event.seq : -1))).toEqual([3]);
+    await log.close();
+  });
+
+  it('wakes every waiter at the append it waits for, and at the end, never before', async () => {
+    const log = OutputLog.create(await tempDir(), 'wait');
+    const woke: string[] = [];
+    void log.waitFor(0).then(() => woke.push('after 0'));
+    void log.waitFor(1).then(() => woke.push('after 1'));
+    await settle();
+    expect(woke).toEqual([]);
+    log.append(output(1, 'one\n'));
+    await settle();
+    expect(woke).toEqual(['after 0']);
+    void log.waitFor(5).then(() => woke.push('after 5'));
+    log.append(output(2, 'two\n'));
+    await settle();
+    expect(woke).toEqual(['after 0', 'after 1']);
+    await log.close(); // no more appends: the last waiter is let go
+    await settle();
+    expect(woke).toEqual(['after 0', 'after 1', 'after 5']);
   });
 
   it('reads 64 MiB back sha256-exact from seq 0 and exactly what follows a random seq', async () => {

@@ -90,6 +90,28 @@ export function logFrameOf(event: LogEvent, share = false): Buffer {
   }
 }
 
+/** Bytes of a slab output frames are cut from; a frame over a quarter of it gets its own buffer. */
+const SLAB_BYTES = 64 * 1024;
+let slab = Buffer.allocUnsafeSlow(0);
+let slabUsed = 0;
+
+/**
+ * `size` bytes for one frame, cut from a shared slab: an output frame is a few KiB, and one backing
+ * store per frame (what `Buffer.allocUnsafe` makes above 4 KiB) cost the host an allocation and its
+ * release per event, a tenth of its CPU with the garbage collector's part. A slab lives while any
+ * frame cut from it is queued or cached; 64 KiB keeps what one stalled stream can pin small.
+ */
+function frameBuffer(size: number): Buffer {
+  if (size > SLAB_BYTES >> 2) return Buffer.allocUnsafeSlow(size);
+  if (slabUsed + size > slab.byteLength) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const out = slab.subarray(slabUsed, slabUsed + size);
+  slabUsed += (size + 7) & ~7;
+  return out;
+}
+
 /**
  * An output's frame, written straight into its Buffer: the base64 string is the only one made. (Through
  * a template literal, the whole frame was a second string as large, flattened for `Buffer.from`: garbage
@@ -98,7 +120,7 @@ export function logFrameOf(event: LogEvent, share = false): Buffer {
 function outputFrame(seq: number, stream: string, chunk: Uint8Array, time?: number): Buffer {
   const base64 = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64');
   const head = `id: ${seq}\nevent: output\ndata: {"seq":${seq},${time === undefined ? '' : `"time":${time},`}"stream":"${stream}","chunk":"`;
-  const out = Buffer.allocUnsafe(head.length + base64.length + OUTPUT_END.byteLength);
+  const out = frameBuffer(head.length + base64.length + OUTPUT_END.byteLength);
   let at = out.write(head, 0, 'latin1');
   at += out.write(base64, at, 'latin1');
   OUTPUT_END.copy(out, at);

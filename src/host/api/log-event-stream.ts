@@ -86,7 +86,7 @@ async function pump(first: OutputLog, stream: EventSink, afterSeq: number, { fol
       cursor = event.type === 'truncated' ? event.nextSeq - 1 : event.seq;
       continue;
     }
-    const read = await log.read(cursor, LOG_READ_BYTES);
+    const read = log.readNow(cursor, LOG_READ_BYTES) ?? (await log.read(cursor, LOG_READ_BYTES));
     batch = read.events;
     memoryFrom = read.memoryFrom;
     next = 0;

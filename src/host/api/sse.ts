@@ -64,6 +64,7 @@ export interface EventSink {
 /** One open event stream. `write` refuses (and ends the stream) past the buffer bound. */
 export class SseStream implements EventSink {
   private ended = false;
+  private corked = false;
   private readonly endListeners: (() => void)[] = [];
 
   constructor(
@@ -135,6 +136,7 @@ export class SseStream implements EventSink {
   /** Ends the response (idempotent); `reason` is what the metrics count it as. */
   end(reason: StreamEndReason = 'completed'): void {
     if (this.ended) return;
+    this.uncork();
     this.res.end();
     this.finish(reason);
   }
@@ -151,10 +153,27 @@ export class SseStream implements EventSink {
     return () => void this.res.off('drain', listener);
   }
 
+  /**
+   * Writes `frame`, corked until the loop's check phase: every frame written while the host handles one
+   * round of socket reads (libuv reads an executor's socket up to 32 times per poll) goes out in one
+   * `writev`. On loopback each write also runs the reader's TCP receive path, so one per frame cost a
+   * fifth of the host's CPU serving a fast process (bench/results/profile-one-reader.md).
+   */
   private send(frame: Buffer): void {
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      setImmediate(this.uncork);
+    }
     this.res.write(frame);
     this.observer.sent(frame.byteLength);
   }
+
+  private readonly uncork = (): void => {
+    if (!this.corked) return;
+    this.corked = false;
+    this.res.uncork();
+  };
 
   private finish(reason: StreamEndReason): void {
     if (this.ended && this.endListeners.length === 0) return;

@@ -28,6 +28,8 @@ export class OutputLog {
   private readonly appended: BehaviorSubject<number>;
   private readonly failuresSubject = new Subject<OutputLogError>();
   private finishing: Promise<void> | undefined;
+  /** Resolved (and cleared) at the next append or end: what `waitFor` waits on. */
+  private nextAppend: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
 
   private constructor(
     private readonly state: LogState,
@@ -204,6 +206,7 @@ export class OutputLog {
       return this.append(event);
     }
     this.appended.next(event.seq);
+    this.wake();
     if (event.type !== 'output') this.hooks.onLifecycle?.(event);
     if (event.type === 'closed') this.finishWriting('closed');
     return !writer.pressure.value;
@@ -226,6 +229,7 @@ export class OutputLog {
       return;
     }
     this.appended.next(nextSeq - 1);
+    this.wake();
   }
 
   /**
@@ -237,10 +241,21 @@ export class OutputLog {
     return new LogReadRun(this.state, afterSeq, maxBytes, this.options.readWindowBytes).run();
   }
 
+  /**
+   * {@link OutputLog.read} done at once when it needs no file (the events after `afterSeq` are in memory,
+   * or there are none yet); undefined when it needs one (then call `read`). Never throws.
+   */
+  readNow(afterSeq: number, maxBytes: number): LogRead | undefined {
+    return new LogReadRun(this.state, afterSeq, maxBytes, this.options.readWindowBytes).runInMemory();
+  }
+
   /** Resolves once the log holds a seq after `afterSeq`, or takes no more appends. Never rejects. */
   async waitFor(afterSeq: number): Promise<void> {
-    if (this.state.heldSeq > afterSeq || this.state.end !== undefined) return;
-    await firstValueFrom(this.appended.pipe(filter((seq) => seq > afterSeq)), { defaultValue: 0 });
+    // Every append (and the end) resolves the one shared promise; a waiter whose seq has not come yet waits again.
+    while (this.state.heldSeq <= afterSeq && this.state.end === undefined) {
+      this.nextAppend ??= deferred();
+      await this.nextAppend.promise;
+    }
   }
 
   /** Resolves once the backlog is at the low mark (at once when it is not over the high one). Never rejects. */
@@ -281,7 +296,14 @@ export class OutputLog {
   private finishWriting(end: LogEnd): void {
     this.state.end ??= end;
     this.appended.complete();
+    this.wake();
     this.finishing ??= this.writer?.close() ?? Promise.resolve();
+  }
+
+  private wake(): void {
+    const waiting = this.nextAppend;
+    this.nextAppend = undefined;
+    waiting?.resolve();
   }
 
   private failed(error: OutputLogError): void {
@@ -289,6 +311,14 @@ export class OutputLog {
     this.failuresSubject.next(error);
     this.failuresSubject.complete();
   }
+}
+
+function deferred(): { readonly promise: Promise<void>; readonly resolve: () => void } {
+  let resolve: () => void = () => undefined;
+  const promise = new Promise<void>((settle) => {
+    resolve = settle;
+  });
+  return { promise, resolve };
 }
 
 /** The state of the log found in `dir`, recovered. Rejects with OutputLogReadError when its files cannot be read. */
