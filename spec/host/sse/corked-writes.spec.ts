@@ -1,11 +1,12 @@
 /**
- * An SSE stream corks its response until the event loop's check phase: the frames written while the host
- * handles one poll phase's socket reads leave together (one writev on a real socket), in order, and
- * nothing waits longer than that turn. The bound counts corked bytes, and `end()` sends them at once.
+ * An SSE stream corks its response until the event loop's check phase or CORK_BYTES: the frames written
+ * while the host handles one poll phase's socket reads leave together (a few writev calls on a real
+ * socket), in order, and nothing waits longer than that turn. The bound counts corked bytes, and
+ * `end()` sends them at once.
  */
 import type { ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
-import { SseStream } from '../../../src/host/api/sse';
+import { CORK_BYTES, SseStream } from '../../../src/host/api/sse';
 
 /** A stream over an in-memory response, and what reached the response's reader. */
 function openStream(bufferBytes = 1 << 20): { readonly stream: SseStream; readonly res: PassThrough; readonly received: () => string } {
@@ -32,6 +33,20 @@ describe('SseStream corking', () => {
     expect(res.writableCorked).toBe(1);
     await checkPhase();
     expect(received().endsWith('id: 6\n\n')).toBe(true);
+    stream.end();
+  });
+
+  it('sends at once once CORK_BYTES are corked, and corks again for the rest of the turn', async () => {
+    const { stream, res, received } = openStream(4 * CORK_BYTES);
+    const frame = Buffer.alloc(CORK_BYTES / 4, 'x');
+    for (let i = 0; i < 3; i += 1) stream.write(frame);
+    expect({ received: received().length, corked: res.writableCorked }).toEqual({ received: 0, corked: 1 });
+    stream.write(frame); // the fourth reaches CORK_BYTES: all four leave now
+    expect({ received: received().length, corked: res.writableCorked }).toEqual({ received: CORK_BYTES, corked: 0 });
+    stream.write(frame);
+    expect({ received: received().length, corked: res.writableCorked }).toEqual({ received: CORK_BYTES, corked: 1 });
+    await checkPhase();
+    expect({ received: received().length, corked: res.writableCorked }).toEqual({ received: CORK_BYTES + frame.byteLength, corked: 0 });
     stream.end();
   });
 
