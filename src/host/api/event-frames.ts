@@ -8,7 +8,8 @@
  * Sharing needs little: a history hands a live event to all its subscribers in one synchronous loop, and
  * a replay makes its events anew for each subscriber (no other subscriber ever sends that object). So
  * the cache is small; what it keeps (the frames and, as keys, their events with their chunks) stays
- * after the streams ended, on an idle host too.
+ * after the streams ended, on an idle host too. The events an output log serves from its memory are
+ * shared differently: each frame lives as long as its event object (see {@link logFrameOf}).
  */
 import { Buffer } from 'node:buffer';
 import type { LogEvent } from '../log/log-event';
@@ -21,12 +22,12 @@ import type { ExecClientErrorCode } from '../../errors';
  */
 export const FRAME_CACHE_BYTES = 1024 * 1024;
 
-/** Recent frames by event (a live event, or a log event served from memory), oldest first (a Map keeps insertion order). */
-const recent = new Map<ProcessEvent | LogEvent, Buffer>();
+/** Recent frames by live event, oldest first (a Map keeps insertion order). */
+const recent = new Map<ProcessEvent, Buffer>();
 let recentBytes = 0;
 
 /** The frame of `event` from the recent ones, else `encode()`d and kept as recent. */
-function shared(event: ProcessEvent | LogEvent, encode: () => Buffer): Buffer {
+function shared(event: ProcessEvent, encode: () => Buffer): Buffer {
   const cached = recent.get(event);
   if (cached !== undefined) return cached;
   const encoded = encode();
@@ -66,19 +67,36 @@ function encode(event: ProcessEvent): Buffer {
 const OUTPUT_END = Buffer.from('"}\n\n');
 
 /**
+ * The frames of output events in the logs' memory, by event: a frame lives exactly as long as its event
+ * object (in the log's memory until written, then in the batches of readers that read it from there), so
+ * readers of one process share its encoding however far apart they are within that memory; the recent
+ * frames' bound would have them encode again once they drift more than its size apart.
+ */
+const logFrames = new WeakMap<LogEvent, Buffer>();
+
+function logShared(event: LogEvent & { readonly type: 'output' }): Buffer {
+  let frame = logFrames.get(event);
+  if (frame === undefined) {
+    frame = outputFrame(event.seq, event.stream, event.chunk, event.time);
+    logFrames.set(event, frame);
+  }
+  return frame;
+}
+
+/**
  * The frame of an event read from a process's output log: as {@link frameOf} gives it, plus `time` (when
  * the host received it, ms since the epoch) on sequenced events, and on a `truncated` marker why the
  * range is missing and which seqs it covers (`reason`, `fromSeq`, `toSeq`).
  *
  * With `share` (the event came from the log's memory, `LogRead.memoryFrom`: the log's own object, the
- * same for every reader), an output's frame is shared like a live one, so the readers that keep up
- * encode each event once between them. A read from a file makes its events anew for one reader: their
- * frames are not kept, so a replay does not push the live frames out.
+ * same for every reader), an output's frame is kept beside the event for as long as the event lives, so
+ * the readers that keep up encode each event once between them. A read from a file makes its events anew
+ * for one reader: their frames are not kept.
  */
 export function logFrameOf(event: LogEvent, share = false): Buffer {
   switch (event.type) {
     case 'output':
-      return share ? shared(event, () => outputFrame(event.seq, event.stream, event.chunk, event.time)) : outputFrame(event.seq, event.stream, event.chunk, event.time);
+      return share ? logShared(event) : outputFrame(event.seq, event.stream, event.chunk, event.time);
     case 'exited':
       return frame(event.seq, 'exited', JSON.stringify({ seq: event.seq, time: event.time, exitCode: event.exitCode }));
     case 'closed':
