@@ -50,13 +50,11 @@ module.exports = tseslint.config(
     },
   },
   {
-    // The two exceptions, both orderings against I/O, not times. The ack pong is sent one event-loop turn
-    // after a batch of received frames: in the check phase right after the poll phase that read them. An
-    // SSE stream's frames are corked until that same check phase, so the frames of one poll phase's
-    // socket reads leave in one writev. No scheduler expresses it (asyncScheduler waits for the timers
-    // phase, asapScheduler runs before the rest of the batch is read). Timers and the clock stay
-    // restricted there.
-    files: ['src/transport/ws-socket-port.ts', 'src/host/api/sse.ts'],
+    // The one exception. The ack pong is sent one event-loop turn after a batch of received frames: in
+    // the check phase right after the poll phase that read them. That is an ordering against I/O, not a
+    // time: no scheduler expresses it (asyncScheduler waits for the timers phase, asapScheduler runs
+    // before the rest of the batch is read). Timers and the clock stay restricted there.
+    files: ['src/transport/ws-socket-port.ts'],
     rules: {
       'no-restricted-globals': restrictedGlobals(TIMER_GLOBALS.filter((name) => name !== 'setImmediate' && name !== 'clearImmediate')),
     },

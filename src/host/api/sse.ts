@@ -28,15 +28,6 @@ export const DEFAULT_SSE_LIMITS: SseLimits = { bufferBytes: 1024 * 1024, perToke
 
 const PING = Buffer.from(': ping\n\n');
 
-/**
- * Bytes a stream holds corked at most: past them it sends at once (one writev of several frames), so a
- * reader gets the first of a large batch while the host still works on the rest. Larger would save
- * little: loopback's MTU is 64 KiB, so TCP cuts a larger write into segments of that size anyway, and
- * with 100 readers (one poll phase's output held for each until the check phase) readers waited on
- * bursts (the fan-out bench).
- */
-export const CORK_BYTES = 64 * 1024;
-
 /** An observer that hears nothing. */
 const UNOBSERVED: StreamObserver = { opened: () => undefined, sent: () => undefined, ended: () => undefined };
 
@@ -73,9 +64,6 @@ export interface EventSink {
 /** One open event stream. `write` refuses (and ends the stream) past the buffer bound. */
 export class SseStream implements EventSink {
   private ended = false;
-  private corked = false;
-  private corkedBytes = 0;
-  private flushScheduled = false;
   private readonly endListeners: (() => void)[] = [];
 
   constructor(
@@ -147,7 +135,6 @@ export class SseStream implements EventSink {
   /** Ends the response (idempotent); `reason` is what the metrics count it as. */
   end(reason: StreamEndReason = 'completed'): void {
     if (this.ended) return;
-    this.uncork();
     this.res.end();
     this.finish(reason);
   }
@@ -164,38 +151,9 @@ export class SseStream implements EventSink {
     return () => void this.res.off('drain', listener);
   }
 
-  /**
-   * Writes `frame`, corked until the loop's check phase or {@link CORK_BYTES}, whichever comes first:
-   * the frames written while the host handles one round of socket reads (libuv reads an executor's
-   * socket up to 32 times per poll) go out in a few `writev` calls, not one each. On loopback each
-   * write also runs the reader's TCP receive path, so one per frame cost a fifth of the host's CPU
-   * serving a fast process (bench/results/profile-one-reader.md).
-   */
   private send(frame: Buffer): void {
-    if (!this.corked) {
-      this.corked = true;
-      this.corkedBytes = 0;
-      this.res.cork();
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(this.flushAtCheck);
-      }
-    }
     this.res.write(frame);
     this.observer.sent(frame.byteLength);
-    this.corkedBytes += frame.byteLength;
-    if (this.corkedBytes >= CORK_BYTES) this.uncork();
-  }
-
-  private readonly flushAtCheck = (): void => {
-    this.flushScheduled = false;
-    this.uncork();
-  };
-
-  private uncork(): void {
-    if (!this.corked) return;
-    this.corked = false;
-    this.res.uncork();
   }
 
   private finish(reason: StreamEndReason): void {
