@@ -1,7 +1,7 @@
 /**
  * A child process of the host bench: opens N SSE connections to one url (with a bearer token), reads
- * each until it saw `event: closed`, and reports on stdout when every reader finished: total bytes and
- * the time from the `go` line on stdin to the last close. Readers live here, not in the bench process,
+ * each until it saw `event: closed`, and reports on stdout when every reader finished: total bytes, the
+ * time from the `go` line on stdin to the last close, and this process's CPU over that time. Readers live here, not in the bench process,
  * so reading costs the same on both sides and the server's process does only serving.
  *
  *   node dist/bench/sse-readers.js URL TOKEN N      (stdin: `go\n` starts the clock; stdout: JSON lines)
@@ -17,6 +17,7 @@ let opened = 0;
 let finished = 0;
 let bytes = 0;
 let started = 0;
+let cpuAtGo = process.cpuUsage();
 
 function read(): void {
   const req = request(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, agent: false }, (res) => {
@@ -32,7 +33,10 @@ function read(): void {
       if (seen) {
         finished += 1;
         res.destroy();
-        if (finished === count) process.stdout.write(`${JSON.stringify({ bytes, ms: performance.now() - started })}\n`);
+        if (finished === count) {
+          const cpu = process.cpuUsage(cpuAtGo);
+          process.stdout.write(`${JSON.stringify({ bytes, ms: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`);
+        }
       }
     });
   });
@@ -46,6 +50,9 @@ function read(): void {
 for (let i = 0; i < count; i += 1) read();
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (text: string) => {
-  if (text.includes('go')) started = performance.now();
+  if (text.includes('go')) {
+    started = performance.now();
+    cpuAtGo = process.cpuUsage();
+  }
 });
 process.stdin.on('end', () => process.exit());

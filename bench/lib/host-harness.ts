@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +26,8 @@ export interface BenchHost {
   readonly host: HostServer;
   readonly token: string;
   readonly environment: Environment;
+  /** The executor's pid (its CPU: `cpuMsOfTree`). */
+  readonly executorPid: number;
   /** `fetch` against the operator API with the token. */
   api(method: string, path: string, body?: unknown): Promise<Response>;
   close(): Promise<void>;
@@ -61,6 +64,7 @@ export async function startBenchHost(bufferBytes: number, outputLog?: HostServer
       host,
       token,
       environment,
+      executorPid: stop.pid,
       api: (method, path, body) =>
         fetch(`${host.url}${path}`, {
           method,
@@ -171,4 +175,32 @@ function drainedOrClosed(res: ServerResponse): Promise<void> {
     };
     res.on('drain', done).on('close', done);
   });
+}
+
+/**
+ * CPU (user + system, ms) `pid` and its descendants have used so far, the ended children they waited for
+ * included (`/proc/<pid>/stat` utime, stime, cutime, cstime): an executor with the processes it runs.
+ * Linux only; 0 where `/proc` has no such process.
+ */
+export function cpuMsOfTree(pid: number): number {
+  const ticksPerSecond = 100; // USER_HZ on Linux
+  const ticks = (of: number): number => {
+    try {
+      const fields = readFileSync(`/proc/${of}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      // After the command: state is field 3; utime, stime, cutime, cstime are fields 14-17.
+      return [11, 12, 13, 14].reduce((sum, at) => sum + Number(fields[at] ?? 0), 0);
+    } catch {
+      return 0;
+    }
+  };
+  const descendants = (of: number): number[] => {
+    try {
+      // A process's children are listed under the thread that made them: read every thread's list.
+      const children = readdirSync(`/proc/${of}/task`).flatMap((task) => readFileSync(`/proc/${of}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      return children.flatMap((child) => [child, ...descendants(child)]);
+    } catch {
+      return [];
+    }
+  };
+  return ([pid, ...descendants(pid)].reduce((sum, of) => sum + ticks(of), 0) * 1000) / ticksPerSecond;
 }

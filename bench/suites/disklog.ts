@@ -21,7 +21,7 @@
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { lastValueFrom } from 'rxjs';
@@ -29,7 +29,7 @@ import { takeWhile } from 'rxjs/operators';
 import type { BenchContext } from '../lib/context';
 import { sized } from '../lib/context';
 import type { BenchHost } from '../lib/host-harness';
-import { HOST_ENV, Readers, startBenchHost } from '../lib/host-harness';
+import { cpuMsOfTree, HOST_ENV, Readers, startBenchHost } from '../lib/host-harness';
 import { figure } from '../lib/report';
 import type { Check, Row } from '../lib/report';
 import { formatNumber, interleave, series, summarize } from '../lib/stats';
@@ -85,6 +85,7 @@ async function turn(bench: BenchHost, subscribers: number, bytes: number, dataDi
   try {
     await readers.next();
     const cpu0 = process.cpuUsage();
+    const executor0 = cpuMsOfTree(bench.executorPid);
     const t0 = performance.now();
     readers.go();
     await json(await bench.api('POST', `${PROCESSES}/${id}/stdin`, { writeId: 'go', data: Buffer.from('go\n').toString('base64') }));
@@ -92,10 +93,11 @@ async function turn(bench: BenchHost, subscribers: number, bytes: number, dataDi
     const done = await readers.next();
     const cpu = process.cpuUsage(cpu0);
     const wall = performance.now() - t0;
+    const executorMs = cpuMsOfTree(bench.executorPid) - executor0;
     await readers.close();
     const written = dataDir === undefined ? 0 : await settledBytes(join(dataDir, 'processes', HOST_ENV, id), bytes);
     const seconds = (done['ms'] ?? 1) / 1000;
-    return { mbps: (done['bytes'] ?? 0) / 1e6 / seconds, outputMbps: (bytes * subscribers) / 1e6 / seconds, cpuMsPerMB: (cpu.user + cpu.system) / 1000 / (bytes / 1e6), cpuMs: (cpu.user + cpu.system) / 1000, cpuShare: (cpu.user + cpu.system) / 1000 / wall, writtenPerByte: written / bytes };
+    return { mbps: (done['bytes'] ?? 0) / 1e6 / seconds, outputMbps: (bytes * subscribers) / 1e6 / seconds, cpuMsPerMB: (cpu.user + cpu.system) / 1000 / (bytes / 1e6), cpuMs: (cpu.user + cpu.system) / 1000, cpuShare: (cpu.user + cpu.system) / 1000 / wall, readerCores: (done['cpuMs'] ?? 0) / (done['ms'] ?? 1), executorCores: executorMs / wall, writtenPerByte: written / bytes };
   } finally {
     await readers.close();
     await bench.api('DELETE', `${PROCESSES}/${id}`);
@@ -113,6 +115,7 @@ async function libraryTurn(bench: BenchHost, bytes: number): Promise<Metrics> {
   try {
     let received = 0;
     const cpu0 = process.cpuUsage();
+    const executor0 = cpuMsOfTree(bench.executorPid);
     const t0 = performance.now();
     const done = lastValueFrom(
       child.events$.pipe(takeWhile((event) => {
@@ -125,7 +128,7 @@ async function libraryTurn(bench: BenchHost, bytes: number): Promise<Metrics> {
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     if (last.type !== 'closed' || received !== bytes) throw new Error(`the library turn ended ${last.type} after ${received} of ${bytes} bytes`);
-    return { outputMbps: bytes / 1e6 / seconds, cpuMsPerMB: (cpu.user + cpu.system) / 1000 / (bytes / 1e6) };
+    return { outputMbps: bytes / 1e6 / seconds, cpuMsPerMB: (cpu.user + cpu.system) / 1000 / (bytes / 1e6), cpuShare: (cpu.user + cpu.system) / 1000 / (seconds * 1000), executorCores: (cpuMsOfTree(bench.executorPid) - executor0) / (seconds * 1000) };
   } finally {
     child.release();
   }
@@ -149,6 +152,9 @@ async function pageCacheTurn(dir: string, bytes: number): Promise<Metrics> {
     rmSync(path, { force: true });
   }
 }
+
+/** The median of `key` over `turns`, formatted. */
+const cores = (turns: readonly Metrics[], key: string): string => formatNumber(summarize(series(turns, key)).median);
 
 /** The whole suite. */
 export async function disklogSuite(context: BenchContext): Promise<Row[]> {
@@ -256,6 +262,14 @@ export async function disklogSuite(context: BenchContext): Promise<Row[]> {
         unit: 'ms/MB',
         raw: series(direct.raw, 'cpuMsPerMB'),
         rx: series(direct.rx, 'cpuMsPerMB'),
+      }),
+      figure({
+        suite: 'disklog',
+        label: 'one reader: cores used by the bench process (the host, or the library) over the turn',
+        unit: 'cores',
+        raw: series(direct.raw, 'cpuShare'),
+        rx: series(direct.rx, 'cpuShare'),
+        note: `beside it, the executor with its processes: library turn ${cores(direct.raw, 'executorCores')}, host turn ${cores(direct.rx, 'executorCores')} cores; the SSE reader's process (host turn only) ${cores(direct.rx, 'readerCores')} cores; ${availableParallelism()} cores in all (medians)`,
       }),
     );
 

@@ -10,7 +10,7 @@
  *   nothing while 32 MiB stream past it (reported, no goal).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { firstValueFrom } from 'rxjs';
@@ -19,11 +19,11 @@ import { frameOf } from '../../src/host/api/event-frames';
 import type { BenchContext } from '../lib/context';
 import { sized } from '../lib/context';
 import type { BenchHost } from '../lib/host-harness';
-import { HOST_ENV, RawSseServer, Readers, startBenchHost } from '../lib/host-harness';
+import { cpuMsOfTree, HOST_ENV, RawSseServer, Readers, startBenchHost } from '../lib/host-harness';
 import { figure } from '../lib/report';
 import { hostMemory } from './host-memory';
 import type { Figure } from '../lib/report';
-import { interleave, series } from '../lib/stats';
+import { formatNumber, interleave, series, summarize } from '../lib/stats';
 import type { Metrics } from '../lib/stats';
 
 const CHUNK = 8192;
@@ -51,25 +51,40 @@ async function hostTurn(bench: BenchHost, subscribers: number, bytes: number): P
   const readers = new Readers(`${bench.host.url}${PROCESSES}/${id}/events`, bench.token, subscribers);
   try {
     await readers.next();
+    const cpu0 = process.cpuUsage();
+    const executor0 = cpuMsOfTree(bench.executorPid);
     readers.go();
     await json(await bench.api('POST', `${PROCESSES}/${id}/stdin`, { writeId: 'go', data: Buffer.from('go\n').toString('base64') }));
     await bench.api('POST', `${PROCESSES}/${id}/stdin/end`);
     const done = await readers.next();
-    return { mbps: (done['bytes'] ?? 0) / 1e6 / ((done['ms'] ?? 1) / 1000) };
+    const cpu = process.cpuUsage(cpu0);
+    return cpuShares(done, (cpu.user + cpu.system) / 1000, cpuMsOfTree(bench.executorPid) - executor0);
   } finally {
     await readers.close();
     await bench.api('DELETE', `${PROCESSES}/${id}`);
   }
 }
 
+/**
+ * A fan-out turn's figures from the readers' report: aggregate MB/s, and the cores each side used over
+ * the turn (the readers' child, the server: this process, the executor with its processes). The machine
+ * has as many cores as `os.availableParallelism()`; where their sum reaches it, the readers wait for CPU.
+ */
+function cpuShares(done: Record<string, number>, serverCpuMs: number, executorCpuMs: number): Metrics {
+  const ms = done['ms'] ?? 1;
+  return { mbps: (done['bytes'] ?? 0) / 1e6 / (ms / 1000), readerCores: (done['cpuMs'] ?? 0) / ms, serverCores: serverCpuMs / ms, executorCores: executorCpuMs / ms };
+}
+
 async function rawTurn(raw: RawSseServer, token: string, subscribers: number, frames: readonly Buffer[]): Promise<Metrics> {
   const readers = new Readers(raw.url, token, subscribers);
   try {
     await readers.next();
+    const cpu0 = process.cpuUsage();
     readers.go();
     await raw.send(frames);
     const done = await readers.next();
-    return { mbps: (done['bytes'] ?? 0) / 1e6 / ((done['ms'] ?? 1) / 1000) };
+    const cpu = process.cpuUsage(cpu0);
+    return cpuShares(done, (cpu.user + cpu.system) / 1000, 0);
   } finally {
     await readers.close();
   }
@@ -91,6 +106,14 @@ async function fanOut(context: BenchContext, bench: BenchHost, raw: RawSseServer
         rx: series(runs.rx, 'mbps'),
         ...(subscribers === 1 ? {} : { ratioGoal: { min: 0.8 } }),
         note: `${subscribers === 1 ? 'raw sends the frames from memory; exec-rx includes the executor producing the output' : 'each frame encoded once for all subscribers'}; the host keeps output on disk (its default) and a reader behind the live edge reads the log; the bench host's send buffer is 64 MiB so that no reader is cut (the raw server never cuts)`,
+      }),
+      figure({
+        suite: 'host',
+        label: `fan-out to ${subscribers}: cores used by the readers' process / the server / the executor (raw: no executor)`,
+        unit: 'cores',
+        raw: series(runs.raw, 'readerCores'),
+        rx: series(runs.rx, 'readerCores'),
+        note: `server: raw ${formatNumber(summarize(series(runs.raw, 'serverCores')).median)}, exec-rx ${formatNumber(summarize(series(runs.rx, 'serverCores')).median)} cores; executor with its processes: ${formatNumber(summarize(series(runs.rx, 'executorCores')).median)} cores; ${availableParallelism()} cores in all (medians)`,
       }),
     );
   }
