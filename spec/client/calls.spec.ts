@@ -79,6 +79,31 @@ describe('HostClient calls', () => {
     expect(fake.calls.map((c) => `${c.method} ${c.url.pathname}`)).toEqual(Array.from({ length: 3 }, () => `POST /api/v1/environments/${ENV}/processes/${PID}/interrupt`));
   });
 
+  it('a host answering 503 on and on fails the call at maxOfflineMs (HOST_UNREACHABLE, the host\'s answer as its cause); 429 only slows it down', async () => {
+    const clock = new VirtualClock();
+    // A host asking to come back in an hour, again and again: the call settles when the bound runs out.
+    const busy = Array.from({ length: 5 }, () => problem(503, 'ENVIRONMENT_RECOVERING', { headers: { 'retry-after': '3600' } }));
+    const fake = new FakeFetch(clock).reply(...busy);
+    const outcome = client(fake, { maxOfflineMs: 90_000 }, clock)
+      .wait(ENV, PID)
+      .catch((error: unknown) => error);
+    await clock.advance(89_999);
+    expect(fake.calls).toHaveLength(1);
+    await clock.advance(1);
+    const error = await outcome;
+    expect(error).toBeInstanceOf(HostApiError);
+    expect(error).toMatchObject({ code: 'HOST_UNREACHABLE', message: expect.stringContaining('for over 90 s') });
+    expect((error as HostApiError).cause).toMatchObject({ code: 'ENVIRONMENT_RECOVERING', status: 503 });
+    expect(fake.calls).toHaveLength(2);
+
+    // 429 says the host acts, only not now: past the same bound the call still waits, then succeeds.
+    const limited = new FakeFetch(clock).reply(...Array.from({ length: 3 }, () => problem(429, 'RATE_LIMITED', { headers: { 'retry-after': '60' } })), json(200, { status: 'interrupted' }));
+    const interrupted = client(limited, { maxOfflineMs: 90_000 }, clock).interrupt(ENV, PID);
+    await clock.advance(180_000);
+    await expect(interrupted).resolves.toBeUndefined();
+    expect(limited.calls).toHaveLength(4);
+  });
+
   it('interrupt: resolves on 200 (this host) and on 202 (an older host, which answered interrupt 202)', async () => {
     const fake = new FakeFetch().reply(json(200, { status: 'interrupted' }), json(202, { status: 'interrupted' }));
     const host = client(fake);

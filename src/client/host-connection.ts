@@ -78,7 +78,8 @@ export const isGatewayFailure = (status: number): boolean => status === 502 || s
 
 /**
  * Sends `request`, retrying as its mode allows, with backoff and jitter, honouring `Retry-After`, until
- * the host has been unreachable for `maxOfflineMs`. A connection that drops while a 2xx answer is read
+ * the host has been unreachable (no answer, 502, 504, or 503 after 503) for `maxOfflineMs`; a 429 only
+ * slows it down. A connection that drops while a 2xx answer is read
  * counts as no answer. Resolves with a 2xx answer; rejects with HostApiError (the host's code;
  * `HOST_UNREACHABLE`; `DECODE_FAILED` for a 2xx body that is not JSON), with what the token function
  * threw, or with `signal.reason` when `signal` aborts, whether the request is out or its answer is being read.
@@ -110,11 +111,21 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
       cause = text.failure;
     }
     if (response !== undefined && isBusy(response.status)) {
-      offline.reached();
-      const wait = retryAfterMs(response.headers.get('retry-after'), now) ?? backoffDelay(failures, connection.policy, connection.random);
-      await response.body?.cancel();
+      const delay = retryAfterMs(response.headers.get('retry-after'), now) ?? backoffDelay(failures, connection.policy, connection.random);
       failures += 1;
-      await sleep(wait, request.signal, connection.scheduler);
+      if (response.status === 429) {
+        // Only asks to slow down: the host answers and acts on other calls.
+        offline.reached();
+        await response.body?.cancel();
+        await sleep(delay, request.signal, connection.scheduler);
+        continue;
+      }
+      // A host that keeps answering 503 (its environment recovering or failed, its streams full, stopping)
+      // is unavailable like one that does not answer, as an event stream holds it: bounded by
+      // maxOfflineMs, then HOST_UNREACHABLE with the host's last answer as its cause. Without the bound
+      // a call could wait for ever.
+      const busy = await errorOf(response, what);
+      await sleep(offline.next(delay, busy), request.signal, connection.scheduler);
       continue;
     }
     const retryable = request.retry === 'idempotent' && (response === undefined || isGatewayFailure(response.status));
