@@ -103,7 +103,9 @@ export class HostClient implements AsyncDisposable {
    * The overview and, with `selection`, that process's events, on ONE connection (a browser tab's one
    * long-lived stream): `overview` snapshots as {@link environments$} gives them, the process's events as
    * {@link events$} gives them (each once, in order, resumed after the last seq emitted across dropped
-   * connections), `processFailed` when the process failed or is not there (the overview goes on), and
+   * connections), `processFailed` when the process failed or is not there (the overview goes on; a
+   * process whose environment is still starting is asked for again each second, with a `reconnecting`
+   * saying so, and is a `processFailed` ENVIRONMENT_RECOVERING only after `maxOfflineMs`), and
    * `connection` when the stream opens (`open`) or drops (`reconnecting`, with why). After the process
    * closed, the overview goes on alone. Never completes by itself; errors with HostApiError when the
    * host refuses (`UNAUTHORIZED`, `FORBIDDEN_ENVIRONMENT` …) or stays unreachable past `maxOfflineMs`.

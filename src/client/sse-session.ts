@@ -39,6 +39,13 @@ export interface SseSession {
    */
   room?(): Promise<void> | undefined;
   /**
+   * Asked after each event: a number when the session wants its stream opened again after that many
+   * ms (a part of it the host could not give yet, as a process whose environment is still starting);
+   * reading stops there, and neither `onEnd` nor `onDrop` is called for it (the session says why itself).
+   * Absent or `undefined`: read on.
+   */
+  againAfter?(): number | undefined;
+  /**
    * A connection dropped (cut, ended by the host, the host restarting) or could not be made (refused,
    * busy, unreachable), and the loop will try again: `reason` says why, in words. Not called once the
    * session is finished or stopped, nor for a refusal (that ends the session).
@@ -109,13 +116,19 @@ export async function runSse(connection: HostConnection, what: string, session: 
       let dropped = 'the host ended the stream';
       try {
         // Nothing follows a come-back event: reading stops there.
-        await readSse(response, onMessage, { stop: () => comeBackMs !== undefined || session.finished(), onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) });
-        if (comeBackMs === undefined) session.onEnd();
+        await readSse(response, onMessage, { stop: () => comeBackMs !== undefined || session.finished() || session.againAfter?.() !== undefined, onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) });
+        if (comeBackMs === undefined && session.againAfter?.() === undefined) session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
         dropped = attempt.signal.aborted ? `no byte from the host for ${connection.policy.streamIdleMs} ms` : `the connection dropped: ${messageOf(error)}`;
       } finally {
         endAttempt();
+      }
+      const again = session.againAfter?.();
+      if (again !== undefined && comeBackMs === undefined && !session.finished()) {
+        await response.body?.cancel().catch(() => undefined);
+        await wait(again);
+        continue;
       }
       if (comeBackMs !== undefined) {
         failures = 0;

@@ -4,7 +4,9 @@
  * two (browsers share six per host among all tabs). Reconnects by itself as `environments$` and
  * `events$` do (the same loop, `./sse-session`), resuming the process part after the last seq it
  * emitted: every output byte once, in order. Once the process closed or failed, a reconnect asks for
- * the overview alone. Says when its connection opens and drops (`connection` events).
+ * the overview alone. A process whose environment is still starting (`ENVIRONMENT_RECOVERING`) is asked
+ * for again each second, up to `maxOfflineMs`, before it is a `processFailed`. Says when its connection
+ * opens and drops (`connection` events).
  * `HostClient.environments$` is this watch without a selection, its snapshots only.
  */
 import * as E from 'fp-ts/lib/Either';
@@ -21,6 +23,9 @@ import type { SseSession } from './sse-session';
 import { refusalOf, runSse, sse$ } from './sse-session';
 
 const decodeOverview = decodeWith(Overview);
+
+/** The wait before asking again for a process whose environment is starting (the host's `Retry-After` for it). */
+const RECOVERING_RETRY_MS = 1000;
 
 /** The environments of an `overview` event's data; throws HostApiError `DECODE_FAILED` for anything else. */
 function overviewOf(data: string): readonly EnvironmentOverview[] {
@@ -39,11 +44,16 @@ class Watcher implements SseSession {
   private state: WatchConnectionEvent['state'] | undefined;
 
   readonly refusal: (response: Response) => Promise<HostApiError>;
+  /** Set while the selected process's environment is starting: open the stream again after this many ms. */
+  private retryIn: number | undefined;
+  /** When the process part was first answered ENVIRONMENT_RECOVERING (the connection's clock), since the last event of it. */
+  private recoveringSince: number | undefined;
 
   constructor(
     private readonly selection: WatchSelection | undefined,
     private readonly emit: (event: WatchEvent) => void,
     what: string,
+    private readonly connection: Pick<HostConnection, 'policy' | 'scheduler'>,
   ) {
     this.reader = selection === undefined ? undefined : new ProcessEventReader(selection.afterSeq ?? 0);
     this.refusal = refusalOf(what);
@@ -64,7 +74,12 @@ class Watcher implements SseSession {
     return this.changes;
   }
 
+  againAfter(): number | undefined {
+    return this.retryIn;
+  }
+
   onOpen(): void {
+    this.retryIn = undefined;
     this.opening = true;
     this.state = 'open';
     this.emit({ type: 'connection', state: 'open' });
@@ -91,8 +106,25 @@ class Watcher implements SseSession {
     if (this.reader === undefined || !ProcessEventReader.carries(message.event)) return;
     const event = this.reader.read(message);
     if (event === undefined) return;
+    if (event.type === 'failed' && event.code === 'ENVIRONMENT_RECOVERING' && this.stillWaiting()) {
+      // Not a failure yet: the environment is starting (a host that just started, an executor that has
+      // not dialled in). Ask again in a second, as the host's 503 for the same process says, for up to
+      // maxOfflineMs; the overview goes on meanwhile.
+      this.reader.ended = false;
+      this.retryIn = RECOVERING_RETRY_MS;
+      this.onDrop(`environment ${this.selection?.environmentId ?? ''} is starting: its process's events follow once it is connected`);
+      return;
+    }
+    this.recoveringSince = undefined;
     this.changes += 1;
     this.emit(event.type === 'failed' ? { type: 'processFailed', code: event.code, message: event.message } : event);
+  }
+
+  /** Whether the process part has been answered ENVIRONMENT_RECOVERING for less than maxOfflineMs (starting the count at the first). */
+  private stillWaiting(): boolean {
+    const now = this.connection.scheduler.now();
+    this.recoveringSince ??= now;
+    return now - this.recoveringSince < this.connection.policy.maxOfflineMs;
   }
 }
 
@@ -104,7 +136,7 @@ class Watcher implements SseSession {
  * Unsubscribing aborts the request and any wait. `what` names the stream in errors.
  */
 export function watch(connection: HostConnection, selection?: WatchSelection, what = 'watch'): Observable<WatchEvent> {
-  return sse$<WatchEvent>((emit, signal) => runSse(connection, what, new Watcher(selection, emit, what), signal));
+  return sse$<WatchEvent>((emit, signal) => runSse(connection, what, new Watcher(selection, emit, what, connection), signal));
 }
 
 /**
