@@ -49,16 +49,15 @@ export class LogReadRun {
    */
   runInMemory(): LogRead | undefined {
     for (let stalls = 0; stalls < MAX_STALLS; ) {
-      if (this.events.length > 0 && this.budget <= 0) break;
-      const want = this.cursor + 1;
-      if (want > this.state.heldSeq) break;
-      if (this.skipGap(want)) continue;
-      if (this.state.memorySeq > want) {
+      const step = this.nextStep();
+      if (step === 'done') break;
+      if (step === 'marked') continue;
+      if (step === 'file') {
         if (this.events.length === 0) return undefined;
         break; // the markers so far; the next read goes to the file
       }
       const before = this.cursor;
-      this.fromMemory(want);
+      this.fromMemory(this.cursor + 1);
       stalls = this.cursor === before ? stalls + 1 : 0;
     }
     this.markUnfound();
@@ -68,17 +67,28 @@ export class LogReadRun {
   /** The read's answer; rejects with OutputLogReadError when a file cannot be read. */
   async run(): Promise<LogRead> {
     for (let stalls = 0; stalls < MAX_STALLS; ) {
-      if (this.events.length > 0 && this.budget <= 0) break;
-      const want = this.cursor + 1;
-      if (want > this.state.heldSeq) break;
-      if (this.skipGap(want)) continue;
+      const step = this.nextStep();
+      if (step === 'done') break;
+      if (step === 'marked') continue;
       const before = this.cursor;
-      if (this.state.memorySeq <= want) this.fromMemory(want);
-      else await this.fromSegment(want);
+      if (step === 'memory') this.fromMemory(this.cursor + 1);
+      else await this.fromSegment(this.cursor + 1);
       stalls = this.cursor === before ? stalls + 1 : 0;
     }
     this.markUnfound();
     return this.finish();
+  }
+
+  /**
+   * Where the next seq comes from: `done` (the budget is spent, or the cursor is at what the log holds),
+   * `marked` (a marker was given for it: the log cannot hold it), else `memory` or a `file`.
+   */
+  private nextStep(): 'done' | 'marked' | 'memory' | 'file' {
+    if (this.events.length > 0 && this.budget <= 0) return 'done';
+    const want = this.cursor + 1;
+    if (want > this.state.heldSeq) return 'done';
+    if (this.skipGap(want)) return 'marked';
+    return this.state.memorySeq <= want ? 'memory' : 'file';
   }
 
   /**
