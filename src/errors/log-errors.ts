@@ -8,6 +8,16 @@ import { ExecClientError } from './exec-client-error';
  */
 export type LogWriteOperation = 'open' | 'write' | 'sync' | 'manifest' | 'metadata' | 'remove';
 
+/** Each operation in words, as a message says it ("failed to write the process's metadata"). */
+const IN_WORDS: Readonly<Record<LogWriteOperation, string>> = {
+  open: 'make its files',
+  write: 'write',
+  sync: 'sync to the disk',
+  manifest: 'record what its quota dropped',
+  metadata: "write the process's metadata",
+  remove: 'remove its files',
+};
+
 /**
  * Appending to a process's output log failed: the disk is full (`ENOSPC`), failing (`EIO`), or refused
  * a file (`EACCES`, ...). The log keeps what it already wrote and stops taking new events; other
@@ -21,7 +31,7 @@ export class OutputLogError extends ExecClientError {
     /** The system error code (`ENOSPC`, `EIO`, ...), or `UNKNOWN` when the failure carried none. */ readonly errno: string,
     /** What the log was doing. */ readonly operation: LogWriteOperation,
   ) {
-    super(`output log of process ${processId} failed to ${operation}: ${errno}`);
+    super(`output log of process ${processId} failed to ${IN_WORDS[operation]}: ${errno}`);
   }
 }
 
