@@ -7,6 +7,8 @@
  *                              (src/client/index.ts), rxjs and @xterm/* only; nothing of Node; nothing imports it
  *   cli/                       the command line: the only place that knows a terminal
  *   host/   executor/          the direct-transport server | spawning codex executors (rooms apart)
+ *   store/                     the host's two ports (state, output logs) at its top; their adapters under
+ *                              it (disk/, memory/, later redis/): the host reaches them through the ports
  *   client/                    exec-rx/client: the host's operator API over fetch (browser-safe: wire/ only)
  *   index.ts                   the main entry: the client library, no server code
  *   environment/               EnvironmentManager, Environment
@@ -31,10 +33,11 @@ const BELOW = {
   http: ['errors', 'wire', 'transport', 'rpc', 'session'],
   environment: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http'],
   index: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment'],
-  host: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment'],
+  store: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec'],
+  host: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment', 'store'],
   executor: ['errors', 'wire'],
   client: ['errors', 'wire'],
-  cli: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment', 'host', 'executor', 'client'],
+  cli: ['errors', 'wire', 'transport', 'rpc', 'session', 'exec', 'fs', 'http', 'environment', 'store', 'host', 'executor', 'client'],
 };
 
 /** The path pattern of a room: a folder, or one of the two top-level files. */
@@ -109,13 +112,30 @@ module.exports = {
       to: { path: 'node_modules/aws4/' },
     },
     {
-      name: 'no-storage-in-the-core',
+      name: 'fs-where-files-are-the-job',
       comment:
-        'exec/, session/, rpc/, transport/ and wire/ keep nothing on disk or in a database: no fs (node:fs, fs/promises) and no Redis client. ' +
-        "A process's output store is supplied from above through exec's HistoryFactory (its OutputHistory port), and lives with the code that supplies it",
+        'fs (node:fs, fs, fs/promises: with or without the node: prefix) only in the disk store adapter (store/disk/), the loaders of ' +
+        'configuration files (the host credentials, the operator tokens, the UI bundle), the command line and the executor spawner. ' +
+        'Everything else keeps what it must through a store port (store/state-store.ts, store/log-store.ts)',
       severity: 'error',
-      from: { path: '^src/(exec|session|rpc|transport|wire)/' },
-      to: { path: ['^(node:)?fs(/promises)?$', 'node_modules/(redis|ioredis|@redis/[^/]+)/'] },
+      from: { path: '^src/', pathNot: '^src/(store/disk/|cli/|executor/|host/(host-credentials|api/operator-tokens|api/ui-bundle)\\.ts$)' },
+      to: { path: '^(node:)?fs(/promises)?$' },
+    },
+    {
+      name: 'host-through-the-ports',
+      comment:
+        'the host reaches storage only through the ports at the top of store/: no adapter (store/disk, store/memory, store/redis) is ' +
+        'imported in host/ but where the adapter is chosen (startHostServer in host-server.ts) and where the entry exports them (index.ts)',
+      severity: 'error',
+      from: { path: '^src/host/', pathNot: '^src/host/(host-server|index)\\.ts$' },
+      to: { path: '^src/store/[^/]+/' },
+    },
+    {
+      name: 'redis-in-store-redis',
+      comment: 'a Redis client (redis, ioredis, @redis/*) only in store/redis/, the shared store adapter: loaded only when a host runs on Redis',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/store/redis/' },
+      to: { path: '(^|node_modules/)(redis|ioredis|@redis/[^/]+)(/|$)' },
     },
     {
       name: 'client-is-browser-safe',

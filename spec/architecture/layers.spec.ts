@@ -84,20 +84,73 @@ describe('the layer order', () => {
     expect(outcome.output).not.toContain('src/cli/remote/remote-run.ts → src/cli/terminal/terminal-size.ts');
   });
 
-  it('refuses storage (fs, a Redis client) in exec/ and wire/, and leaves the host free to keep a disk log', async () => {
+  it('refuses fs, with or without its node: prefix, outside the disk adapter, the configuration loaders, the command line and the executor spawner', async () => {
+    const outcome = await cruise({
+      'src/exec/output-log.ts': "import { appendFileSync } from 'node:fs';\nexport const sink = appendFileSync;\n",
+      'src/wire/spool.ts': "import { writeFile } from 'fs/promises';\nexport const spool = writeFile;\n",
+      'src/host/disk-log.ts': "import { open } from 'fs';\nexport const store = open;\n",
+      'src/store/memory/spill.ts': "import { writeFile } from 'node:fs/promises';\nexport const spill = writeFile;\n",
+      'src/store/log-store.ts': "import { statSync } from 'node:fs';\nexport const size = statSync;\n",
+      'src/store/disk/segment.ts': "import { open } from 'node:fs/promises';\nexport const segment = open;\n",
+      'src/host/host-credentials.ts': "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n",
+      'src/host/api/operator-tokens.ts': "import { statSync } from 'fs';\nexport const stat = statSync;\n",
+      'src/host/api/ui-bundle.ts': "import { readFile } from 'node:fs/promises';\nexport const read = readFile;\n",
+      'src/cli/host-command.ts': "import { writeSync } from 'node:fs';\nexport const write = writeSync;\n",
+      'src/executor/spawn-executor.ts': "import { mkdtemp } from 'fs/promises';\nexport const temp = mkdtemp;\n",
+    });
+    expect(outcome.code).not.toBe(0);
+    expect(outcome.output).toContain('error fs-where-files-are-the-job: src/exec/output-log.ts → fs');
+    expect(outcome.output).toContain('error fs-where-files-are-the-job: src/wire/spool.ts → fs/promises');
+    expect(outcome.output).toContain('error fs-where-files-are-the-job: src/host/disk-log.ts → fs');
+    expect(outcome.output).toContain('error fs-where-files-are-the-job: src/store/memory/spill.ts → fs/promises');
+    expect(outcome.output).toContain('error fs-where-files-are-the-job: src/store/log-store.ts → fs');
+    for (const allowed of ['store/disk/segment', 'host/host-credentials', 'host/api/operator-tokens', 'host/api/ui-bundle', 'cli/host-command', 'executor/spawn-executor']) expect(outcome.output).not.toContain(`src/${allowed}.ts`);
+    expect(outcome.output).toMatch(/\b5 dependency violations \(5 errors/);
+  });
+
+  it('lets the host reach storage only through the ports, the adapters chosen by startHostServer alone, and keeps store/ under the host', async () => {
+    const outcome = await cruise({
+      'src/store/log-store.ts': 'export interface LogStore { readonly name: string }\n',
+      'src/store/disk/disk-log-store.ts': "import type { LogStore } from '../log-store';\nexport const disk: LogStore = { name: 'disk' };\n",
+      'src/store/memory/memory-log-store.ts': "import type { LogStore } from '../log-store';\nexport const memory: LogStore = { name: 'memory' };\n",
+      'src/host/hosted-environments.ts': "import { disk } from '../store/disk/disk-log-store';\nexport const logs = disk;\n",
+      'src/host/api/process-reads.ts': "import type { LogStore } from '../../store/log-store';\nimport { memory } from '../../store/memory/memory-log-store';\nexport const reader: LogStore = memory;\n",
+      'src/host/host-server.ts': "import { disk } from '../store/disk/disk-log-store';\nimport { memory } from '../store/memory/memory-log-store';\nexport const chosen = [disk, memory];\n",
+      'src/host/index.ts': "export { memory } from '../store/memory/memory-log-store';\n",
+      'src/host/host-options.ts': 'export const options = 1;\n',
+      'src/store/redis/redis-log-store.ts': "import { options } from '../../host/host-options';\nexport const redis = options;\n",
+    });
+    expect(outcome.code).not.toBe(0);
+    expect(outcome.output).toContain('error host-through-the-ports: src/host/hosted-environments.ts → src/store/disk/disk-log-store.ts');
+    expect(outcome.output).toContain('error host-through-the-ports: src/host/api/process-reads.ts → src/store/memory/memory-log-store.ts');
+    expect(outcome.output).toContain('error layer-store: src/store/redis/redis-log-store.ts → src/host/host-options.ts');
+    expect(outcome.output).not.toContain('src/host/host-server.ts →');
+    expect(outcome.output).not.toContain('src/host/index.ts →');
+    expect(outcome.output).not.toContain('src/host/api/process-reads.ts → src/store/log-store.ts');
+    expect(outcome.output).toMatch(/\b3 dependency violations \(3 errors/);
+  });
+
+  it('keeps a Redis client (ioredis, redis, @redis/*) in store/redis/ alone', async () => {
     const outcome = await cruise({
       'node_modules/ioredis/package.json': '{ "name": "ioredis", "version": "5.0.0", "main": "index.js" }\n',
       'node_modules/ioredis/index.js': 'module.exports = class Redis {};\n',
-      'src/exec/output-log.ts': "import { appendFileSync } from 'node:fs';\nimport Redis from 'ioredis';\nexport const sinks = [appendFileSync, Redis];\n",
-      'src/wire/spool.ts': "import { writeFile } from 'fs/promises';\nexport const spool = writeFile;\n",
-      'src/host/disk-log.ts': "import { open } from 'node:fs/promises';\nimport Redis from 'ioredis';\nexport const stores = [open, Redis];\n",
+      'node_modules/@redis/client/package.json': '{ "name": "@redis/client", "version": "1.0.0", "main": "index.js" }\n',
+      'node_modules/@redis/client/index.js': 'module.exports = { createClient() {} };\n',
+      'src/store/redis/redis-state-store.ts': "import Redis from 'ioredis';\nimport { createClient } from '@redis/client';\nexport const clients = [Redis, createClient];\n",
+      'src/store/disk/cache.ts': "import Redis from 'ioredis';\nexport const cache = Redis;\n",
+      'src/host/cluster.ts': "import { createClient } from '@redis/client';\nexport const cluster = createClient;\n",
+      'src/exec/output-log.ts': "import Redis from 'ioredis';\nexport const sink = Redis;\n",
+      'node_modules/redis/package.json': '{ "name": "redis", "version": "4.0.0", "main": "index.js" }\n',
+      'node_modules/redis/index.js': 'module.exports = { createClient() {} };\n',
+      'src/store/memory/shared.ts': "import { createClient } from 'redis';\nexport const shared = createClient;\n",
     });
     expect(outcome.code).not.toBe(0);
-    expect(outcome.output).toContain('error no-storage-in-the-core: src/exec/output-log.ts → fs');
-    expect(outcome.output).toContain('error no-storage-in-the-core: src/exec/output-log.ts → node_modules/ioredis/index.js');
-    expect(outcome.output).toContain('error no-storage-in-the-core: src/wire/spool.ts → fs/promises');
-    expect(outcome.output).not.toContain('src/host/disk-log.ts');
-    expect(outcome.output).toMatch(/\b3 dependency violations \(3 errors/);
+    expect(outcome.output).toContain('error redis-in-store-redis: src/store/memory/shared.ts → node_modules/redis/index.js');
+    expect(outcome.output).toContain('error redis-in-store-redis: src/store/disk/cache.ts → node_modules/ioredis/index.js');
+    expect(outcome.output).toContain('error redis-in-store-redis: src/host/cluster.ts → node_modules/@redis/client/index.js');
+    expect(outcome.output).toContain('error redis-in-store-redis: src/exec/output-log.ts → node_modules/ioredis/index.js');
+    expect(outcome.output).not.toContain('src/store/redis/redis-state-store.ts');
+    expect(outcome.output).toMatch(/\b4 dependency violations \(4 errors/);
   });
 
   it('refuses an import cycle inside one room', async () => {

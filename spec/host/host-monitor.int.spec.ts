@@ -5,7 +5,7 @@
 import { firstValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
 import { RpcError, DecodeError, TransportClosedError } from '../../src/errors';
-import type { HostEvent } from '../../src/host/hosted-environments';
+import type { HostEvent } from '../../src/host/hosted-environment';
 import { describeDiagnostic } from '../../src/host/host-monitor';
 import { paths, within } from './api/api-client';
 import { startApiHost, startProcess } from './api/api-host';

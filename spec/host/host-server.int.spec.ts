@@ -8,7 +8,7 @@ import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { distinctUntilChanged, filter, map, take, toArray } from 'rxjs/operators';
 import type { Environment, ExecProcess } from '../../src';
 import type { HostServer } from '../../src/host/host-options';
-import type { HostedEnvironment } from '../../src/host/hosted-environments';
+import type { HostedEnvironment } from '../../src/host/hosted-environment';
 import { startHostServer } from '../../src/host/host-server';
 import { startDirectExecutor, trackForCleanup } from '../support/executor';
 

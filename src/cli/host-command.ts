@@ -16,7 +16,7 @@ import { loadHostCredentials } from '../host/host-credentials';
 import type { HostLogger } from '../host/host-logger';
 import type { HostServer, HostServerOptions } from '../host/host-options';
 import { startHostServer } from '../host/host-server';
-import { HostState } from '../host/state/host-state';
+import { DiskStateStore } from '../store/disk/disk-state-store';
 import type { StorageOptions } from './host-storage-args';
 import { dataDirOf, storageOptions } from './host-storage-args';
 import type { LocalCredentials } from './local-executor';
@@ -101,14 +101,14 @@ function namesOf(tokens: OperatorTokens): string {
  * host made is kept as a digest: a restarted host accepts it again (the url printed at the first start
  * still works) and makes none.
  */
-async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string) => void, state: HostState | undefined): Promise<{ readonly tokens: OperatorTokens; readonly shown: string | undefined }> {
+async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string) => void, state: DiskStateStore | undefined): Promise<{ readonly tokens: OperatorTokens; readonly shown: string | undefined }> {
   const loaded = loadOperatorTokens(options.operatorTokensFile, io.env);
   if (loaded !== undefined) {
     if (loaded.warning !== undefined) log(`warning: ${loaded.warning}`);
     log(`accepting ${loaded.tokens.size} operator token(s) from ${loaded.source}: ${namesOf(loaded.tokens)}`);
     return { tokens: loaded.tokens, shown: undefined };
   }
-  const kept = state?.madeTokenDigest;
+  const kept = await state?.madeTokenDigest();
   if (kept !== undefined) {
     log('no operator token configured: the one made at the first start on this data dir still works (kept as a digest)');
     return { tokens: OperatorTokens.fromDigests([kept]), shown: undefined };
@@ -119,7 +119,7 @@ async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: s
   return { tokens: made.tokens, shown: made.token };
 }
 
-function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: ReadonlyMap<string, string>, tokens: OperatorTokens, log: HostLogger, state: HostState | undefined): HostServerOptions {
+function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: ReadonlyMap<string, string>, tokens: OperatorTokens, log: HostLogger, state: DiskStateStore | undefined): HostServerOptions {
   const optional = {
     tls: readTls(options),
     publicUrl: options.publicUrl,
@@ -202,11 +202,11 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
   let tokens: OperatorTokens;
   let shown: string | undefined;
   let storage: StorageOptions;
-  let state: HostState | undefined;
+  let state: DiskStateStore | undefined;
   try {
     storage = storageOptions(options.storage, io.env, io.cwd ?? process.cwd());
     // Before listening: a second host on the same data dir stops here, with the pid of the first.
-    state = storage.dataDir === undefined ? undefined : await HostState.open(storage.dataDir, { log: (line) => log(`state: ${line}`) });
+    state = storage.dataDir === undefined ? undefined : await DiskStateStore.open(storage.dataDir, { log: (line) => log(`state: ${line}`) });
     if (options.localExecutorId !== undefined) {
       localFiles = storage.dataDir === undefined ? undefined : new LocalExecutorFiles(storage.dataDir);
       local = localFiles === undefined ? makeCredentials() : await localFiles.credentials();

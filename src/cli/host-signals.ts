@@ -13,7 +13,7 @@ import { loadOperatorTokens } from '../host/api/operator-tokens';
 import type { OperatorTokens } from '../host/api/operator-tokens';
 import { loadHostCredentials } from '../host/host-credentials';
 import type { HostServer } from '../host/host-options';
-import type { HostState } from '../host/state/host-state';
+import type { DiskStateStore } from '../store/disk/disk-state-store';
 import type { SpawnedExecutor } from '../executor/spawn-executor';
 import { EXIT_ERROR } from './exit-codes';
 
@@ -52,7 +52,7 @@ export interface StopParts {
   readonly executor: SpawnedExecutor | undefined;
   readonly host: HostServer;
   /** The data dir's state: its lock is released last, after the last flush. */
-  readonly state: HostState | undefined;
+  readonly state: DiskStateStore | undefined;
 }
 
 /** How a stop goes. */

@@ -35,6 +35,7 @@ export type ExecClientErrorCode =
   | 'EXECUTOR_EXITED'
   | 'LOG_WRITE_FAILED'
   | 'LOG_READ_FAILED'
+  | 'STALE_EPOCH'
   | OperatorApiErrorCode;
 
 /**

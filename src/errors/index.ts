@@ -25,4 +25,4 @@ export type { HelperKind } from './setup-errors';
 export { ConfigError, ExecutorExitedError, ExecutorStartError, HelperFailedError } from './setup-errors';
 export type { LogWriteOperation } from './log-errors';
 export { OutputLogError, OutputLogReadError } from './log-errors';
-export { DataDirInUseError } from './state-errors';
+export { DataDirInUseError, StaleEpochError } from './state-errors';

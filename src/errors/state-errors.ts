@@ -1,4 +1,5 @@
-/** Errors of the host's durable state in its data dir. */
+/** Errors of the host's durable state: its data dir's lock, and a write its store refused. */
+import { ExecClientError } from './exec-client-error';
 import { ConfigError } from './setup-errors';
 
 /**
@@ -12,5 +13,23 @@ export class DataDirInUseError extends ConfigError {
     /** The pid of the host that holds the lock. */ readonly pid: number,
   ) {
     super(`the data dir is in use by host pid ${pid}: stop that host or choose another data dir`);
+  }
+}
+
+/**
+ * A write the host's store refused because its writer no longer owns the environment: another owner
+ * claimed it since (a later epoch, see `StateStore.claim`). Nothing of the write was kept. The writer
+ * is fenced: it must stop writing for that environment (a host drops its socket and state for it); on
+ * one host every write carries the current epoch and this never happens. The message names the
+ * environment and both epochs, never a secret.
+ */
+export class StaleEpochError extends ExecClientError {
+  readonly code = 'STALE_EPOCH';
+  constructor(
+    /** The environment whose ownership moved on. */ readonly environmentId: string,
+    /** The epoch the refused write carried. */ readonly epoch: number,
+    /** The environment's epoch now. */ readonly currentEpoch: number,
+  ) {
+    super(`environment ${environmentId} is owned at epoch ${currentEpoch}: a write of epoch ${epoch} was refused`);
   }
 }

@@ -116,6 +116,8 @@ export class ExecBackend {
       route?.unsubscribe();
       // The start may have happened with nobody to follow it (socket lost before the reply, or aborted once sent).
       if (error instanceof TransportClosedError || (sent && isAbortOf(signal, error))) this.cleanUpAmbiguousStart(processId);
+      // Nobody will follow it: its history goes (a store that keeps histories lists nothing of a start that failed).
+      process.release();
       throw error;
     }
   }

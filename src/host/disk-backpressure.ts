@@ -1,15 +1,15 @@
 /**
- * Flow control only where the disk cannot keep up: while a process's output log has more unwritten
- * output than its high mark, the host holds that environment's connection paused (the executor then
- * blocks its children on their pipes; nothing is lost), and releases it once the log is below its low
- * mark. Every pause is counted; pauses and resumes are logged, the many short ones of a lagging disk
- * summed into the next line said. Everywhere else the host reads its executors at
- * full speed: a slow reader reads the log at its own pace and never slows the executor.
+ * Flow control only where the log store cannot keep up: while a process's log has more unwritten output
+ * than its high mark (the store's `pressure$`), the host holds that environment's connection paused (the
+ * executor then blocks its children on their pipes; nothing is lost), and releases it once the log is
+ * below its low mark or ends. Every pause is counted; pauses and resumes are logged, the many short ones
+ * of a lagging disk summed into the next line said. Everywhere else the host reads its executors at full
+ * speed: a slow reader reads the log at its own pace and never slows the executor.
  */
-import type { Subscription } from 'rxjs';
-import { endWith, ignoreElements, takeUntil } from 'rxjs/operators';
+import type { Observable, Subscription } from 'rxjs';
 import type { ConnectionFlow, FlowHold } from '../rpc/connection-flow';
-import type { OutputLog } from './log/output-log';
+import type { LogPressure } from '../store/log-store';
+import { keyOf } from '../store/process-meta';
 
 /** What the host counts of these pauses (see `HostFacts.diskPauses`). */
 export interface DiskPauseCount {
@@ -31,44 +31,51 @@ export interface DiskPauseLog {
   unsaid?: number;
 }
 
+/** One process's hold on its environment's connection, and whether its pause was said. */
+interface Held {
+  readonly hold: FlowHold;
+  readonly said: boolean;
+}
+
 /**
- * Holds `flow()` (the environment's connection, once it exists) paused while `log` is under pressure.
- * Ends, releasing its hold, when the log takes no more appends. Returns the subscription that does it.
+ * Holds an environment's connection (`flow(environmentId)`, once it exists) paused while one of its
+ * processes' logs is behind, per `pressure$`. Returns the subscription; unsubscribing releases every hold.
  *
- * Every pause is counted (`pauses.count`). A pause is said (with its resume) unless another was said
- * less than {@link PAUSE_LOG_QUIET_MS} before: a host whose disk lags behind a fast process pauses for a
- * few milliseconds many times a second, and a line for each would bury the rest of its log. The next
- * pause said then names how many went unsaid.
+ * Every pause is counted (`pauses.count`). A pause is said (with its resume) unless another was said less
+ * than {@link PAUSE_LOG_QUIET_MS} before: a host whose disk lags behind a fast process pauses for a few
+ * milliseconds many times a second, and a line for each would bury the rest of its log. The next pause
+ * said then names how many went unsaid.
  */
-export function pauseWhileBehind(log: OutputLog, flow: () => ConnectionFlow | undefined, say: (line: string) => void, pauses: DiskPauseLog): Subscription {
-  let hold: FlowHold | undefined;
-  let said = false;
-  const release = (): void => {
-    hold?.release();
-    hold = undefined;
-  };
-  return log.pressure$.pipe(takeUntil(log.appended$.pipe(ignoreElements(), endWith(true)))).subscribe({
-    next: (behind) => {
-      if (behind && hold === undefined) {
-        const connection = flow();
-        if (connection === undefined) return;
-        hold = connection.hold();
-        pauses.count.pauses += 1;
-        const now = pauses.now();
-        said = pauses.lastSaidAt === undefined || now - pauses.lastSaidAt >= PAUSE_LOG_QUIET_MS;
-        if (!said) {
-          pauses.unsaid = (pauses.unsaid ?? 0) + 1;
-          return;
-        }
-        const unsaid = pauses.unsaid ?? 0;
-        pauses.lastSaidAt = now;
-        pauses.unsaid = 0;
-        say(`process ${log.processId}: pausing its executor, the output log is ${log.backlogBytes} bytes behind the disk${unsaid > 0 ? ` (${unsaid} shorter pause${unsaid === 1 ? '' : 's'} since the last said)` : ''}`);
-      } else if (!behind && hold !== undefined) {
-        release();
-        if (said) say(`process ${log.processId}: the output log caught up, executor resumed`);
+export function holdWhileBehind(pressure$: Observable<LogPressure>, flow: (environmentId: string) => ConnectionFlow | undefined, say: (environmentId: string, line: string) => void, pauses: DiskPauseLog): Subscription {
+  const held = new Map<string, Held>();
+  const subscription = pressure$.subscribe(({ key, behind, backlogBytes }) => {
+    const id = keyOf(key);
+    const current = held.get(id);
+    if (behind && current === undefined) {
+      const connection = flow(key.environmentId);
+      if (connection === undefined) return;
+      pauses.count.pauses += 1;
+      const now = pauses.now();
+      const said = pauses.lastSaidAt === undefined || now - pauses.lastSaidAt >= PAUSE_LOG_QUIET_MS;
+      held.set(id, { hold: connection.hold(), said });
+      if (!said) {
+        pauses.unsaid = (pauses.unsaid ?? 0) + 1;
+        return;
       }
-    },
-    complete: release,
+      const unsaid = pauses.unsaid ?? 0;
+      pauses.lastSaidAt = now;
+      pauses.unsaid = 0;
+      const since = unsaid > 0 ? ` (${unsaid} shorter pause${unsaid === 1 ? '' : 's'} since the last said)` : '';
+      say(key.environmentId, `process ${key.processId}: pausing its executor, the output log is ${backlogBytes} bytes behind the disk${since}`);
+    } else if (!behind && current !== undefined) {
+      held.delete(id);
+      current.hold.release();
+      if (current.said) say(key.environmentId, `process ${key.processId}: the output log caught up, executor resumed`);
+    }
   });
+  subscription.add(() => {
+    for (const { hold } of held.values()) hold.release();
+    held.clear();
+  });
+  return subscription;
 }

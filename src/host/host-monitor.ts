@@ -8,7 +8,8 @@ import { asyncScheduler, timer } from 'rxjs';
 import { endWith, ignoreElements, map, startWith, takeUntil } from 'rxjs/operators';
 import type { ProcessState } from '../exec/process-status';
 import type { Diagnostic } from '../rpc/diagnostics';
-import type { HostedEnvironments, HostedState, HostEvent } from './hosted-environments';
+import type { HostedState, HostEvent } from './hosted-environment';
+import type { HostedEnvironments } from './hosted-environments';
 
 /** What a host holds right now, summed over its environments' current generations. */
 export interface HostFacts {

@@ -4,9 +4,10 @@ import type { EnvironmentManagerOptions } from '../environment/environment-manag
 import type { OperatorApiOptions } from './api/operator-api';
 import type { HostLogOption } from './host-logger';
 import type { HostMonitor } from './host-monitor';
-import type { HostedEnvironment } from './hosted-environments';
+import type { LogStore } from '../store/log-store';
+import type { BoundPort, StateStore } from '../store/state-store';
+import type { HostedEnvironment } from './hosted-environment';
 import type { AccessKeyStore } from './sigv4';
-import type { HostState } from './state/host-state';
 
 /** The transport name of the direct registration (docs/protocol.md#registration). */
 export const DIRECT_TRANSPORT = 'direct_jsonrpc_v1';
@@ -89,24 +90,40 @@ export interface HostServerOptions {
    */
   readonly operator?: OperatorApiOptions;
   /**
-   * Keep every process's output in a log on disk under `outputLog.dataDir` (append-only segments with a
-   * CRC per record, read by seq at each reader's pace; see `./log`), within a per-process quota, a total
-   * bound and a retention time. Absent: each process's history stays in memory, bounded (the library's
-   * default). `exec-rx host` turns it on by default (`--data-dir`). The host opens the store before it
-   * listens and closes it (every log flushed) when it closes.
+   * Keep every process's output in a log on disk under `outputLog.dataDir` (the disk log store:
+   * append-only segments with a CRC per record, read by seq at each reader's pace), within a per-process
+   * quota, a total bound and a retention time. `exec-rx host` turns it on by default (`--data-dir`). The
+   * host opens the store before it listens and closes it (every log flushed) when it closes. Ignored when
+   * `logStore` is given. Absent (and no `logStore`): each process's history stays in memory, bounded (the
+   * memory log store, within `manager.processHistory` and `manager.totalHistoryBytes`).
    */
   readonly outputLog?: HostOutputLogOptions;
   /**
-   * The host's durable state in its data dir (see `HostState`), opened (and so locked) by the caller,
-   * who closes it after the host. With it the host survives a restart: it binds the port it bound before
-   * when `port` is 0 or absent (failing with a ConfigError when that port is taken) and records the port
-   * it bound; it records each environment's executor session when it connects; it answers 409 (rather
-   * than 401) a signed upgrade carrying a registration of a previous run, so the executor re-registers
-   * (503 while the host stops); and it never refuses a known environment's registration for the rate or
-   * the environment limit. Absent: registrations live in memory only, and after a restart executors get 401.
-   * @default none
+   * The host's output logs as an opened log store (the `LogStore` port: `DiskLogStore`, `MemoryLogStore`,
+   * or an adapter of your own that passes the port's contract suite). The host owns it from then on: it
+   * flushes and closes it when it stops. @default the disk log store of `outputLog`, else memory
    */
-  readonly state?: HostState;
+  readonly logStore?: LogStore;
+  /**
+   * The host's durable state (the `StateStore` port): `HostState` on a data dir, opened (and so locked)
+   * by the caller, who closes it after the host; `MemoryStateStore`; or an adapter of your own. The host
+   * reads its registrations and sessions when it starts, records each registration, claims each
+   * environment it serves (its epoch, which every write for it carries), records each executor's session
+   * when it connects, and keeps keyed starts and stdin records there before what they name is sent. With a
+   * durable one the host survives a restart: executors re-dialling the url they registered with get in
+   * at once, their sessions and processes are taken back. Whatever the store, a signed upgrade naming a
+   * registration this host did not issue gets 409 (the executor registers again; 503 while the host
+   * stops), and a known environment's registration is never refused for the rate or the environment
+   * limit. @default a `MemoryStateStore` (nothing survives a restart)
+   */
+  readonly state?: StateStore;
+  /**
+   * Where this host process keeps the TCP port it bound (see `BoundPort`: its own, never a shared
+   * store's): with it the host binds the port it bound before when `port` is 0 or absent (failing with a
+   * ConfigError when that port is taken) and records the port it bound. @default `state` when it keeps a
+   * port too (`HostState` does), else none
+   */
+  readonly boundPort?: BoundPort;
   /**
    * The host's clock and timers: the handshake and operator rate limits, registration ages, the SigV4
    * clock-skew check, the event streams' pings and stall timers, and (unless `manager.scheduler` says
@@ -174,3 +191,14 @@ export const DEFAULT_COME_BACK_RETRY_MS = 1_000;
 /** Defaults of {@link HostServerOptions}. */
 export const HOST_DEFAULTS = { host: '127.0.0.1', region: 'us-east-1', service: 'execute-api', maxClockSkewMs: 300_000, maxFrameBytes: 64 * 1024 * 1024, maxEnvironments: 64, rate: 10, burst: 20 } as const;
 
+
+/**
+ * What a host's environments keep by default: processes started through the operator API replay
+ * 16 384 events / 4 MiB each to late subscribers (256 events of line output is under a second), within
+ * 256 MiB for all of them together.
+ */
+export const HOSTED_MANAGER_DEFAULTS = {
+  clientName: 'exec-rx-host',
+  processHistory: { historyEvents: 16_384, historyBytes: 4 * 1024 * 1024 },
+  totalHistoryBytes: 256 * 1024 * 1024,
+} as const;

@@ -8,18 +8,20 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { constants as fsConstants } from 'node:fs';
-import { access } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
 import { ConfigError } from '../errors';
+import { DiskLogStore } from '../store/disk/disk-log-store';
+import type { LogStore, LogStoreFigures } from '../store/log-store';
+import { MemoryLogStore } from '../store/memory/memory-log-store';
+import { MemoryStateStore } from '../store/memory/memory-state-store';
+import type { BoundPort, StateStore } from '../store/state-store';
 import { HostRoutes } from './api/host-routes';
 import { OperatorApi } from './api/operator-api';
 import type { NotReadyReason, ReadinessCheck } from './api/routes-public';
 import { probeRoutes } from './api/routes-public';
+import type { HostStores } from './direct-host';
 import { DirectHost } from './direct-host';
-import { OutputLogStore } from './log/output-log-store';
 import { startFaultOf } from './fault-points';
-import { StartRecords } from './state/start-records';
 import { hostPort, isLoopbackHost } from './host-http';
 import type { HostFacts } from './host-monitor';
 import { describeDiagnostic, HostMonitor } from './host-monitor';
@@ -29,13 +31,13 @@ import { hostLoggerOf } from './host-logger';
 import { HostMetrics } from './metrics/host-metrics';
 import type { MetricsEndpoint } from './metrics/metrics-server';
 import { listenForMetrics } from './metrics/metrics-server';
-import { HOST_DEFAULTS as DEFAULTS } from './host-options';
+import { HOST_DEFAULTS as DEFAULTS, HOSTED_MANAGER_DEFAULTS } from './host-options';
 
 /**
- * Starts the host. Resolves once listening (its output logs, when `outputLog` is given, opened and
- * recovered first); rejects when the data dir cannot be opened, the address is in use, plain HTTP was asked
- * for on a non-loopback address (a ConfigError), or an operator option is out of range (a RangeError naming it, from the
- * `OperatorApi` it builds). The caller owns the host and calls `close()`.
+ * Starts the host. Resolves once listening (its log store opened and recovered first, and what its state
+ * store holds read); rejects when a store cannot be opened or read, the address is in use, plain HTTP was
+ * asked for on a non-loopback address (a ConfigError), or an operator option is out of range (a
+ * RangeError naming it, from the `OperatorApi` it builds). The caller owns the host and calls `close()`.
  */
 export async function startHostServer(options: HostServerOptions): Promise<HostServer> {
   const host = options.host ?? DEFAULTS.host;
@@ -44,36 +46,57 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   }
   const instanceId = randomUUID();
   const log = hostLoggerOf(options.log);
-  const outputLogs = options.outputLog === undefined ? undefined : await OutputLogStore.open({ ...options.outputLog, ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }) });
+  const logs = await logStoreOf(options);
   // A log that cannot write (a full disk, EIO) fails alone: its readers get a typed error, the host goes on.
-  outputLogs?.failures$.subscribe((error) => log.error({}, `output log: ${error.message}`));
+  logs.failures$.subscribe((error) => log.error({}, `output log: ${error.message}`));
   try {
-    const outputLog = options.outputLog;
-    const starts = outputLog === undefined ? undefined : await StartRecords.open(outputLog.dataDir, { ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }) });
-    return await serve(options, host, instanceId, log, outputLogs, starts);
+    const state = options.state ?? new MemoryStateStore(options.scheduler === undefined ? {} : { scheduler: options.scheduler });
+    const stores: HostStores = { logs, state, registrations: await state.registrations(), sessions: await state.environments(), owner: instanceId };
+    return await serve(options, host, instanceId, log, stores);
   } catch (error: unknown) {
-    await outputLogs?.close();
+    await logs.close();
     throw error;
   }
 }
 
-/** The rest of {@link startHostServer}, once the output logs (if any) are open: resolves once listening. */
-async function serve(options: HostServerOptions, host: string, instanceId: string, log: HostLogger, outputLogs: OutputLogStore | undefined, starts: StartRecords | undefined): Promise<HostServer> {
+/**
+ * The log store the options choose: `logStore` as given; else the disk log store of `outputLog`, opened
+ * (and recovered) now; else memory, within the environments' history bounds.
+ */
+async function logStoreOf(options: HostServerOptions): Promise<LogStore> {
+  if (options.logStore !== undefined) return options.logStore;
+  const scheduler = options.scheduler === undefined ? {} : { scheduler: options.scheduler };
+  if (options.outputLog !== undefined) return DiskLogStore.open({ ...options.outputLog, ...scheduler });
+  const manager = { ...HOSTED_MANAGER_DEFAULTS, ...options.manager };
+  const own = manager.outputHistory === undefined ? {} : { outputHistory: manager.outputHistory };
+  return new MemoryLogStore({ processHistory: manager.processHistory, totalHistoryBytes: manager.totalHistoryBytes, ...own, ...scheduler });
+}
+
+/** Where the host keeps the port it bound: `boundPort`, else `state` when it keeps one too (`HostState` does). */
+function boundPortOf(options: HostServerOptions): BoundPort | undefined {
+  if (options.boundPort !== undefined) return options.boundPort;
+  const state = options.state;
+  return state !== undefined && keepsPort(state) ? state : undefined;
+}
+
+/** Whether a state store keeps the port its host bound too (`HostState` does: it is one host's data dir). */
+const keepsPort = (state: StateStore): state is StateStore & BoundPort => 'setPort' in state && 'port' in state;
+
+/** The rest of {@link startHostServer}, once the stores are open: resolves once listening. */
+async function serve(options: HostServerOptions, host: string, instanceId: string, log: HostLogger, stores: HostStores): Promise<HostServer> {
   // The metrics' gauges read the monitor, which is built on the environments the metrics count for.
   const watched: { monitor?: HostMonitor } = {};
-  const metrics = new HostMetrics(() => watched.monitor?.facts() ?? EMPTY_FACTS, outputLogs === undefined ? undefined : () => outputLogs.figures);
-  outputLogs?.syncs$.subscribe(metrics.onSync);
-  const direct = new DirectHost(options, outputLogs, metrics);
+  const { logs } = stores;
+  const figures = logs.figures === undefined ? undefined : (): LogStoreFigures => logs.figures ?? NO_FIGURES;
+  const metrics = new HostMetrics(() => watched.monitor?.facts() ?? EMPTY_FACTS, figures);
+  logs.syncs$.subscribe(metrics.onSync);
+  const direct = new DirectHost(options, stores, metrics);
   // Test only (docs/architecture.md, "Fault points"): read once, here.
   const fault = startFaultOf(process.env['EXEC_RX_FAULT']);
-  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, options.scheduler, outputLogs, starts, fault, metrics.streams);
-  // Ready once listening with its state recorded (the output logs and the state were loaded before), until it stops.
+  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, stores, options.scheduler, fault, metrics.streams);
+  // Ready once listening with its state recorded (the stores were loaded before), until it stops.
   let phase: NotReadyReason | 'ready' = 'starting';
-  const dataDir = options.outputLog?.dataDir;
-  const readiness: ReadinessCheck = async () => {
-    if (phase !== 'ready') return phase;
-    return dataDir === undefined || (await isWritable(dataDir)) ? undefined : 'data dir not writable';
-  };
+  const readiness: ReadinessCheck = async () => (phase !== 'ready' ? phase : logs.unready());
   const routes = new HostRoutes([...probeRoutes(instanceId, readiness), ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler, options.audit === undefined ? log : hostLoggerOf(options.audit));
   const hostMonitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
   watched.monitor = hostMonitor;
@@ -91,10 +114,10 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   server.requestTimeout = 15_000;
   server.on('upgrade', direct.onUpgrade);
   server.on('clientError', (_error, socket: Duplex) => socket.destroy());
-  const port = await listen(server, host, options);
+  const port = await listen(server, host, options.port, boundPortOf(options)?.port);
   let metricsEndpoint: MetricsEndpoint | undefined;
   try {
-    await options.state?.setPort(port);
+    await boundPortOf(options)?.setPort(port);
     metricsEndpoint = options.metricsPort === undefined ? undefined : await listenForMetrics(metrics, host, options.metricsPort, options.tls, readiness);
   } catch (error: unknown) {
     server.close();
@@ -112,6 +135,9 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, port)}`, instanceId, hostMonitor, stops, metricsEndpoint?.url);
 }
 
+/** A store's figures when it has none to give (it keeps no files). */
+const NO_FIGURES: LogStoreFigures = { diskBytes: 0, segments: 0, evictions: { total: 0, retention: 0, quota: 0 } };
+
 /** What the metrics read before the monitor exists (never scraped then: the endpoint listens after). */
 const EMPTY_FACTS: HostFacts = {
   environments: { starting: 0, connecting: 0, connected: 0, disconnected: 0, failed: 0, closed: 0 },
@@ -126,11 +152,11 @@ const EMPTY_FACTS: HostFacts = {
 };
 
 /**
- * Listens on `options.port`, or, when it is 0 or absent and the state remembers a port, on that one (its
- * executors re-dial the url they registered with); resolves with the port bound.
+ * Listens on `port`, or, when it is 0 or absent and the host remembers the port it bound before, on that
+ * one (its executors re-dial the url they registered with); resolves with the port bound.
  */
-async function listen(server: Server, host: string, options: HostServerOptions): Promise<number> {
-  const remembered = (options.port ?? 0) === 0 ? options.state?.port : undefined;
+async function listen(server: Server, host: string, port: number | undefined, bound: number | undefined): Promise<number> {
+  const remembered = (port ?? 0) === 0 ? bound : undefined;
   await new Promise<void>((resolve, reject) => {
     const failed = (error: unknown): void => {
       const inUse = typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRINUSE';
@@ -138,7 +164,7 @@ async function listen(server: Server, host: string, options: HostServerOptions):
       reject(new ConfigError(`port ${remembered}, which this data dir's host bound before (its executors re-dial it), is in use: free it, or choose a port explicitly`, { cause: error }));
     };
     server.once('error', failed);
-    server.listen(remembered ?? options.port ?? 0, host, () => {
+    server.listen(remembered ?? port ?? 0, host, () => {
       server.off('error', failed);
       resolve();
     });
@@ -147,13 +173,4 @@ async function listen(server: Server, host: string, options: HostServerOptions):
   // An invariant, not an error of the caller's: a server listening on a port always has a TCP address, so no code fits.
   if (address === null || typeof address === 'string') throw new Error('host server has no TCP address');
   return address.port;
-}
-
-
-/** Whether the process may write in `dir` (one `access(W_OK)`, no write: a probe must stay cheap). Never rejects. */
-function isWritable(dir: string): Promise<boolean> {
-  return access(dir, fsConstants.W_OK).then(
-    () => true,
-    () => false,
-  );
 }

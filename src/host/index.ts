@@ -19,19 +19,43 @@ export { DIRECT_TRANSPORT } from './host-options';
 export type { HostLogger, HostLogOption, LogFields, LogFieldValue } from './host-logger';
 
 /* What it serves: one entry per environment id, current generation */
-export type { HostedEnvironment, HostedState, HostEvent } from './hosted-environments';
+export type { HostedEnvironment, HostedState, HostEvent } from './hosted-environment';
 
 /* What an operator watches: the facts of the moment and the events as they happen */
 export { HostMonitor } from './host-monitor';
 export type { HostFacts } from './host-monitor';
 
-/* Its output logs on disk (`outputLog`): what a failing one raises */
+/* Its durable state (`state`): the port every store adapter implements, and what it keeps */
+export type { BoundPort, EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StartRecordState, StateStore } from '../store/state-store';
+export { RECORDED_STARTS } from '../store/state-store';
+export type { StdinRecord, StdinWriteRecord } from '../store/stdin-record';
+export { PERSISTED_WRITES } from '../store/stdin-record';
+export { StaleEpochError } from '../errors';
+
+/* Its output logs (`logStore`, `outputLog`): the port every store adapter implements, and what its readers get */
+export type {
+  HistoriesOptions,
+  LiveLogReader,
+  LogPressure,
+  LogStore,
+  LogStoreCapabilities,
+  LogStoreFailure,
+  LogStoreFigures,
+  PacedLogReader,
+  ProcessLogReader,
+} from '../store/log-store';
+export type { LogEvent, LogFailedEvent, LogRead, LogTruncatedEvent, Timed, TimedEvent, TruncationReason } from '../store/log-events';
+export type { ProcessKey, ProcessLaunch, ProcessLogState, ProcessMeta } from '../store/process-meta';
 export { OutputLogError, OutputLogReadError } from '../errors';
 export type { LogWriteOperation } from '../errors';
 
-/* Its durable state in the data dir (`state`): the port, each environment's session; the dir's lock */
-export { HostState } from './state/host-state';
-export type { EnvironmentSession, HostStateOptions, PersistedEnvironment, PersistedRegistration } from './state/host-state';
+/* The adapters: a data dir (`HostState`, the disk state store, locked from `open` to `close`; the disk log store is `outputLog`'s) and memory */
+export { DiskStateStore, DiskStateStore as HostState } from '../store/disk/disk-state-store';
+export type { HostStateOptions } from '../store/disk/disk-state-store';
+export { MemoryStateStore } from '../store/memory/memory-state-store';
+export type { MemoryStateStoreOptions } from '../store/memory/memory-state-store';
+export { MemoryLogStore } from '../store/memory/memory-log-store';
+export type { MemoryLogStoreOptions } from '../store/memory/memory-log-store';
 export { DataDirInUseError } from '../errors';
 
 /* The access keys it accepts */

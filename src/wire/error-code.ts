@@ -38,6 +38,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   EXECUTOR_EXITED: null,
   LOG_WRITE_FAILED: null,
   LOG_READ_FAILED: null,
+  STALE_EPOCH: null,
   UNAUTHORIZED: null,
   FORBIDDEN_ROLE: null,
   FORBIDDEN_ENVIRONMENT: null,

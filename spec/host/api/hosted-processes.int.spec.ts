@@ -9,8 +9,11 @@ import { join } from 'node:path';
 import { firstValueFrom, of } from 'rxjs';
 import type { Environment } from '../../../src';
 import { EnvironmentManager } from '../../../src';
-import { HostedProcesses, startFingerprintOf } from '../../../src/host/api/hosted-processes';
-import { STARTS_DIR, StartRecords, startDigestOf } from '../../../src/host/state/start-records';
+import { HostedProcesses } from '../../../src/host/api/hosted-processes';
+import { startDigestOf, startFingerprintOf } from '../../../src/host/api/keyed-starts';
+import { DiskStateStore } from '../../../src/store/disk/disk-state-store';
+import { STARTS_DIR } from '../../../src/store/disk/start-records';
+import { MemoryStateStore } from '../../../src/store/memory/memory-state-store';
 import { startListeningExecutor } from '../../support/executor';
 
 const ENV = 'hosted-1';
@@ -32,7 +35,7 @@ describe('HostedProcesses (real executor)', () => {
   });
 
   it('drops the extras of a pipeStdin process, and stops its stdin, once it is released: no list call needed', async () => {
-    const processes = new HostedProcesses();
+    const processes = new HostedProcesses({ state: new MemoryStateStore() });
     const { hosted } = await processes.start(ENV, environment, { argv: ['cat'], cwd: '/tmp', pipeStdin: true }, undefined);
     const stdin = hosted.stdin;
     if (stdin === undefined) throw new Error('no stdin');
@@ -50,7 +53,7 @@ describe('HostedProcesses (real executor)', () => {
   });
 
   it('drops the extras of processes evicted from the list (keepClosed), keeping those still listed', async () => {
-    const processes = new HostedProcesses();
+    const processes = new HostedProcesses({ state: new MemoryStateStore() });
     const started = [];
     for (const word of ['one', 'two', 'three']) {
       const { hosted } = await processes.start(ENV, environment, { argv: ['echo', word], cwd: '/tmp' }, undefined);
@@ -69,19 +72,19 @@ describe('HostedProcesses (real executor)', () => {
   });
 
   it('answers a start from the process it returned, and says when it was a replay of the same Idempotency-Key', async () => {
-    const processes = new HostedProcesses();
+    const processes = new HostedProcesses({ state: new MemoryStateStore() });
     const request = { argv: ['sh', '-c', 'read line; echo "$line"'], cwd: '/tmp', pipeStdin: true };
     const idempotency = { tokenId: 'token-1', key: 'key-1' };
     const first = await processes.start(ENV, environment, request, idempotency);
     const again = await processes.start(ENV, environment, request, idempotency);
     expect({ replayed: [first.replayed, again.replayed], same: again.hosted === first.hosted }).toEqual({ replayed: [false, true], same: true });
-    const resource = processes.startedResource(environment, first);
+    const resource = await processes.startedResource(environment, first);
     expect(resource).toEqual({ id: first.hosted.process.processId, environmentId: ENV, argv: request.argv, tty: false, pipeStdin: true, state: 'running', exitCode: null, error: null, startedAt: expect.stringMatching(/^\d{4}-/) as unknown, exitedAt: null, startedBy: null });
     await first.hosted.stdin?.end();
     await first.hosted.process.collect();
-    expect(processes.startedResource(environment, again)).toEqual({ ...resource, state: 'closed', exitCode: 0, exitedAt: expect.stringMatching(/^\d{4}-/) as unknown });
+    expect(await processes.startedResource(environment, again)).toEqual({ ...resource, state: 'closed', exitCode: 0, exitedAt: expect.stringMatching(/^\d{4}-/) as unknown });
     first.hosted.process.release();
-    expect(() => processes.startedResource(environment, again)).toThrow(expect.objectContaining({ status: 404, code: 'PROCESS_NOT_FOUND' }));
+    await expect(processes.startedResource(environment, again)).rejects.toMatchObject({ status: 404, code: 'PROCESS_NOT_FOUND' });
   });
 
   it('sends no start before the executor\'s session is on the disk (a host restarted after the start takes it back from there)', async () => {
@@ -94,7 +97,9 @@ describe('HostedProcesses (real executor)', () => {
       markAsked = resolve;
     });
     const processes = new HostedProcesses({
+      state: new MemoryStateStore(),
       environments: {
+        epochOf: () => 0,
         takenBackStdin: () => undefined,
         takeBackSettled: () => of(undefined),
         sessionRecorded: (id) => {
@@ -128,8 +133,8 @@ describe('HostedProcesses (real executor)', () => {
     afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
     it('has the record on the disk before process/start goes out, and marks it started once answered', async () => {
-      const starts = await StartRecords.open(dataDir);
-      const processes = new HostedProcesses({ starts });
+      const state = await DiskStateStore.open(dataDir);
+      const processes = new HostedProcesses({ state });
       const digest = startDigestOf('token-1', ENV, 'key-recorded');
       const backend = environment.getExecBackend();
       const original = backend.start.bind(backend);
@@ -144,34 +149,39 @@ describe('HostedProcesses (real executor)', () => {
         await hosted.process.collect();
         hosted.process.release();
         // markStarted runs in the background: a reopen reads it once written.
-        const reopened = await StartRecords.open(dataDir);
-        expect(reopened.get(digest)).toMatchObject({ environmentId: ENV, processId: hosted.process.processId });
+        await state.close();
+        const reopened = await DiskStateStore.open(dataDir);
+        expect(await reopened.start(digest)).toMatchObject({ environmentId: ENV, processId: hosted.process.processId });
+        await reopened.close();
       } finally {
         spy.mockRestore();
+        await state.close();
       }
     });
 
     it('a restarted host (new HostedProcesses, reloaded records) replays a listed process, and answers START_UNKNOWN for one its executor lacks', async () => {
       const request = { argv: ['sh', '-c', 'read line'], cwd: '/tmp', pipeStdin: true };
-      const recordsBefore = await StartRecords.open(dataDir);
-      const before = new HostedProcesses({ starts: recordsBefore });
+      const stateBefore = await DiskStateStore.open(dataDir);
+      const before = new HostedProcesses({ state: stateBefore });
       const first = await before.start(ENV, environment, request, { tokenId: 'token-1', key: 'key-listed' });
-      await recordsBefore.flush(); // marked started in the background
-      const starts = await StartRecords.open(dataDir);
+      await stateBefore.close(); // marked started in the background: the close waits for it
+      const state = await DiskStateStore.open(dataDir);
       // A start recorded, never sent (the host crashed between the record and the send).
-      await starts.record({ digest: startDigestOf('token-1', ENV, 'key-unsent'), environmentId: ENV, processId: 'never-sent', fingerprint: startFingerprintOf(request) });
-      const after = new HostedProcesses({ starts: await StartRecords.open(dataDir) });
+      await state.recordStart({ digest: startDigestOf('token-1', ENV, 'key-unsent'), environmentId: ENV, processId: 'never-sent', fingerprint: startFingerprintOf(request) }, 0);
+      const after = new HostedProcesses({ state });
 
       const replayed = await after.start(ENV, environment, request, { tokenId: 'token-1', key: 'key-listed' });
       expect({ replayed: replayed.replayed, processId: replayed.hosted.process.processId, argv: replayed.argv }).toEqual({ replayed: true, processId: first.hosted.process.processId, argv: request.argv });
       await expect(after.start(ENV, environment, { ...request, argv: ['other'] }, { tokenId: 'token-1', key: 'key-listed' })).rejects.toMatchObject({ status: 422, code: 'IDEMPOTENCY_KEY_REUSED' });
       await expect(after.start(ENV, environment, request, { tokenId: 'token-1', key: 'key-unsent' })).rejects.toMatchObject({ status: 409, code: 'START_UNKNOWN' });
 
-      await first.hosted.stdin?.end();
+      // Its stdin's record went to the store of before, closed now: the process is stopped, not written to.
+      await first.hosted.process.terminate();
       await first.hosted.process.collect();
       first.hosted.process.release();
       // It started, and has left the list since: 404, not a second start.
-      await expect(new HostedProcesses({ starts: await StartRecords.open(dataDir) }).start(ENV, environment, request, { tokenId: 'token-1', key: 'key-listed' })).rejects.toMatchObject({ status: 404, code: 'PROCESS_NOT_FOUND' });
+      await expect(new HostedProcesses({ state }).start(ENV, environment, request, { tokenId: 'token-1', key: 'key-listed' })).rejects.toMatchObject({ status: 404, code: 'PROCESS_NOT_FOUND' });
+      await state.close();
     });
   });
 });

@@ -11,9 +11,9 @@ import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { logSelectionOf, sendLogBytes } from '../../../src/host/api/log-bytes';
 import { ApiProblem } from '../../../src/host/api/problem';
-import { OutputLog } from '../../../src/host/log/output-log';
+import { OutputLog } from '../../../src/store/disk/log/output-log';
 import type { OutputEvent } from '../../../src/wire/process-event';
-import { removeTempDirs, settle, SpyFs, tempDir } from '../log/log-support';
+import { removeTempDirs, settle, SpyFs, tempDir } from '../../store/disk/log-support';
 
 jest.setTimeout(60_000);
 

@@ -14,13 +14,13 @@ import type { TakeBackWatch } from '../../../src/host/api/log-continuation';
 import { afterLogEnd, UNKNOWN_END } from '../../../src/host/api/log-continuation';
 import { streamLogEvents } from '../../../src/host/api/log-event-stream';
 import { SseStream } from '../../../src/host/api/sse';
-import type { OutputLog } from '../../../src/host/log/output-log';
-import { OutputLogStore } from '../../../src/host/log/output-log-store';
-import type { ProcessKey } from '../../../src/host/log/process-meta';
+import type { OutputLog } from '../../../src/store/disk/log/output-log';
+import { DiskLogStore } from '../../../src/store/disk/disk-log-store';
+import type { ProcessKey } from '../../../src/store/process-meta';
 import { closed, exited, output } from '../../exec/event-builders';
 import type { SseFrame } from '../../support/sse-parser';
 import { SseParser } from '../../support/sse-parser';
-import { removeTempDirs, settle, tempDir, VirtualClock } from '../log/log-support';
+import { removeTempDirs, settle, tempDir, VirtualClock } from '../../store/disk/log-support';
 
 afterEach(removeTempDirs);
 
@@ -49,18 +49,18 @@ class FakeEnvironments implements TakeBackWatch {
 }
 
 /** A store whose process `KEY` wrote seqs 1..3 and was running when the host stopped: reopened, it is `unknown`. */
-async function restartedStore(): Promise<OutputLogStore> {
+async function restartedStore(): Promise<DiskLogStore> {
   const options = { dataDir: await tempDir(), scheduler: new VirtualClock().scheduler, totalBytes: 1 << 30 };
-  const before = await OutputLogStore.open(options);
+  const before = await DiskLogStore.open(options);
   const log = before.create(KEY, { argv: ['sh'], tty: false });
   for (let seq = 1; seq <= 3; seq += 1) log.append(output(seq, `line ${seq}\n`));
   await log.flush();
   await before.close();
-  return OutputLogStore.open(options);
+  return DiskLogStore.open(options);
 }
 
 /** Follows `KEY` from seq 0 in `store`; the frames it got, whether it ended, and a way to go away. */
-async function follow(store: OutputLogStore, environments: TakeBackWatch): Promise<{ readonly frames: SseFrame[]; ended(): boolean; leave(): void; readonly log: OutputLog }> {
+async function follow(store: DiskLogStore, environments: TakeBackWatch): Promise<{ readonly frames: SseFrame[]; ended(): boolean; leave(): void; readonly log: OutputLog }> {
   const log = await store.openLog(KEY);
   if (log === undefined) throw new Error('the store holds the process');
   const res = new PassThrough();
@@ -83,10 +83,10 @@ describe('a follower of a process found unknown after a host restart', () => {
     await settle(() => environments.waiting);
     expect({ frames: names(follower.frames), ended: follower.ended() }).toEqual({ frames: ['output 1', 'output 2', 'output 3'], ended: false });
 
-    const adopted = await store.adopt(KEY);
-    if (adopted === undefined) throw new Error('the store holds the process');
-    expect(adopted).not.toBe(follower.log);
+    expect(await store.adopt(KEY, 1)).toBe(3);
+    expect(await store.openReader(KEY)).not.toBe(follower.log);
     environments.settle();
+    const adopted = store.histories(KEY.environmentId, { epoch: 1 })(KEY.processId);
     adopted.append(output(4, 'line 4\n'));
     adopted.append(exited(5, 3));
     adopted.append(closed(6));
@@ -101,7 +101,7 @@ describe('a follower of a process found unknown after a host restart', () => {
     const environments = new FakeEnvironments(true);
     const follower = await follow(store, environments);
     await settle(() => environments.waiting);
-    store.markLost(KEY, 'the executor no longer has session s-1');
+    await store.markLost(KEY, 'the executor no longer has session s-1');
     environments.settle();
     await settle(() => follower.ended());
     expect(names(follower.frames)).toEqual(['output 1', 'output 2', 'output 3', 'failed']);

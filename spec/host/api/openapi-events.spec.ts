@@ -10,7 +10,7 @@ import { failedFrame, frameOf, logFrameOf, overviewFrame, truncatedFrame } from 
 import { comeBackFrame } from '../../../src/host/api/sse';
 import { ProcessGapError } from '../../../src/errors/process-errors';
 import { OutputLogError } from '../../../src/errors/log-errors';
-import { truncatedRange } from '../../../src/host/log/log-event';
+import { truncatedRange } from '../../../src/store/log-events';
 import { API_PREFIX } from '../../../src/wire/operator-api';
 import type { OpenApiDocument } from './openapi-document';
 import { DocumentValidator, operationsOf } from './openapi-document';

@@ -13,6 +13,8 @@ import { OperatorTokens } from '../../../src/host/api/operator-tokens';
 import { methodsOf as routeMethodsOf } from '../../../src/host/api/router';
 import { probeRoutes } from '../../../src/host/api/routes-public';
 import { HostedEnvironments } from '../../../src/host/hosted-environments';
+import { MemoryLogStore } from '../../../src/store/memory/memory-log-store';
+import { MemoryStateStore } from '../../../src/store/memory/memory-state-store';
 import type { ProcessResource, ProcessSseEvent } from '../../../src/wire/operator-api';
 import { API_PREFIX, HOST_INSTANCE_HEADER } from '../../../src/wire/operator-api';
 import type { ApiResponse, EventStream, SseEvent } from './api-client';
@@ -211,7 +213,10 @@ describe('the OpenAPI document is true', () => {
   });
 
   it('documents every route the router serves, with the same methods, and the data of every event the streams send', () => {
-    const api = new OperatorApi(new HostedEnvironments({ clientName: 'openapi-spec' }, () => undefined), { tokens: new OperatorTokens([OPERATOR_TOKEN]) }, 'instance');
+    const stores = { logs: new MemoryLogStore(), state: new MemoryStateStore() };
+    const sessions = { rememberedAt: () => undefined, record: () => Promise.resolve() };
+    const environments = new HostedEnvironments({ clientName: 'openapi-spec' }, () => undefined, { ...stores, sessions, owner: 'instance' });
+    const api = new OperatorApi(environments, { tokens: new OperatorTokens([OPERATOR_TOKEN]) }, 'instance', stores);
     const probes = probeRoutes('instance', () => Promise.resolve(undefined)).map((route) => ({ path: route.path, methods: routeMethodsOf(route) }));
     const routed = Object.fromEntries([...probes, ...api.routes].map((route) => [route.path, [...route.methods].sort()]));
     const documented = Object.fromEntries(Object.keys(document.paths).map((path) => [path, methodsOf(document, path)]));

@@ -11,7 +11,7 @@ import { FifoFeeder } from '../../../src/exec/fifo-feeder';
 import { ProcessTable } from '../../../src/exec/process-table';
 import { ApiProblem } from '../../../src/host/api/problem';
 import { ProcessStdin } from '../../../src/host/api/process-stdin';
-import type { StdinRecord } from '../../../src/host/log/stdin-record';
+import type { StdinRecord } from '../../../src/store/stdin-record';
 import { ExecClient } from '../../../src/session/exec-client';
 import type { PeerScript } from '../../support/fake-socket-port';
 import { FakeSocketPort } from '../../support/fake-socket-port';

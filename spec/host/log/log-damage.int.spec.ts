@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeRecord } from '../../../src/host/log/record';
+import { decodeRecord } from '../../../src/store/disk/log/record';
 import { OPERATOR_TOKEN, startApiHost, startProcess } from '../api/api-host';
 import { paths, within } from '../api/api-client';
 import { digestStream, expectedDigest } from './log-stream-digest';

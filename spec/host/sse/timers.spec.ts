@@ -7,8 +7,8 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { of } from 'rxjs';
-import type { ExecProcess } from '../../../src/exec/exec-process';
 import type { ProcessEvent } from '../../../src/exec/process-event';
+import type { EventSources } from '../../../src/host/api/event-sources';
 import { streamProcessEvents } from '../../../src/host/api/process-event-stream';
 import { DEFAULT_SSE_LIMITS, SseHub } from '../../../src/host/api/sse';
 import { VirtualClock } from '../../support/virtual-time';
@@ -65,9 +65,12 @@ describe('streamProcessEvents: the stall timer (virtual time)', () => {
     const stream = hub.open(res, 'token-a');
     const chunk = new Uint8Array(256).fill(0x61);
     const events: ProcessEvent[] = Array.from({ length: 32 }, (_, i) => ({ type: 'output', seq: i + 1, stream: 'stdout', chunk }));
-    // The little of a process a replay reads: its history from seq 1 on.
-    const process = { historyStartSeq: 1, eventsAfter$: () => of(...events) } as unknown as ExecProcess;
-    streamProcessEvents(process, stream, 0, { follow: true, stallMs: 30_000, scheduler: clock });
+    // What a replay reads: the history from seq 1 on (the executor's window is never asked).
+    const sources: EventSources = {
+      history: { historyStartSeq: 1, eventsAfter$: () => of(...events) },
+      window: { read: () => Promise.reject(new Error('the window is not read')), closeSeqBefore: () => undefined },
+    };
+    streamProcessEvents(sources, stream, 0, { follow: true, stallMs: 30_000, scheduler: clock });
     const sent = written.filter((text) => text.startsWith('id: ')).length;
     expect({ paused: sent > 0 && sent < events.length, ended: stream.isEnded }).toEqual({ paused: true, ended: false });
     await clock.advance(29_999);

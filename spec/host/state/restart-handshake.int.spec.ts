@@ -4,14 +4,15 @@
  * the same port; the executor's re-dial with its old registration gets 409, it re-registers (200) and
  * connects again, and it never exits. A second host on that data dir refuses to start. In process: right
  * after a 409, a registration passes a spent rate limit and a full environment table; a bad signature
- * still gets 401; without a state, an unknown registration still gets 401.
+ * still gets 401; without a durable state (the memory store), an unknown registration gets 409 too (the
+ * executor registers again rather than exit with its processes).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HostServer, HostServerOptions } from '../../../src/host/host-options';
 import { startHostServer } from '../../../src/host/host-server';
-import { HostState } from '../../../src/host/state/host-state';
+import { HostState } from '../../../src/host';
 import type { CliRun } from '../../cli/cli-process';
 import { runCli, startCli } from '../../cli/cli-process';
 import { startDirectExecutor, trackForCleanup } from '../../support/executor';
@@ -145,7 +146,7 @@ describe('the handshake rules of a host with a state', () => {
 
   it('answers a registration right after a 409 with 200, never 429 or 503, whatever the limits', async () => {
     state = await HostState.open(dir);
-    await state.setSession('remembered-1', { sessionId: 'session-before', accessKeyId: KEY_ID });
+    await state.setSession('remembered-1', { sessionId: 'session-before', accessKeyId: KEY_ID }, 0);
     const log: string[] = [];
     const host = await start({ state, maxHandshakesPerSecond: 1, handshakeBurst: 1, maxEnvironments: 1 }, log);
 
@@ -174,9 +175,14 @@ describe('the handshake rules of a host with a state', () => {
     expect(log).toContain(`upgrade for ${ENV}: signature mismatch: refused (401)`);
   });
 
-  it('without a state, an unknown registration still gets 401', async () => {
-    const host = await start({});
-    expect(await upgrade(previousRunUrl(host.url, ENV), CREDENTIALS)).toEqual({ status: 401 });
+  it('without a durable state (memory), an unknown registration gets 409 too, and the registration that follows is accepted', async () => {
+    const log: string[] = [];
+    const host = await start({}, log);
+    expect(await upgrade(previousRunUrl(host.url, ENV), CREDENTIALS)).toEqual({ status: 409 });
+    expect((await register(host.url, ENV, CREDENTIALS)).status).toBe(200);
+    // A bad signature is still no executor of ours: 401.
+    expect(await upgrade(previousRunUrl(host.url, ENV), { accessKeyId: KEY_ID, secretAccessKey: 'not-the-secret' })).toEqual({ status: 401 });
+    expect(log).toContain(`upgrade for ${ENV}: registration of a previous run (409, the executor re-registers)`);
   });
 
   it('binds the port the data dir remembers when none is given, and says so when it is taken', async () => {

@@ -2,7 +2,7 @@ import type { Observable, SchedulerLike } from 'rxjs';
 import type { Environment } from '../../environment/environment';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { HostedEnvironments } from '../hosted-environments';
-import type { OutputLogStore } from '../log/output-log-store';
+import type { LogStore } from '../../store/log-store';
 import type { HostedProcesses } from './hosted-processes';
 import type { LogTickets } from './log-tickets';
 import type { ProcessWaits } from './process-waits';
@@ -24,8 +24,8 @@ export interface ApiContext {
   readonly stallMs: number;
   /** The host's clock and timers (the event streams' stall timer). */
   readonly scheduler: SchedulerLike;
-  /** The processes' output logs on disk, when the host has a data dir. */
-  readonly outputLogs: OutputLogStore | undefined;
+  /** The processes' output logs (the host's log store port): what the event streams, `/log` and the lists read. */
+  readonly logs: LogStore;
   /** The open download tickets of `…/log`. */
   readonly tickets: LogTickets;
 }

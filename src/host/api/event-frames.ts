@@ -12,7 +12,7 @@
  * shared differently: each frame lives as long as its event object (see {@link logFrameOf}).
  */
 import { Buffer } from 'node:buffer';
-import type { LogEvent } from '../log/log-event';
+import type { LogEvent } from '../../store/log-events';
 import type { ProcessEvent } from '../../exec/process-event';
 import type { ExecClientErrorCode } from '../../errors';
 

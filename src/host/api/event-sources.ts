@@ -7,8 +7,9 @@
  * 2. only for the seqs before that: the executor's own retained window (`process/read`), which
  *    `./window-fill` turns into the events to send and a `truncated` marker for what neither holds.
  *
- * A history that holds all of a process's output (a disk log) makes the second source idle: nothing is
- * ever before its start. {@link eventSourcesOf} is the one place that picks both for a process.
+ * The history is the log store's (a live reader, `store/log-store.ts`); a log read at the reader's own
+ * pace (a disk log) holds all of a process's output and is streamed without these sources
+ * (`./log-event-stream`). {@link executorWindowOf} makes the second source of a live process.
  */
 import type { ExecProcess } from '../../exec/exec-process';
 import type { OutputHistoryReader } from '../../exec/output-history';
@@ -37,13 +38,10 @@ export interface EventSources {
   readonly window: ExecutorWindow;
 }
 
-/** The sources of a live process's events: its history (read through the process), then its executor's window. */
-export function eventSourcesOf(process: ExecProcess): EventSources {
+/** A live process's executor window: `process/read` through the process, and where its close lies. */
+export function executorWindowOf(process: ExecProcess): ExecutorWindow {
   return {
-    history: process,
-    window: {
-      read: (afterSeq) => process.read(afterSeq, null, 0),
-      closeSeqBefore: (until) => (process.state === 'closed' && until > process.lastPublishedSeq ? process.lastPublishedSeq : undefined),
-    },
+    read: (afterSeq) => process.read(afterSeq, null, 0),
+    closeSeqBefore: (until) => (process.state === 'closed' && until > process.lastPublishedSeq ? process.lastPublishedSeq : undefined),
   };
 }

@@ -1,31 +1,29 @@
 /**
  * The processes the operator API starts: host-generated UUIDs (the executor's process ids too), the
- * defaults a remote start needs, the stdin channel of each, and `Idempotency-Key`s so that a retried
- * start returns the process the first one started.
+ * defaults a remote start needs, the stdin channel of each (kept in the state store, see
+ * `./process-stdin`), and `Idempotency-Key`s so that a retried start returns the process the first one
+ * started (see `./keyed-starts`).
  */
-import { createHash, randomUUID } from 'node:crypto';
 import type { Observable, SchedulerLike } from 'rxjs';
 import { asyncScheduler, lastValueFrom } from 'rxjs';
 import type { Environment } from '../../environment/environment';
-import type { StartParams } from '../../exec/exec-backend';
 import type { ExecProcess } from '../../exec/exec-process';
 import { FifoFeeder } from '../../exec/fifo-feeder';
-import { NotFoundError } from '../../errors';
 import type { ProcessSummary } from '../../exec/process-table';
+import type { LogStore } from '../../store/log-store';
+import type { StateStore } from '../../store/state-store';
 import type { ProcessResource, StartProcessRequest } from '../../wire/operator-api';
 import type { StartFaultPoint } from '../fault-points';
 import { crashNow } from '../fault-points';
 import type { HostedEnvironments } from '../hosted-environments';
-import type { OutputLogStore } from '../log/output-log-store';
-import type { StartRecords } from '../state/start-records';
-import { startDigestOf } from '../state/start-records';
+import type { RecordedKey, StartKey } from './keyed-starts';
+import { KeyedStarts } from './keyed-starts';
 import { ApiProblem } from './problem';
+import type { ResourceExtras } from './process-resource';
+import { toResource } from './process-resource';
 import type { StdinPersistence, StdinTarget } from './process-stdin';
 import { ProcessStdin } from './process-stdin';
-import { isoOf } from './process-waits';
-
-/** How many `Idempotency-Key`s the host remembers (all tokens together). */
-export const REMEMBERED_STARTS = 4096;
+import { remoteStartOf } from './remote-start';
 
 /** A process the API knows, with what the library does not keep. */
 export interface HostedProcess {
@@ -49,13 +47,6 @@ export interface HostedStart {
   readonly replayed: boolean;
 }
 
-/** Where a keyed start is recorded (a host with a data dir). */
-interface PersistedStart {
-  readonly records: StartRecords;
-  readonly digest: string;
-  readonly fingerprint: string;
-}
-
 /** The current value of a replaying list. */
 function current<T>(source$: Observable<readonly T[]>): readonly T[] {
   let value: readonly T[] = [];
@@ -63,22 +54,18 @@ function current<T>(source$: Observable<readonly T[]>): readonly T[] {
   return value;
 }
 
-interface RememberedStart {
-  readonly fingerprint: string;
-  readonly started: Promise<HostedStart>;
-}
-
-/** Where the stdin of the API's processes and its keyed starts are kept across a host restart (a host with a data dir). */
+/** What the API's processes keep, where, and what they wait for. */
 export interface HostedProcessesOptions {
-  /** Where each process's stdin record goes (`stdin.json` next to its output log), and whose metadata a recorded start waits for. */
-  readonly outputLogs?: Pick<OutputLogStore, 'writeStdin'> & Partial<Pick<OutputLogStore, 'meta' | 'noteStartedBy'>>;
+  /** Where keyed starts are recorded before they are sent and each process's stdin record is kept. */
+  readonly state: StateStore;
+  /** Where a process's times and starter are read (they survive a restart) and its starter noted. @default none */
+  readonly logs?: Pick<LogStore, 'meta' | 'noteStartedBy'>;
   /**
    * The processes a restarted host took back, with their stdin (the API writes it again), whether an
-   * environment is still awaited, and when its executor's session is on the disk (a start waits for it).
+   * environment is still awaited, when its executor's session is kept (a start waits for it), and the
+   * epoch its writes carry. @default none: epoch 0, nothing awaited
    */
-  readonly environments?: Pick<HostedEnvironments, 'takenBackStdin' | 'takeBackSettled' | 'sessionRecorded'>;
-  /** Where keyed starts are recorded before they are sent (`starts/` in the data dir); in memory only without. */
-  readonly starts?: StartRecords;
+  readonly environments?: Pick<HostedEnvironments, 'takenBackStdin' | 'takeBackSettled' | 'sessionRecorded' | 'epochOf'>;
   /** A test-only fault point where a keyed start crashes the host (see `../fault-points`). */
   readonly fault?: StartFaultPoint;
   /** The clock of the processes' start and exit times. @default asyncScheduler */
@@ -92,19 +79,18 @@ export interface ProcessTimes {
   readonly exitedAt: number | null;
 }
 
-/** The environment a process inherits: the executor's core set (PATH, HOME ...), the request's on top. */
-const CORE_ENV: NonNullable<StartParams['envPolicy']> = { inherit: 'core', ignoreDefaultExcludes: false, exclude: [], set: {}, includeOnly: [] };
-
 /**
  * Processes started through the API, by id. What the API keeps of each (its stdin and FIFO helper) goes
  * with the process when it leaves its environment's list (released once ended, or evicted).
  */
 export class HostedProcesses {
   private readonly extras = new Map<string, HostedProcess>();
-  private readonly starts = new Map<string, RememberedStart>();
   private readonly times = new Map<string, ProcessTimes>();
+  private readonly keyed: KeyedStarts<HostedStart>;
 
-  constructor(private readonly options: HostedProcessesOptions = {}) {}
+  constructor(private readonly options: HostedProcessesOptions) {
+    this.keyed = new KeyedStarts(options.state, (id) => this.epochOf(id));
+  }
 
   /** Processes the API keeps its extras of (bookkeeping): the listed ones it started, at most. */
   get extrasKept(): number {
@@ -114,64 +100,33 @@ export class HostedProcesses {
   /**
    * Starts `request` on `environment`, or, for an `idempotencyKey` seen before with the same request,
    * resolves with the process that start made, `replayed` (422 `IDEMPOTENCY_KEY_REUSED` for another
-   * request). Keys are scoped to the token's name (`tokenId`) and the environment. `startedBy`, the
-   * caller's token name, is shown in the process's resource and kept in its metadata. Rejects with the start's typed errors.
+   * request; see `./keyed-starts`). `startedBy`, the caller's token name, is shown in the process's
+   * resource and kept in its metadata. Rejects with the start's typed errors.
    */
-  start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: { readonly tokenId: string; readonly key: string } | undefined, startedBy?: string): Promise<HostedStart> {
+  start(environmentId: string, environment: Environment, request: StartProcessRequest, idempotency: StartKey | undefined, startedBy?: string): Promise<HostedStart> {
     if (idempotency === undefined) return this.startNow(environmentId, environment, request, undefined, startedBy);
-    const scope = scopeOf(idempotency.tokenId, environmentId, idempotency.key);
-    const fingerprint = startFingerprintOf(request);
-    const seen = this.starts.get(scope);
-    if (seen !== undefined) {
-      if (seen.fingerprint !== fingerprint) return Promise.reject(new ApiProblem(422, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another start'));
-      return seen.started.then((first) => ({ ...first, replayed: true }));
-    }
-    const digest = startDigestOf(idempotency.tokenId, environmentId, idempotency.key);
-    const records = this.options.starts;
-    const recorded = records?.get(digest);
-    if (recorded !== undefined && recorded.environmentId === environmentId) {
-      if (recorded.fingerprint !== fingerprint) return Promise.reject(new ApiProblem(422, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another start'));
-      return this.recordedStart(environmentId, environment, recorded.processId, recorded.state);
-    }
-    const persist = records === undefined ? undefined : { records, digest, fingerprint };
-    const started = this.startNow(environmentId, environment, request, persist, startedBy);
-    this.starts.set(scope, { fingerprint, started });
-    // A failed start may be retried with the same key: forget it.
-    started.catch(() => {
-      this.starts.delete(scope);
-      void records?.forget(digest).catch(() => undefined);
+    return this.keyed.start(environmentId, request, idempotency, {
+      fresh: (recorded) => this.startNow(environmentId, environment, request, recorded, startedBy),
+      recorded: (processId, state) => this.recordedStart(environmentId, environment, processId, state),
+      replay: (first) => ({ ...first, replayed: true }),
     });
-    if (this.starts.size > REMEMBERED_STARTS) {
-      const oldest = this.starts.keys().next().value;
-      if (oldest !== undefined) this.starts.delete(oldest);
-    }
-    return started;
   }
 
   /**
-   * Resolves once a keyed start recorded before a restart can be answered: when the data dir holds a
-   * start with this key and its environment's executor is still expected back, once its session was
-   * taken back or found gone (or the wait ran out); at once otherwise. Never rejects.
+   * Resolves once a keyed start recorded before a restart can be answered: when the store holds a start
+   * with this key and its environment's executor is still expected back, once its session was taken back
+   * or found gone (or the wait ran out); at once otherwise. Never rejects.
    */
-  async settled(environmentId: string, idempotency: { readonly tokenId: string; readonly key: string } | undefined): Promise<void> {
+  async settled(environmentId: string, idempotency: StartKey | undefined): Promise<void> {
     const environments = this.options.environments;
     if (idempotency === undefined || environments === undefined) return;
-    if (this.options.starts?.get(startDigestOf(idempotency.tokenId, environmentId, idempotency.key)) === undefined) return;
+    if (!(await this.keyed.isRecorded(environmentId, idempotency))) return;
     await lastValueFrom(environments.takeBackSettled(environmentId), { defaultValue: undefined });
   }
 
-  /** When a process this API started (and still lists) started and exited; undefined for others (see the output log's meta). */
+  /** When a process this API started (and still lists) started and exited; undefined for others (see the log store's meta). */
   timesOf(processId: string): ProcessTimes | undefined {
     return this.times.get(processId);
-  }
-
-  /** Its times: the output log's (a host with a data dir: they survive a restart), else the ones noted at its start here. */
-  private timesFor(environmentId: string, processId: string, listed?: Pick<ProcessSummary, 'startedAt' | 'exitedAt'>): ResourceExtras {
-    const meta = this.options.outputLogs?.meta?.({ environmentId, processId });
-    const noted = this.times.get(processId);
-    const extra = this.extras.get(processId);
-    const startedBy = (extra?.environmentId === environmentId ? extra.startedBy : undefined) ?? meta?.startedBy ?? null;
-    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? listed?.startedAt ?? null, exitedAt: meta?.exitedAt ?? noted?.exitedAt ?? listed?.exitedAt ?? null, startedBy };
   }
 
   /** The process `processId` of `environment` while it is listed there; `undefined` otherwise. */
@@ -187,19 +142,20 @@ export class HostedProcesses {
   }
 
   /** A listed process as the API shows it. */
-  resource(environmentId: string, summary: ProcessSummary): ProcessResource {
+  async resource(environmentId: string, summary: ProcessSummary): Promise<ProcessResource> {
     const pipeStdin = this.extras.get(summary.processId)?.pipeStdin ?? this.options.environments?.takenBackStdin(environmentId, summary.processId)?.record.target === 'fifo';
-    return toResource(environmentId, summary, pipeStdin, this.timesFor(environmentId, summary.processId, summary));
+    return toResource(environmentId, summary, pipeStdin, await this.timesFor(environmentId, summary.processId, summary));
   }
 
   /**
    * The answer to a start: the process it returned as the API shows it, read from the process itself
-   * (no list snapshot). Throws 404 `PROCESS_NOT_FOUND` once it has left `environment`'s list.
+   * (no list snapshot). Rejects with 404 `PROCESS_NOT_FOUND` once it has left `environment`'s list.
    */
-  startedResource(environment: Environment, { hosted, argv, tty }: HostedStart): ProcessResource {
+  async startedResource(environment: Environment, { hosted, argv, tty }: HostedStart): Promise<ProcessResource> {
     const { environmentId, process } = hosted;
     if (environment.getProcess(process.processId) !== process) throw new ApiProblem(404, 'PROCESS_NOT_FOUND', `no process ${process.processId} in environment ${environmentId}`);
-    return toResource(environmentId, { processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure }, hosted.pipeStdin, this.timesFor(environmentId, process.processId));
+    const summary = { processId: process.processId, argv, tty, state: process.state, exitCode: process.exitCode, error: process.failure };
+    return toResource(environmentId, summary, hosted.pipeStdin, await this.timesFor(environmentId, process.processId));
   }
 
   /**
@@ -214,8 +170,17 @@ export class HostedProcesses {
     }
   }
 
+  /** Its times: the log store's (they survive a restart), else the ones noted at its start here. */
+  private async timesFor(environmentId: string, processId: string, listed?: Pick<ProcessSummary, 'startedAt' | 'exitedAt'>): Promise<ResourceExtras> {
+    const meta = await this.options.logs?.meta({ environmentId, processId });
+    const noted = this.times.get(processId);
+    const extra = this.extras.get(processId);
+    const startedBy = (extra?.environmentId === environmentId ? extra.startedBy : undefined) ?? meta?.startedBy ?? null;
+    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? listed?.startedAt ?? null, exitedAt: meta?.exitedAt ?? noted?.exitedAt ?? listed?.exitedAt ?? null, startedBy };
+  }
+
   /**
-   * The answer to a retry of a start the data dir recorded before a restart (its environment settled):
+   * The answer to a retry of a start the store recorded before a restart (its environment settled):
    * a replay of the process when its executor has it (taken back, listed); else 409 `START_UNKNOWN` for
    * a start that was in flight (the executor never got it, or lost it), 404 `PROCESS_NOT_FOUND` for one
    * that started and has left the list since. Never a second start.
@@ -225,54 +190,36 @@ export class HostedProcesses {
     const hosted = summary === undefined ? undefined : this.get(environmentId, environment, processId);
     if (summary !== undefined && hosted !== undefined) return Promise.resolve({ hosted, argv: summary.argv, tty: summary.tty, replayed: true });
     if (state === 'started') return Promise.reject(new ApiProblem(404, 'PROCESS_NOT_FOUND', `the process ${processId} this Idempotency-Key started is no longer listed in environment ${environmentId}`));
-    return Promise.reject(
-      new ApiProblem(409, 'START_UNKNOWN', `a start with this Idempotency-Key (process ${processId}) was in flight when the host stopped, and environment ${environmentId} has no such process: it did not start, or was lost; start it again with a new key`),
-    );
+    const why = `a start with this Idempotency-Key (process ${processId}) was in flight when the host stopped, and environment ${environmentId} has no such process`;
+    return Promise.reject(new ApiProblem(409, 'START_UNKNOWN', `${why}: it did not start, or was lost; start it again with a new key`));
   }
 
-  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest, persist?: PersistedStart, startedBy?: string): Promise<HostedStart> {
-    const info = await environment.info();
-    const size = typeof request.tty === 'object' ? { rows: request.tty.rows, cols: request.tty.cols } : undefined;
-    const tty = request.tty === true || size !== undefined;
-    const processId = randomUUID();
-    const params: StartParams = {
-      processId,
-      argv: [...request.argv],
-      cwd: request.cwd ?? info.userHomeDir ?? info.cwd ?? 'file:///',
-      env: { ...(tty ? { TERM: 'xterm-256color' } : {}), ...request.env },
-      envPolicy: CORE_ENV,
-    };
-    // The executor runs a tty command in its own directory when the cwd asked for is missing (it
-    // fails any other start): check it, so every kind of start refuses a missing cwd alike.
-    if (tty && request.cwd !== undefined) await requireDirectory(environment, request.cwd);
-    // A size goes through the sizing wrapper (docs: README, --tty); the start still succeeds unsized where
-    // the executor cannot size a pty. `pipeStdin` is the FIFO, which the start ignores with a tty (written
-    // to directly) and cannot make on a Windows executor: no feeder, the resource says `pipeStdin: false`.
-    const fifo = request.pipeStdin === true ? { stdin: 'fifo' as const } : {};
-    // The executor's session id on the disk first: a host that crashes after the send takes the session back.
+  private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest, recorded?: RecordedKey, startedBy?: string): Promise<HostedStart> {
+    const { processId, params, tty, start } = await remoteStartOf(environment, request);
+    // The executor's session id kept first: a host that crashes after the send takes the session back.
     await this.options.environments?.sessionRecorded(environmentId);
-    if (persist !== undefined) {
+    if (recorded !== undefined) {
       this.crashAt('start:before-record');
       // Recorded before it is sent: a host that crashes from here on answers its retry (see recordedStart).
-      await persist.records.record({ digest: persist.digest, environmentId, processId, fingerprint: persist.fingerprint });
+      await this.options.state.recordStart({ digest: recorded.digest, environmentId, processId, fingerprint: recorded.fingerprint }, this.epochOf(environmentId));
       this.crashAt('start:after-record');
     }
     // Its extras go with the process when it leaves the list (released once ended, or evicted).
-    const { process, feeder, ttyPathFile } = await environment.getExecBackend().start({ ...params, tty: size ?? tty, ...fifo }, { onDelisted: () => this.forget(processId) });
+    const { process, feeder, ttyPathFile } = await environment.getExecBackend().start(start, { onDelisted: () => this.forget(processId) });
     this.recordTimes(process);
-    if (persist !== undefined) {
-      // Its metadata was on the disk before the start was sent (`OutputHistory.ready`): a restarted host
+    if (recorded !== undefined) {
+      // Its metadata was kept before the start was sent (`OutputHistory.ready`): a restarted host
       // takes the process back, and the retry finds it there.
       this.crashAt('start:after-send');
-      void persist.records.markStarted(persist.digest).catch(() => undefined);
+      void this.options.state.markStarted(recorded.digest, this.epochOf(environmentId)).catch(() => undefined);
     }
     const persistence = this.persistence(environmentId, processId, ttyPathFile);
     const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }, persistence) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder }, persistence);
     const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin, ...(startedBy === undefined ? {} : { startedBy }) };
-    if (startedBy !== undefined) this.options.outputLogs?.noteStartedBy?.({ environmentId, processId }, startedBy);
+    if (startedBy !== undefined) void this.options.logs?.noteStartedBy({ environmentId, processId }, startedBy);
     // The FIFO helper waits on its own stdin: stop it when the command ends.
     if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
-    // Its stdin's record (writer, pty path) on the disk before the answer: a host restarted after it goes on writing and resizing.
+    // Its stdin's record (writer, pty path) kept before the answer: a host restarted after it goes on writing and resizing.
     await stdin?.firstRecorded();
     // A process that ended and was evicted before its start resolved has left the list already.
     if (environment.getProcess(processId) === process) this.extras.set(processId, hosted);
@@ -288,19 +235,27 @@ export class HostedProcesses {
     if (taken === undefined || taken.process !== process) return undefined;
     const target: StdinTarget | undefined = taken.record.target === 'pty' ? { kind: 'pty' } : taken.feeder === undefined ? undefined : { kind: 'fifo', feeder: new FifoFeeder(taken.feeder) };
     if (target === undefined) return undefined;
-    const persistence = this.persistence(environmentId, process.processId);
-    const stdin = new ProcessStdin(process, target, persistence === undefined ? undefined : { ...persistence, restored: taken.record });
+    const stdin = new ProcessStdin(process, target, { ...this.persistence(environmentId, process.processId), restored: taken.record });
     const hosted: HostedProcess = { environmentId, process, pipeStdin: target.kind === 'fifo', stdin };
     process.state$.subscribe({ complete: () => void stdin.dispose() });
     this.extras.set(process.processId, hosted);
     return hosted;
   }
 
-  /** Where a process's stdin record goes; none without a data dir. */
-  private persistence(environmentId: string, processId: string, ttyPath?: string): StdinPersistence | undefined {
-    const store = this.options.outputLogs;
-    if (store === undefined) return undefined;
-    return { persist: (record) => store.writeStdin({ environmentId, processId }, record), ...(ttyPath === undefined ? {} : { ttyPath }) };
+  /** Where a process's stdin record goes: the state store, at its environment's epoch then; forgotten when it ends. */
+  private persistence(environmentId: string, processId: string, ttyPath?: string): StdinPersistence {
+    const { state } = this.options;
+    const key = { environmentId, processId };
+    return {
+      persist: (record) => state.setStdin(key, record, this.epochOf(environmentId)),
+      forget: () => state.forgetStdin(key, this.epochOf(environmentId)),
+      ...(ttyPath === undefined ? {} : { ttyPath }),
+    };
+  }
+
+  /** The epoch an environment's writes carry now (its current generation's claim). */
+  private epochOf(environmentId: string): number {
+    return this.options.environments?.epochOf(environmentId) ?? 0;
   }
 
   /** Crashes the host at `point` when that is its armed fault point (test only: see `../fault-points`). */
@@ -329,53 +284,4 @@ export class HostedProcesses {
     this.extras.delete(processId);
     void extra.stdin?.dispose();
   }
-}
-
-/** A process as the API shows it. */
-/** What a resource shows besides the summary: its times and who started it. */
-interface ResourceExtras {
-  readonly startedAt: number | null;
-  readonly exitedAt: number | null;
-  readonly startedBy: string | null;
-}
-
-const toResource = (environmentId: string, summary: Omit<ProcessSummary, 'startedAt' | 'exitedAt'>, pipeStdin: boolean, times: ResourceExtras): ProcessResource => ({
-  id: summary.processId,
-  environmentId,
-  argv: [...summary.argv],
-  tty: summary.tty,
-  pipeStdin,
-  state: summary.state,
-  exitCode: summary.exitCode ?? null,
-  error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
-  startedAt: isoOf(times.startedAt),
-  exitedAt: isoOf(times.exitedAt),
-  startedBy: times.startedBy,
-});
-
-const scopeOf = (tokenId: string, environmentId: string, key: string): string => `${tokenId}\u0000${environmentId}\u0000${key}`;
-
-/** Throws 422 `SPAWN_FAILED` unless `cwd` is a directory on the executor. */
-async function requireDirectory(environment: Environment, cwd: string): Promise<void> {
-  const metadata = await environment
-    .getFilesystem()
-    .getMetadata(cwd)
-    .catch((error: unknown) => {
-      if (error instanceof NotFoundError) return undefined;
-      throw error;
-    });
-  if (metadata === undefined || !metadata.isDirectory) throw new ApiProblem(422, 'SPAWN_FAILED', `cannot start in ${cwd}: no such directory on the executor`);
-}
-
-/** A digest of a start request (stable JSON: sorted keys), to tell a retried start from another request with the same key. */
-export const startFingerprintOf = (request: StartProcessRequest): string => createHash('sha256').update(canonical(request)).digest('base64');
-
-/** The request as stable JSON (sorted keys), for comparing a retried start with the first. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

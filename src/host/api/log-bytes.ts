@@ -14,8 +14,8 @@
  * bytes are what the log holds; the events route's `truncated` markers say what is missing.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { LogEvent, TimedEvent } from '../log/log-event';
-import type { OutputLog } from '../log/output-log';
+import type { LogEvent, TimedEvent } from '../../store/log-events';
+import type { PacedLogReader } from '../../store/log-store';
 import type { OutputEvent } from '../../wire/process-event';
 import { ApiProblem } from './problem';
 
@@ -82,7 +82,7 @@ const selected = (event: LogEvent, selection: LogSelection): event is Extract<Ti
  * (awaited: the caller's pace) with its offset in the selected bytes, until `stopped()`. Resolves with
  * the selected bytes' total.
  */
-async function scan(log: OutputLog, lastSeq: number, selection: LogSelection, take: (chunk: Uint8Array, offset: number) => Promise<void> | void, stopped: () => boolean = () => false): Promise<number> {
+async function scan(log: PacedLogReader, lastSeq: number, selection: LogSelection, take: (chunk: Uint8Array, offset: number) => Promise<void> | void, stopped: () => boolean = () => false): Promise<number> {
   let cursor = 0;
   let offset = 0;
   for (;;) {
@@ -100,7 +100,7 @@ async function scan(log: OutputLog, lastSeq: number, selection: LogSelection, ta
 }
 
 /** The offset in the selected bytes where the tail starts (a first pass over the log, keeping only line starts). */
-async function tailStart(log: OutputLog, lastSeq: number, selection: LogSelection): Promise<number> {
+async function tailStart(log: PacedLogReader, lastSeq: number, selection: LogSelection): Promise<number> {
   const tail = selection.tail;
   if (tail === undefined) return 0;
   if ('bytes' in tail) return Math.max(0, (await scan(log, lastSeq, selection, () => undefined)) - tail.bytes);
@@ -124,7 +124,7 @@ async function tailStart(log: OutputLog, lastSeq: number, selection: LogSelectio
  * headers only). Resolves once written, or once the client went away; a log that cannot be read
  * cuts the body short (the connection is destroyed: no clean end). Never rejects.
  */
-export async function sendLogBytes(req: IncomingMessage, res: ServerResponse, log: OutputLog, selection: LogSelection, headers: Record<string, string>): Promise<void> {
+export async function sendLogBytes(req: IncomingMessage, res: ServerResponse, log: PacedLogReader, selection: LogSelection, headers: Record<string, string>): Promise<void> {
   const lastSeq = log.lastSeq;
   res.writeHead(200, { ...headers, 'content-type': 'application/octet-stream', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
   if (req.method === 'HEAD') return void res.end();

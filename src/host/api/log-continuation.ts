@@ -3,15 +3,14 @@
  * without `closed` (see log-event-stream's `afterEnd`). After a host restart, a process found running
  * in its log is `unknown` until its executor comes back: while the host expects it back
  * (`HostedEnvironments.awaitingTakeBack`), the follower waits; once the process is taken back it reads on
- * in the log that takes its appends again (the store's, not the sealed one it read), once it is found
+ * in the log that takes its appends again (the store's reader now, not the sealed one it read), once it is found
  * `lost` (or the wait ran out) it ends with `failed` PROCESS_GONE, saying why.
  */
 import type { Observable } from 'rxjs';
 import { defer, from, of, switchMap } from 'rxjs';
+import type { LogStore, PacedLogReader } from '../../store/log-store';
+import type { ProcessKey } from '../../store/process-meta';
 import type { HostedEnvironments } from '../hosted-environments';
-import type { OutputLog } from '../log/output-log';
-import type { OutputLogStore } from '../log/output-log-store';
-import type { ProcessKey } from '../log/process-meta';
 import type { LogContinuation } from './log-event-stream';
 
 /** The end of the log of a process whose end stayed unknown: nothing more will come. */
@@ -27,19 +26,20 @@ export type TakeBackWatch = Pick<HostedEnvironments, 'takeBackSettled'>;
  * environment's executor is awaited (the wait bounded by `environments`), then looks again (see the
  * module's doc). Emits once and completes; never errors (a log that cannot be opened ends the stream).
  */
-export function afterLogEnd(environments: TakeBackWatch, store: OutputLogStore, key: ProcessKey): (log: OutputLog) => Observable<LogContinuation> {
+export function afterLogEnd(environments: TakeBackWatch, store: Pick<LogStore, 'meta' | 'openReader'>, key: ProcessKey): (log: PacedLogReader) => Observable<LogContinuation> {
   return (log) =>
-    defer(() => (store.meta(key)?.state === 'unknown' ? environments.takeBackSettled(key.environmentId) : of(undefined))).pipe(
+    defer(() => from(store.meta(key))).pipe(
+      switchMap((meta) => (meta?.state === 'unknown' ? environments.takeBackSettled(key.environmentId) : of(undefined))),
       switchMap(() => from(continuationOf(store, key, log))),
     );
 }
 
 /** What the store says of the process now, for a follower at the end of `log`. */
-async function continuationOf(store: OutputLogStore, key: ProcessKey, log: OutputLog): Promise<LogContinuation> {
-  const meta = store.meta(key);
+async function continuationOf(store: Pick<LogStore, 'meta' | 'openReader'>, key: ProcessKey, log: PacedLogReader): Promise<LogContinuation> {
+  const meta = await store.meta(key);
   if (meta === undefined) return END;
   if (meta.state === 'unknown') return { type: 'gone', message: UNKNOWN_END };
   if (meta.state === 'lost') return { type: 'gone', message: `it was running when the host stopped and could not be taken back: ${meta.lostReason ?? 'no reason given'}` };
-  const current = await store.openLog(key).catch(() => undefined);
-  return current !== undefined && current !== log ? { type: 'log', log: current } : END;
+  const current = await store.openReader(key).catch(() => undefined);
+  return current?.pace === 'own' && current !== log ? { type: 'log', log: current } : END;
 }

@@ -1,8 +1,8 @@
 /**
- * One subscriber's SSE stream of a process's events read from its output log on disk, at the
- * subscriber's own pace: the log is read by seq (`OutputLog.read`) only while the stream has room,
+ * One subscriber's SSE stream of a process's events read from its log (the store's paced reader: a log on
+ * disk), at the subscriber's own pace: the log is read by seq (`PacedLogReader.read`) only while the stream has room,
  * what is at or below the cursor is never written, and once caught up the stream waits for the next
- * append (`OutputLog.waitFor`), whose events the log serves from memory until they are written.
+ * append (`PacedLogReader.waitFor`), whose events the log serves from memory until they are written.
  *
  * A slow subscriber is never cut for being slow: the log holds what it needs, and the executor is read
  * at full speed whatever the subscriber does. It ends after `closed` or `failed` (a log that could not
@@ -16,9 +16,9 @@ import type { Observable, Subscription } from 'rxjs';
 import { take } from 'rxjs';
 import { failedFrame, logFrameOf } from './event-frames';
 import type { EventSink } from './sse';
-import type { LogEvent } from '../log/log-event';
-import type { OutputLog } from '../log/output-log';
 import { ExecClientError } from '../../errors';
+import type { LogEvent } from '../../store/log-events';
+import type { PacedLogReader } from '../../store/log-store';
 
 /** How much one read of the log takes at most: a few frames' worth, so memory per reader stays small. */
 export const LOG_READ_BYTES = 256 * 1024;
@@ -32,7 +32,7 @@ export interface LogStreamOptions {
    * what comes next (see {@link LogContinuation}), once; completing without a value ends the stream.
    * Unsubscribed when the stream ends first. Absent: the stream ends there.
    */
-  readonly afterEnd?: (log: OutputLog) => Observable<LogContinuation>;
+  readonly afterEnd?: (log: PacedLogReader) => Observable<LogContinuation>;
 }
 
 /** What a follower does at the end of a log that takes no more appends without `closed`. */
@@ -40,7 +40,7 @@ export type LogContinuation =
   | {
       /** The process's log goes on in `log` (another object than the one read): read on after the cursor. */
       readonly type: 'log';
-      readonly log: OutputLog;
+      readonly log: PacedLogReader;
     }
   | {
       /** Nothing more will come and how the process ended is not known: `failed` PROCESS_GONE with `message`. */
@@ -56,7 +56,7 @@ export type LogContinuation =
  * Streams the events of `log` after `afterSeq` into `stream`; with `follow: false`, only what the log
  * holds now, then the stream ends. Returns at once; the stream's end (client gone, host closing) stops it.
  */
-export function streamLogEvents(log: OutputLog, stream: EventSink, afterSeq: number, options: LogStreamOptions): void {
+export function streamLogEvents(log: PacedLogReader, stream: EventSink, afterSeq: number, options: LogStreamOptions): void {
   void pump(log, stream, afterSeq, options).catch((error: unknown) => {
     const failure = error instanceof ExecClientError ? error : undefined;
     if (!stream.isEnded) stream.write(failedFrame(failure?.code ?? 'HOST_ERROR', failure?.message ?? 'reading the output log failed'));
@@ -64,7 +64,7 @@ export function streamLogEvents(log: OutputLog, stream: EventSink, afterSeq: num
   });
 }
 
-async function pump(first: OutputLog, stream: EventSink, afterSeq: number, { follow, afterEnd }: LogStreamOptions): Promise<void> {
+async function pump(first: PacedLogReader, stream: EventSink, afterSeq: number, { follow, afterEnd }: LogStreamOptions): Promise<void> {
   const gone = ended(stream);
   let log = first;
   let cursor = afterSeq;

@@ -8,10 +8,10 @@ import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import { API_PREFIX } from '../../wire/operator-api';
 import type { StartFaultPoint } from '../fault-points';
+import type { LogStore } from '../../store/log-store';
+import type { StateStore } from '../../store/state-store';
 import type { HostedEnvironments } from '../hosted-environments';
-import type { OutputLogStore } from '../log/output-log-store';
 import type { StreamObserver } from '../metrics/host-metrics';
-import type { StartRecords } from '../state/start-records';
 import type { ApiContext } from './api-context';
 import { HostedProcesses } from './hosted-processes';
 import type { OperatorTokens } from './operator-tokens';
@@ -100,17 +100,17 @@ export class OperatorApi {
   private readonly tickets: LogTickets;
 
   /**
-   * `starts`: where keyed starts are recorded before they are sent (a host with a data dir); `fault`: a
-   * test-only point where a keyed start crashes the host (see `../fault-points`); `streams`: hears the
-   * event streams (the host's metrics).
+   * `stores`: the host's log store (what the event streams, `/log` and the lists read) and state store
+   * (keyed starts and stdin records, kept before what they name is sent); `fault`: a test-only point
+   * where a keyed start crashes the host (see `../fault-points`); `streams`: hears the event streams (the
+   * host's metrics).
    */
   constructor(
     environments: HostedEnvironments,
     options: OperatorApiOptions,
     hostInstance: string,
+    stores: { readonly logs: LogStore; readonly state: StateStore },
     scheduler: SchedulerLike = asyncScheduler,
-    outputLogs?: OutputLogStore,
-    starts?: StartRecords,
     fault?: StartFaultPoint,
     streams?: StreamObserver,
   ) {
@@ -129,13 +129,13 @@ export class OperatorApi {
     const context: ApiContext = {
       hostInstance,
       environments,
-      processes: new HostedProcesses({ environments, scheduler, ...(outputLogs === undefined ? {} : { outputLogs }), ...(starts === undefined ? {} : { starts }), ...(fault === undefined ? {} : { fault }) }),
+      processes: new HostedProcesses({ environments, scheduler, state: stores.state, logs: stores.logs, ...(fault === undefined ? {} : { fault }) }),
       hub: this.hub,
       waits: this.waits,
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,
       scheduler,
-      outputLogs,
+      logs: stores.logs,
       tickets,
     };
     this.rows = [...operatorPublicRoutes(hostInstance, new UiBundle(options.uiDir)), ...environmentRoutes(context), ...processRoutes(context)];

@@ -15,13 +15,11 @@
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import { takeWhile } from 'rxjs/operators';
-import type { ExecProcess } from '../../exec/exec-process';
 import type { ProcessEvent } from '../../exec/process-event';
 import { ExecClientError } from '../../errors';
 import type { ReadResponse } from '../../wire/process';
 import { failedFrame, frameOf, truncatedFrame } from './event-frames';
 import type { EventSources } from './event-sources';
-import { eventSourcesOf } from './event-sources';
 import type { EventSink } from './sse';
 import type { FillItem } from './window-fill';
 import { planFill } from './window-fill';
@@ -30,12 +28,12 @@ import { planFill } from './window-fill';
 export const DEFAULT_STALL_MS = 30_000;
 
 /**
- * Streams `process`'s events after `afterSeq` into `stream`; with `follow: false`, only what the host
+ * Streams a process's events after `afterSeq` from `sources` into `stream`; with `follow: false`, only what the host
  * holds now (its history, filled from the executor's window), then the stream ends. Returns at once;
  * teardown follows the stream's end. The stall timer runs on `scheduler` (default asyncScheduler).
  */
-export function streamProcessEvents(process: ExecProcess, stream: EventSink, afterSeq: number, options: { readonly follow: boolean; readonly stallMs?: number; readonly scheduler?: SchedulerLike }): void {
-  new ProcessEventPump(eventSourcesOf(process), stream, afterSeq, options.stallMs ?? DEFAULT_STALL_MS, options.follow, options.scheduler ?? asyncScheduler).start();
+export function streamProcessEvents(sources: EventSources, stream: EventSink, afterSeq: number, options: { readonly follow: boolean; readonly stallMs?: number; readonly scheduler?: SchedulerLike }): void {
+  new ProcessEventPump(sources, stream, afterSeq, options.stallMs ?? DEFAULT_STALL_MS, options.follow, options.scheduler ?? asyncScheduler).start();
 }
 
 class ProcessEventPump {

@@ -3,18 +3,19 @@
  * 4096 remembered), in arrival order, each answered once the executor accepted it; an idempotent end of
  * input (end-of-file through the FIFO wrapper for `pipeStdin`, Ctrl-D for a tty).
  *
- * With a data dir, each write's executor writeIds (and the end's) are reserved from the stdin's own
- * counter and persisted (`StdinRecord`) BEFORE they are sent: a host restarted after a crash takes the
- * record back ({@link ProcessStdin} `restored`), sends a retried write again with the same executor
- * writeIds (the executor drops what it had), and its counter goes on after the record's.
+ * With persistence (the host's state store), each write's executor writeIds (and the end's) are reserved
+ * from the stdin's own counter and kept (`StdinRecord`) BEFORE they are sent: a host restarted after a
+ * crash takes the record back ({@link ProcessStdin} `restored`), sends a retried write again with the
+ * same executor writeIds (the executor drops what it had), and its counter goes on after the record's.
+ * The record is forgotten once the process ends ({@link ProcessStdin.dispose}).
  */
 import { createHash } from 'node:crypto';
 import type { ExecProcess } from '../../exec/exec-process';
 import { writeIdsFor } from '../../exec/exec-process';
 import { StdinClosedError } from '../../errors';
 import type { FifoFeeder } from '../../exec/fifo-feeder';
-import type { StdinRecord, StdinWriteRecord } from '../log/stdin-record';
-import { PERSISTED_WRITES } from '../log/stdin-record';
+import type { StdinRecord, StdinWriteRecord } from '../../store/stdin-record';
+import { PERSISTED_WRITES } from '../../store/stdin-record';
 import { ApiProblem } from './problem';
 
 /** How many writeIds a process remembers. */
@@ -32,6 +33,8 @@ export type PersistStdin = (record: StdinRecord) => Promise<void>;
 export interface StdinPersistence {
   /** Where each record goes before the bytes it names are sent. */
   readonly persist: PersistStdin;
+  /** Forgets the record (the process ended). Rejects with the store's error. @default nothing to forget */
+  readonly forget?: () => Promise<void>;
   /** The record a restarted host took back for this process (its counter and writes go on from it). */
   readonly restored?: StdinRecord;
   /** A sized tty's pty path file on the executor (`StartedProcess.ttyPathFile`), kept in the record. @default the restored record's, else null */
@@ -58,6 +61,8 @@ export class ProcessStdin {
   private lastByte = 0x0a;
   /** The first record's write (a new process's), settled. */
   private recorded: Promise<void> = Promise.resolve();
+  /** The process ended: no record is kept any more. */
+  private disposed = false;
 
   /**
    * @param process the command whose input this is (a write once it stopped running is refused)
@@ -123,8 +128,15 @@ export class ProcessStdin {
     return this.ended;
   }
 
-  /** Stops the FIFO helper if it is still waiting (the process ended). */
+  /**
+   * The process ended: stops the FIFO helper if it is still waiting, and forgets the kept record once the
+   * writes queued before are done (nothing is kept for it afterwards). Idempotent; never rejects.
+   */
   async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    const forget = this.persistence?.forget;
+    if (forget !== undefined) void this.queue.then(forget).catch(() => undefined);
     if (this.target.kind === 'fifo') await this.target.feeder.dispose();
   }
 
@@ -167,7 +179,7 @@ export class ProcessStdin {
   }
 
   private async persist(): Promise<void> {
-    if (this.persistence === undefined) return;
+    if (this.persistence === undefined || this.disposed) return;
     const record: StdinRecord = { target: this.target.kind, writerProcessId: this.writer.processId, nextWriteId: this.nextWriteId, endWriteId: this.endWriteId, ttyPath: this.persistence.ttyPath ?? this.persistence.restored?.ttyPath ?? null, writes: this.persisted };
     try {
       await this.persistence.persist(record);

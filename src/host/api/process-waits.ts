@@ -37,7 +37,7 @@ export class ProcessWaits {
    * failed, 404 once it left the list without an exit code. Gives up quietly when `res` closes (nothing
    * is kept); answers 503 with `Retry-After` when {@link close} comes first.
    */
-  waitFor(res: ServerResponse, hostInstance: string, process: ExecProcess, storedExitedAt: () => number | null | undefined): void {
+  waitFor(res: ServerResponse, hostInstance: string, process: ExecProcess, storedExitedAt: () => Promise<number | null | undefined>): void {
     if (this.closedWith !== undefined) return sendProblem(res, this.closedWith, hostInstance);
     // Unsubscribed by finish(); what is added after (a state$ that answered at once) goes at once.
     const subscription = new Subscription();
@@ -58,8 +58,9 @@ export class ProcessWaits {
       const code = process.exitCode;
       if (code !== undefined) {
         finish();
-        const at = storedExitedAt() ?? (sawRunning ? this.scheduler.now() : null);
-        sendApiJson(res, hostInstance, 200, { exitCode: code, exitedAt: isoOf(at) } satisfies WaitResult);
+        const seen = sawRunning ? this.scheduler.now() : null;
+        const send = (stored: number | null | undefined): void => sendApiJson(res, hostInstance, 200, { exitCode: code, exitedAt: isoOf(stored ?? seen) } satisfies WaitResult);
+        storedExitedAt().then(send, () => send(undefined));
         return;
       }
       if (process.state === 'failed' || process.state === 'closed') wait.stop(failedProblem(process));

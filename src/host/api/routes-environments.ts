@@ -1,27 +1,27 @@
 /**
  * The environments side of the operator API: the host itself, the environments (list and one), and the
- * overview stream (every environment with its processes, one SSE event per change). With a data dir,
- * the processes only the output logs hold are listed too (see stored-processes), and an environment no
- * executor joined since the host started is listed `offline`. A token limited to some environments sees
+ * overview stream (every environment with its processes, one SSE event per change). The processes only
+ * the log store holds are listed too (see stored-processes), and an environment no executor joined
+ * since the host started is listed `offline`. A token limited to some environments sees
  * only those (in the list, the overview and the host's count). `/host` also says who the caller is (its token's
  * name, role and environments); the overview may carry one process's events too (`?environmentId=&processId=`).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Observable } from 'rxjs';
-import { combineLatest, of } from 'rxjs';
+import { combineLatest, from, of } from 'rxjs';
 import { auditTime, map, switchMap } from 'rxjs/operators';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { EnvironmentResource, Overview } from '../../wire/operator-api';
 import { API_PREFIX } from '../../wire/operator-api';
 import { isSafeId } from '../../wire/safe-id';
-import type { HostedEnvironment } from '../hosted-environments';
+import type { HostedEnvironment } from '../hosted-environment';
 import type { ApiContext } from './api-context';
 import { current } from './api-context';
 import type { OperatorCaller } from './operator-tokens';
 import { mayTouch } from './operator-tokens';
 import { failedFrame, overviewFrame } from './event-frames';
 import { ApiProblem, problemOf } from './problem';
-import { processEventPump, resumeAfter, single } from './routes-processes';
+import { processEventPump, resumeAfter, single } from './process-reads';
 import { SseChannel } from './sse';
 import { sendApiJson } from './responses';
 import type { Route } from './router';
@@ -41,19 +41,41 @@ export function environmentResource(hosted: HostedEnvironment, processCount: num
 
 const processesOf = (hosted: HostedEnvironment): readonly ProcessSummary[] => (hosted.environment === undefined ? [] : current(hosted.environment.processes$, []));
 
-/** How many processes an environment lists: its live ones and those only its output logs hold. */
-const processCount = (context: ApiContext, hosted: HostedEnvironment): number => {
+/** How many processes an environment lists: its live ones and those only its log store holds. */
+async function processCount(context: ApiContext, hosted: HostedEnvironment): Promise<number> {
   const live = processesOf(hosted);
-  return live.length + storedProcesses(context, hosted.id, new Set(live.map((s) => s.processId))).length;
-};
+  return live.length + (await storedProcesses(context, hosted.id, new Set(live.map((s) => s.processId)))).length;
+}
 
-/** Every environment `caller` may touch: those joined since the start, then the `offline` ones only the output logs know. */
-function environmentList(context: ApiContext, caller: OperatorCaller): EnvironmentResource[] {
+/** The ids of the environments only the log store knows that `caller` may touch (none joined since the start), sorted. */
+async function offlineIds(context: ApiContext, caller: OperatorCaller, hosted: readonly HostedEnvironment[]): Promise<string[]> {
+  return (await offlineEnvironmentIds(context, new Set(hosted.map((h) => h.id)))).filter((id) => mayTouch(caller, id));
+}
+
+/** Every environment `caller` may touch: those joined since the start, then the `offline` ones only the log store knows. */
+async function environmentList(context: ApiContext, caller: OperatorCaller): Promise<EnvironmentResource[]> {
   const hosted = current(context.environments.environments$, []);
-  const offline = offlineEnvironmentIds(context, new Set(hosted.map((h) => h.id)))
-    .filter((id) => mayTouch(caller, id))
-    .map((id) => offlineEnvironment(id, storedProcesses(context, id, new Set()).length));
-  return [...hosted.filter((h) => mayTouch(caller, h.id)).map((h) => environmentResource(h, processCount(context, h))), ...offline];
+  const joined = await Promise.all(hosted.filter((h) => mayTouch(caller, h.id)).map(async (h) => environmentResource(h, await processCount(context, h))));
+  const offline = await Promise.all((await offlineIds(context, caller, hosted)).map(async (id) => offlineEnvironment(id, (await storedProcesses(context, id, new Set())).length)));
+  return [...joined, ...offline];
+}
+
+/** One overview snapshot of `entries` (the environments `caller` may touch, with their live processes) and the offline ones. */
+async function overviewOf(context: ApiContext, caller: OperatorCaller, entries: readonly { readonly hosted: HostedEnvironment; readonly processes: readonly ProcessSummary[] }[]): Promise<Overview> {
+  const joined = await Promise.all(
+    entries.map(async ({ hosted, processes }) => {
+      const live = await Promise.all(processes.map((summary) => context.processes.resource(hosted.id, summary)));
+      const all = [...live, ...(await storedProcesses(context, hosted.id, new Set(processes.map((s) => s.processId))))];
+      return { ...environmentResource(hosted, all.length), processes: all };
+    }),
+  );
+  const offline = await Promise.all(
+    (await offlineIds(context, caller, current(context.environments.environments$, []))).map(async (id) => {
+      const stored = await storedProcesses(context, id, new Set());
+      return { ...offlineEnvironment(id, stored.length), processes: stored };
+    }),
+  );
+  return { hostInstance: context.hostInstance, environments: [...joined, ...offline] };
 }
 
 /** Every environment `caller` may touch with its process list, as one snapshot per change (bursts within 20 ms coalesce). */
@@ -66,21 +88,7 @@ function overview$(context: ApiContext, caller: OperatorCaller): Observable<Over
         : combineLatest(list.map((hosted) => (hosted.environment?.processes$ ?? of<readonly ProcessSummary[]>([])).pipe(map((processes) => ({ hosted, processes }))))),
     ),
     auditTime(20),
-    map((entries) => ({
-      hostInstance: context.hostInstance,
-      environments: [
-        ...entries.map(({ hosted, processes }) => {
-          const all = [...processes.map((summary) => context.processes.resource(hosted.id, summary)), ...storedProcesses(context, hosted.id, new Set(processes.map((s) => s.processId)))];
-          return { ...environmentResource(hosted, all.length), processes: all };
-        }),
-        ...offlineEnvironmentIds(context, new Set(current(context.environments.environments$, []).map((hosted) => hosted.id)))
-          .filter((id) => mayTouch(caller, id))
-          .map((id) => {
-            const stored = storedProcesses(context, id, new Set());
-            return { ...offlineEnvironment(id, stored.length), processes: stored };
-          }),
-      ],
-    })),
+    switchMap((entries) => from(overviewOf(context, caller, entries))),
   );
 }
 
@@ -145,22 +153,20 @@ export function environmentRoutes(context: ApiContext): Route[] {
     {
       path: `${API_PREFIX}/environments`,
       methods: {
-        GET: ({ res, caller }) => {
-          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments: environmentList(context, caller) });
-          return Promise.resolve();
+        GET: async ({ res, caller }) => {
+          sendApiJson(res, context.hostInstance, 200, { hostInstance: context.hostInstance, environments: await environmentList(context, caller) });
         },
       },
     },
     {
       path: `${API_PREFIX}/environments/{environmentId}`,
       methods: {
-        GET: ({ res, params }) => {
+        GET: async ({ res, params }) => {
           const id = params['environmentId'] ?? '';
           const hosted = context.environments.get(id);
-          const stored = hosted === undefined ? storedProcesses(context, id, new Set()) : [];
+          const stored = hosted === undefined ? await storedProcesses(context, id, new Set()) : [];
           if (hosted === undefined && stored.length === 0) throw new ApiProblem(404, 'ENVIRONMENT_NOT_FOUND', `no environment ${id}`);
-          sendApiJson(res, context.hostInstance, 200, hosted === undefined ? offlineEnvironment(id, stored.length) : environmentResource(hosted, processCount(context, hosted)));
-          return Promise.resolve();
+          sendApiJson(res, context.hostInstance, 200, hosted === undefined ? offlineEnvironment(id, stored.length) : environmentResource(hosted, await processCount(context, hosted)));
         },
       },
     },

@@ -25,10 +25,10 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
 const NOT_BUILT = 'The exec-rx dashboard is not built: run `npm run build` in the package (it bundles src/ui into dist/ui), then reload.\n';
 
 /** Why a host does not accept work now (`GET /readyz` answers it, 503): no detail beyond the word. */
-export type NotReadyReason = 'starting' | 'stopping' | 'data dir not writable';
+export type NotReadyReason = 'starting' | 'stopping';
 
-/** What `GET /readyz` asks: `undefined` when the host accepts work, else why not. Never rejects. */
-export type ReadinessCheck = () => Promise<NotReadyReason | undefined>;
+/** What `GET /readyz` asks: `undefined` when the host accepts work, else why not (a phase, or its store's reason, e.g. `data dir not writable`). Never rejects. */
+export type ReadinessCheck = () => Promise<string | undefined>;
 
 /**
  * The probes, on every host, without a token, answered while the host stops too:

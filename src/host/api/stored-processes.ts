@@ -1,11 +1,11 @@
 /**
- * The processes the host's output logs hold but no executor lists: those of before a host restart (or
+ * The processes the host's log store holds but no executor lists: those of before a host restart (or
  * of an executor that left), shown with their last known state. A process the store holds is listed
  * once it was described (its argv known: the helpers a start runs, such as the stdin FIFO feeder, never
  * are) and while its owner has not released it (an operator's DELETE).
  */
+import type { ProcessMeta } from '../../store/process-meta';
 import type { EnvironmentResource, ProcessResource } from '../../wire/operator-api';
-import type { ProcessMeta } from '../log/process-meta';
 import type { ApiContext } from './api-context';
 import { isoOf } from './process-waits';
 
@@ -33,27 +33,22 @@ export function storedResource(meta: ProcessMeta): ProcessResource {
 
 const shown = (meta: ProcessMeta): boolean => meta.argv.length > 0 && !meta.released;
 
-/** The stored processes of `environmentId` not in `live` (ids), oldest first; none without a data dir. */
-export function storedProcesses(context: ApiContext, environmentId: string, live: ReadonlySet<string>): ProcessResource[] {
-  const store = context.outputLogs;
-  if (store === undefined) return [];
-  return store
-    .list()
-    .filter((meta) => meta.environmentId === environmentId && shown(meta) && !live.has(meta.processId))
-    .map(storedResource);
+/** The stored processes of `environmentId` not in `live` (ids), oldest first. */
+export async function storedProcesses(context: ApiContext, environmentId: string, live: ReadonlySet<string>): Promise<ProcessResource[]> {
+  const list = await context.logs.list();
+  return list.filter((meta) => meta.environmentId === environmentId && shown(meta) && !live.has(meta.processId)).map(storedResource);
 }
 
 /** One stored process, if the store holds it and it is shown (see the module's doc). */
-export function storedProcess(context: ApiContext, environmentId: string, processId: string): ProcessResource | undefined {
-  const meta = context.outputLogs?.meta({ environmentId, processId });
+export async function storedProcess(context: ApiContext, environmentId: string, processId: string): Promise<ProcessResource | undefined> {
+  const meta = await context.logs.meta({ environmentId, processId });
   return meta === undefined || !shown(meta) ? undefined : storedResource(meta);
 }
 
 /** The ids of the environments the store holds shown processes of and that are not in `hosted`, sorted. */
-export function offlineEnvironmentIds(context: ApiContext, hosted: ReadonlySet<string>): string[] {
-  const store = context.outputLogs;
-  if (store === undefined) return [];
-  const ids = new Set(store.list().filter((meta) => shown(meta) && !hosted.has(meta.environmentId)).map((meta) => meta.environmentId));
+export async function offlineEnvironmentIds(context: ApiContext, hosted: ReadonlySet<string>): Promise<string[]> {
+  const list = await context.logs.list();
+  const ids = new Set(list.filter((meta) => shown(meta) && !hosted.has(meta.environmentId)).map((meta) => meta.environmentId));
   return [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 

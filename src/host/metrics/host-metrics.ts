@@ -9,9 +9,10 @@ import { performance } from 'node:perf_hooks';
 import type { CounterConfiguration } from 'prom-client';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { HistoryFactory, HistoryInput, OutputHistory } from '../../exec/output-history';
+import type { LogStoreFigures } from '../../store/log-store';
 import type { OutputStream } from '../../wire/process-event';
 import type { HostFacts } from '../host-monitor';
-import type { HostEvent, HostedState } from '../hosted-environments';
+import type { HostEvent, HostedState } from '../hosted-environment';
 
 /** How a registration or a signed upgrade was answered: accepted, or the status it was refused with. */
 export type HandshakeOutcome = 'accepted' | 'replacement' | '400' | '401' | '404' | '405' | '409' | '413' | '429' | '500' | '503';
@@ -27,16 +28,6 @@ export interface StreamObserver {
   sent(bytes: number): void;
   /** A stream ended, once, for `reason`. */
   ended(reason: StreamEndReason): void;
-}
-
-/** What the output log store reports (see `OutputLogStore`): read when scraped. */
-export interface OutputLogFigures {
-  /** Bytes of every log's segments. */
-  readonly diskBytes: number;
-  /** Segment files of every open log. */
-  readonly segments: number;
-  /** Whole logs removed for the total bound or retention, and segments dropped for a quota (ever). */
-  readonly evictions: Readonly<Record<'total' | 'retention' | 'quota', number>>;
 }
 
 /** The prefix of every metric the host defines (Node's default metrics keep their own names). */
@@ -100,8 +91,8 @@ export class HostMetrics {
   /** The last state of each live environment seen on `events$` (bounded by the host's environments). */
   private readonly states = new Map<string, HostedState>();
 
-  /** `facts`: what the gauges read when scraped (the host monitor's); `outputLog`: the store's figures, with a data dir. */
-  constructor(facts: () => HostFacts, outputLog?: () => OutputLogFigures) {
+  /** `facts`: what the gauges read when scraped (the host monitor's); `outputLog`: the log store's figures, when it keeps files. */
+  constructor(facts: () => HostFacts, outputLog?: () => LogStoreFigures) {
     const registers = [this.registry];
     const counter = <L extends string>(config: CounterConfiguration<L>): Counter<L> => new Counter<L>({ ...config, name: PREFIX + config.name, registers });
     this.registrations = counter({ name: 'registrations_total', help: 'Executor registrations, by outcome (accepted, or the HTTP status refused with).', labelNames: ['outcome'] });
@@ -209,7 +200,7 @@ export class HostMetrics {
     this.uncounted.streamBytes = 0;
   }
 
-  private gauges(facts: () => HostFacts, outputLog: (() => OutputLogFigures) | undefined): void {
+  private gauges(facts: () => HostFacts, outputLog: (() => LogStoreFigures) | undefined): void {
     const registers = [this.registry];
     const environments = new Gauge({
       name: `${PREFIX}environments`,

@@ -1,0 +1,71 @@
+/**
+ * Finding the process a request under `/environments/{environmentId}/processes` names: a live one (its
+ * environment's current generation lists it), or one only the log store holds (of before a restart, or
+ * of an executor that left: see `./stored-processes`), and how the API lists and shows either.
+ */
+import type { Environment } from '../../environment/environment';
+import type { ProcessResource } from '../../wire/operator-api';
+import type { ApiContext } from './api-context';
+import { environmentOf, listed } from './api-context';
+import type { HostedProcess } from './hosted-processes';
+import { ApiProblem } from './problem';
+import { storedProcess, storedProcesses } from './stored-processes';
+
+/** A live process a request names, with its environment. */
+export interface Target {
+  readonly environmentId: string;
+  readonly environment: Environment;
+  readonly hosted: HostedProcess;
+}
+
+const notFound = (environmentId: string, processId: string, live = ''): ApiProblem =>
+  new ApiProblem(404, 'PROCESS_NOT_FOUND', `no ${live}process ${processId} in environment ${environmentId}`);
+
+/**
+ * The live process `params` name. Rejects with ApiProblem 404 `PROCESS_NOT_FOUND` (an environment only the
+ * log store knows, offline, has no live process), or the environment's 404 / 503 (see `environmentOf`).
+ */
+export async function target(context: ApiContext, params: Readonly<Record<string, string>>): Promise<Target> {
+  const environmentId = params['environmentId'] ?? '';
+  const processId = params['processId'] ?? '';
+  if (context.environments.get(environmentId) === undefined && (await storedProcesses(context, environmentId, new Set())).length > 0) {
+    throw notFound(environmentId, processId, 'live ');
+  }
+  const environment = environmentOf(context, environmentId);
+  const hosted = context.processes.get(environmentId, environment, processId);
+  if (hosted === undefined) throw notFound(environmentId, processId);
+  return { environmentId, environment, hosted };
+}
+
+async function resourceOf(context: ApiContext, { environmentId, environment, hosted }: Target): Promise<ProcessResource> {
+  const summary = listed(environment).find((s) => s.processId === hosted.process.processId);
+  if (summary === undefined) throw notFound(environmentId, hosted.process.processId);
+  return context.processes.resource(environmentId, summary);
+}
+
+/**
+ * An environment's processes: the live ones, then those only its log store holds (of before a restart:
+ * see stored-processes). An environment no executor joined since the start lists its stored ones alone.
+ */
+export async function processList(context: ApiContext, environmentId: string): Promise<ProcessResource[]> {
+  if (context.environments.get(environmentId) === undefined) {
+    const stored = await storedProcesses(context, environmentId, new Set());
+    if (stored.length > 0) return stored;
+  }
+  const list = listed(environmentOf(context, environmentId));
+  const live = new Set(list.map((s) => s.processId));
+  context.processes.prune(environmentId, live);
+  const resources = await Promise.all(list.map((summary) => context.processes.resource(environmentId, summary)));
+  return [...resources, ...(await storedProcesses(context, environmentId, live))];
+}
+
+/** One process: the live one, else the one its log store holds; 404 (or the environment's 503) otherwise. */
+export async function processResourceOf(context: ApiContext, params: Readonly<Record<string, string>>): Promise<ProcessResource> {
+  try {
+    return await resourceOf(context, await target(context, params));
+  } catch (error: unknown) {
+    const stored = await storedProcess(context, params['environmentId'] ?? '', params['processId'] ?? '');
+    if (stored === undefined || !(error instanceof ApiProblem)) throw error;
+    return stored;
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Taking an executor's session back after a host restart: the processes the log store found `unknown`
+ * (running when the host stopped) are adopted from their logs' last seqs, with the stdin each had kept
+ * in the state store, or marked `lost` with why. Everything goes through the two store ports.
+ */
+import type WebSocket from 'ws';
+import type { EnvironmentManagerOptions } from '../environment/environment-manager';
+import { EnvironmentManager } from '../environment/environment-manager';
+import type { ExecProcess } from '../exec/exec-process';
+import type { HistoryFactory } from '../exec/output-history';
+import type { LogStore } from '../store/log-store';
+import type { ProcessKey } from '../store/process-meta';
+import type { StateStore } from '../store/state-store';
+import type { StdinRecord } from '../store/stdin-record';
+import type { HostLogger } from './host-logger';
+
+/** A process a restarted host took back with the stdin it had kept (the operator API writes it again). */
+export interface TakenBackStdin {
+  /** The process taken back. */
+  readonly process: ExecProcess;
+  /** Its stdin as kept before the restart. */
+  readonly record: StdinRecord;
+  /** The stdin FIFO's feeder, taken back too (a `fifo` record); undefined for a pty, or when it was lost. */
+  readonly feeder: ExecProcess | undefined;
+}
+
+/** What a take-back works with. */
+export interface TakeBackParts {
+  readonly logs: LogStore;
+  readonly state: StateStore;
+  readonly log: HostLogger;
+  readonly managerOptions: EnvironmentManagerOptions;
+  /** The history factory of an environment's generation written at `epoch`. */
+  readonly historiesOf: (environmentId: string, epoch: number) => HistoryFactory;
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** The take-backs of one host (see the module's doc), and the stdin of the processes it took back while they run. */
+export class TakeBacks {
+  /** The stdin of processes taken back, by `environmentId\u0000processId`, while they run. */
+  private readonly stdins = new Map<string, TakenBackStdin>();
+  /** The processes adopted for an environment, kept across failed attempts (its executor's next socket tries again). */
+  private readonly adopting = new Map<string, readonly string[]>();
+
+  constructor(private readonly parts: TakeBackParts) {}
+
+  /** The stdin a process taken back had (see {@link TakenBackStdin}), while it runs. */
+  stdinOf(environmentId: string, processId: string): TakenBackStdin | undefined {
+    return this.stdins.get(`${environmentId}\u0000${processId}`);
+  }
+
+  /** The first session of `id` since the start is a new one: every process of before is `lost`, saying why. Never rejects. */
+  async loseAll(id: string, epoch: number, reason: string): Promise<void> {
+    const { logs } = this.parts;
+    const found = await logs.adoptable(id).catch(() => []);
+    for (const meta of found) await this.lose({ environmentId: id, processId: meta.processId }, epoch, reason);
+  }
+
+  /**
+   * Takes the executor's session back (`EnvironmentManager.adoptAcceptedWebsocket`) at `epoch`: each
+   * process found `unknown` is adopted from its log's last seq, or marked `lost` with why (its log could not
+   * be reopened, the executor no longer had the session or the process). A failed attempt keeps the
+   * adopted logs for the executor's next socket. Resolves with the manager; rejects with the adoption's error.
+   */
+  async run(id: string, socket: WebSocket, sessionId: string, epoch: number): Promise<EnvironmentManager> {
+    const { logs, log } = this.parts;
+    const adopted = await this.adopt(id, epoch);
+    const stdins = await this.readStdins(id, [...adopted.keys()]);
+    // Writes go on after the kept counter of the process they go to (the feeder, or a tty itself).
+    const writers = new Map([...stdins.values()].map((record) => [record.writerProcessId, record.nextWriteId]));
+    const helpers = new Set([...stdins.values()].filter((record) => record.target === 'fifo').map((record) => record.writerProcessId));
+    const records = await Promise.all(
+      [...adopted].map(async ([processId, lastSeq]) => {
+        const meta = await logs.meta({ environmentId: id, processId });
+        return { processId, lastSeq, nextWriteId: writers.get(processId) ?? 1, argv: meta?.argv ?? [], tty: meta?.tty ?? false, unlisted: helpers.has(processId) };
+      }),
+    );
+    const options = { ...this.parts.managerOptions, outputHistory: this.parts.historiesOf(id, epoch) };
+    const taken = await EnvironmentManager.adoptAcceptedWebsocket(id, socket, { sessionId, processes: records }, options);
+    this.adopting.delete(id);
+    this.keepStdins(id, taken.processes, stdins);
+    this.resumeSizedTtys(taken.manager, taken.processes, stdins);
+    for (const lost of taken.lost) await this.lose({ environmentId: id, processId: lost.processId }, epoch, lost.reason);
+    const how = taken.resumed ? `session ${sessionId} taken back` : `session ${sessionId} is gone, a new one was made`;
+    // Helpers (stdin feeders) are taken back with their process, and not counted.
+    const count = taken.processes.filter((process) => !helpers.has(process.processId)).length;
+    const lostCount = taken.lost.filter((lost) => !helpers.has(lost.processId)).length;
+    log.info({ environmentId: id, resumed: taken.resumed, adopted: count, lost: lostCount }, `environment ${id}: ${how}: ${count} process${count === 1 ? '' : 'es'} adopted, ${lostCount} lost`);
+    for (const lost of taken.lost) log.warn({ environmentId: id, processId: lost.processId }, `environment ${id}: process ${lost.processId} lost: ${lost.reason}`);
+    return taken.manager;
+  }
+
+  /** The processes of `id` adopted at `epoch` (again, after a failed attempt), by id, with their logs' last seqs. */
+  private async adopt(id: string, epoch: number): Promise<Map<string, number>> {
+    const { logs } = this.parts;
+    const ids = this.adopting.get(id) ?? (await logs.adoptable(id)).map((meta) => meta.processId);
+    const adopted = new Map<string, number>();
+    for (const processId of ids) {
+      const key = { environmentId: id, processId };
+      try {
+        const lastSeq = await logs.adopt(key, epoch);
+        if (lastSeq !== undefined) adopted.set(processId, lastSeq);
+      } catch (error: unknown) {
+        await this.lose(key, epoch, `its output log could not be reopened: ${messageOf(error)}`);
+      }
+    }
+    this.adopting.set(id, [...adopted.keys()]);
+    return adopted;
+  }
+
+  /** Marks a process of before `lost` and forgets its stdin record. Never rejects. */
+  private async lose(key: ProcessKey, epoch: number, reason: string): Promise<void> {
+    await this.parts.logs.markLost(key, reason);
+    await this.parts.state.forgetStdin(key, epoch).catch(() => undefined);
+  }
+
+  /** The stdin records of `processIds` (those that kept one), by process id. Unreadable ones are left out. */
+  private async readStdins(environmentId: string, processIds: readonly string[]): Promise<Map<string, StdinRecord>> {
+    const found = new Map<string, StdinRecord>();
+    for (const processId of processIds) {
+      const record = await this.parts.state.stdin({ environmentId, processId }).catch(() => undefined);
+      if (record !== undefined) found.set(processId, record);
+    }
+    return found;
+  }
+
+  /** Makes each adopted sized tty resizable again, from the pty path its stdin record kept. */
+  private resumeSizedTtys(manager: EnvironmentManager, processes: readonly ExecProcess[], stdins: ReadonlyMap<string, StdinRecord>): void {
+    const backend = manager.defaultEnvironment()?.getExecBackend();
+    for (const process of processes) {
+      const ttyPath = stdins.get(process.processId)?.ttyPath;
+      if (backend !== undefined && ttyPath !== undefined && ttyPath !== null) backend.resumeSizedTty(process, ttyPath);
+    }
+  }
+
+  /**
+   * Keeps the stdin of each adopted process that kept one, for the operator API, until the process ends;
+   * then its feeder, if still waiting, is stopped and released (whether or not the API wrote again).
+   * The feeder of a process that was lost is stopped at once.
+   */
+  private keepStdins(id: string, processes: readonly ExecProcess[], stdins: ReadonlyMap<string, StdinRecord>): void {
+    const byId = new Map(processes.map((process) => [process.processId, process]));
+    for (const [processId, record] of stdins) {
+      const process = byId.get(processId);
+      const feeder = record.target === 'fifo' ? byId.get(record.writerProcessId) : undefined;
+      if (process === undefined) {
+        if (feeder !== undefined) stopHelper(feeder);
+        continue;
+      }
+      const key = `${id}\u0000${processId}`;
+      this.stdins.set(key, { process, record, feeder });
+      process.state$.subscribe({
+        complete: () => {
+          if (this.stdins.get(key)?.process === process) this.stdins.delete(key);
+          if (feeder !== undefined) stopHelper(feeder);
+        },
+      });
+    }
+  }
+}
+
+/** Terminates a helper process if it still runs, then releases it. Never rejects. */
+function stopHelper(helper: ExecProcess): void {
+  void (helper.state === 'running' ? helper.terminate() : Promise.resolve(false)).catch(() => false).then(() => helper.release());
+}
