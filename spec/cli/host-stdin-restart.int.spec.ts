@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { ApiClient, paths } from '../host/api/api-client';
 import type { SseEvent } from '../host/api/sse-reader';
 import { startDirectExecutor } from '../support/executor';
+import { waitForFileGone } from '../support/wait-for-file';
 import type { HostChild } from './host-child';
 import { hostChildren } from './host-child';
 
@@ -63,7 +64,7 @@ describe('exec-rx host SIGKILLed and started again while a command reads its std
       expect(textOf(opened.stream.events)).toBe('<a>\n');
 
       // What was persisted: ids and counters, never the bytes.
-      const record = JSON.parse(readFileSync(join(dataDir(), 'processes', ENV, processId, 'stdin.json'), 'utf8')) as Record<string, unknown>;
+      const record = JSON.parse(readFileSync(join(dataDir(), 'stdin', `${ENV}.${processId}.json`), 'utf8')) as Record<string, unknown>;
       expect(record).toMatchObject({ version: 1, target: 'fifo', endWriteId: null, writes: [{ writeId: 'w1', firstWriteId: 1, count: 1 }] });
       expect(record['nextWriteId']).toBe(2);
       expect(readdirSync(join(dataDir(), 'processes', ENV))).toContain(String(record['writerProcessId']));
@@ -91,6 +92,8 @@ describe('exec-rx host SIGKILLed and started again while a command reads its std
       const events = await all.stream.ended(60_000);
       expect(textOf(events)).toBe('<a>\n<b>\nEOF\n');
       expect(JSON.parse(events.find((event) => event.event === 'exited')?.data ?? '{}')).toMatchObject({ exitCode: 0 });
+      // Its stdin record goes once it ended: nothing is kept for a process that reads no more.
+      await waitForFileGone(join(dataDir(), 'stdin', `${ENV}.${processId}.json`));
     } finally {
       await stopAll(first, second, executor);
     }
@@ -111,7 +114,7 @@ describe('exec-rx host SIGKILLed and started again while a command reads its std
       const opened = await api.events(paths.events(env, processId));
       if (!('stream' in opened)) throw new Error(`events answered ${opened.refused.status}`);
       await opened.stream.next((event) => event.event === 'output' && textOf([event]).includes('ready'), 30_000);
-      const record = JSON.parse(readFileSync(join(dataDir(), 'processes', env, processId, 'stdin.json'), 'utf8')) as { target: string; ttyPath: unknown };
+      const record = JSON.parse(readFileSync(join(dataDir(), 'stdin', `${env}.${processId}.json`), 'utf8')) as { target: string; ttyPath: unknown };
       const ttyPath = record.ttyPath;
       if (typeof ttyPath !== 'string') throw new Error(`no pty path recorded: ${JSON.stringify(record)}`);
       expect({ target: record.target, recorded: existsSync(ttyPath) }).toEqual({ target: 'pty', recorded: true });

@@ -3,12 +3,13 @@
  * written atomically, read back as they were after a restart of the store, nothing but what reads as a
  * record, and gone with their process or their environment.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DiskStateStore } from '../../../src/store/disk/disk-state-store';
 import { FileQueue } from '../../../src/store/disk/file-queue';
 import { nodeLogFs } from '../../../src/store/disk/log/log-fs';
-import { STDIN_DIR, StdinFiles } from '../../../src/store/disk/stdin-records';
+import { processDir } from '../../../src/store/disk/meta-file';
+import { LEGACY_STDIN_FILE, STDIN_DIR, StdinFiles } from '../../../src/store/disk/stdin-records';
 import type { StdinRecord } from '../../../src/store/stdin-record';
 import { removeTempDirs, tempDir } from './log-support';
 
@@ -74,6 +75,21 @@ describe('the stdin records', () => {
     await stdin.write({ environmentId: 'a', processId: 'b.c' }, { ...RECORD, nextWriteId: 10 });
     expect((await readdir(dir)).sort()).toEqual(['a%2Eb.c.json', 'a.b%2Ec.json']);
     expect((await stdin.read({ environmentId: 'a', processId: 'b.c' }))?.nextWriteId).toBe(10);
+  });
+
+  it('reads a record a data dir of before kept next to the process log, and removes it with the new one', async () => {
+    const dataDir = await tempDir();
+    const stdin = new StdinFiles(dataDir, nodeLogFs, new FileQueue());
+    await stdin.open();
+    const legacy = join(processDir(dataDir, KEY), LEGACY_STDIN_FILE);
+    await mkdir(processDir(dataDir, KEY), { recursive: true });
+    await writeFile(legacy, JSON.stringify({ version: 1, ...RECORD }));
+    expect(await stdin.read(KEY)).toEqual(RECORD);
+    // The next write goes to the new place, and wins.
+    await stdin.write(KEY, { ...RECORD, nextWriteId: 12 });
+    expect((await stdin.read(KEY))?.nextWriteId).toBe(12);
+    await stdin.remove(KEY);
+    expect({ record: await stdin.read(KEY), legacy: await readdir(processDir(dataDir, KEY)) }).toEqual({ record: undefined, legacy: [] });
   });
 
   it("is the state's: found again after a restart, gone with its process, and with its environment", async () => {
