@@ -67,4 +67,4 @@ export type { AccessKeyStore } from './sigv4';
 export type { OperatorApiOptions } from './api/operator-api';
 export { OperatorTokens, loadOperatorTokens, OPERATOR_TOKEN_ENV, ENV_TOKEN_NAME, MADE_TOKEN_NAME } from './api/operator-tokens';
 export type { GeneratedOperatorToken, LoadedOperatorTokens, OperatorCaller, OperatorRole, OperatorTokenSpec } from './api/operator-tokens';
-export type { SseLimits } from './api/sse';
+export type { SseLimits } from './api/sse-limits';

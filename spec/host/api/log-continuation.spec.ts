@@ -13,7 +13,7 @@ import { of, Subject, take } from 'rxjs';
 import type { TakeBackWatch } from '../../../src/host/api/log-continuation';
 import { afterLogEnd, UNKNOWN_END } from '../../../src/host/api/log-continuation';
 import { streamLogEvents } from '../../../src/host/api/log-event-stream';
-import { SseStream } from '../../../src/host/api/sse';
+import { SseStream } from '../../../src/host/api/sse-stream';
 import type { OutputLog } from '../../../src/store/disk/log/output-log';
 import { DiskLogStore } from '../../../src/store/disk/disk-log-store';
 import type { ProcessKey } from '../../../src/store/process-meta';

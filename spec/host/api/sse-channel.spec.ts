@@ -6,7 +6,8 @@
 import type { ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import type { StreamEndReason } from '../../../src/host/metrics/host-metrics';
-import { SseChannel, SseStream } from '../../../src/host/api/sse';
+import { SseChannel } from '../../../src/host/api/sse-channel';
+import { SseStream } from '../../../src/host/api/sse-stream';
 
 const BOUND = 1024;
 

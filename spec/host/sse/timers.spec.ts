@@ -10,7 +10,8 @@ import { of } from 'rxjs';
 import type { ProcessEvent } from '../../../src/exec/process-event';
 import type { EventSources } from '../../../src/host/api/event-sources';
 import { streamProcessEvents } from '../../../src/host/api/process-event-stream';
-import { DEFAULT_SSE_LIMITS, SseHub } from '../../../src/host/api/sse';
+import { SseHub } from '../../../src/host/api/sse';
+import { DEFAULT_SSE_LIMITS } from '../../../src/host/api/sse-limits';
 import { VirtualClock } from '../../support/virtual-time';
 
 const PING = ': ping\n\n';

@@ -46,7 +46,9 @@ export function parseCorsOrigins(values: readonly string[]): string[] {
       throw new ConfigError(`--cors-origin ${JSON.stringify(origin)} is not an origin: write scheme://host[:port], e.g. http://127.0.0.1:5173`);
     }
     if (parsed.origin !== origin) {
-      throw new ConfigError(`--cors-origin ${JSON.stringify(origin)} is not a bare origin (no path, query, user or trailing slash; lower case; no default port): did you mean ${parsed.origin}?`);
+      throw new ConfigError(
+        `--cors-origin ${JSON.stringify(origin)} is not a bare origin (no path, query, user or trailing slash; lower case; no default port): did you mean ${parsed.origin}?`,
+      );
     }
     origins.add(origin);
   }

@@ -79,14 +79,19 @@ export class HostRoutes {
 
   /** Answers one request. Never throws; every failure is a problem+json answer. */
   handle(req: IncomingMessage, res: ServerResponse): void {
-    if (this.stopping && !this.router.answersWhileStopping(req.url ?? '/')) return sendProblem(res, new ApiProblem(503, 'CLOSED', 'the host is stopping; retry shortly', { 'retry-after': '1', connection: 'close' }), this.hostInstance);
+    if (this.stopping && !this.router.answersWhileStopping(req.url ?? '/')) {
+      return sendProblem(res, new ApiProblem(503, 'CLOSED', 'the host is stopping; retry shortly', { 'retry-after': '1', connection: 'close' }), this.hostInstance);
+    }
     let caller: OperatorCaller | undefined;
     const act: ActSeen = { note: {} };
     this.dispatch(req, res, (who) => (caller = who), act).then(
       () => this.record(req, caller, act, res.statusCode, undefined),
       (error: unknown) => {
         const problem = problemOf(error);
-        if (problem.status >= 500 && problem.code === 'HOST_ERROR') this.log.error({ tokenName: caller?.name, method: req.method }, `operator API: ${req.method ?? '?'}${caller === undefined ? '' : ` by token ${caller.name}`} failed: ${error instanceof Error ? error.name : 'error'}`);
+        if (problem.status >= 500 && problem.code === 'HOST_ERROR') {
+          const by = caller === undefined ? '' : ` by token ${caller.name}`;
+          this.log.error({ tokenName: caller?.name, method: req.method }, `operator API: ${req.method ?? '?'}${by} failed: ${error instanceof Error ? error.name : 'error'}`);
+        }
         sendProblem(res, problem, this.hostInstance);
         this.record(req, caller, act, problem.status, problem.code);
       },
@@ -112,7 +117,8 @@ export class HostRoutes {
       status,
       ...(code === undefined ? {} : { code }),
     };
-    const msg = `audit: ${seen.act}${processId === undefined ? '' : ` ${processId}`}${seen.environmentId === undefined ? '' : ` in ${seen.environmentId}`} by ${caller.name}: ${status}${code === undefined ? '' : ` ${code}`}`;
+    const ids = `${processId === undefined ? '' : ` ${processId}`}${seen.environmentId === undefined ? '' : ` in ${seen.environmentId}`}`;
+    const msg = `audit: ${seen.act}${ids} by ${caller.name}: ${status}${code === undefined ? '' : ` ${code}`}`;
     if (seen.act === 'stdin') this.audit.debug(fields, msg);
     else if (status >= 400) this.audit.warn(fields, msg);
     else this.audit.info(fields, msg);
@@ -130,7 +136,9 @@ export class HostRoutes {
     }
     const caller = this.access?.tokens.authenticate(req.headers.authorization) ?? this.byTicket(req, method, target);
     if (caller === undefined) {
-      if (!this.anonymous.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many unauthenticated requests', { 'retry-after': String(this.anonymous.retryAfterSeconds()) });
+      if (!this.anonymous.tryTake()) {
+        throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many unauthenticated requests', { 'retry-after': String(this.anonymous.retryAfterSeconds()) });
+      }
       throw new ApiProblem(401, 'UNAUTHORIZED');
     }
     authenticated(caller);
@@ -142,8 +150,16 @@ export class HostRoutes {
     seen.act = acts[method];
     seen.environmentId = environmentId;
     seen.processId = match.params['processId'];
-    if (environmentId !== undefined && !mayTouch(caller, environmentId)) throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
-    if (caller.role === 'view' && !VIEW_METHODS.has(method) && !(match.route.reads ?? []).some((read) => read === method)) throw new ApiProblem(403, 'FORBIDDEN_ROLE', `token ${caller.name} has the view role: it may only read, follow, wait and download (GET, HEAD, POST …/wait, POST …/log/tickets)`);
+    if (environmentId !== undefined && !mayTouch(caller, environmentId)) {
+      throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
+    }
+    if (caller.role === 'view' && !VIEW_METHODS.has(method) && !(match.route.reads ?? []).some((read) => read === method)) {
+      throw new ApiProblem(
+        403,
+        'FORBIDDEN_ROLE',
+        `token ${caller.name} has the view role: it may only read, follow, wait and download (GET, HEAD, POST …/wait, POST …/log/tickets)`,
+      );
+    }
     applyPolicy(res, match.route.response);
     await match.handler({ req, res, params: match.params, query: match.query, caller, audit: seen.note });
   }

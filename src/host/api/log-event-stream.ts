@@ -15,7 +15,7 @@
 import type { Observable, Subscription } from 'rxjs';
 import { take } from 'rxjs';
 import { failedFrame, logFrameOf } from './event-frames';
-import type { EventSink } from './sse';
+import type { EventSink } from './sse-stream';
 import { ExecClientError } from '../../errors';
 import type { LogEvent } from '../../store/log-events';
 import type { PacedLogReader } from '../../store/log-store';

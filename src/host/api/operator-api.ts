@@ -24,9 +24,10 @@ import { environmentRoutes } from './routes-environments';
 import { processRoutes } from './routes-processes';
 import { operatorPublicRoutes } from './routes-public';
 import { UiBundle } from './ui-bundle';
-import type { SseLimits } from './sse';
+import type { SseLimits } from './sse-limits';
 import { ProcessWaits } from './process-waits';
-import { DEFAULT_SSE_LIMITS, SseHub } from './sse';
+import { DEFAULT_SSE_LIMITS } from './sse-limits';
+import { SseHub } from './sse';
 
 /** Options of the operator API (all but the tokens have defaults). */
 export interface OperatorApiOptions {

@@ -122,7 +122,9 @@ const sameEntry = (a: Entry, b: Entry): boolean =>
   timingSafeEqual(a.digest, b.digest) &&
   (a.caller.environments === undefined
     ? b.caller.environments === undefined
-    : b.caller.environments !== undefined && a.caller.environments.size === b.caller.environments.size && [...a.caller.environments].every((id) => b.caller.environments?.has(id) === true));
+    : b.caller.environments !== undefined &&
+      a.caller.environments.size === b.caller.environments.size &&
+      [...a.caller.environments].every((id) => b.caller.environments?.has(id) === true));
 
 /** Whether `caller` may touch `environmentId`. */
 export const mayTouch = (caller: OperatorCaller, environmentId: string): boolean => caller.environments === undefined || caller.environments.has(environmentId);
@@ -235,7 +237,9 @@ export function parseOperatorTokenLine(raw: string, where: string): OperatorToke
   const line = raw.trim();
   if (line === '' || line.startsWith('#')) return undefined;
   const fields = line.split(/\s+/);
-  if (fields.length === 1) throw new ConfigError(`${where} holds a bare token (the old format, one token per line): write it as "NAME operate * TOKEN" (or "NAME operate * sha256:HEX")`);
+  if (fields.length === 1) {
+    throw new ConfigError(`${where} holds a bare token (the old format, one token per line): write it as "NAME operate * TOKEN" (or "NAME operate * sha256:HEX")`);
+  }
   const [name = '', role = '', environments = '', secret = ''] = fields;
   if (fields.length !== 4) throw new ConfigError(`${where} must be NAME ROLE ENVIRONMENTS SECRET (4 fields separated by spaces), not ${fields.length} fields`);
   if (!isSafeId(name)) throw new ConfigError(`${where}: the name must be letters, digits, '.', '_' or '-' (at most 128)`);
@@ -280,6 +284,11 @@ export function loadOperatorTokens(file: string | undefined, env: NodeJS.Process
   }
   if (checked.length === 0) return undefined;
   checkUnique(checked);
-  const specs = checked.map(({ entry }): OperatorTokenSpec => ({ name: entry.caller.name, role: entry.caller.role, secret: `sha256:${entry.digest.toString('hex')}`, ...(entry.caller.environments === undefined ? {} : { environments: [...entry.caller.environments] }) }));
+  const specs = checked.map(({ entry }): OperatorTokenSpec => ({
+    name: entry.caller.name,
+    role: entry.caller.role,
+    secret: `sha256:${entry.digest.toString('hex')}`,
+    ...(entry.caller.environments === undefined ? {} : { environments: [...entry.caller.environments] }),
+  }));
   return { tokens: new OperatorTokens(specs), source: sources.join(' + '), ...(warning === undefined ? {} : { warning }) };
 }

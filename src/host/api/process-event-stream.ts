@@ -20,7 +20,7 @@ import { ExecClientError } from '../../errors';
 import type { ReadResponse } from '../../wire/process';
 import { failedFrame, frameOf, truncatedFrame } from './event-frames';
 import type { EventSources } from './event-sources';
-import type { EventSink } from './sse';
+import type { EventSink } from './sse-stream';
 import type { FillItem } from './window-fill';
 import { planFill } from './window-fill';
 

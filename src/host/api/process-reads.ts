@@ -17,7 +17,7 @@ import { streamProcessEvents } from './process-event-stream';
 import { processResourceOf, target } from './process-targets';
 import { sendApiJson } from './responses';
 import type { RouteContext } from './router';
-import type { EventSink } from './sse';
+import type { EventSink } from './sse-stream';
 
 const SEQ = /^(0|[1-9][0-9]{0,15})$/;
 

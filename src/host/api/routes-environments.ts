@@ -22,7 +22,7 @@ import { mayTouch } from './operator-tokens';
 import { failedFrame, overviewFrame } from './event-frames';
 import { ApiProblem, problemOf } from './problem';
 import { processEventPump, resumeAfter, single } from './process-reads';
-import { SseChannel } from './sse';
+import { SseChannel } from './sse-channel';
 import { sendApiJson } from './responses';
 import type { Route } from './router';
 import { offlineEnvironment, offlineEnvironmentIds, storedProcesses } from './stored-processes';

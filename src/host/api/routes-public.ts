@@ -16,7 +16,17 @@ import type { UiBundle } from './ui-bundle';
  * elements and `style` attributes at run time (theme, cell sizes, decorations), which a policy without
  * it blocks (docs/dashboard.md). Scripts stay `'self'` only.
  */
-export const DASHBOARD_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; font-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+export const DASHBOARD_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join('; ');
 
 /** `Cache-Control` of the hashed files: their name changes with their content. */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -82,11 +92,21 @@ export function operatorPublicRoutes(hostInstance: string, ui: UiBundle): Public
         GET: async ({ res }) => {
           const index = await ui.index();
           if (index === undefined) {
-            res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(NOT_BUILT), 'cache-control': 'no-store', [HOST_INSTANCE_HEADER]: hostInstance });
+            res.writeHead(503, {
+              'content-type': 'text/plain; charset=utf-8',
+              'content-length': Buffer.byteLength(NOT_BUILT),
+              'cache-control': 'no-store',
+              [HOST_INSTANCE_HEADER]: hostInstance,
+            });
             res.end(NOT_BUILT);
             return;
           }
-          res.writeHead(200, { 'content-type': index.contentType, 'content-length': index.bytes.length, 'x-content-type-options': 'nosniff', [HOST_INSTANCE_HEADER]: hostInstance });
+          res.writeHead(200, {
+            'content-type': index.contentType,
+            'content-length': index.bytes.length,
+            'x-content-type-options': 'nosniff',
+            [HOST_INSTANCE_HEADER]: hostInstance,
+          });
           res.end(index.bytes);
         },
       },
@@ -99,11 +119,22 @@ export function operatorPublicRoutes(hostInstance: string, ui: UiBundle): Public
           const asset = await ui.asset(params['asset'] ?? '');
           if (asset === undefined) {
             const text = 'not found\n';
-            res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', [HOST_INSTANCE_HEADER]: hostInstance });
+            res.writeHead(404, {
+              'content-type': 'text/plain; charset=utf-8',
+              'content-length': Buffer.byteLength(text),
+              'cache-control': 'no-store',
+              [HOST_INSTANCE_HEADER]: hostInstance,
+            });
             res.end(text);
             return;
           }
-          res.writeHead(200, { 'content-type': asset.contentType, 'content-length': asset.bytes.length, 'cache-control': IMMUTABLE, 'x-content-type-options': 'nosniff', [HOST_INSTANCE_HEADER]: hostInstance });
+          res.writeHead(200, {
+            'content-type': asset.contentType,
+            'content-length': asset.bytes.length,
+            'cache-control': IMMUTABLE,
+            'x-content-type-options': 'nosniff',
+            [HOST_INSTANCE_HEADER]: hostInstance,
+          });
           res.end(asset.bytes);
         },
       },

@@ -38,7 +38,13 @@ export interface MetricsEndpoint {
  * Serves `metrics` on `host`:`port` (0: a free port), over TLS when `tls` is given. Resolves once
  * listening; rejects when the port cannot be bound.
  */
-export async function listenForMetrics(metrics: HostMetrics, host: string, port: number, tls?: { readonly cert: string | Buffer; readonly key: string | Buffer }, readiness?: ReadinessCheck): Promise<MetricsEndpoint> {
+export async function listenForMetrics(
+  metrics: HostMetrics,
+  host: string,
+  port: number,
+  tls?: { readonly cert: string | Buffer; readonly key: string | Buffer },
+  readiness?: ReadinessCheck,
+): Promise<MetricsEndpoint> {
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?')[0];
     if (readiness !== undefined && (path === '/healthz' || path === '/readyz') && (req.method === 'GET' || req.method === 'HEAD')) return void answerProbe(res, path, readiness);
