@@ -58,7 +58,12 @@ function asksForHelp(args: readonly string[]): boolean {
   return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }
 
-if (require.main === module) {
+/**
+ * Runs the CLI as the `exec-rx` command of this process: its arguments, stdio, environment and directory;
+ * the exit status goes to `process.exitCode`. What this file does when node runs it (the package's bin),
+ * and what a clone's `bin/exec-rx` calls after loading this file.
+ */
+export function runAsCommand(): void {
   // A closed stdout/stderr (EPIPE) must not crash the process with a stack; `run` reacts to it itself.
   process.stdout.on('error', () => undefined);
   process.stderr.on('error', () => undefined);
@@ -67,3 +72,5 @@ if (require.main === module) {
     process.exitCode = code;
   });
 }
+
+if (require.main === module) runAsCommand();
