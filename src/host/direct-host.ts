@@ -76,7 +76,13 @@ export class DirectHost {
     this.log = hostLoggerOf(options.log);
     this.scheduler = options.scheduler ?? asyncScheduler;
     const scheduler = this.scheduler;
-    this.policy = { keys: options.credentials, region: options.region ?? DEFAULTS.region, service: options.service ?? DEFAULTS.service, maxClockSkewMs: options.maxClockSkewMs ?? DEFAULTS.maxClockSkewMs, scheduler };
+    this.policy = {
+      keys: options.credentials,
+      region: options.region ?? DEFAULTS.region,
+      service: options.service ?? DEFAULTS.service,
+      maxClockSkewMs: options.maxClockSkewMs ?? DEFAULTS.maxClockSkewMs,
+      scheduler,
+    };
     this.limiter = new RateLimiter(options.maxHandshakesPerSecond ?? DEFAULTS.rate, options.handshakeBurst ?? DEFAULTS.burst, scheduler);
     this.maxEnvironments = options.maxEnvironments ?? DEFAULTS.maxEnvironments;
     this.registrations = new Registrations(this.maxEnvironments * 8, scheduler);
@@ -194,7 +200,8 @@ export class DirectHost {
   private recordSession(id: string, sessionId: string, epoch: number): Promise<void> {
     const accessKeyId = this.keyIds.get(id);
     if (accessKeyId === undefined) return Promise.resolve();
-    return this.stores.state.setSession(id, { sessionId, accessKeyId }, epoch).catch((error: unknown) => this.log.error({ environmentId: id }, `environment ${id}: could not record its session: ${errnoOf(error)}`));
+    const failed = (error: unknown): void => this.log.error({ environmentId: id }, `environment ${id}: could not record its session: ${errnoOf(error)}`);
+    return this.stores.state.setSession(id, { sessionId, accessKeyId }, epoch).catch(failed);
   }
 
   private unauthorized(socket: Duplex, why: string, id?: string): HandshakeOutcome {

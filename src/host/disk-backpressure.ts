@@ -46,7 +46,12 @@ interface Held {
  * milliseconds many times a second, and a line for each would bury the rest of its log. The next pause
  * said then names how many went unsaid.
  */
-export function holdWhileBehind(pressure$: Observable<LogPressure>, flow: (environmentId: string) => ConnectionFlow | undefined, say: (environmentId: string, line: string) => void, pauses: DiskPauseLog): Subscription {
+export function holdWhileBehind(
+  pressure$: Observable<LogPressure>,
+  flow: (environmentId: string) => ConnectionFlow | undefined,
+  say: (environmentId: string, line: string) => void,
+  pauses: DiskPauseLog,
+): Subscription {
   const held = new Map<string, Held>();
   const subscription = pressure$.subscribe(({ key, behind, backlogBytes }) => {
     const id = keyOf(key);

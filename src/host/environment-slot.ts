@@ -110,7 +110,8 @@ export class EnvironmentSlot {
       }
       return;
     }
-    this.update('error' in state ? { state: state.state, error: state.error.message, errorCode: state.error.code } : { state: state.state, error: undefined, errorCode: undefined });
+    const error = 'error' in state ? { error: state.error.message, errorCode: state.error.code } : { error: undefined, errorCode: undefined };
+    this.update({ state: state.state, ...error });
     if (state.state === 'failed') {
       // The executor must re-dial to start the next generation: close whatever socket it still holds.
       this.socket?.terminate();

@@ -60,7 +60,9 @@ export async function register(parts: RegistrationParts, req: IncomingMessage, r
   }
   // A known environment is never refused for the rate: after a 409 its executor exits if this fails.
   // It still needs a valid signature below.
-  if (!limiter.tryTake() && !(id !== undefined && (await isKnown(parts, id)))) return sendJson(res, 429, { error: 'too many requests' }, { 'retry-after': String(limiter.retryAfterSeconds()) });
+  if (!limiter.tryTake() && !(id !== undefined && (await isKnown(parts, id)))) {
+    return sendJson(res, 429, { error: 'too many requests' }, { 'retry-after': String(limiter.retryAfterSeconds()) });
+  }
   const body = await readBody(req, MAX_REGISTER_BODY_BYTES);
   if (body === undefined) return sendJson(res, 413, { error: 'request too large' }, { connection: 'close' });
   const auth = verifySigV4({ method: 'POST', path: req.url ?? '/', headers: req.headers, body }, parts.policy);

@@ -70,7 +70,8 @@ export class HostMonitor {
       retainedBytes += facts.retainedBytes;
       historySubscribers += facts.historySubscribers;
     }
-    return { environments, processes, pendingCalls, processRoutes, retainedEvents, retainedBytes, historySubscribers, eventStreams: this.eventStreams(), diskPauses: this.environments.diskPauses.pauses };
+    const diskPauses = this.environments.diskPauses.pauses;
+    return { environments, processes, pendingCalls, processRoutes, retainedEvents, retainedBytes, historySubscribers, eventStreams: this.eventStreams(), diskPauses };
   }
 
   /**

@@ -189,7 +189,16 @@ export interface HostCloseOptions {
 export const DEFAULT_COME_BACK_RETRY_MS = 1_000;
 
 /** Defaults of {@link HostServerOptions}. */
-export const HOST_DEFAULTS = { host: '127.0.0.1', region: 'us-east-1', service: 'execute-api', maxClockSkewMs: 300_000, maxFrameBytes: 64 * 1024 * 1024, maxEnvironments: 64, rate: 10, burst: 20 } as const;
+export const HOST_DEFAULTS = {
+  host: '127.0.0.1',
+  region: 'us-east-1',
+  service: 'execute-api',
+  maxClockSkewMs: 300_000,
+  maxFrameBytes: 64 * 1024 * 1024,
+  maxEnvironments: 64,
+  rate: 10,
+  burst: 20,
+} as const;
 
 
 /**

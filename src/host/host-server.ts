@@ -93,17 +93,21 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   const direct = new DirectHost(options, stores, metrics);
   // Test only (docs/architecture.md, "Fault points"): read once, here.
   const fault = startFaultOf(process.env['EXEC_RX_FAULT']);
-  const operator = options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, stores, options.scheduler, fault, metrics.streams);
+  const operator =
+    options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, stores, options.scheduler, fault, metrics.streams);
   // Ready once listening with its state recorded (the stores were loaded before), until it stops.
   let phase: NotReadyReason | 'ready' = 'starting';
   const readiness: ReadinessCheck = async () => (phase !== 'ready' ? phase : logs.unready());
-  const routes = new HostRoutes([...probeRoutes(instanceId, readiness), ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler, options.audit === undefined ? log : hostLoggerOf(options.audit));
+  const audit = options.audit === undefined ? log : hostLoggerOf(options.audit);
+  const routes = new HostRoutes([...probeRoutes(instanceId, readiness), ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler, audit);
   const hostMonitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
   watched.monitor = hostMonitor;
   hostMonitor.events$.subscribe(metrics.onHostEvent);
   // The host's log reads the monitor's events like any other reader (the state changes it logs itself).
   hostMonitor.events$.subscribe((event) => {
-    if (event.type === 'diagnostic') log.warn({ environmentId: event.environmentId, generation: event.generation, diagnostic: event.diagnostic.type }, `environment ${event.environmentId} generation ${event.generation}: ${describeDiagnostic(event.diagnostic)}`);
+    if (event.type !== 'diagnostic') return;
+    const { environmentId, generation, diagnostic } = event;
+    log.warn({ environmentId, generation, diagnostic: diagnostic.type }, `environment ${environmentId} generation ${generation}: ${describeDiagnostic(diagnostic)}`);
   });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (routes.owns(req.url ?? '/')) routes.handle(req, res);
@@ -161,7 +165,8 @@ async function listen(server: Server, host: string, port: number | undefined, bo
     const failed = (error: unknown): void => {
       const inUse = typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRINUSE';
       if (remembered === undefined || !inUse) return reject(error);
-      reject(new ConfigError(`port ${remembered}, which this data dir's host bound before (its executors re-dial it), is in use: free it, or choose a port explicitly`, { cause: error }));
+      const why = `port ${remembered}, which this data dir's host bound before (its executors re-dial it), is in use: free it, or choose a port explicitly`;
+      reject(new ConfigError(why, { cause: error }));
     };
     server.once('error', failed);
     server.listen(remembered ?? port ?? 0, host, () => {

@@ -176,7 +176,8 @@ export class HostedEnvironments {
     }
     if (slot !== undefined && slot.view.state !== 'failed' && slot.manager !== undefined) {
       slot.socket = socket;
-      slot.manager.replaceAcceptedWebsocket(id, socket).catch((error: unknown) => this.log.warn({ environmentId: id }, `environment ${id}: replacement refused: ${messageOf(error)}`));
+      const refused = (error: unknown): void => this.log.warn({ environmentId: id }, `environment ${id}: replacement refused: ${messageOf(error)}`);
+      slot.manager.replaceAcceptedWebsocket(id, socket).catch(refused);
       return;
     }
     this.startGeneration(id, socket, (slot?.view.generation ?? 0) + 1);

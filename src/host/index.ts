@@ -26,7 +26,17 @@ export { HostMonitor } from './host-monitor';
 export type { HostFacts } from './host-monitor';
 
 /* Its durable state (`state`): the port every store adapter implements, and what it keeps */
-export type { BoundPort, EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StartRecordState, StateStore } from '../store/state-store';
+export type {
+  BoundPort,
+  EnvironmentOwner,
+  EnvironmentSession,
+  NewStartRecord,
+  PersistedEnvironment,
+  PersistedRegistration,
+  StartRecord,
+  StartRecordState,
+  StateStore,
+} from '../store/state-store';
 export { RECORDED_STARTS } from '../store/state-store';
 export type { StdinRecord, StdinWriteRecord } from '../store/stdin-record';
 export { PERSISTED_WRITES } from '../store/stdin-record';

@@ -86,7 +86,8 @@ export class TakeBacks {
     // Helpers (stdin feeders) are taken back with their process, and not counted.
     const count = taken.processes.filter((process) => !helpers.has(process.processId)).length;
     const lostCount = taken.lost.filter((lost) => !helpers.has(lost.processId)).length;
-    log.info({ environmentId: id, resumed: taken.resumed, adopted: count, lost: lostCount }, `environment ${id}: ${how}: ${count} process${count === 1 ? '' : 'es'} adopted, ${lostCount} lost`);
+    const processes = `${count} process${count === 1 ? '' : 'es'}`;
+    log.info({ environmentId: id, resumed: taken.resumed, adopted: count, lost: lostCount }, `environment ${id}: ${how}: ${processes} adopted, ${lostCount} lost`);
     for (const lost of taken.lost) log.warn({ environmentId: id, processId: lost.processId }, `environment ${id}: process ${lost.processId} lost: ${lost.reason}`);
     return taken.manager;
   }

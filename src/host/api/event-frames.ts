@@ -103,8 +103,10 @@ export function logFrameOf(event: LogEvent, share = false): Buffer {
       return frame(event.seq, 'closed', JSON.stringify({ seq: event.seq, time: event.time }));
     case 'failed':
       return failedFrame(event.error.code, event.error.message);
-    case 'truncated':
-      return frame(undefined, 'truncated', JSON.stringify({ nextSeq: event.nextSeq, droppedEvents: event.droppedEvents, droppedBytes: event.droppedBytes, reason: event.reason, fromSeq: event.fromSeq, toSeq: event.toSeq }));
+    case 'truncated': {
+      const { nextSeq, droppedEvents, droppedBytes, reason, fromSeq, toSeq } = event;
+      return frame(undefined, 'truncated', JSON.stringify({ nextSeq, droppedEvents, droppedBytes, reason, fromSeq, toSeq }));
+    }
   }
 }
 

@@ -189,7 +189,10 @@ export class HostedProcesses {
     const summary = current(environment.processes$).find((s) => s.processId === processId);
     const hosted = summary === undefined ? undefined : this.get(environmentId, environment, processId);
     if (summary !== undefined && hosted !== undefined) return Promise.resolve({ hosted, argv: summary.argv, tty: summary.tty, replayed: true });
-    if (state === 'started') return Promise.reject(new ApiProblem(404, 'PROCESS_NOT_FOUND', `the process ${processId} this Idempotency-Key started is no longer listed in environment ${environmentId}`));
+    if (state === 'started') {
+      const why = `the process ${processId} this Idempotency-Key started is no longer listed in environment ${environmentId}`;
+      return Promise.reject(new ApiProblem(404, 'PROCESS_NOT_FOUND', why));
+    }
     const why = `a start with this Idempotency-Key (process ${processId}) was in flight when the host stopped, and environment ${environmentId} has no such process`;
     return Promise.reject(new ApiProblem(409, 'START_UNKNOWN', `${why}: it did not start, or was lost; start it again with a new key`));
   }
@@ -214,7 +217,8 @@ export class HostedProcesses {
       void this.options.state.markStarted(recorded.digest, this.epochOf(environmentId)).catch(() => undefined);
     }
     const persistence = this.persistence(environmentId, processId, ttyPathFile);
-    const stdin = tty ? new ProcessStdin(process, { kind: 'pty' }, persistence) : feeder === undefined ? undefined : new ProcessStdin(process, { kind: 'fifo', feeder }, persistence);
+    const target: StdinTarget | undefined = tty ? { kind: 'pty' } : feeder === undefined ? undefined : { kind: 'fifo', feeder };
+    const stdin = target === undefined ? undefined : new ProcessStdin(process, target, persistence);
     const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin, ...(startedBy === undefined ? {} : { startedBy }) };
     if (startedBy !== undefined) void this.options.logs?.noteStartedBy({ environmentId, processId }, startedBy);
     // The FIFO helper waits on its own stdin: stop it when the command ends.
@@ -233,7 +237,8 @@ export class HostedProcesses {
   private takeBack(environmentId: string, process: ExecProcess): HostedProcess | undefined {
     const taken = this.options.environments?.takenBackStdin(environmentId, process.processId);
     if (taken === undefined || taken.process !== process) return undefined;
-    const target: StdinTarget | undefined = taken.record.target === 'pty' ? { kind: 'pty' } : taken.feeder === undefined ? undefined : { kind: 'fifo', feeder: new FifoFeeder(taken.feeder) };
+    const { record, feeder } = taken;
+    const target: StdinTarget | undefined = record.target === 'pty' ? { kind: 'pty' } : feeder === undefined ? undefined : { kind: 'fifo', feeder: new FifoFeeder(feeder) };
     if (target === undefined) return undefined;
     const stdin = new ProcessStdin(process, target, { ...this.persistence(environmentId, process.processId), restored: taken.record });
     const hosted: HostedProcess = { environmentId, process, pipeStdin: target.kind === 'fifo', stdin };

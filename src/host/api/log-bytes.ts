@@ -82,7 +82,13 @@ const selected = (event: LogEvent, selection: LogSelection): event is Extract<Ti
  * (awaited: the caller's pace) with its offset in the selected bytes, until `stopped()`. Resolves with
  * the selected bytes' total.
  */
-async function scan(log: PacedLogReader, lastSeq: number, selection: LogSelection, take: (chunk: Uint8Array, offset: number) => Promise<void> | void, stopped: () => boolean = () => false): Promise<number> {
+async function scan(
+  log: PacedLogReader,
+  lastSeq: number,
+  selection: LogSelection,
+  take: (chunk: Uint8Array, offset: number) => Promise<void> | void,
+  stopped: () => boolean = () => false,
+): Promise<number> {
   let cursor = 0;
   let offset = 0;
   for (;;) {

@@ -32,7 +32,12 @@ export const DEFAULT_STALL_MS = 30_000;
  * holds now (its history, filled from the executor's window), then the stream ends. Returns at once;
  * teardown follows the stream's end. The stall timer runs on `scheduler` (default asyncScheduler).
  */
-export function streamProcessEvents(sources: EventSources, stream: EventSink, afterSeq: number, options: { readonly follow: boolean; readonly stallMs?: number; readonly scheduler?: SchedulerLike }): void {
+export function streamProcessEvents(
+  sources: EventSources,
+  stream: EventSink,
+  afterSeq: number,
+  options: { readonly follow: boolean; readonly stallMs?: number; readonly scheduler?: SchedulerLike },
+): void {
   new ProcessEventPump(sources, stream, afterSeq, options.stallMs ?? DEFAULT_STALL_MS, options.follow, options.scheduler ?? asyncScheduler).start();
 }
 

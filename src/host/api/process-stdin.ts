@@ -107,7 +107,12 @@ export class ProcessStdin {
     }
     const earlier = this.before.get(writeId);
     if (earlier === undefined && this.ended !== undefined) return Promise.reject(new ApiProblem(409, 'STDIN_CLOSED', 'the input of this process was ended'));
-    const outcome = earlier === undefined ? this.enqueue(() => this.sendNew(writeId, bytes)) : this.ended !== undefined ? Promise.resolve() : this.enqueue(() => this.send(bytes, earlier.firstWriteId, true));
+    const outcome =
+      earlier === undefined
+        ? this.enqueue(() => this.sendNew(writeId, bytes))
+        : this.ended !== undefined
+          ? Promise.resolve()
+          : this.enqueue(() => this.send(bytes, earlier.firstWriteId, true));
     this.writes.set(writeId, { fingerprint, outcome });
     if (this.writes.size > REMEMBERED_WRITES) {
       const oldest = this.writes.keys().next().value;
@@ -180,11 +185,19 @@ export class ProcessStdin {
 
   private async persist(): Promise<void> {
     if (this.persistence === undefined || this.disposed) return;
-    const record: StdinRecord = { target: this.target.kind, writerProcessId: this.writer.processId, nextWriteId: this.nextWriteId, endWriteId: this.endWriteId, ttyPath: this.persistence.ttyPath ?? this.persistence.restored?.ttyPath ?? null, writes: this.persisted };
+    const record: StdinRecord = {
+      target: this.target.kind,
+      writerProcessId: this.writer.processId,
+      nextWriteId: this.nextWriteId,
+      endWriteId: this.endWriteId,
+      ttyPath: this.persistence.ttyPath ?? this.persistence.restored?.ttyPath ?? null,
+      writes: this.persisted,
+    };
     try {
       await this.persistence.persist(record);
     } catch (error: unknown) {
-      throw new ApiProblem(503, 'HOST_ERROR', `the host could not record the write before sending it: ${error instanceof Error ? error.message : String(error)}`, { 'retry-after': '1' });
+      const why = error instanceof Error ? error.message : String(error);
+      throw new ApiProblem(503, 'HOST_ERROR', `the host could not record the write before sending it: ${why}`, { 'retry-after': '1' });
     }
   }
 

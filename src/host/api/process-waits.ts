@@ -68,7 +68,12 @@ export class ProcessWaits {
     this.pending.add(wait);
     res.on('close', finish);
     subscription.add(
-      process.state$.subscribe({ next: answer, complete: () => (this.pending.has(wait) ? wait.stop(new ApiProblem(404, 'PROCESS_NOT_FOUND', `the process ${process.processId} left its list before it exited`)) : undefined) }),
+      process.state$.subscribe({
+        next: answer,
+        complete: () => {
+          if (this.pending.has(wait)) wait.stop(new ApiProblem(404, 'PROCESS_NOT_FOUND', `the process ${process.processId} left its list before it exited`));
+        },
+      }),
     );
   }
 
@@ -110,7 +115,10 @@ const failedProblem = (process: ExecProcess): ApiProblem => {
 export function storedWaitAnswer(stored: ProcessResource, exitedAt: string | null): WaitResult {
   if (stored.exitCode !== null) return { exitCode: stored.exitCode, exitedAt };
   if (stored.state === 'failed') throw new ApiProblem(409, 'HOST_ERROR', `the process ${stored.id} failed on the host's side before a restart; how it ended is unknown`);
-  if (stored.state === 'lost') throw new ApiProblem(409, 'PROCESS_GONE', `the process ${stored.id} was running when the host stopped and could not be taken back: ${stored.error?.message ?? 'no reason given'}`);
+  if (stored.state === 'lost') {
+    const why = stored.error?.message ?? 'no reason given';
+    throw new ApiProblem(409, 'PROCESS_GONE', `the process ${stored.id} was running when the host stopped and could not be taken back: ${why}`);
+  }
   throw new ApiProblem(409, 'PROCESS_GONE', `the process ${stored.id} was running when the host stopped; how it ended is unknown`);
 }
 

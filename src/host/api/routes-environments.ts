@@ -61,7 +61,13 @@ async function environmentList(context: ApiContext, caller: OperatorCaller): Pro
 }
 
 /** One overview snapshot of `entries` (the environments `caller` may touch, with their live processes) and the offline ones. */
-async function overviewOf(context: ApiContext, caller: OperatorCaller, entries: readonly { readonly hosted: HostedEnvironment; readonly processes: readonly ProcessSummary[] }[]): Promise<Overview> {
+/** An environment the overview shows, with its live processes. */
+interface OverviewEntry {
+  readonly hosted: HostedEnvironment;
+  readonly processes: readonly ProcessSummary[];
+}
+
+async function overviewOf(context: ApiContext, caller: OperatorCaller, entries: readonly OverviewEntry[]): Promise<Overview> {
   const joined = await Promise.all(
     entries.map(async ({ hosted, processes }) => {
       const live = await Promise.all(processes.map((summary) => context.processes.resource(hosted.id, summary)));
@@ -109,7 +115,9 @@ function selectionOf(req: IncomingMessage, query: URLSearchParams, caller: Opera
   const processId = single(query, 'processId');
   if (environmentId === undefined && processId === undefined) return undefined;
   if (environmentId === undefined || processId === undefined) throw new ApiProblem(400, 'INVALID_REQUEST', 'environmentId and processId go together');
-  if (!isSafeId(environmentId) || !isSafeId(processId)) throw new ApiProblem(400, 'INVALID_ID', "environmentId and processId must be letters, digits, '.', '_' or '-' (at most 128)");
+  if (!isSafeId(environmentId) || !isSafeId(processId)) {
+    throw new ApiProblem(400, 'INVALID_ID', "environmentId and processId must be letters, digits, '.', '_' or '-' (at most 128)");
+  }
   if (!mayTouch(caller, environmentId)) throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
   return { environmentId, processId, after: resumeAfter(req, query) };
 }
@@ -166,7 +174,8 @@ export function environmentRoutes(context: ApiContext): Route[] {
           const hosted = context.environments.get(id);
           const stored = hosted === undefined ? await storedProcesses(context, id, new Set()) : [];
           if (hosted === undefined && stored.length === 0) throw new ApiProblem(404, 'ENVIRONMENT_NOT_FOUND', `no environment ${id}`);
-          sendApiJson(res, context.hostInstance, 200, hosted === undefined ? offlineEnvironment(id, stored.length) : environmentResource(hosted, await processCount(context, hosted)));
+          const resource = hosted === undefined ? offlineEnvironment(id, stored.length) : environmentResource(hosted, await processCount(context, hosted));
+          sendApiJson(res, context.hostInstance, 200, resource);
         },
       },
     },

@@ -135,7 +135,11 @@ export function processRoutes(context: ApiContext): Route[] {
     // A wait changes nothing: a view token may wait too.
     { path: `${PROCESS}/wait`, reads: ['POST'], methods: { POST: (route) => waitRoute(context, route) } },
     // A browser downloads by navigating, without a header: a ticket (made below) stands for the token.
-    { path: `${PROCESS}/log`, ticket: (ticket, params) => context.tickets.redeem(ticket, params['environmentId'] ?? '', params['processId'] ?? ''), methods: { GET: (route) => sendLog(context, route) } },
+    {
+      path: `${PROCESS}/log`,
+      ticket: (ticket, params) => context.tickets.redeem(ticket, params['environmentId'] ?? '', params['processId'] ?? ''),
+      methods: { GET: (route) => sendLog(context, route) },
+    },
     // Making a ticket changes nothing: a view token may download too.
     { path: `${PROCESS}/log/tickets`, reads: ['POST'], methods: { POST: (route) => issueTicket(context, route) } },
     { path: `${PROCESS}/stdin`, audit: { POST: 'stdin' }, methods: { POST: (route) => writeStdin(context, route) } },

@@ -9,6 +9,13 @@ import type { EnvironmentResource, ProcessResource } from '../../wire/operator-a
 import type { ApiContext } from './api-context';
 import { isoOf } from './process-waits';
 
+/** Why a stored process ended without `closed`: failed on the host's side, or lost in a restart (with why). */
+function errorOf(state: ProcessResource['state'], meta: ProcessMeta): ProcessResource['error'] {
+  if (state === 'failed') return { code: 'HOST_ERROR', message: "the process's stream failed on the host's side" };
+  if (state === 'lost') return { code: 'PROCESS_GONE', message: meta.lostReason ?? 'its executor did not take it back after a host restart' };
+  return null;
+}
+
 /**
  * A stored process as the API shows it: `closed`, `failed` and `lost` as stored (a lost one with
  * PROCESS_GONE and why); one that was still running or exited by what the store knows, and that no
@@ -27,7 +34,7 @@ export function storedResource(meta: ProcessMeta): ProcessResource {
     startedAt: isoOf(meta.startedAt),
     exitedAt: isoOf(meta.exitedAt),
     startedBy: meta.startedBy ?? null,
-    error: state === 'failed' ? { code: 'HOST_ERROR', message: "the process's stream failed on the host's side" } : state === 'lost' ? { code: 'PROCESS_GONE', message: meta.lostReason ?? 'its executor did not take it back after a host restart' } : null,
+    error: errorOf(state, meta),
   };
 }
 

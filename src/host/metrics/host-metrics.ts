@@ -7,12 +7,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { CounterConfiguration } from 'prom-client';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { HistoryFactory, HistoryInput, OutputHistory } from '../../exec/output-history';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { HistoryFactory } from '../../exec/output-history';
 import type { LogStoreFigures } from '../../store/log-store';
 import type { OutputStream } from '../../wire/process-event';
 import type { HostFacts } from '../host-monitor';
 import type { HostEvent, HostedState } from '../hosted-environment';
+import { registerGauges } from './host-gauges';
+import { observed } from './observed-history';
 
 /** How a registration or a signed upgrade was answered: accepted, or the status it was refused with. */
 export type HandshakeOutcome = 'accepted' | 'replacement' | '400' | '401' | '404' | '405' | '409' | '413' | '429' | '500' | '503';
@@ -95,22 +97,47 @@ export class HostMetrics {
   constructor(facts: () => HostFacts, outputLog?: () => LogStoreFigures) {
     const registers = [this.registry];
     const counter = <L extends string>(config: CounterConfiguration<L>): Counter<L> => new Counter<L>({ ...config, name: PREFIX + config.name, registers });
+    const uncounted = (): void => this.addUncounted();
     this.registrations = counter({ name: 'registrations_total', help: 'Executor registrations, by outcome (accepted, or the HTTP status refused with).', labelNames: ['outcome'] });
-    this.upgrades = counter({ name: 'upgrades_total', help: 'Signed WebSocket upgrades, by outcome (accepted, replacement, or the HTTP status refused with).', labelNames: ['outcome'] });
+    this.upgrades = counter({
+      name: 'upgrades_total',
+      help: 'Signed WebSocket upgrades, by outcome (accepted, replacement, or the HTTP status refused with).',
+      labelNames: ['outcome'],
+    });
     this.reconnects = counter({ name: 'reconnects_total', help: 'Replacement sockets accepted for a live environment (an executor re-dialled).' });
     this.disconnects = counter({ name: 'disconnects_total', help: "Environment connections lost (recovery begins), by the library's error code.", labelNames: ['reason'] });
     this.resumes = counter({ name: 'resumes_total', help: 'Lost connections recovered: the session resumed on a new socket.' });
-    this.resumeFailures = counter({ name: 'resume_failures_total', help: "Lost connections not recovered (the environment failed), by the library's error code.", labelNames: ['reason'] });
-    this.outputBytes = counter({ name: 'output_bytes_total', help: 'Process output bytes received from executors, by stream.', labelNames: ['stream'], collect: () => this.addUncounted() });
-    this.outputEvents = counter({ name: 'output_events_total', help: 'Process output events received from executors, by stream.', labelNames: ['stream'], collect: () => this.addUncounted() });
-    this.rpcCalls = counter({ name: 'rpc_calls_total', help: "JSON-RPC calls to executors, by method and outcome (ok, or the library's error code).", labelNames: ['method', 'outcome'] });
-    this.rpcSeconds = new Histogram({ name: `${PREFIX}rpc_call_duration_seconds`, help: 'JSON-RPC call latency (sent to settled), by method.', labelNames: ['method'], buckets: CALL_BUCKETS, registers });
-    this.processSeconds = new Histogram({ name: `${PREFIX}process_duration_seconds`, help: 'From a process start (or its take-back after a restart) to its exit.', buckets: PROCESS_BUCKETS, registers });
-    this.syncSeconds = new Histogram({ name: `${PREFIX}output_log_fsync_duration_seconds`, help: "An output log segment's fdatasync (with a data dir).", buckets: CALL_BUCKETS, registers });
+    this.resumeFailures = counter({
+      name: 'resume_failures_total',
+      help: "Lost connections not recovered (the environment failed), by the library's error code.",
+      labelNames: ['reason'],
+    });
+    this.outputBytes = counter({ name: 'output_bytes_total', help: 'Process output bytes received from executors, by stream.', labelNames: ['stream'], collect: uncounted });
+    this.outputEvents = counter({ name: 'output_events_total', help: 'Process output events received from executors, by stream.', labelNames: ['stream'], collect: uncounted });
+    this.rpcCalls = counter({
+      name: 'rpc_calls_total',
+      help: "JSON-RPC calls to executors, by method and outcome (ok, or the library's error code).",
+      labelNames: ['method', 'outcome'],
+    });
+    this.rpcSeconds = new Histogram({
+      name: `${PREFIX}rpc_call_duration_seconds`,
+      help: 'JSON-RPC call latency (sent to settled), by method.',
+      labelNames: ['method'],
+      buckets: CALL_BUCKETS,
+      registers,
+    });
+    const processHelp = 'From a process start (or its take-back after a restart) to its exit.';
+    this.processSeconds = new Histogram({ name: `${PREFIX}process_duration_seconds`, help: processHelp, buckets: PROCESS_BUCKETS, registers });
+    const syncHelp = "An output log segment's fdatasync (with a data dir).";
+    this.syncSeconds = new Histogram({ name: `${PREFIX}output_log_fsync_duration_seconds`, help: syncHelp, buckets: CALL_BUCKETS, registers });
     this.streamsOpened = counter({ name: 'event_streams_opened_total', help: 'Operator API event streams (SSE) opened.' });
-    this.streamBytes = counter({ name: 'event_stream_bytes_total', help: 'Bytes written to operator API event streams (SSE).', collect: () => this.addUncounted() });
-    this.streamsEnded = counter({ name: 'event_streams_ended_total', help: 'Operator API event streams (SSE) ended, by reason (completed, stalled, overflow, client, restart, closed).', labelNames: ['reason'] });
-    this.gauges(facts, outputLog);
+    this.streamBytes = counter({ name: 'event_stream_bytes_total', help: 'Bytes written to operator API event streams (SSE).', collect: uncounted });
+    this.streamsEnded = counter({
+      name: 'event_streams_ended_total',
+      help: 'Operator API event streams (SSE) ended, by reason (completed, stalled, overflow, client, restart, closed).',
+      labelNames: ['reason'],
+    });
+    registerGauges(this.registry, PREFIX, facts, outputLog);
   }
 
   /** The exposition's content type (Prometheus text format 0.0.4). */
@@ -199,87 +226,4 @@ export class HostMetrics {
     if (streamBytes > 0) this.streamBytes.inc(streamBytes);
     this.uncounted.streamBytes = 0;
   }
-
-  private gauges(facts: () => HostFacts, outputLog: (() => LogStoreFigures) | undefined): void {
-    const registers = [this.registry];
-    const environments = new Gauge({
-      name: `${PREFIX}environments`,
-      help: "Environments (current generations) by connection state ('starting' until the first handshake finished).",
-      labelNames: ['state'],
-      registers,
-      collect: () => {
-        for (const [state, count] of Object.entries(facts().environments)) environments.set({ state }, count);
-      },
-    });
-    const processes = new Gauge({
-      name: `${PREFIX}processes`,
-      help: "Listed processes by state, over every environment's current generation.",
-      labelNames: ['state'],
-      registers,
-      collect: () => {
-        for (const [state, count] of Object.entries(facts().processes)) processes.set({ state }, count);
-      },
-    });
-    const single = (name: string, help: string, read: () => number): void => {
-      const gauge: Gauge = new Gauge({
-        name: PREFIX + name,
-        help,
-        registers,
-        collect: () => {
-          gauge.set(read());
-        },
-      });
-    };
-    single('event_streams', 'Open operator API event streams (SSE subscribers).', () => facts().eventStreams);
-    single('rpc_pending_calls', 'JSON-RPC calls sent to executors and not answered yet.', () => facts().pendingCalls);
-    // Counters the host keeps itself: set to its total at each scrape.
-    const pauses = new Counter({
-      name: `${PREFIX}disk_pauses_total`,
-      help: "Times an executor was paused because a process's output log on disk could not keep up.",
-      registers,
-      collect: () => {
-        pauses.reset();
-        pauses.inc(facts().diskPauses);
-      },
-    });
-    if (outputLog === undefined) return;
-    single('output_log_bytes', "Bytes of every output log's segments on disk.", () => outputLog().diskBytes);
-    single('output_log_segments', 'Segment files of the output logs.', () => outputLog().segments);
-    const evictions = new Counter({
-      name: `${PREFIX}output_log_evictions_total`,
-      help: 'Output logs removed for the total bound or retention, and segments dropped for a per-process quota, by cause.',
-      labelNames: ['cause'],
-      registers,
-      collect: () => {
-        evictions.reset();
-        for (const [cause, count] of Object.entries(outputLog().evictions)) evictions.inc({ cause }, count);
-      },
-    });
-  }
-}
-
-/** `history`, telling `seen` of each append before it is made (a plain delegate: appends are the hot path). */
-function observed(history: OutputHistory, seen: (event: HistoryInput) => void): OutputHistory {
-  const ready = history.ready;
-  return {
-    get historyStartSeq() {
-      return history.historyStartSeq;
-    },
-    get retainedEvents() {
-      return history.retainedEvents;
-    },
-    get retainedBytes() {
-      return history.retainedBytes;
-    },
-    get subscriberCount() {
-      return history.subscriberCount;
-    },
-    eventsAfter$: (afterSeq) => history.eventsAfter$(afterSeq),
-    append: (event) => {
-      seen(event);
-      history.append(event);
-    },
-    release: () => history.release(),
-    ...(ready === undefined ? {} : { ready: () => ready.call(history) }),
-  };
 }

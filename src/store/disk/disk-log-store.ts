@@ -8,11 +8,9 @@
 import { constants as fsConstants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
-import { asyncScheduler, interval, Subject } from 'rxjs';
-import type { LogWriteOperation } from '../../errors';
-import { ClosedError, OutputLogError, StaleEpochError } from '../../errors';
+import { asyncScheduler, interval } from 'rxjs';
+import { ClosedError } from '../../errors';
 import type { HistoryFactory } from '../../exec/output-history';
-import { errnoOf } from '../errno';
 import type { HistoriesOptions, LogPressure, LogStore, LogStoreCapabilities, LogStoreFailure, LogStoreFigures } from '../log-store';
 import type { ProcessKey, ProcessLaunch, ProcessMeta } from '../process-meta';
 import { startingMeta } from '../process-meta';
@@ -20,37 +18,14 @@ import { DiskHistory } from './disk-history';
 import type { LogFs } from './log/log-fs';
 import { nodeLogFs } from './log/log-fs';
 import { OutputLog } from './log/output-log';
-import type { LogHooks, OutputLogOptions } from './log/output-log-options';
+import type { DiskLogStoreOptions } from './disk-log-options';
+import { DEFAULT_RETENTION_MS, DEFAULT_SWEEP_INTERVAL_MS, DEFAULT_TOTAL_BYTES_CAP } from './disk-log-options';
 import { processDir } from './meta-file';
 import { StoreBounds } from './store-bounds';
+import { StoreEntries } from './store-entries';
 import { findEntries, StoreEntry } from './store-entry';
-import { watchPressure } from './log-pressure';
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Default cap of {@link DiskLogStoreOptions.totalBytes}: 10 GiB. */
-export const DEFAULT_TOTAL_BYTES_CAP = 10 * 1024 * 1024 * 1024;
-/** Default {@link DiskLogStoreOptions.retentionMs}: 7 days. */
-export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-/** Default {@link DiskLogStoreOptions.sweepIntervalMs}: 1 minute. */
-export const DEFAULT_SWEEP_INTERVAL_MS = 60 * 1000;
-
-/** Where the store keeps its logs and how much; the log options apply to every log it makes or opens. */
-export interface DiskLogStoreOptions extends OutputLogOptions {
-  /** The data directory (made if missing). */
-  readonly dataDir: string;
-  /**
-   * The total bound of every log's segments: past it, whole logs go (released processes first, then
-   * other ended ones, oldest first), then running logs lose middle segments (a running process never
-   * loses its whole log).
-   * @default the smaller of 10 GiB and half the space free on the data directory's file system at open
-   */
-  readonly totalBytes?: number;
-  /** How long the log of a process that stopped running is kept. @default 604800000 (7 days) */
-  readonly retentionMs?: number;
-  /** How often retention and the bound are checked besides when a log rolls a segment. @default 60000 */
-  readonly sweepIntervalMs?: number;
-}
 
 /** What the disk store can do: everything the port names. */
 const CAPABILITIES: LogStoreCapabilities = { ownPace: true, durable: true, keepsHead: true, writeFailures: true, figures: true, listsEnded: true };
@@ -58,19 +33,12 @@ const CAPABILITIES: LogStoreCapabilities = { ownPace: true, durable: true, keeps
 /** The host's output logs on disk (see the module's doc). Made by {@link DiskLogStore.open}; its owner calls `close()`. */
 export class DiskLogStore implements LogStore {
   readonly capabilities = CAPABILITIES;
-  private readonly entries = new Map<string, StoreEntry>();
-  private readonly failures = new Subject<LogStoreFailure>();
-  private readonly syncs = new Subject<number>();
-  private readonly pressures = new Subject<LogPressure>();
   private readonly scheduler: SchedulerLike;
   private readonly sweeping: Subscription;
   private readonly bounds: StoreBounds;
-  /** Each environment's newest writer epoch: a log written at an older one is fenced. */
-  private readonly epochs = new Map<string, number>();
+  private readonly held: StoreEntries;
   /** Logs taken back (`adopt`), by directory, until their environment's next history factory continues them. */
   private readonly adopted = new Map<string, OutputLog>();
-  /** Segments the quota dropped from logs since removed. */
-  private droppedBefore = 0;
   private closed = false;
 
   private constructor(
@@ -78,7 +46,8 @@ export class DiskLogStore implements LogStore {
     totalBytes: number,
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
-    const store = { entries: () => this.entries.values(), now: () => this.scheduler.now(), removeEntry: (entry: StoreEntry) => this.removeEntry(entry) };
+    this.held = new StoreEntries(options.fs ?? nodeLogFs, this.scheduler, () => this.bounds.check());
+    const store = { entries: () => this.entries.values(), now: () => this.scheduler.now(), removeEntry: (entry: StoreEntry) => this.held.remove(entry) };
     this.bounds = new StoreBounds(store, totalBytes, options.retentionMs ?? DEFAULT_RETENTION_MS);
     this.sweeping = interval(options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS, this.scheduler).subscribe(() => void this.bounds.enforce());
   }
@@ -94,7 +63,7 @@ export class DiskLogStore implements LogStore {
     const totalBytes = options.totalBytes ?? Math.min(DEFAULT_TOTAL_BYTES_CAP, Math.floor((await fs.freeBytes(options.dataDir)) / 2));
     const store = new DiskLogStore(options, totalBytes);
     const now = store.scheduler.now();
-    for (const entry of await findEntries(fs, options.dataDir, now, (found, error) => store.report(found.meta.processId, 'metadata', error))) {
+    for (const entry of await findEntries(fs, options.dataDir, now, (found, error) => store.held.report(found.meta.processId, 'metadata', error))) {
       store.entries.set(entry.dir, entry);
     }
     await store.bounds.enforce();
@@ -107,20 +76,20 @@ export class DiskLogStore implements LogStore {
   }
 
   get failures$(): Observable<LogStoreFailure> {
-    return this.failures.asObservable();
+    return this.held.failures.asObservable();
   }
 
   get syncs$(): Observable<number> {
-    return this.syncs.asObservable();
+    return this.held.syncs.asObservable();
   }
 
   get pressure$(): Observable<LogPressure> {
-    return this.pressures.asObservable();
+    return this.held.pressures.asObservable();
   }
 
   get figures(): LogStoreFigures {
     let segments = 0;
-    let quota = this.droppedBefore;
+    let quota = this.held.droppedBefore;
     for (const entry of this.entries.values()) {
       segments += entry.log?.segmentCount ?? 0;
       quota += entry.log?.droppedSegments ?? 0;
@@ -134,7 +103,7 @@ export class DiskLogStore implements LogStore {
   }
 
   histories(environmentId: string, { epoch }: HistoriesOptions): HistoryFactory {
-    this.fence(environmentId, epoch);
+    this.held.fence(environmentId, epoch);
     return (processId, launch) => {
       const key = { environmentId, processId };
       const dir = this.dirOf(key);
@@ -151,16 +120,16 @@ export class DiskLogStore implements LogStore {
    * exit and close, its failure (`failures$`), its backpressure (`pressure$`) and its growth (the bound).
    * Throws ClosedError once the store is closed. (The writer side the host uses is `histories`.)
    */
-  create(key: ProcessKey, launch: ProcessLaunch = { argv: [], tty: false }, epoch = this.epochs.get(key.environmentId) ?? 0): OutputLog {
+  create(key: ProcessKey, launch: ProcessLaunch = { argv: [], tty: false }, epoch = this.held.epochOf(key.environmentId)): OutputLog {
     if (this.closed) throw new ClosedError('the output log store is closed');
     const dir = this.dirOf(key);
     const previous = this.entries.get(dir);
-    const made = (previous === undefined ? Promise.resolve() : this.removeEntry(previous)).then(() => this.fs.mkdir(dir));
+    const made = (previous === undefined ? Promise.resolve() : this.held.remove(previous)).then(() => this.fs.mkdir(dir));
     const entry = new StoreEntry(dir, startingMeta(key, launch, this.scheduler.now()), true, made, epoch);
     this.update(entry, {});
-    entry.log = OutputLog.create(dir, key.processId, this.options, this.hooksOf(entry), made);
+    entry.log = OutputLog.create(dir, key.processId, this.options, this.held.hooksOf(entry), made);
     this.entries.set(dir, entry);
-    this.watch(entry, entry.log);
+    this.held.watch(entry, entry.log);
     return entry.log;
   }
 
@@ -214,7 +183,7 @@ export class DiskLogStore implements LogStore {
 
   async remove(key: ProcessKey): Promise<void> {
     const entry = this.entries.get(this.dirOf(key));
-    if (entry !== undefined) await this.removeEntry(entry);
+    if (entry !== undefined) await this.held.remove(entry);
   }
 
   enforce(): Promise<void> {
@@ -232,10 +201,10 @@ export class DiskLogStore implements LogStore {
     if (taken !== undefined) return taken.lastSeq;
     const found = this.entries.get(dir);
     if (found === undefined) return undefined;
-    this.fence(key.environmentId, epoch);
+    this.held.fence(key.environmentId, epoch);
     const opened = await (found.opening ?? Promise.resolve(undefined)).catch(() => undefined);
     const entry = new StoreEntry(dir, { ...found.meta, state: 'running', endedAt: null, lostReason: null }, true, Promise.resolve(), epoch);
-    entry.log = await OutputLog.reopen(dir, key.processId, this.options, this.hooksOf(entry));
+    entry.log = await OutputLog.reopen(dir, key.processId, this.options, this.held.hooksOf(entry));
     await opened?.close();
     if (this.closed) {
       await entry.log.close();
@@ -244,7 +213,7 @@ export class DiskLogStore implements LogStore {
     this.entries.set(dir, entry);
     this.update(entry, {});
     this.adopted.set(dir, entry.log);
-    this.watch(entry, entry.log);
+    this.held.watch(entry, entry.log);
     return entry.log.lastSeq;
   }
 
@@ -299,9 +268,7 @@ export class DiskLogStore implements LogStore {
       await entry.log?.close();
       await entry.settled();
     }
-    this.failures.complete();
-    this.syncs.complete();
-    this.pressures.complete();
+    this.held.complete();
   }
 
   private get fs(): LogFs {
@@ -312,45 +279,6 @@ export class DiskLogStore implements LogStore {
     return processDir(this.options.dataDir, key);
   }
 
-  /** A newer writer for `environmentId`: the logs written at an older epoch take no more appends, and each is reported. */
-  private fence(environmentId: string, epoch: number): void {
-    const current = this.epochs.get(environmentId) ?? 0;
-    if (epoch <= current) return;
-    this.epochs.set(environmentId, epoch);
-    for (const entry of this.entries.values()) {
-      if (entry.meta.environmentId !== environmentId || entry.epoch >= epoch || entry.log?.end !== undefined || !entry.running) continue;
-      void entry.log?.seal();
-      if (!this.failures.closed) this.failures.next(new StaleEpochError(environmentId, entry.epoch, epoch));
-    }
-  }
-
-  /** What the store watches of a log it writes: its failure, its growth (the bound), its exit and close (state, times). */
-  private hooksOf(entry: StoreEntry): LogHooks {
-    return {
-      onFailure: (error) => this.failures.next(error),
-      onRoll: () => this.bounds.check(),
-      onSync: (ms) => {
-        if (!this.syncs.closed) this.syncs.next(ms);
-      },
-      onLifecycle: (event) => {
-        const now = this.scheduler.now();
-        this.update(entry, event.type === 'exited' ? { state: 'exited', exitCode: event.exitCode, exitedAt: now } : { state: 'closed', endedAt: now });
-      },
-    };
-  }
-
-  /** Hands a writing log's backpressure to `pressure$`, and fences it at once when its writer's epoch is already stale. */
-  private watch(entry: StoreEntry, log: OutputLog): void {
-    watchPressure(log, { environmentId: entry.meta.environmentId, processId: entry.meta.processId }, (pressure) => {
-      if (!this.pressures.closed) this.pressures.next(pressure);
-    });
-    const current = this.epochs.get(entry.meta.environmentId) ?? 0;
-    if (entry.epoch < current) {
-      void log.seal();
-      this.failures.next(new StaleEpochError(entry.meta.environmentId, entry.epoch, current));
-    }
-  }
-
   private patch(key: ProcessKey, patch: Partial<ProcessMeta>): Promise<void> {
     const entry = this.entries.get(this.dirOf(key));
     if (entry === undefined) return Promise.resolve();
@@ -358,27 +286,11 @@ export class DiskLogStore implements LogStore {
     return entry.settled();
   }
 
+  private get entries(): Map<string, StoreEntry> {
+    return this.held.byDir;
+  }
+
   private update(entry: StoreEntry, patch: Partial<ProcessMeta>): void {
-    entry.update(this.fs, patch, (error) => this.report(entry.meta.processId, 'metadata', error));
-  }
-
-  private report(processId: string, operation: LogWriteOperation, error: unknown): void {
-    if (!this.failures.closed) this.failures.next(new OutputLogError(processId, errnoOf(error), operation));
-  }
-
-  /** Takes the entry out of the store and removes its directory. Never rejects (a failure goes to `failures$`). */
-  private async removeEntry(entry: StoreEntry): Promise<void> {
-    if (this.entries.get(entry.dir) === entry) this.entries.delete(entry.dir);
-    if (entry.removed) return;
-    entry.removed = true;
-    this.droppedBefore += entry.log?.droppedSegments ?? 0;
-    await entry.settled();
-    try {
-      const log = entry.log ?? (await entry.opening?.catch(() => undefined));
-      if (log !== undefined) await log.remove();
-      else await this.fs.removeTree(entry.dir);
-    } catch (error: unknown) {
-      this.report(entry.meta.processId, 'remove', error);
-    }
+    this.held.update(entry, patch);
   }
 }

@@ -5,13 +5,17 @@
  * last good record. Damage with good records after it is left in place: readers get a marker for it.
  * Earlier segments are checked lazily, by the readers that read them.
  */
+import { OutputLogReadError } from '../../../errors';
+import { errnoOf } from '../../errno';
 import type { LogFs } from './log-fs';
+import { LogState } from './log-state';
 import type { DroppedRange } from './manifest';
 import { readManifest } from './manifest';
 import { RECORD_HEADER_BYTES } from './record';
 import { parseSegmentName, Segment } from './segment';
 import { scanRecords } from './segment-scan';
 import { SparseIndex } from './sparse-index';
+import type { ResolvedLogOptions } from './output-log-options';
 
 /** What {@link recoverLog} found. */
 export interface RecoveredLog {
@@ -124,4 +128,16 @@ async function rewriteIndex(fs: LogFs, segment: Segment, index: SparseIndex): Pr
   } finally {
     await file.close();
   }
+}
+
+/** The state of the log found in `dir`, recovered. Rejects with OutputLogReadError when its files cannot be read. */
+export async function recoveredState(dir: string, processId: string, resolved: ResolvedLogOptions): Promise<LogState> {
+  const state = new LogState(dir, processId, resolved.fs);
+  const recovered = await recoverLog(resolved.fs, dir, { indexIntervalBytes: resolved.indexIntervalBytes, windowBytes: resolved.readWindowBytes }).catch((error: unknown) => {
+    throw new OutputLogReadError(processId, errnoOf(error));
+  });
+  state.segments.push(...recovered.segments);
+  state.dropped = recovered.dropped;
+  state.lastSeq = state.heldSeq = recovered.lastSeq;
+  return state;
 }

@@ -1,7 +1,8 @@
 /**
  * The write side of an output log: appends are copied into pooled write buffers (one buffer holds many
  * records) and written by one loop, every buffer queued for a segment in one `writev` call;
- * segments roll at their size; the sparse index follows the data; the quota trims after writes. The
+ * segments roll at their size; the sparse index follows the data (`./index-writer`); the quota trims
+ * after writes. The
  * unwritten backlog drives backpressure: over the high mark the caller is told to pause, below the
  * low mark it may go on. A failed write (ENOSPC, EIO) fails the log: what is in its files stays, what was
  * taken stays in memory for readers, nothing more is taken.
@@ -21,6 +22,7 @@ import { LogSync } from './log-sync';
 import { recordBytes, writeRecord } from './record';
 import { Segment } from './segment';
 import { SparseIndex } from './sparse-index';
+import { IndexWriter } from './index-writer';
 
 /** The writer's settings (resolved from the log's options; see `OutputLogOptions` for each). */
 export interface WriterSettings {
@@ -71,12 +73,8 @@ export class LogWriter {
   private urgent = false;
   private madeDir = false;
   private rollNext = false;
-  /** Segments written to since their index was last brought up to date. */
-  private readonly unindexed = new Set<Segment>();
-  /** The index writes, one after another, beside the data writes (never ahead of the data they index). */
-  private indexing: Promise<void> = Promise.resolve();
-  /** When the active segment's index was last brought up to date (the scheduler's clock). */
-  private indexedAt = -Infinity;
+  /** The segments' index files, written behind the data. */
+  private readonly indexes: IndexWriter;
   /** The log's syncs. */
   readonly sync: LogSync;
   /** The log's quota (and the store's trims). */
@@ -88,6 +86,7 @@ export class LogWriter {
   ) {
     this.sync = new LogSync(state, settings.scheduler, settings.syncIntervalMs, (error) => this.fail('sync', error), settings.onSync);
     this.trimmer = new LogTrimmer(state, this.sync, (error) => this.fail('manifest', error));
+    this.indexes = new IndexWriter(state, settings.scheduler, settings.syncIntervalMs, (error) => this.fail('write', error));
   }
 
   /** The next append starts a new segment (a reopened log never appends to the files of before). */
@@ -133,8 +132,7 @@ export class LogWriter {
   /** Writes everything taken, then syncs it. Resolves when done (also when the log failed); never rejects. */
   async flush(): Promise<void> {
     while (this.draining !== undefined) await this.draining;
-    this.indexSoon(true);
-    await this.indexing;
+    await this.indexes.flush();
     if (this.state.failure === undefined) await this.sync.syncNow();
   }
 
@@ -190,14 +188,13 @@ export class LogWriter {
         operation = 'write';
         await file.writev(batches.map((batch) => batch.buffer.subarray(0, batch.used)));
         for (const batch of batches) this.written(batch);
-        this.unindexed.add(first.segment);
-        this.indexSoon(this.urgent);
+        this.indexes.written(first.segment, this.urgent);
       } catch (error: unknown) {
         this.fail(operation, error);
         continue;
       }
       if (this.state.diskBytes > this.settings.quotaBytes) {
-        await this.indexing; // no index write runs on a segment the trim removes
+        await this.indexes.settled(); // no index write runs on a segment the trim removes
         await this.trimmer.trimTo(this.settings.quotaBytes);
       }
     }
@@ -233,44 +230,6 @@ export class LogWriter {
     this.settings.pool.release(batch.buffer);
     if (this.pressure.value && this.backlog <= this.settings.lowWaterBytes) this.pressure.next(false);
     this.sync.written(segment);
-  }
-
-  /**
-   * Appends the index entries written data now backs, to the index files of the segments written since:
-   * a rolled segment's at once, the active one's at most once per sync interval, or now when `all`. The
-   * index is a hint (a reader checks an entry on use, recovery rebuilds the last segment's), so it may
-   * lag the data; written with every buffer it cost an open, a write and a close each time, which waited
-   * behind the segment's fdatasync for tens of milliseconds and held the data writes back.
-   */
-  private indexSoon(all: boolean): void {
-    this.indexing = this.indexing.then(() => this.writeIndexes(all)).catch((error: unknown) => this.fail('write', error));
-  }
-
-  private async writeIndexes(all: boolean): Promise<void> {
-    if (this.state.failure !== undefined) return;
-    const now = this.settings.scheduler.now();
-    const due = all || now - this.indexedAt >= this.settings.syncIntervalMs;
-    for (const segment of [...this.unindexed]) {
-      if (!due && segment === this.state.active) continue;
-      this.unindexed.delete(segment);
-      if (this.state.segments.includes(segment)) await this.writeIndex(segment); // not one the quota dropped
-    }
-    if (due) this.indexedAt = now;
-  }
-
-  /** Appends the index entries the file now backs to the segment's index file. */
-  private async writeIndex(segment: Segment): Promise<void> {
-    const index = segment.index;
-    if (index === undefined) return;
-    const backed = index.countBelow(segment.fileBytes);
-    if (backed <= segment.indexWritten) return;
-    const file = await this.state.fs.open(segment.indexPath, 'append');
-    try {
-      await file.write(index.encode(segment.indexWritten, backed));
-    } finally {
-      await file.close();
-    }
-    segment.indexWritten = backed;
   }
 
   /** Fails the log once: readers get the error after what is held, the caller's socket is never left paused. */

@@ -6,19 +6,17 @@
 import type { Observable } from 'rxjs';
 import { BehaviorSubject, filter, firstValueFrom, map, Subject } from 'rxjs';
 import type { OutputLogError } from '../../../errors';
-import { OutputLogReadError } from '../../../errors';
-import { errnoOf } from '../../errno';
 import type { SequencedEvent } from '../../../wire/process-event';
 import type { LogRead } from '../../log-events';
 import type { PacedLogReader } from '../../log-store';
 import { LogReadRun } from './log-reader';
-import { recoverLog } from './log-recovery';
+import { recoveredState } from './log-recovery';
 import type { LogEnd } from './log-state';
 import { LogState } from './log-state';
 import { LogWriter } from './log-writer';
+import { takeEvent, takeGap } from './log-append';
 import type { LogHooks, OutputLogOptions, ResolvedLogOptions } from './output-log-options';
 import { resolveLogOptions } from './output-log-options';
-import { MAX_RECORD_PAYLOAD_BYTES } from './record';
 
 /**
  * A process's output log (see the module's doc). Make a new one with {@link OutputLog.create} (it
@@ -185,34 +183,15 @@ export class OutputLog implements PacedLogReader {
    * are counted as lost (readers get a `writeFailed` marker for them) and true is returned.
    */
   append(event: SequencedEvent): boolean {
-    const state = this.state;
-    const writer = this.writer;
-    if (state.failure !== undefined && event.seq > state.lastSeq) {
-      state.lastSeq = event.seq;
-      state.lostEvents += 1;
-      state.lostBytes += event.type === 'output' ? event.chunk.byteLength : 0;
-      return true;
+    const outcome = takeEvent(this.state, this.writer, event, this.options.scheduler);
+    if (outcome === 'lost') return true;
+    if (outcome === 'taken') {
+      this.appended.next(event.seq);
+      this.wake();
+      if (event.type !== 'output') this.hooks.onLifecycle?.(event);
+      if (event.type === 'closed') this.finishWriting('closed');
     }
-    if (writer === undefined || state.end !== undefined || !(Number.isSafeInteger(event.seq) && event.seq > state.lastSeq)) return !(writer?.pressure.value ?? false);
-    if (event.type === 'output' && event.chunk.byteLength > MAX_RECORD_PAYLOAD_BYTES) {
-      writer.fail('write', { code: 'EFBIG' });
-      return this.append(event);
-    }
-    try {
-      const time = Math.max(0, Math.floor(this.options.scheduler.now()));
-      // A seq that skips some: the skipped ones are recorded as a hole, never silently missing.
-      if (state.lastSeq > 0 && event.seq > state.lastSeq + 1) writer.take({ type: 'gap', seq: event.seq - 1, fromSeq: state.lastSeq + 1, droppedBytes: 0 }, time);
-      writer.take(event, time);
-    } catch (error: unknown) {
-      // No room for its write buffer (or a value no record can hold): what the log cannot keep fails it.
-      writer.fail('write', error);
-      return this.append(event);
-    }
-    this.appended.next(event.seq);
-    this.wake();
-    if (event.type !== 'output') this.hooks.onLifecycle?.(event);
-    if (event.type === 'closed') this.finishWriting('closed');
-    return !writer.pressure.value;
+    return !(this.writer?.pressure.value ?? false);
   }
 
   /**
@@ -222,15 +201,7 @@ export class OutputLog implements PacedLogReader {
    * when the log takes no appends. Never throws.
    */
   appendGap(nextSeq: number, droppedBytes: number): void {
-    const state = this.state;
-    const writer = this.writer;
-    if (writer === undefined || state.end !== undefined || state.failure !== undefined || !Number.isSafeInteger(nextSeq) || nextSeq <= state.lastSeq + 1) return;
-    try {
-      writer.take({ type: 'gap', seq: nextSeq - 1, fromSeq: state.lastSeq + 1, droppedBytes: Math.max(0, Math.floor(droppedBytes)) }, Math.max(0, Math.floor(this.options.scheduler.now())));
-    } catch (error: unknown) {
-      writer.fail('write', error);
-      return;
-    }
+    if (!takeGap(this.state, this.writer, nextSeq, droppedBytes, this.options.scheduler)) return;
     this.appended.next(nextSeq - 1);
     this.wake();
   }
@@ -322,16 +293,4 @@ function deferred(): { readonly promise: Promise<void>; readonly resolve: () => 
     resolve = settle;
   });
   return { promise, resolve };
-}
-
-/** The state of the log found in `dir`, recovered. Rejects with OutputLogReadError when its files cannot be read. */
-async function recoveredState(dir: string, processId: string, resolved: ResolvedLogOptions): Promise<LogState> {
-  const state = new LogState(dir, processId, resolved.fs);
-  const recovered = await recoverLog(resolved.fs, dir, { indexIntervalBytes: resolved.indexIntervalBytes, windowBytes: resolved.readWindowBytes }).catch((error: unknown) => {
-    throw new OutputLogReadError(processId, errnoOf(error));
-  });
-  state.segments.push(...recovered.segments);
-  state.dropped = recovered.dropped;
-  state.lastSeq = state.heldSeq = recovered.lastSeq;
-  return state;
 }

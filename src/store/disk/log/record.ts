@@ -49,7 +49,8 @@ const TWO_32 = 0x1_0000_0000;
 const MAX_HIGH_WORD = 0x1f_ffff;
 
 /** Bytes the record of `event` takes in a segment: header plus payload. */
-export const recordBytes = (event: SequencedEvent | GapRecord): number => RECORD_HEADER_BYTES + (event.type === 'output' ? event.chunk.byteLength : event.type === 'gap' ? GAP_PAYLOAD_BYTES : 0);
+export const recordBytes = (event: SequencedEvent | GapRecord): number =>
+  RECORD_HEADER_BYTES + (event.type === 'output' ? event.chunk.byteLength : event.type === 'gap' ? GAP_PAYLOAD_BYTES : 0);
 
 function kindOf(event: SequencedEvent | GapRecord): number {
   switch (event.type) {

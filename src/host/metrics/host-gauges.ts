@@ -1,0 +1,68 @@
+/**
+ * The gauges of a host's metrics, read when scraped: environments and processes by state, open event
+ * streams, pending calls, the executor pauses the disk caused, and, for a log store that keeps files, its
+ * bytes, segments and evictions. What they read is the host's facts and the log store's figures: never a
+ * second count kept beside the code that knows.
+ */
+import { Counter, Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { LogStoreFigures } from '../../store/log-store';
+import type { HostFacts } from '../host-monitor';
+
+/** Registers the gauges in `registry`, each named with `prefix` (see the module's doc); the log store's only when `outputLog` is given. */
+export function registerGauges(registry: Registry, prefix: string, facts: () => HostFacts, outputLog: (() => LogStoreFigures) | undefined): void {
+  const registers = [registry];
+  const environments = new Gauge({
+    name: `${prefix}environments`,
+    help: "Environments (current generations) by connection state ('starting' until the first handshake finished).",
+    labelNames: ['state'],
+    registers,
+    collect: () => {
+      for (const [state, count] of Object.entries(facts().environments)) environments.set({ state }, count);
+    },
+  });
+  const processes = new Gauge({
+    name: `${prefix}processes`,
+    help: "Listed processes by state, over every environment's current generation.",
+    labelNames: ['state'],
+    registers,
+    collect: () => {
+      for (const [state, count] of Object.entries(facts().processes)) processes.set({ state }, count);
+    },
+  });
+  const single = (name: string, help: string, read: () => number): void => {
+    const gauge: Gauge = new Gauge({
+      name: prefix + name,
+      help,
+      registers,
+      collect: () => {
+        gauge.set(read());
+      },
+    });
+  };
+  single('event_streams', 'Open operator API event streams (SSE subscribers).', () => facts().eventStreams);
+  single('rpc_pending_calls', 'JSON-RPC calls sent to executors and not answered yet.', () => facts().pendingCalls);
+  // Counters the host keeps itself: set to its total at each scrape.
+  const pauses = new Counter({
+    name: `${prefix}disk_pauses_total`,
+    help: "Times an executor was paused because a process's output log on disk could not keep up.",
+    registers,
+    collect: () => {
+      pauses.reset();
+      pauses.inc(facts().diskPauses);
+    },
+  });
+  if (outputLog === undefined) return;
+  single('output_log_bytes', "Bytes of every output log's segments on disk.", () => outputLog().diskBytes);
+  single('output_log_segments', 'Segment files of the output logs.', () => outputLog().segments);
+  const evictions = new Counter({
+    name: `${prefix}output_log_evictions_total`,
+    help: 'Output logs removed for the total bound or retention, and segments dropped for a per-process quota, by cause.',
+    labelNames: ['cause'],
+    registers,
+    collect: () => {
+      evictions.reset();
+      for (const [cause, count] of Object.entries(outputLog().evictions)) evictions.inc({ cause }, count);
+    },
+  });
+}
