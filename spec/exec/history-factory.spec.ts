@@ -215,6 +215,20 @@ describe('a history factory supplied by whoever starts the process', () => {
     for (const { process } of started) process.release(); // the list keeps an ended process for a while: no timer left behind
   });
 
+  it('releases the history of a start the executor refused: whoever keeps histories lists nothing of it', async () => {
+    const refusing = new FakeSocketPort((frame, peer) => {
+      const method = frame['method'];
+      if (method === 'initialize') peer.deliver({ id: frame['id'], result: { sessionId: 'session-1' } });
+      if (method === 'process/start') peer.deliver({ id: frame['id'], error: { code: -32603, message: 'No such file or directory (os error 2)', data: { kind: 'spawnNotFound' } } });
+    });
+    const client = await connected(refusing);
+    const { factory, made } = keepAll();
+    const backend = new ExecBackend(client, () => ({ outputHistory: factory }), new ProcessTable());
+    await expect(backend.start({ processId: 'missing', argv: ['no-such-program'], cwd: '/tmp' })).rejects.toMatchObject({ code: 'SPAWN_FAILED' });
+    expect({ made: [...made.keys()], released: made.get('missing')?.released }).toEqual({ made: ['missing'], released: true });
+    client.close();
+  });
+
   it('holds the start until a history that keeps the process elsewhere is ready (a disk log naming it): then process/start is sent', async () => {
     const port = executor();
     const client = await connected(port);

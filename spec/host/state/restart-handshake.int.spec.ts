@@ -113,7 +113,8 @@ describe('exec-rx host restarted on the same data dir', () => {
         const text = readFileSync(join(dataDir(), file), 'utf8');
         for (const secret of [SECRET, TOKEN, 'token=']) expect(text).not.toContain(secret);
       }
-      expect(JSON.parse(readFileSync(join(dataDir(), 'environments', `${ENV}.json`), 'utf8'))).toMatchObject({ id: ENV, accessKeyId: KEY_ID });
+      // Each host claimed the environment as its owner: the restarted one at the next epoch.
+      expect(JSON.parse(readFileSync(join(dataDir(), 'environments', `${ENV}.json`), 'utf8'))).toMatchObject({ id: ENV, accessKeyId: KEY_ID, epoch: 2, owner: expect.any(String) as unknown });
     } finally {
       await executor.stop();
       second?.run.child.kill('SIGTERM');

@@ -100,6 +100,23 @@ describe('DiskStateStore', () => {
       expect(readdirSync(dir).sort()).toEqual(['environments', 'host.json', 'host.lock', 'registrations', 'starts', 'stdin']);
     });
 
+    it("keeps an environment's owner and epoch in its file beside its session, and reads a file with only them back", async () => {
+      const state = await open();
+      expect(await state.claim('env-o', 'host-1')).toBe(1);
+      const read = (path: string): unknown => JSON.parse(readFileSync(join(dir, path), 'utf8'));
+      expect(read('environments/env-o.json')).toEqual({ version: 1, id: 'env-o', owner: 'host-1', epoch: 1 });
+      await state.setSession('env-o', { sessionId: 'session-o', accessKeyId: 'AKIDO' }, 1);
+      expect(read('environments/env-o.json')).toEqual({ version: 1, id: 'env-o', sessionId: 'session-o', accessKeyId: 'AKIDO', updatedAt: 0, owner: 'host-1', epoch: 1 });
+      await state.claim('env-p', 'host-1');
+      await state.close();
+      const again = await open();
+      expect({ o: await again.owner('env-o'), p: await again.owner('env-p'), sessions: (await again.environments()).map((e) => e.id) }).toEqual({
+        o: { owner: 'host-1', epoch: 1 },
+        p: { owner: 'host-1', epoch: 1 },
+        sessions: ['env-o'],
+      });
+    });
+
     it('keeps each environment\'s latest registration with its token only as a digest, and reads it back', async () => {
       const state = await open();
       const digest = 'ab'.repeat(32);
