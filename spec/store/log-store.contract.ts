@@ -370,6 +370,23 @@ export function describeLogStoreContract(adapters: readonly LogStoreAdapter[]): 
         expect(await store.adoptable(ENV)).toEqual([]);
       });
 
+      it('takes a process back again at a newer epoch when the attempt before failed: its log goes on, no writer is refused', async () => {
+        const first = await open();
+        start(first, 'p-again').append(line(1));
+        await first.flush();
+        await closeAll();
+        const store = await open();
+        expect(await store.adopt(key('p-again'), 2)).toBe(1);
+        // The take-back at epoch 2 failed (its executor's socket dropped); the executor comes back: epoch 3.
+        expect(await store.adopt(key('p-again'), 3)).toBe(1);
+        const taken = store.histories(ENV, { epoch: 3 })('p-again', { argv: ['echo', 'p-again'], tty: false });
+        taken.append(line(2));
+        taken.append(closed(3));
+        await store.flush();
+        expect(await readNow(await reader(store, 'p-again'))).toEqual([...outputs(1, 2), { kind: 'closed', seq: 3 }]);
+        expect(failures).toEqual([]);
+      });
+
       it('marks a process it could not take back lost, with why; it stays readable and is not adoptable', async () => {
         const first = await open();
         start(first, 'p-lost').append(line(1));

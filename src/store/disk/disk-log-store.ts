@@ -198,7 +198,13 @@ export class DiskLogStore implements LogStore {
     if (this.closed) throw new ClosedError('the output log store is closed');
     const dir = this.dirOf(key);
     const taken = this.adopted.get(dir);
-    if (taken !== undefined) return taken.lastSeq;
+    if (taken !== undefined) {
+      // Taken back again (the attempt before failed, its executor re-dialled): it goes on at the new epoch.
+      const entry = this.entries.get(dir);
+      if (entry !== undefined) entry.epoch = Math.max(entry.epoch, epoch);
+      this.held.fence(key.environmentId, epoch);
+      return taken.lastSeq;
+    }
     const found = this.entries.get(dir);
     if (found === undefined) return undefined;
     this.held.fence(key.environmentId, epoch);

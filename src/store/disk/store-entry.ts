@@ -29,7 +29,7 @@ export class StoreEntry implements EvictionView {
     /** What the store knows about it. */ public meta: ProcessMeta,
     /** Made by this host (it can be running); false for the processes found at start. */ readonly live: boolean,
     /** Resolves when its directory exists (a previous log of the same key is gone first). */ ready: Promise<void> = Promise.resolve(),
-    /** The epoch its log is written at (0 for the processes found at start: nobody writes them). */ readonly epoch = 0,
+    /** The epoch its log is written at (0 for the processes found at start: nobody writes them); a retried take-back raises it. */ public epoch = 0,
   ) {
     this.writes = ready;
   }
