@@ -72,7 +72,7 @@ describe('API conventions (docs/api-conventions.md)', () => {
     expect(methods).toEqual([]);
   });
 
-  it('what holds a connection or a server closes with await using ([Symbol.asyncDispose])', () => {
+  it('what holds a connection, a server or a data dir closes with await using ([Symbol.asyncDispose])', () => {
     const disposable = (name: string): boolean => {
       for (const { exports } of entries) {
         const symbol = exports.get(name);
@@ -82,6 +82,11 @@ describe('API conventions (docs/api-conventions.md)', () => {
       }
       throw new Error(`${name} is not exported`);
     };
-    expect({ EnvironmentManager: disposable('EnvironmentManager'), HostClient: disposable('HostClient'), HostServer: disposable('HostServer') }).toEqual({ EnvironmentManager: true, HostClient: true, HostServer: true });
+    expect({ EnvironmentManager: disposable('EnvironmentManager'), HostClient: disposable('HostClient'), HostServer: disposable('HostServer'), HostState: disposable('HostState') }).toEqual({
+      EnvironmentManager: true,
+      HostClient: true,
+      HostServer: true,
+      HostState: true,
+    });
   });
 });

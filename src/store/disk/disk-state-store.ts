@@ -206,6 +206,11 @@ export class DiskStateStore implements StateStore, BoundPort {
     await this.lock.release();
   }
 
+  /** `await using`: the same as {@link close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** `task` unless the store is closed (then a rejection with ClosedError); what it throws is a rejection too. */
   private open<T>(task: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new ClosedError('the host state is closed'));
