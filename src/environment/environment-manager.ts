@@ -13,7 +13,7 @@ import type { CallObserver, KeepaliveOptions, RpcConnectionOptions } from '../rp
 import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
 import { ExecClient } from '../session/exec-client';
-import type { SessionTakeover } from '../session/exec-client';
+import type { SessionTakeover } from '../session/exec-client-options';
 import type { ExecProcess } from '../exec/exec-process';
 import type { LostProcess, SessionAdoption } from './session-adoption';
 import type { DialOptions } from '../transport/dial';
