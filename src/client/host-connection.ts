@@ -136,6 +136,29 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
   }
 }
 
+/**
+ * `ask()`'s answer, asking again each time fetch gave up waiting for the answer's headers (undici waits
+ * 300 s): a long wait is asked again. Any other failure rejects as it is.
+ */
+export async function longPoll(ask: () => Promise<ApiAnswer>): Promise<ApiAnswer> {
+  for (;;) {
+    try {
+      return await ask();
+    } catch (error: unknown) {
+      if (!headersTimedOut(error)) throw error;
+    }
+  }
+}
+
+/** Whether `error` is fetch giving up on an answer's headers (a long wait, not a host that is gone). */
+function headersTimedOut(error: unknown): boolean {
+  for (let cause: unknown = error, depth = 0; typeof cause === 'object' && cause !== null && depth < 4; depth += 1) {
+    if ('code' in cause && cause.code === 'UND_ERR_HEADERS_TIMEOUT') return true;
+    cause = 'cause' in cause ? cause.cause : undefined;
+  }
+  return false;
+}
+
 /** Whether `signal` is aborted (a function: the flag changes under our feet, which narrowing does not know). */
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
