@@ -1,28 +1,22 @@
 /**
- * `ExecProcess`: a process started on an executor, as its caller holds it: its events and views of its
- * output, its state and exit, and its stdin, signals and terminal. The requests it makes of the executor
- * are in process-requests.ts.
+ * `ExecProcess`: a process started on an executor, as its caller holds it: its output (the reading side,
+ * `ProcessOutput` in process-output.ts), its state and exit, and its stdin, signals and terminal (the
+ * requests it makes of the executor are in process-requests.ts).
  */
 import type { Observable } from 'rxjs';
 import { asyncScheduler, defer, firstValueFrom, of } from 'rxjs';
-import type { Readable } from 'node:stream';
 import type { ExecClientError } from '../errors';
 import type { AbortOptions } from '../rpc/abort';
 import { abortable, whileNotAborted } from '../rpc/abort';
-import type { FlowHold } from '../rpc/connection-flow';
 import type { ExecSession } from '../session/exec-session';
 import type { ReadResponse } from '../wire/process';
-import { toBoundedAsyncIterable } from './bounded-iterator';
 import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from './event-history';
-import type { HistoryLaunch, OutputHistory, OutputHistoryReader } from './output-history';
-import type { CollectedOutput, ProcessExit, RetainedHistory } from './process-summaries';
+import type { HistoryLaunch, OutputHistoryReader } from './output-history';
+import type { CollectedOutput, ProcessExit } from './process-summaries';
 import { collectOutput } from './process-summaries';
-import type { ProcessViewOptions, StreamSelection } from './output-views';
-import type { ProcessReadableOptions } from './output-readable';
-import { DEFAULT_READABLE_HIGH_WATER_MARK, pullReadable } from './output-readable';
-import { bytesOf, exitCodeOf, linesOf, textOf } from './output-views';
-import type { ProcessEvent } from './process-event';
+import { exitCodeOf } from './output-views';
 import { DEFAULT_HOLE_FILL_DELAY_MS, ProcessInbox } from './process-inbox';
+import { ProcessOutput } from './process-output';
 import type { ProcessState } from './process-status';
 import { ProcessStatus } from './process-status';
 import type { AdoptedCounters, ProcessListener, ProcessStreamOptions } from './process-stream-options';
@@ -38,22 +32,11 @@ export { writeIdsFor } from './process-requests';
  * exactly once, across socket replacements; late subscribers get a bounded replay first. Unsubscribing
  * from any view never stops the process: `terminate()` does.
  */
-export class ExecProcess implements OutputHistoryReader {
-  /** Made by `options.outputHistory` (whoever starts the process supplies it), in memory by default. */
-  private readonly history: OutputHistory;
+export class ExecProcess extends ProcessOutput implements OutputHistoryReader {
   private readonly status: ProcessStatus;
   private readonly listener: ProcessListener | undefined;
   private readonly requests: ProcessRequests;
   private resizer: TtyResizer | undefined;
-
-  /**
-   * Every event of the process: a replay of the retained history (after a `truncated` marker when some
-   * was dropped), then live events. Completes after `closed` or after a `failed` event; never errors.
-   * Each subscriber gets its own replay; unsubscribing does not affect the process.
-   */
-  get events$(): Observable<ProcessEvent> {
-    return this.history.eventsAfter$(0);
-  }
 
   /**
    * The process's state: replays the current one (`running`, `exited`, `closed` or `failed`), then
@@ -73,19 +56,19 @@ export class ExecProcess implements OutputHistoryReader {
   constructor(
     /** Our key for the process on the executor (`StartParams.processId`, or a generated UUID). */
     readonly processId: string,
-    private readonly session: ExecSession,
+    session: ExecSession,
     options: ProcessStreamOptions = {},
     /** @internal An adopted process: where its seqs and writeIds go on. */
     adopted?: AdoptedCounters,
     /** @internal How a listed process was started, for its history (see `HistoryFactory`). */
     launch?: HistoryLaunch,
   ) {
+    const outputHistory =
+      options.outputHistory ?? memoryHistory({ maxEvents: options.historyEvents ?? DEFAULT_HISTORY_EVENTS, maxBytes: options.historyBytes ?? DEFAULT_HISTORY_BYTES });
+    super(outputHistory(processId, launch), session);
     const scheduler = options.scheduler ?? asyncScheduler;
     const listener = options.listener;
     this.listener = listener;
-    const outputHistory =
-      options.outputHistory ?? memoryHistory({ maxEvents: options.historyEvents ?? DEFAULT_HISTORY_EVENTS, maxBytes: options.historyBytes ?? DEFAULT_HISTORY_BYTES });
-    this.history = outputHistory(processId, launch);
     // Each state change is heard by the listener (the environment's process list).
     this.status = new ProcessStatus({ stateChanged: () => listener?.changed(processId) });
     this.inbox = new ProcessInbox(processId, session, this.history, this.status, scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS, adopted?.lastSeq);
@@ -111,52 +94,9 @@ export class ExecProcess implements OutputHistoryReader {
     return this.status.failure;
   }
 
-  /**
-   * The oldest seq a replay can still give: events before it were dropped from the bounded history
-   * (`read` may still find their output in the executor's own window). When nothing is retained, the
-   * seq of the next event to come.
-   */
-  get historyStartSeq(): number {
-    return this.history.historyStartSeq;
-  }
-
   /** The last seq published to consumers (0 when none). */
   get lastPublishedSeq(): number {
     return this.inbox.lastPublishedSeq;
-  }
-
-  /** Retained history and subscribers (bookkeeping). */
-  get retained(): RetainedHistory {
-    return { events: this.history.retainedEvents, bytes: this.history.retainedBytes, subscribers: this.history.subscriberCount };
-  }
-
-  /**
-   * The events strictly after `afterSeq`, for a subscriber resuming where it left off: the retained
-   * ones, then live. First ONE `truncated` marker when the history no longer reaches `afterSeq + 1` (its
-   * `nextSeq` names the first event that follows; nothing after it is missing). Completes after `closed`
-   * or a `failed` event; never errors; unsubscribing affects nothing else.
-   */
-  eventsAfter$(afterSeq: number): Observable<ProcessEvent> {
-    return this.history.eventsAfter$(afterSeq);
-  }
-
-  /**
-   * Output bytes of the chosen streams, in seq order. Completes at `closed`; errors with the failure at
-   * `failed`, and with ReplayTruncatedError at a `truncated` marker unless `allowTruncated`. Reads from
-   * `afterSeq` when given. Unsubscribing affects only this view.
-   */
-  bytes$(stream?: StreamSelection, options: ProcessViewOptions = {}): Observable<Uint8Array> {
-    return this.source(options).pipe(bytesOf(stream, options));
-  }
-
-  /** UTF-8 text of the chosen streams, decoded correctly across chunk boundaries; completes and errors as {@link bytes$}. */
-  text$(stream?: StreamSelection, options: ProcessViewOptions = {}): Observable<string> {
-    return this.source(options).pipe(textOf(stream, options));
-  }
-
-  /** Lines of text (without their line ending); a last unterminated line is emitted at close; completes and errors as {@link bytes$}. */
-  lines$(stream?: StreamSelection, options: ProcessViewOptions = {}): Observable<string> {
-    return this.source(options).pipe(linesOf(stream, options));
   }
 
   /**
@@ -199,38 +139,6 @@ export class ExecProcess implements OutputHistoryReader {
    */
   wait(options: AbortOptions = {}): Promise<ProcessExit> {
     return firstValueFrom(this.status.exit$(this.processId).pipe(abortable(options.signal)));
-  }
-
-  /** For `for await`: a bounded buffer; a consumer that falls behind gets ConsumerOverflowError naming what it missed. */
-  iterate(capacity = 1024): AsyncIterableIterator<ProcessEvent> {
-    return toBoundedAsyncIterable(this.events$, capacity);
-  }
-
-  /** `for await (const event of process)`: {@link iterate} with its default capacity (1024 events). */
-  [Symbol.asyncIterator](): AsyncIterableIterator<ProcessEvent> {
-    return this.iterate();
-  }
-
-  /**
-   * The output bytes of the chosen streams as a Node `Readable` that pulls (also `for await`): while its
-   * consumer is `highWaterMark` bytes behind it holds the connection paused, and reads again once the
-   * consumer took it below. Memory stays bounded and nothing is lost, but pausing is not free: the
-   * executor sends the output of **every** process on this connection through one channel, so all of
-   * them wait (their writes block) while this consumer is behind, and so do call replies. Subscribes at
-   * once; ends at `closed`; destroyed with the failure at `failed`, and with ReplayTruncatedError at a
-   * `truncated` marker unless `allowTruncated`. Destroy it when you stop reading early.
-   */
-  toReadable(stream?: StreamSelection, options: ProcessReadableOptions = {}): Readable {
-    return pullReadable(this.bytes$(stream, options), () => this.holdConnection(), options.highWaterMark ?? DEFAULT_READABLE_HIGH_WATER_MARK);
-  }
-
-  /**
-   * Holds the connection this process's output comes over paused until the hold is released (for a
-   * consumer of its own that fell behind, e.g. a full `stdout.write()` until 'drain'). Every process on
-   * that connection waits meanwhile; holds are counted, and the connection reads again when all are released.
-   */
-  holdConnection(): FlowHold {
-    return this.session.flow.hold();
   }
 
   /**
@@ -327,9 +235,4 @@ export class ExecProcess implements OutputHistoryReader {
     this.history.release();
     this.listener?.released(this.processId);
   }
-
-  private source(options: ProcessViewOptions): Observable<ProcessEvent> {
-    return options.afterSeq === undefined ? this.events$ : this.eventsAfter$(options.afterSeq);
-  }
 }
-
