@@ -65,7 +65,8 @@ export async function errorOf(response: Response, what: string): Promise<HostApi
   const problem = decodeProblem(body);
   if (E.isRight(problem)) {
     const detail = problem.right.detail;
-    return new HostApiError(problem.right.code, `${what}: ${problem.right.title}${detail === undefined ? '' : `: ${detail}`}`, response.status, hostInstance, detail === undefined ? undefined : { detail });
+    const message = `${what}: ${problem.right.title}${detail === undefined ? '' : `: ${detail}`}`;
+    return new HostApiError(problem.right.code, message, response.status, hostInstance, detail === undefined ? undefined : { detail });
   }
   return new HostApiError(response.status === 401 ? 'UNAUTHORIZED' : 'HOST_ERROR', `${what}: HTTP ${response.status}`, response.status, hostInstance);
 }
@@ -177,8 +178,9 @@ function answerOf(response: Response, text: string, what: string): ApiAnswer {
   const hostInstance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
   if (text === '') return { status: response.status, body: undefined, hostInstance };
   const body = parseJson(text);
-  if (E.isLeft(body)) throw new HostApiError('DECODE_FAILED', `${what}: the host answered ${response.status} with something else than JSON: ${body.left.message}`, response.status, hostInstance);
-  return { status: response.status, body: body.right, hostInstance };
+  if (E.isRight(body)) return { status: response.status, body: body.right, hostInstance };
+  const message = `${what}: the host answered ${response.status} with something else than JSON: ${body.left.message}`;
+  throw new HostApiError('DECODE_FAILED', message, response.status, hostInstance);
 }
 
 /** What a token function threw (or rejected with), as `cause`: the call fails with it, it is not retried. */
@@ -213,7 +215,8 @@ export async function init(connection: HostConnection, request: Pick<ApiRequest,
 /** The host could not be reached (for `afterMs` when given). */
 export function unreachable(what: string, cause: unknown, afterMs?: number): HostApiError {
   const reason = cause instanceof Error ? cause.message : 'no answer';
-  return new HostApiError('HOST_UNREACHABLE', `${what}: the host is unreachable${afterMs === undefined ? '' : ` for over ${afterMs / 1000} s`} (${reason})`, undefined, undefined, { cause });
+  const how = afterMs === undefined ? '' : ` for over ${afterMs / 1000} s`;
+  return new HostApiError('HOST_UNREACHABLE', `${what}: the host is unreachable${how} (${reason})`, undefined, undefined, { cause });
 }
 
 /**
