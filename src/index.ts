@@ -12,7 +12,8 @@
 
 /* Client */
 export { EnvironmentManager, memoryHistories } from './environment/environment-manager';
-export type { AcceptedSocket, AdoptedEnvironment, CloseOptions, ConnectOptions, EnvironmentManagerOptions } from './environment/environment-manager';
+export type { AcceptedSocket, AdoptedEnvironment } from './environment/environment-manager';
+export type { CloseOptions, ConnectOptions, EnvironmentManagerOptions } from './environment/environment-manager-options';
 export type { AdoptedProcessRecord, LostProcess, SessionAdoption } from './environment/session-adoption';
 export { Environment } from './environment/environment';
 export type { ConnectionState, EnvironmentObservedStatus } from './environment/connection-state';

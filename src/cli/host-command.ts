@@ -76,7 +76,7 @@ function readTls(options: HostCliOptions): HostServerOptions['tls'] {
 }
 
 /** The accepted executor keys: the configured ones, plus the local executor's. */
-function executorKeys(options: HostCliOptions, io: HostIo, log: (line: string) => void, local: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined): Map<string, string> {
+function executorKeys(options: HostCliOptions, io: HostIo, log: (line: string) => void, local: LocalCredentials | undefined): Map<string, string> {
   const keys = new Map<string, string>();
   try {
     const loaded = loadHostCredentials(options.credentialsFile, io.env);
@@ -96,12 +96,18 @@ function namesOf(tokens: OperatorTokens): string {
   return tokens.callers.map((caller) => `${caller.name} (${caller.role}${caller.environments === undefined ? '' : `: ${[...caller.environments].join(',')}`})`).join(', ');
 }
 
+/** The operator tokens a host accepts, and the token to show once when the host made it. */
+interface HostTokens {
+  readonly tokens: OperatorTokens;
+  readonly shown: string | undefined;
+}
+
 /**
  * The operator tokens, and the token to show once when the host made it. With a data dir, the token a
  * host made is kept as a digest: a restarted host accepts it again (the url printed at the first start
  * still works) and makes none.
  */
-async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string) => void, state: DiskStateStore | undefined): Promise<{ readonly tokens: OperatorTokens; readonly shown: string | undefined }> {
+async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string) => void, state: DiskStateStore | undefined): Promise<HostTokens> {
   const loaded = loadOperatorTokens(options.operatorTokensFile, io.env);
   if (loaded !== undefined) {
     if (loaded.warning !== undefined) log(`warning: ${loaded.warning}`);
@@ -119,7 +125,14 @@ async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: s
   return { tokens: made.tokens, shown: made.token };
 }
 
-function serverOptions(options: HostCliOptions, storage: StorageOptions, keys: ReadonlyMap<string, string>, tokens: OperatorTokens, log: HostLogger, state: DiskStateStore | undefined): HostServerOptions {
+function serverOptions(
+  options: HostCliOptions,
+  storage: StorageOptions,
+  keys: ReadonlyMap<string, string>,
+  tokens: OperatorTokens,
+  log: HostLogger,
+  state: DiskStateStore | undefined,
+): HostServerOptions {
   const optional = {
     tls: readTls(options),
     publicUrl: options.publicUrl,
@@ -142,7 +155,7 @@ function outputLogOf(storage: StorageOptions): Pick<HostServerOptions, 'outputLo
 }
 
 /** Starts the local executor of `--data-dir none`, a child of this host; its exit is logged (the host keeps serving). */
-async function startLocalExecutor(host: HostServer, environmentId: string, credentials: { readonly accessKeyId: string; readonly secretAccessKey: string }, log: (line: string) => void): Promise<SpawnedExecutor> {
+async function startLocalExecutor(host: HostServer, environmentId: string, credentials: LocalCredentials, log: (line: string) => void): Promise<SpawnedExecutor> {
   resolveCodexBinary(); // throws the "how to get an executor" message when @openai/codex is missing
   const executor = await spawnExecutor({ mode: 'direct', remoteUrl: host.url, environmentId, credentials });
   log(`local executor started (pid ${executor.pid}, environment ${environmentId})`);
@@ -151,7 +164,13 @@ async function startLocalExecutor(host: HostServer, environmentId: string, crede
 }
 
 /** The local executor: with a data dir, one of its own (see `./local-executor`); without, a child that stops with the host. */
-async function runLocalExecutor(host: HostServer, environmentId: string, credentials: LocalCredentials, files: LocalExecutorFiles | undefined, log: (line: string) => void): Promise<SpawnedExecutor | undefined> {
+async function runLocalExecutor(
+  host: HostServer,
+  environmentId: string,
+  credentials: LocalCredentials,
+  files: LocalExecutorFiles | undefined,
+  log: (line: string) => void,
+): Promise<SpawnedExecutor | undefined> {
   if (files === undefined) return startLocalExecutor(host, environmentId, credentials, log);
   await ensureLocalExecutor({ files, remoteUrl: host.url, environmentId, credentials, log });
   return undefined;
@@ -236,7 +255,9 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
   }
   shown = undefined;
   const kept = storage.dataDir === undefined ? 'in memory (--data-dir none)' : `on disk in ${storage.dataDir}`;
-  io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nProcess output is kept ${kept}\n${host.metricsUrl === undefined ? '' : `Prometheus metrics: ${host.metricsUrl}\n`}An executor joins with:\n  ${host.joinCommand()}\n`);
+  const metrics = host.metricsUrl === undefined ? '' : `Prometheus metrics: ${host.metricsUrl}\n`;
+  const joining = `An executor joins with:\n  ${host.joinCommand()}\n`;
+  io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nProcess output is kept ${kept}\n${metrics}${joining}`);
   let executor: SpawnedExecutor | undefined;
   if (local !== undefined && options.localExecutorId !== undefined) {
     try {

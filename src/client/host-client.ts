@@ -3,61 +3,42 @@
  * (fetch and web streams only). It keeps the library's promise over HTTP: a process's events arrive
  * once each, in order, across dropped connections and a host unreachable for a while, resumed by seq.
  */
-import type { Observable, SchedulerLike } from 'rxjs';
-import { asyncScheduler } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { distinctUntilChanged, map } from 'rxjs/operators';
 import { HostApiError } from './host-api-error';
-import * as E from 'fp-ts/lib/Either';
-import { decodeWith } from '../wire/decode';
-import { API_PREFIX, HostAnswer, LogTicket, ProcessResource as ProcessResourceCodec, TerminateResult, WaitResult as WaitResultCodec } from '../wire/operator-api';
+import { API_PREFIX } from '../wire/operator-api';
 import { encodeBase64 } from './base64';
-import type { ApiAnswer, HostConnection } from './host-connection';
-import { send } from './host-connection';
+import { exitOf, hostInfoOf, logUrlOf, startedOf, wasRunning } from './host-answers';
+import type { HostClientOptions } from './host-client-options';
+import { hostConnection } from './host-client-options';
+import type { ApiAnswer, ApiRequest, HostConnection, RetryMode } from './host-connection';
+import { longPoll, send } from './host-connection';
 import type { AbortOptions, TtySize } from '../wire/shared-types';
-import { whileNotAborted } from '../wire/while-not-aborted';
-import type { EnvironmentOverview, HostInfo, HostProcessEvent, HostStartOptions, LogUrlOptions, ProcessResource, RunOptions, RunResult, StartRequest, WaitResult, WatchEvent, WatchSelection } from './host-types';
+import type {
+  EnvironmentOverview,
+  HostInfo,
+  HostProcessEvent,
+  HostStartOptions,
+  LogUrlOptions,
+  ProcessResource,
+  RunOptions,
+  RunResult,
+  StartRequest,
+  WaitResult,
+  WatchEvent,
+  WatchSelection,
+} from './host-types';
 import type { ProcessEventsOptions } from './process-event-stream';
 import { processEvents } from './process-event-stream';
 import type { PulledEventsOptions } from './pulled-events';
 import { iterate, pulledEvents } from './pulled-events';
-import type { RetryPolicy } from './retry';
-import { abortReason, DEFAULT_RETRY_POLICY } from './retry';
-import { RunCollector } from './run-process';
+import { runToEnd } from './run-process';
 import { ClientLifetime } from './client-lifetime';
 import type { SnapshotIteratorOptions } from './snapshot-iterator';
 import { snapshotIterator } from './snapshot-iterator';
 import { overview, watch } from './watch-stream';
 
-/** Options of a {@link HostClient}. */
-export interface HostClientOptions {
-  /** The host's base url (`http://127.0.0.1:8080`). */
-  readonly url: string;
-  /**
-   * An operator token, or a function giving the current one (at once or as a promise). A function is
-   * called before each request and before each (re)connection of an event stream, so a refreshed token
-   * is used from the next attempt on. A function that throws (or rejects) fails the call, or ends the
-   * stream, with that error as it is, and nothing is retried. The token is never logged.
-   */
-  readonly token: string | (() => string | Promise<string>);
-  /** The fetch to use. @default globalThis.fetch */
-  readonly fetch?: typeof fetch;
-  /** Backoff, jitter and how long the host may stay unreachable. @default DEFAULT_RETRY_POLICY (200 ms doubling to 5 s, jitter 0.5, 90 s) */
-  readonly retry?: Partial<RetryPolicy>;
-  /** Randomness of the jitter (specs pass a fixed one). @default Math.random */
-  readonly random?: () => number;
-  /**
-   * The clock and timers: the waits between attempts (backoff, `Retry-After`), how long the host has been
-   * unreachable, and the event streams' idle cut. Specs pass a virtual-time scheduler. @default asyncScheduler
-   */
-  readonly scheduler?: SchedulerLike;
-}
-
 const segment = encodeURIComponent;
-const decodeProcess = decodeWith(ProcessResourceCodec);
-const decodeTerminate = decodeWith(TerminateResult);
-const decodeWait = decodeWith(WaitResultCodec);
-const decodeHost = decodeWith(HostAnswer);
-const decodeTicket = decodeWith(LogTicket);
 const newId = (): string => globalThis.crypto.randomUUID();
 
 /** A client of one host's operator API. Holds no connection between calls; every stream is cold. */
@@ -66,15 +47,7 @@ export class HostClient implements AsyncDisposable {
   private readonly lifetime = new ClientLifetime();
 
   constructor(options: HostClientOptions) {
-    const token = options.token;
-    this.connection = {
-      baseUrl: options.url.replace(/\/+$/, ''),
-      token: typeof token === 'string' ? () => token : token,
-      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-      policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
-      random: options.random ?? Math.random,
-      scheduler: options.scheduler ?? asyncScheduler,
-    };
+    this.connection = hostConnection(options);
   }
 
   /**
@@ -92,11 +65,7 @@ export class HostClient implements AsyncDisposable {
    * for a token the host does not accept, `HOST_UNREACHABLE` …) or `signal.reason` when aborted.
    */
   async host(options: AbortOptions = {}): Promise<HostInfo> {
-    const answer = await this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'GET', path: `${API_PREFIX}/host`, signal, retry: 'idempotent' }));
-    const host = decodeHost(answer.body);
-    if (E.isLeft(host)) throw new HostApiError('DECODE_FAILED', `host: the host answered something else than who the caller is: ${host.left.message}`, answer.status, answer.hostInstance);
-    const { name, role, environments } = host.right.caller;
-    return { hostInstance: host.right.hostInstance, caller: { name, role, environments } };
+    return hostInfoOf(await this.request(options.signal, { method: 'GET', path: `${API_PREFIX}/host`, retry: 'idempotent' }));
   }
 
   /**
@@ -123,12 +92,7 @@ export class HostClient implements AsyncDisposable {
    * `signal.reason` when aborted.
    */
   async logUrl(environmentId: string, processId: string, options: LogUrlOptions = {}): Promise<string> {
-    const answer = await this.post(environmentId, processId, 'log/tickets', undefined, options, 'idempotent');
-    const ticket = decodeTicket(answer.body);
-    if (E.isLeft(ticket)) throw new HostApiError('DECODE_FAILED', `logUrl: the host answered something else than a ticket: ${ticket.left.message}`, answer.status, answer.hostInstance);
-    const url = new URL(ticket.right.url, `${this.connection.baseUrl}/`);
-    if (options.stream !== undefined) url.searchParams.set('stream', options.stream);
-    return url.toString();
+    return logUrlOf(await this.post(environmentId, processId, 'log/tickets', undefined, options, 'idempotent'), this.connection.baseUrl, options.stream);
   }
 
   /**
@@ -162,17 +126,8 @@ export class HostClient implements AsyncDisposable {
    */
   async start(environmentId: string, request: StartRequest, options: HostStartOptions = {}): Promise<ProcessResource> {
     const key = options.idempotencyKey ?? newId();
-    const answer = await this.lifetime.call(options.signal, (signal) => send(this.connection, {
-      method: 'POST',
-      path: `${API_PREFIX}/environments/${segment(environmentId)}/processes`,
-      body: request,
-      headers: { 'idempotency-key': key },
-      signal,
-      retry: 'idempotent',
-    }));
-    const resource = decodeProcess(answer.body);
-    if (E.isLeft(resource)) throw new HostApiError('DECODE_FAILED', `start: the host answered something else than a process: ${resource.left.message}`, answer.status, answer.hostInstance);
-    return resource.right;
+    const path = `${API_PREFIX}/environments/${segment(environmentId)}/processes`;
+    return startedOf(await this.request(options.signal, { method: 'POST', path, body: request, headers: { 'idempotency-key': key }, retry: 'idempotent' }));
   }
 
   /**
@@ -225,19 +180,7 @@ export class HostClient implements AsyncDisposable {
    * `HOST_UNREACHABLE`; or with `signal.reason` when aborted (the process is not affected).
    */
   async wait(environmentId: string, processId: string, options: AbortOptions = {}): Promise<WaitResult> {
-    for (;;) {
-      let answer: ApiAnswer;
-      try {
-        answer = await this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'POST', path: `${processPath(environmentId, processId)}/wait`, signal, retry: 'idempotent' }));
-      } catch (error: unknown) {
-        // A wait longer than fetch waits for an answer's headers (undici: 300 s) is asked again.
-        if (headersTimedOut(error)) continue;
-        throw error;
-      }
-      const result = decodeWait(answer.body);
-      if (E.isLeft(result)) throw new HostApiError('DECODE_FAILED', `wait: the host answered something else than an exit: ${result.left.message}`, answer.status, answer.hostInstance);
-      return result.right;
-    }
+    return exitOf(await longPoll(() => this.post(environmentId, processId, 'wait', undefined, options, 'idempotent')));
   }
 
   /**
@@ -250,34 +193,8 @@ export class HostClient implements AsyncDisposable {
    * keeps running unless `terminateOnAbort` is set (then it is terminated, best effort). The process
    * stays listed on the host: {@link release} it when its record is not wanted.
    */
-  async run(environmentId: string, request: StartRequest, options: RunOptions = {}): Promise<RunResult> {
-    const collector = new RunCollector(options.maxOutputBytes);
-    const { signal } = options;
-    if (signal?.aborted === true) throw abortReason(signal);
-    // The start itself is not cut short by the signal: its answer names the process that an abort with
-    // `terminateOnAbort` terminates, even when the abort comes before the answer (the start may have
-    // happened on the host already). The run stops waiting for it at once.
-    const starting = this.start(environmentId, { ...request }, options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey });
-    if (signal !== undefined && options.terminateOnAbort === true) {
-      starting.then(
-        (started) => {
-          if (signal.aborted) void this.terminate(environmentId, started.id).catch(() => undefined);
-        },
-        () => undefined,
-      );
-    }
-    const process = await whileNotAborted(signal, () => starting);
-    try {
-      for await (const event of this.events(environmentId, process.id, signal === undefined ? {} : { signal })) collector.add(event);
-      // It closed: the host's wait answers at once, with when it exited.
-      const exit = await this.wait(environmentId, process.id, signal === undefined ? {} : { signal });
-      return collector.result(process.id, collector.exited ?? exit.exitCode, startedAtOf(process), exit.exitedAt);
-    } catch (error: unknown) {
-      // Read again: the signal may have aborted since the check above (the compiler narrows it to false).
-      const aborted = (signal as AbortSignal | undefined)?.aborted === true;
-      if (aborted && options.terminateOnAbort === true) await this.terminate(environmentId, process.id).catch(() => undefined);
-      throw aborted && signal !== undefined ? abortReason(signal) : error;
-    }
+  run(environmentId: string, request: StartRequest, options: RunOptions = {}): Promise<RunResult> {
+    return runToEnd(this, environmentId, request, options);
   }
 
   /** Writes to stdin, once per `writeId` (made per call when not given; retries reuse it). Resolves once the executor accepted the bytes. */
@@ -298,10 +215,7 @@ export class HostClient implements AsyncDisposable {
 
   /** Kills the process group (exit 137 follows); resolves whether it was running. Rejects DECODE_FAILED when the answer says neither. */
   async terminate(environmentId: string, processId: string, options: AbortOptions = {}): Promise<boolean> {
-    const answer = await this.post(environmentId, processId, 'terminate', undefined, options, 'idempotent');
-    const result = decodeTerminate(answer.body);
-    if (E.isLeft(result)) throw new HostApiError('DECODE_FAILED', `terminate: the host answered something else than whether it was running: ${result.left.message}`, answer.status, answer.hostInstance);
-    return result.right.running;
+    return wasRunning(await this.post(environmentId, processId, 'terminate', undefined, options, 'idempotent'));
   }
 
   /** Resizes a sized tty's terminal (the command gets SIGWINCH). */
@@ -312,14 +226,20 @@ export class HostClient implements AsyncDisposable {
   /** Releases a closed process (its history and its place in the list); a process already gone counts as released. */
   async release(environmentId: string, processId: string, options: AbortOptions = {}): Promise<void> {
     try {
-      await this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'DELETE', path: processPath(environmentId, processId), signal, retry: 'idempotent' }));
+      await this.request(options.signal, { method: 'DELETE', path: processPath(environmentId, processId), retry: 'idempotent' });
     } catch (error: unknown) {
       if (!(error instanceof HostApiError && error.code === 'PROCESS_NOT_FOUND')) throw error;
     }
   }
 
-  private post(environmentId: string, processId: string, action: string, body: unknown, options: AbortOptions, retry: 'idempotent' | 'unsafe'): Promise<ApiAnswer> {
-    return this.lifetime.call(options.signal, (signal) => send(this.connection, { method: 'POST', path: `${processPath(environmentId, processId)}/${action}`, body, signal, retry }));
+  /** `POST …/processes/{processId}/{action}`. */
+  private post(environmentId: string, processId: string, action: string, body: unknown, options: AbortOptions, retry: RetryMode): Promise<ApiAnswer> {
+    return this.request(options.signal, { method: 'POST', path: `${processPath(environmentId, processId)}/${action}`, body, retry });
+  }
+
+  /** One request, aborted by `signal` or by the client's close. */
+  private request(signal: AbortSignal | undefined, request: Omit<ApiRequest, 'signal'>): Promise<ApiAnswer> {
+    return this.lifetime.call(signal, (tracked) => send(this.connection, { ...request, signal: tracked }));
   }
 
   /**
@@ -338,17 +258,5 @@ export class HostClient implements AsyncDisposable {
     return this.close();
   }
 }
-
-/** Whether `error` is fetch giving up on an answer's headers (a long wait, not a host that is gone). */
-function headersTimedOut(error: unknown): boolean {
-  for (let cause: unknown = error, depth = 0; typeof cause === 'object' && cause !== null && depth < 4; depth += 1) {
-    if ('code' in cause && cause.code === 'UND_ERR_HEADERS_TIMEOUT') return true;
-    cause = 'cause' in cause ? cause.cause : undefined;
-  }
-  return false;
-}
-
-/** The process's `startedAt`, when the host gives one. */
-const startedAtOf = (process: ProcessResource): string | null => process.startedAt ?? null;
 
 const processPath = (environmentId: string, processId: string): string => `${API_PREFIX}/environments/${segment(environmentId)}/processes/${segment(processId)}`;

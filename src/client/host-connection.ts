@@ -65,7 +65,8 @@ export async function errorOf(response: Response, what: string): Promise<HostApi
   const problem = decodeProblem(body);
   if (E.isRight(problem)) {
     const detail = problem.right.detail;
-    return new HostApiError(problem.right.code, `${what}: ${problem.right.title}${detail === undefined ? '' : `: ${detail}`}`, response.status, hostInstance, detail === undefined ? undefined : { detail });
+    const message = `${what}: ${problem.right.title}${detail === undefined ? '' : `: ${detail}`}`;
+    return new HostApiError(problem.right.code, message, response.status, hostInstance, detail === undefined ? undefined : { detail });
   }
   return new HostApiError(response.status === 401 ? 'UNAUTHORIZED' : 'HOST_ERROR', `${what}: HTTP ${response.status}`, response.status, hostInstance);
 }
@@ -136,6 +137,29 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
   }
 }
 
+/**
+ * `ask()`'s answer, asking again each time fetch gave up waiting for the answer's headers (undici waits
+ * 300 s): a long wait is asked again. Any other failure rejects as it is.
+ */
+export async function longPoll(ask: () => Promise<ApiAnswer>): Promise<ApiAnswer> {
+  for (;;) {
+    try {
+      return await ask();
+    } catch (error: unknown) {
+      if (!headersTimedOut(error)) throw error;
+    }
+  }
+}
+
+/** Whether `error` is fetch giving up on an answer's headers (a long wait, not a host that is gone). */
+function headersTimedOut(error: unknown): boolean {
+  for (let cause: unknown = error, depth = 0; typeof cause === 'object' && cause !== null && depth < 4; depth += 1) {
+    if ('code' in cause && cause.code === 'UND_ERR_HEADERS_TIMEOUT') return true;
+    cause = 'cause' in cause ? cause.cause : undefined;
+  }
+  return false;
+}
+
 /** Whether `signal` is aborted (a function: the flag changes under our feet, which narrowing does not know). */
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
@@ -154,8 +178,9 @@ function answerOf(response: Response, text: string, what: string): ApiAnswer {
   const hostInstance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
   if (text === '') return { status: response.status, body: undefined, hostInstance };
   const body = parseJson(text);
-  if (E.isLeft(body)) throw new HostApiError('DECODE_FAILED', `${what}: the host answered ${response.status} with something else than JSON: ${body.left.message}`, response.status, hostInstance);
-  return { status: response.status, body: body.right, hostInstance };
+  if (E.isRight(body)) return { status: response.status, body: body.right, hostInstance };
+  const message = `${what}: the host answered ${response.status} with something else than JSON: ${body.left.message}`;
+  throw new HostApiError('DECODE_FAILED', message, response.status, hostInstance);
 }
 
 /** What a token function threw (or rejected with), as `cause`: the call fails with it, it is not retried. */
@@ -190,7 +215,8 @@ export async function init(connection: HostConnection, request: Pick<ApiRequest,
 /** The host could not be reached (for `afterMs` when given). */
 export function unreachable(what: string, cause: unknown, afterMs?: number): HostApiError {
   const reason = cause instanceof Error ? cause.message : 'no answer';
-  return new HostApiError('HOST_UNREACHABLE', `${what}: the host is unreachable${afterMs === undefined ? '' : ` for over ${afterMs / 1000} s`} (${reason})`, undefined, undefined, { cause });
+  const how = afterMs === undefined ? '' : ` for over ${afterMs / 1000} s`;
+  return new HostApiError('HOST_UNREACHABLE', `${what}: the host is unreachable${how} (${reason})`, undefined, undefined, { cause });
 }
 
 /**

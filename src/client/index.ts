@@ -18,7 +18,7 @@
 
 /* The client */
 export { HostClient } from './host-client';
-export type { HostClientOptions } from './host-client';
+export type { HostClientOptions } from './host-client-options';
 export type { AbortOptions, TtySize } from '../wire/shared-types';
 export type { ProcessEventsOptions } from './process-event-stream';
 export type { PulledEventsOptions } from './pulled-events';

@@ -151,7 +151,8 @@ class Follower implements SseSession {
     const restarted = error.hostInstance === undefined || error.hostInstance !== this.instance;
     if (this.everFound && restarted && (error.code === 'PROCESS_NOT_FOUND' || error.code === 'ENVIRONMENT_NOT_FOUND')) {
       const was = this.instance ?? 'unknown';
-      return new HostApiError('PROCESS_GONE', `events: the host restarted (instance ${was}, now ${error.hostInstance ?? 'unknown'}) and no longer knows this process: ${error.message}`, error.status, error.hostInstance, { cause: error });
+      const message = `events: the host restarted (instance ${was}, now ${error.hostInstance ?? 'unknown'}) and no longer knows this process: ${error.message}`;
+      return new HostApiError('PROCESS_GONE', message, error.status, error.hostInstance, { cause: error });
     }
     return error;
   }

@@ -103,7 +103,13 @@ function highWaterMarkOf(options: PulledEventsOptions): number {
  * `options.signal` aborts. Cold: the request starts when the stream is made; cancelling it aborts the
  * request and every wait. `onEnd` is told once the stream ended, however (it may be told twice).
  */
-export function pulledEvents(connection: HostConnection, environmentId: string, processId: string, options: PulledEventsOptions = {}, onEnd: () => void = () => undefined): ReadableStream<HostProcessEvent> {
+export function pulledEvents(
+  connection: HostConnection,
+  environmentId: string,
+  processId: string,
+  options: PulledEventsOptions = {},
+  onEnd: () => void = () => undefined,
+): ReadableStream<HostProcessEvent> {
   const abort = new AbortController();
   const { signal } = options;
   let controller: ReadableStreamDefaultController<HostProcessEvent> | undefined;

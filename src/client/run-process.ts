@@ -1,8 +1,13 @@
 /**
- * `HostClient.run`'s output: each stream's bytes collected up to a bound (the first bytes kept, the rest
- * counted as cut), decoded as UTF-8 once at the end so no character is split where a chunk ended.
+ * `HostClient.run`: start a command, read its events with backpressure, wait for its exit, and collect
+ * its output: each stream's bytes up to a bound (the first bytes kept, the rest counted as cut), decoded
+ * as UTF-8 once at the end so no character is split where a chunk ended.
  */
-import type { HostProcessEvent, RunResult } from './host-types';
+import type { AbortOptions } from '../wire/shared-types';
+import { whileNotAborted } from '../wire/while-not-aborted';
+import type { HostProcessEvent, HostStartOptions, ProcessResource, RunOptions, RunResult, StartRequest, WaitResult } from './host-types';
+import type { PulledEventsOptions } from './pulled-events';
+import { abortReason } from './retry';
 
 /** Default `RunOptions.maxOutputBytes`: 16 MiB per stream. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -85,3 +90,49 @@ export class RunCollector {
     };
   }
 }
+
+/** The calls a run makes: a `HostClient`'s. */
+export interface RunCalls {
+  /** `HostClient.start`. */
+  start(environmentId: string, request: StartRequest, options?: HostStartOptions): Promise<ProcessResource>;
+  /** `HostClient.events`. */
+  events(environmentId: string, processId: string, options?: PulledEventsOptions): AsyncIterableIterator<HostProcessEvent>;
+  /** `HostClient.wait`. */
+  wait(environmentId: string, processId: string, options?: AbortOptions): Promise<WaitResult>;
+  /** `HostClient.terminate`. */
+  terminate(environmentId: string, processId: string, options?: AbortOptions): Promise<boolean>;
+}
+
+/** `HostClient.run` on `client`: starts the command, collects its events, and resolves once it closed (see `HostClient.run`). */
+export async function runToEnd(client: RunCalls, environmentId: string, request: StartRequest, options: RunOptions): Promise<RunResult> {
+  const collector = new RunCollector(options.maxOutputBytes);
+  const { signal } = options;
+  if (signal?.aborted === true) throw abortReason(signal);
+  // The start itself is not cut short by the signal: its answer names the process that an abort with
+  // `terminateOnAbort` terminates, even when the abort comes before the answer (the start may have
+  // happened on the host already). The run stops waiting for it at once.
+  const starting = client.start(environmentId, { ...request }, options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey });
+  if (signal !== undefined && options.terminateOnAbort === true) {
+    starting.then(
+      (started) => {
+        if (signal.aborted) void client.terminate(environmentId, started.id).catch(() => undefined);
+      },
+      () => undefined,
+    );
+  }
+  const process = await whileNotAborted(signal, () => starting);
+  try {
+    for await (const event of client.events(environmentId, process.id, signal === undefined ? {} : { signal })) collector.add(event);
+    // It closed: the host's wait answers at once, with when it exited.
+    const exit = await client.wait(environmentId, process.id, signal === undefined ? {} : { signal });
+    return collector.result(process.id, collector.exited ?? exit.exitCode, startedAtOf(process), exit.exitedAt);
+  } catch (error: unknown) {
+    // Read again: the signal may have aborted since the check above (the compiler narrows it to false).
+    const aborted = (signal as AbortSignal | undefined)?.aborted === true;
+    if (aborted && options.terminateOnAbort === true) await client.terminate(environmentId, process.id).catch(() => undefined);
+    throw aborted && signal !== undefined ? abortReason(signal) : error;
+  }
+}
+
+/** The process's `startedAt`, when the host gives one. */
+const startedAtOf = (process: ProcessResource): string | null => process.startedAt ?? null;

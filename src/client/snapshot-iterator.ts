@@ -28,7 +28,11 @@ type End = { readonly kind: 'done' } | { readonly kind: 'error'; readonly error:
  * every snapshot before); its completion ends the iteration. `return()` (a `break` out of the loop) and
  * `onClose` unsubscribe, which closes the HTTP stream. `onClose` is told when the iterator ends, however.
  */
-export function snapshotIterator<T>(source$: Observable<T>, options: SnapshotIteratorOptions = {}, onClose: () => void = () => undefined): AsyncIterableIterator<T> & { close(reason: unknown): void } {
+export function snapshotIterator<T>(
+  source$: Observable<T>,
+  options: SnapshotIteratorOptions = {},
+  onClose: () => void = () => undefined,
+): AsyncIterableIterator<T> & { close(reason: unknown): void } {
   const bufferSize = options.bufferSize ?? DEFAULT_SNAPSHOT_BUFFER;
   if (!Number.isSafeInteger(bufferSize) || bufferSize < 1) throw new RangeError(`bufferSize must be a whole number >= 1 (got ${bufferSize})`);
   const waiting: T[] = [];

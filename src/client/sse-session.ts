@@ -116,7 +116,8 @@ export async function runSse(connection: HostConnection, what: string, session: 
       let dropped = 'the host ended the stream';
       try {
         // Nothing follows a come-back event: reading stops there.
-        await readSse(response, onMessage, { stop: () => comeBackMs !== undefined || session.finished() || session.againAfter?.() !== undefined, onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) });
+        const stop = (): boolean => comeBackMs !== undefined || session.finished() || session.againAfter?.() !== undefined;
+        await readSse(response, onMessage, { stop, onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) });
         if (comeBackMs === undefined && session.againAfter?.() === undefined) session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
@@ -172,7 +173,8 @@ function messageOf(error: unknown): string {
 }
 
 /** The `message` of an error-like value, if it has one. */
-const textOf = (value: unknown): string | undefined => (typeof value === 'object' && value !== null && 'message' in value && typeof value.message === 'string' ? value.message : undefined);
+const textOf = (value: unknown): string | undefined =>
+  typeof value === 'object' && value !== null && 'message' in value && typeof value.message === 'string' ? value.message : undefined;
 
 /** The wait a come-back event asks for (its `retryMs`, capped); 1 s when its data cannot be read. */
 function comeBackDelay(data: string): number {
@@ -191,7 +193,8 @@ function handle(session: SseSession, message: SseMessage, what: string): void {
     session.onMessage(message);
   } catch (error: unknown) {
     if (error instanceof HostApiError) throw error;
-    throw new HostApiError('DECODE_FAILED', `${what}: an event could not be handled: ${error instanceof Error ? error.message : String(error)}`, undefined, undefined, { cause: error });
+    const why = error instanceof Error ? error.message : String(error);
+    throw new HostApiError('DECODE_FAILED', `${what}: an event could not be handled: ${why}`, undefined, undefined, { cause: error });
   }
 }
 

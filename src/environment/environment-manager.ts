@@ -1,80 +1,33 @@
+/**
+ * `EnvironmentManager`: holds one environment (executor) and its logical client, built from an accepted
+ * socket, a dialled url or a stdio child, or taken over after a host restart; and `memoryHistories`, its
+ * default output histories. What it is built with is in environment-manager-options.ts.
+ */
 import type { ChildProcess } from 'node:child_process';
-import type { SchedulerLike } from 'rxjs';
 import { of } from 'rxjs';
 import type WebSocket from 'ws';
 import { ClosedError, ReplacementRejectedError } from '../errors';
-import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from '../exec/event-history';
-import { HistoryBudget } from '../exec/history-budget';
+import { boundedHistories } from '../exec/bounded-histories';
 import type { HistoryFactory } from '../exec/output-history';
 import type { ProcessStreamOptions } from '../exec/process-stream-options';
-import type { AbortOptions } from '../rpc/abort';
 import { isAbortOf, whileNotAborted } from '../rpc/abort';
-import type { CallObserver, KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
 import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
 import { ExecClient } from '../session/exec-client';
-import type { SessionTakeover } from '../session/exec-client';
+import type { SessionTakeover } from '../session/exec-client-options';
 import type { ExecProcess } from '../exec/exec-process';
 import type { LostProcess, SessionAdoption } from './session-adoption';
-import type { DialOptions } from '../transport/dial';
 import type { SocketPort } from '../transport/socket-port';
 import { stdioSocketPort } from '../transport/stdio-socket-port';
 import { wsSocketPort } from '../transport/ws-socket-port';
 import type { EnvironmentObservedStatus } from './connection-state';
 import { Environment } from './environment';
-import type { NetworkPolicyDecider } from './network-policy';
-import { networkPolicyHandler } from './network-policy';
+import type { CloseOptions, ConnectOptions, EnvironmentManagerOptions } from './environment-manager-options';
+import { clientOptions } from './environment-manager-options';
+
 
 /** A socket the manager takes: a `ws` WebSocket (accepted with `handleUpgrade`, already open) or a SocketPort. */
 export type AcceptedSocket = WebSocket | SocketPort;
-
-/** Options shared by every way of building a manager (codex `ExecServerClientConnectOptions`, camelCase). */
-export interface EnvironmentManagerOptions {
-  /** Sent in `initialize`. */
-  readonly clientName: string;
-  /** The initialize request, its reply and `initialized`. @default 10000 */
-  readonly initializeTimeoutMs?: number;
-  /** Resume this session on the first socket (dialled mode only; refused for an accepted socket). */
-  readonly resumeSessionId?: string;
-  /** How long a lost connection may take to be replaced and resumed before the environment fails. @default 25000 */
-  readonly recoveryDeadlineMs?: number;
-  /** Drives every timer (timeouts, keepalive, deadlines); tests pass a TestScheduler. @default asyncScheduler */
-  readonly scheduler?: SchedulerLike;
-  /** WebSocket pings and the pong deadline; `false` disables them. @default { intervalMs: 30000, timeoutMs: 10000 } */
-  readonly keepalive?: KeepaliveOptions | false;
-  /** Default timeout of each call. @default 30000 */
-  readonly requestTimeoutMs?: number;
-  /** Decides `network/policyRequest`s from the executor. @default deny every request */
-  readonly networkPolicy?: NetworkPolicyDecider;
-  /**
-   * Makes each process's output history (see `OutputHistory`): where the events it publishes are kept for
-   * its readers. When given, `processHistory`'s `historyEvents` and `historyBytes` and
-   * `totalHistoryBytes` are not used: they bound the default.
-   * @default in memory, within `processHistory` and `totalHistoryBytes` (see {@link memoryHistories})
-   */
-  readonly outputHistory?: HistoryFactory;
-  /** Per-process limits: of the default in-memory history, and the hole-fill delay. @default { historyEvents: 256, historyBytes: 1048576 } */
-  readonly processHistory?: Pick<ProcessStreamOptions, 'historyEvents' | 'historyBytes' | 'holeFillDelayMs'>;
-  /** All processes' in-memory history together (the default history's shared budget). @default 67108864 (64 MiB) */
-  readonly totalHistoryBytes?: number;
-  /** How long an ended process stays in `Environment.processes$` (and keeps its history) unless released. @default 80000 */
-  readonly keepClosedMs?: number;
-  /** At most this many ended processes stay in `Environment.processes$`; the oldest ended leaves first. @default 256 */
-  readonly keepClosed?: number;
-  /** How often `Environment.status$` polls while subscribed. @default 5000 */
-  readonly statusPollMs?: number;
-  /** How often `Environment.info$` polls while subscribed. @default 60000 */
-  readonly infoPollMs?: number;
-  /** Hears every JSON-RPC call's outcome and latency, on every socket of the session (a host's metrics). @default none */
-  readonly onCall?: CallObserver;
-}
-
-/**
- * Options of {@link EnvironmentManager.connect}: the manager's, the dial's (`headers` may be a function,
- * evaluated on every dial and re-dial), and `signal`, which cancels the connect alone (see
- * {@link EnvironmentManager.connect}); it has no effect once `connect` has resolved.
- */
-export type ConnectOptions = EnvironmentManagerOptions & DialOptions & AbortOptions;
 
 /** What `EnvironmentManager.adoptAcceptedWebsocket` resolves with. */
 export interface AdoptedEnvironment {
@@ -88,14 +41,6 @@ export interface AdoptedEnvironment {
   readonly lost: readonly LostProcess[];
 }
 
-/** Options of {@link EnvironmentManager.close}. */
-export interface CloseOptions {
-  /** Terminate every live process first (else the executor keeps them for its 80 s retention). @default false */
-  readonly terminateProcesses?: boolean;
-}
-
-const DEFAULT_TOTAL_HISTORY_BYTES = 64 * 1024 * 1024;
-
 /**
  * The default {@link EnvironmentManagerOptions.outputHistory}: each process's history in memory, within
  * `processHistory`'s bounds, all of them within one byte budget of `totalHistoryBytes` made for this
@@ -103,8 +48,7 @@ const DEFAULT_TOTAL_HISTORY_BYTES = 64 * 1024 * 1024;
  * first, in the order they ended, then the oldest events of running ones.
  */
 export function memoryHistories(options: Pick<EnvironmentManagerOptions, 'processHistory' | 'totalHistoryBytes'>): HistoryFactory {
-  const bounds = { maxEvents: options.processHistory?.historyEvents ?? DEFAULT_HISTORY_EVENTS, maxBytes: options.processHistory?.historyBytes ?? DEFAULT_HISTORY_BYTES };
-  return memoryHistory(bounds, new HistoryBudget(options.totalHistoryBytes ?? DEFAULT_TOTAL_HISTORY_BYTES));
+  return boundedHistories(options.processHistory, options.totalHistoryBytes);
 }
 
 /**
@@ -201,7 +145,8 @@ export class EnvironmentManager {
         const reason = `the executor no longer has session ${adoption.sessionId} (its 80 s retention passed); the process was killed with it`;
         for (const record of adoption.processes) lost.push({ processId: record.processId, reason });
       },
-      processLost: (processId, error) => lost.push({ processId, reason: `the executor no longer knows process ${processId} in session ${adoption.sessionId} (${error.rpcMessage})` }),
+      processLost: (processId, error) =>
+        lost.push({ processId, reason: `the executor no longer knows process ${processId} in session ${adoption.sessionId} (${error.rpcMessage})` }),
     };
     const accepted = new AcceptedSockets(toPort(socket, 'accepted'));
     const client = new ExecClient(accepted.sockets$, { ...clientOptions(options, true), resumeSessionId: undefined, takeover });
@@ -293,24 +238,6 @@ export class EnvironmentManager {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
-}
-
-function clientOptions(options: EnvironmentManagerOptions, reconnectable: boolean): ConstructorParameters<typeof ExecClient>[1] {
-  const rpc: RpcConnectionOptions = {
-    keepalive: options.keepalive ?? {},
-    serverRequests: networkPolicyHandler(options.networkPolicy),
-    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
-    ...(options.onCall === undefined ? {} : { onCall: options.onCall }),
-  };
-  return {
-    clientName: options.clientName,
-    initializeTimeoutMs: options.initializeTimeoutMs,
-    resumeSessionId: options.resumeSessionId,
-    recoveryDeadlineMs: options.recoveryDeadlineMs,
-    scheduler: options.scheduler,
-    rpc,
-    reconnectable,
-  };
 }
 
 const toPort = (socket: AcceptedSocket, label: string): SocketPort => ('listen' in socket ? socket : wsSocketPort(socket, { label }));

@@ -111,7 +111,13 @@ export function pollStatus(session: ExecSession, environmentId: string, options:
 }
 
 /** `Environment.info$`: see its TSDoc. `lastKnown` seeds it (the initialize reply's info). */
-export function pollInfo(session: ExecSession, environmentId: string, options: EnvironmentPollOptions, fallback: SchedulerLike, lastKnown: () => EnvironmentInfo | undefined): Observable<EnvironmentInfoState> {
+export function pollInfo(
+  session: ExecSession,
+  environmentId: string,
+  options: EnvironmentPollOptions,
+  fallback: SchedulerLike,
+  lastKnown: () => EnvironmentInfo | undefined,
+): Observable<EnvironmentInfoState> {
   let last: EnvironmentInfo | undefined;
   const probe = (): Observable<EnvironmentInfoState> =>
     defer(() => {
@@ -128,6 +134,8 @@ export function pollInfo(session: ExecSession, environmentId: string, options: E
       );
     });
   const same = (a: EnvironmentInfoState, b: EnvironmentInfoState): boolean =>
-    a.status === b.status && JSON.stringify('info' in a ? a.info : null) === JSON.stringify('info' in b ? b.info : null) && sameError('error' in a ? a.error : undefined, 'error' in b ? b.error : undefined);
+    a.status === b.status &&
+    JSON.stringify('info' in a ? a.info : null) === JSON.stringify('info' in b ? b.info : null) &&
+    sameError('error' in a ? a.error : undefined, 'error' in b ? b.error : undefined);
   return poll(session, options.infoPollMs ?? DEFAULT_INFO_POLL_MS, options.scheduler ?? fallback, probe, same);
 }

@@ -1,11 +1,15 @@
+/**
+ * The library's default output history: {@link EventHistory} (a process's bounded replay history in
+ * memory plus the live fan-out to its subscribers), its bounds and their defaults, and the factory that
+ * makes one per process. What it retains, and how, is its `HistoryWindow` (history-window.ts).
+ */
 import type { Subscriber, TeardownLogic } from 'rxjs';
 import { Observable } from 'rxjs';
 import { filter } from 'rxjs/operators';
-import type { BudgetLease, BudgetMember, HistoryBudget } from './history-budget';
+import type { HistoryBudget } from './history-budget';
 import type { HistoryFactory, HistoryInput, OutputHistory } from './output-history';
 import type { FailedEvent, ProcessEvent, TruncatedEvent } from './process-event';
-import type { SequencedEvent } from '../wire/process-event';
-import { RetainedLog } from './retained-log';
+import { HistoryWindow } from './history-window';
 import { RingDeque } from './ring-deque';
 import type { ObservableSource } from './source-observable';
 import { SourceObservable } from './source-observable';
@@ -41,18 +45,17 @@ export const memoryHistory = (options: EventHistoryOptions = {}, budget?: Histor
  * {@link OutputHistory}, and the default one.
  *
  * The owner (ExecProcess) appends events already in seq order. The history keeps the newest ones within
- * `maxEvents` and `maxBytes` (and within the shared {@link HistoryBudget}, if given), evicting the oldest
- * first from a ring. Appends after `closed` or `failed` are ignored; an append made from inside a
+ * `maxEvents` and `maxBytes` (and within the shared {@link HistoryBudget}, if given) in its window,
+ * evicting the oldest first. Appends after `closed` or `failed` are ignored; an append made from inside a
  * subscriber's callback is queued and delivered after the current one, so every subscriber sees the
  * same order.
  *
- * Output is retained in a {@link RetainedLog} (no object per retained chunk); what a replay hands out
- * is made again from it for each replay and not kept, so replays never add to what a history holds.
- * Live subscribers get the appended objects themselves.
+ * What a replay hands out is made again for each replay and not kept, so replays never add to what a
+ * history holds. Live subscribers get the appended objects themselves.
  *
  * Teardown: the history holds no timers; `release()` drops what it retains and leaves the budget.
  */
-export class EventHistory implements OutputHistory, BudgetMember, ObservableSource<ProcessEvent> {
+export class EventHistory implements OutputHistory, ObservableSource<ProcessEvent> {
   /**
    * Every event of the process, per subscriber: first ONE `truncated` marker when anything was dropped
    * (its `nextSeq` is the seq of the first replayed event), then the retained events, then live events,
@@ -68,29 +71,18 @@ export class EventHistory implements OutputHistory, BudgetMember, ObservableSour
     return this.eventsObservable;
   }
 
-  private readonly maxEvents: number;
-  private readonly maxBytes: number;
-  private readonly log: RetainedLog;
-  /** Absolute index of the log's oldest event (= events ever evicted, released or never retained). */
-  private first = 0;
-  private dropped = 0;
-  private droppedPayload = 0;
-  private lastSeq = 0;
+  /** What is retained for replay, within the bounds and the budget. */
+  private readonly window: HistoryWindow;
   private ended = false;
   private failure: FailedEvent | undefined;
-  private released = false;
   private subscribers: readonly Subscriber<ProcessEvent>[] = noSubscribers();
   private emitting = false;
   /** Appends made while emitting, delivered after the current one (made on first need). */
   private deferred: RingDeque<HistoryInput> | undefined;
-  private lease: BudgetLease | undefined;
   private eventsObservable: Observable<ProcessEvent> | undefined;
 
   constructor(options: EventHistoryOptions = {}, budget?: HistoryBudget) {
-    this.maxEvents = options.maxEvents ?? DEFAULT_HISTORY_EVENTS;
-    this.maxBytes = options.maxBytes ?? DEFAULT_HISTORY_BYTES;
-    this.log = new RetainedLog(this.maxBytes);
-    this.lease = budget?.register(this);
+    this.window = new HistoryWindow(options.maxEvents ?? DEFAULT_HISTORY_EVENTS, options.maxBytes ?? DEFAULT_HISTORY_BYTES, budget);
   }
 
   /**
@@ -101,31 +93,31 @@ export class EventHistory implements OutputHistory, BudgetMember, ObservableSour
   eventsAfter$(afterSeq: number): Observable<ProcessEvent> {
     if (afterSeq <= 0) return this.events$;
     return new Observable<ProcessEvent>((subscriber) => {
-      if (afterSeq <= this.lastSeq) return this.subscribeTo(subscriber, afterSeq);
+      if (afterSeq <= this.window.lastSeq) return this.subscribeTo(subscriber, afterSeq);
       // Nothing retained is wanted: join live, skipping events up to `afterSeq`.
       const wanted = (event: ProcessEvent): boolean => event.type === 'failed' || event.type === 'truncated' || event.seq > afterSeq;
-      return new Observable<ProcessEvent>((inner) => this.subscribeTo(inner, this.lastSeq)).pipe(filter(wanted)).subscribe(subscriber);
+      return new Observable<ProcessEvent>((inner) => this.subscribeTo(inner, this.window.lastSeq)).pipe(filter(wanted)).subscribe(subscriber);
     });
   }
 
   /** Events retained for replay. */
   get retainedEvents(): number {
-    return this.log.length;
+    return this.window.retainedEvents;
   }
 
   /** Output payload bytes retained for replay. */
   get retainedBytes(): number {
-    return this.log.payloadBytes;
+    return this.window.retainedBytes;
   }
 
   /** Events dropped from the front of the history so far (by its bounds, the budget or `release()`). */
   get droppedEvents(): number {
-    return this.dropped;
+    return this.window.droppedEvents;
   }
 
   /** Output payload bytes dropped so far. */
   get droppedBytes(): number {
-    return this.droppedPayload;
+    return this.window.droppedBytes;
   }
 
   /** Live subscribers (those that finished their replay and have not unsubscribed). */
@@ -166,30 +158,7 @@ export class EventHistory implements OutputHistory, BudgetMember, ObservableSour
    * `truncated` marker (and completion, once ended). Later events are not retained. Idempotent.
    */
   release(): void {
-    // At once: evicting one by one would shrink (reallocate) the byte ring on the way.
-    const events = this.log.length;
-    this.first += events;
-    this.dropped += events;
-    this.droppedPayload += this.log.payloadBytes;
-    this.log.clear();
-    this.released = true;
-    this.lease?.release(); // takes what is left of this history off the budget
-    this.lease = undefined;
-  }
-
-  /** @internal Absolute index of the oldest retained event (the budget's view of this history). */
-  firstIndex(): number {
-    return this.first;
-  }
-
-  /** @internal Drops the oldest retained event (its own bounds, the budget, or `release()`). */
-  evictOldest(): void {
-    if (this.log.length === 0) return;
-    const bytes = this.log.shift();
-    this.first += 1;
-    this.dropped += 1;
-    this.droppedPayload += bytes;
-    if (this.lease !== undefined) this.lease.evicted(bytes);
+    this.window.release();
   }
 
   private process(event: HistoryInput): void {
@@ -202,64 +171,21 @@ export class EventHistory implements OutputHistory, BudgetMember, ObservableSour
       this.skip(event);
       return;
     }
-    this.store(event);
+    this.window.store(event);
     for (const subscriber of this.subscribers) subscriber.next(event);
     if (event.type === 'closed') this.finish(undefined);
   }
 
-  /**
-   * Seqs before `marker.nextSeq` will never come: what is held goes (a replay could not be contiguous
-   * across the hole), counted with the marker's own counts, and live subscribers get the marker.
-   */
+  /** Seqs before `marker.nextSeq` will never come: the window lets go of what it holds, and live subscribers get the marker. */
   private skip(marker: TruncatedEvent): void {
-    if (marker.nextSeq <= this.lastSeq + 1) return;
-    while (this.log.length > 0) this.evictOldest();
-    this.dropped += marker.droppedEvents;
-    this.droppedPayload += marker.droppedBytes;
-    this.lastSeq = marker.nextSeq - 1;
+    if (!this.window.skip(marker)) return;
     for (const subscriber of this.subscribers) subscriber.next(marker);
-  }
-
-  private store(event: SequencedEvent): void {
-    const bytes = event.type === 'output' ? event.chunk.byteLength : 0;
-    this.lastSeq = event.seq;
-    if (this.released) {
-      this.dropped += 1;
-      this.droppedPayload += bytes;
-      return;
-    }
-    // Room first, within the own bounds: the log only ever holds what it may keep.
-    const log = this.log;
-    if (log.length >= this.maxEvents && log.length > 0) {
-      // The steady state of a stream at its event bound: drop the oldest and take this one in one step.
-      const freed = log.rotate(event, this.maxBytes);
-      if (freed >= 0) {
-        const index = this.first + log.length;
-        this.first += 1;
-        this.dropped += 1;
-        this.droppedPayload += freed;
-        if (this.lease !== undefined) this.lease.rotated(freed, index, bytes);
-        return;
-      }
-    }
-    while (log.length > 0 && (log.length >= this.maxEvents || log.payloadBytes + bytes > this.maxBytes)) this.evictOldest();
-    if (this.maxEvents < 1 || bytes > this.maxBytes) return this.dropOnArrival(bytes);
-    const index = this.first + log.length;
-    log.push(event);
-    if (this.lease !== undefined) this.lease.appended(index, bytes);
-  }
-
-  /** Nothing older is left and the event alone is over a bound: it is dropped, and still takes its index. */
-  private dropOnArrival(bytes: number): void {
-    this.first += 1;
-    this.dropped += 1;
-    this.droppedPayload += bytes;
   }
 
   private finish(failure: FailedEvent | undefined): void {
     this.ended = true;
     this.failure = failure;
-    this.lease?.terminated();
+    this.window.terminated();
     const subscribers = this.subscribers;
     this.subscribers = noSubscribers();
     for (const subscriber of subscribers) {
@@ -268,35 +194,17 @@ export class EventHistory implements OutputHistory, BudgetMember, ObservableSour
     }
   }
 
-  private marker(): TruncatedEvent {
-    return { type: 'truncated', nextSeq: this.historyStartSeq, droppedEvents: this.dropped, droppedBytes: this.droppedPayload };
-  }
-
   /** The seq of the oldest retained event (the next one to come when nothing is retained). */
   get historyStartSeq(): number {
-    return this.log.firstSeq ?? this.lastSeq + 1;
+    return this.window.historyStartSeq;
   }
 
   /**
    * @internal The subscribe function of {@link events$} (`afterSeq` 0) and of `eventsAfter$`: replays the
-   * retained events after `afterSeq` (seqs are contiguous, so the first wanted one sits at a known
-   * index), then joins the live set, all inside `subscribe`.
+   * retained events after `afterSeq`, then joins the live set, all inside `subscribe`.
    */
   subscribeTo(subscriber: Subscriber<ProcessEvent>, afterSeq: number): TeardownLogic {
-    const firstSeq = this.historyStartSeq;
-    if (this.dropped > 0 && afterSeq + 1 < firstSeq) subscriber.next(this.marker());
-    let cursor = this.first + Math.max(0, afterSeq + 1 - firstSeq);
-    // Bounds are re-read each step: a subscriber's callback may append (and evict) during its replay.
-    while (cursor < this.first + this.log.length && !subscriber.closed) {
-      if (cursor < this.first) {
-        subscriber.next(this.marker()); // eviction overtook this replay: say so rather than skip silently
-        cursor = this.first;
-        continue;
-      }
-      const event = this.log.at(cursor - this.first);
-      cursor += 1;
-      if (event !== undefined) subscriber.next(event);
-    }
+    this.window.replay(subscriber, afterSeq);
     if (subscriber.closed) return undefined;
     if (this.ended) {
       if (this.failure !== undefined) subscriber.next(this.failure);

@@ -1,67 +1,41 @@
-import type { Observable, SchedulerLike } from 'rxjs';
-import { asyncScheduler, defer, firstValueFrom, forkJoin, lastValueFrom, of, race, timer } from 'rxjs';
-import { filter, map, take, toArray } from 'rxjs/operators';
-import type { Readable } from 'node:stream';
+/**
+ * `ExecProcess`: a process started on an executor, as its caller holds it: its output (the reading side,
+ * `ProcessOutput` in process-output.ts), its state and exit, and its stdin, signals and terminal (the
+ * requests it makes of the executor are in process-requests.ts).
+ */
+import type { Observable } from 'rxjs';
+import { asyncScheduler, defer, firstValueFrom, of } from 'rxjs';
 import type { ExecClientError } from '../errors';
-import { ExecClientError as BaseError, ProcessFailedError, ResizeFailedError, StdinClosedError } from '../errors';
 import type { AbortOptions } from '../rpc/abort';
-import { abortable, isAbortOf, whileNotAborted } from '../rpc/abort';
-import type { FlowHold } from '../rpc/connection-flow';
+import { abortable, whileNotAborted } from '../rpc/abort';
 import type { ExecSession } from '../session/exec-session';
-import { isTerminal } from '../session/exec-session';
-import { toBytes } from '../wire/bytes';
-import { SAFE_CHUNK_BYTES } from '../wire/limits';
 import type { ReadResponse } from '../wire/process';
-import type { OutputStream } from '../wire/process-event';
-import { toBoundedAsyncIterable } from './bounded-iterator';
 import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, memoryHistory } from './event-history';
-import type { HistoryLaunch, OutputHistory, OutputHistoryReader } from './output-history';
-import type { CollectedOutput, ProcessExit, RetainedHistory } from './process-summaries';
-import type { ProcessViewOptions, StreamSelection } from './output-views';
-import type { ProcessReadableOptions } from './output-readable';
-import { DEFAULT_READABLE_HIGH_WATER_MARK, pullReadable } from './output-readable';
-import { bytesOf, exitCodeOf, linesOf, textOf } from './output-views';
-import type { ProcessEvent } from './process-event';
+import type { HistoryLaunch, OutputHistoryReader } from './output-history';
+import type { CollectedOutput, ProcessExit } from './process-summaries';
+import { collectOutput } from './process-summaries';
+import { exitCodeOf } from './output-views';
 import { DEFAULT_HOLE_FILL_DELAY_MS, ProcessInbox } from './process-inbox';
+import { ProcessOutput } from './process-output';
 import type { ProcessState } from './process-status';
 import { ProcessStatus } from './process-status';
-import type { ProcessListener, ProcessStreamOptions } from './process-stream-options';
+import type { AdoptedCounters, ProcessListener, ProcessStreamOptions } from './process-stream-options';
+import { ProcessRequests } from './process-requests';
 import type { TtyResizer } from './tty-resizer';
+import { resizeOrRefuse } from './tty-resizer';
 import type { TtySize } from './tty-size';
 
-/** How many writeIds (`process/write` calls) `ExecProcess.write` uses for `byteLength` bytes: one per safe frame, at least one. */
-export const writeIdsFor = (byteLength: number): number => Math.max(1, Math.ceil(byteLength / SAFE_CHUNK_BYTES));
-
-/** Where an adopted process's counters go on (see `AdoptedProcessRecord`). */
-export interface AdoptedCounters {
-  /** The last seq the host holds: the next event expected is `lastSeq + 1`. */
-  readonly lastSeq: number;
-  /** The writeId of the next `process/write`. */
-  readonly nextWriteId: number;
-}
 
 /**
  * A process started on an executor. Its events flow in strictly increasing, contiguous seq order, each
  * exactly once, across socket replacements; late subscribers get a bounded replay first. Unsubscribing
  * from any view never stops the process: `terminate()` does.
  */
-export class ExecProcess implements OutputHistoryReader {
-  /** Made by `options.outputHistory` (whoever starts the process supplies it), in memory by default. */
-  private readonly history: OutputHistory;
+export class ExecProcess extends ProcessOutput implements OutputHistoryReader {
   private readonly status: ProcessStatus;
-  private readonly scheduler: SchedulerLike;
   private readonly listener: ProcessListener | undefined;
-  private writeCounter = 0;
+  private readonly requests: ProcessRequests;
   private resizer: TtyResizer | undefined;
-
-  /**
-   * Every event of the process: a replay of the retained history (after a `truncated` marker when some
-   * was dropped), then live events. Completes after `closed` or after a `failed` event; never errors.
-   * Each subscriber gets its own replay; unsubscribing does not affect the process.
-   */
-  get events$(): Observable<ProcessEvent> {
-    return this.history.eventsAfter$(0);
-  }
 
   /**
    * The process's state: replays the current one (`running`, `exited`, `closed` or `failed`), then
@@ -81,20 +55,23 @@ export class ExecProcess implements OutputHistoryReader {
   constructor(
     /** Our key for the process on the executor (`StartParams.processId`, or a generated UUID). */
     readonly processId: string,
-    private readonly session: ExecSession,
+    session: ExecSession,
     options: ProcessStreamOptions = {},
     /** @internal An adopted process: where its seqs and writeIds go on. */
     adopted?: AdoptedCounters,
     /** @internal How a listed process was started, for its history (see `HistoryFactory`). */
     launch?: HistoryLaunch,
   ) {
-    this.scheduler = options.scheduler ?? asyncScheduler;
-    this.listener = options.listener;
-    const outputHistory = options.outputHistory ?? memoryHistory({ maxEvents: options.historyEvents ?? DEFAULT_HISTORY_EVENTS, maxBytes: options.historyBytes ?? DEFAULT_HISTORY_BYTES });
-    this.history = outputHistory(processId, launch);
-    this.status = new ProcessStatus(this);
-    this.inbox = new ProcessInbox(processId, session, this.history, this.status, this.scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS, adopted?.lastSeq);
-    if (adopted !== undefined) this.writeCounter = adopted.nextWriteId - 1;
+    const outputHistory =
+      options.outputHistory ?? memoryHistory({ maxEvents: options.historyEvents ?? DEFAULT_HISTORY_EVENTS, maxBytes: options.historyBytes ?? DEFAULT_HISTORY_BYTES });
+    super(outputHistory(processId, launch), session);
+    const scheduler = options.scheduler ?? asyncScheduler;
+    const listener = options.listener;
+    this.listener = listener;
+    // Each state change is heard by the listener (the environment's process list).
+    this.status = new ProcessStatus({ stateChanged: () => listener?.changed(processId) });
+    this.inbox = new ProcessInbox(processId, session, this.history, this.status, scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS, adopted?.lastSeq);
+    this.requests = new ProcessRequests(processId, session, this.history, this.inbox, scheduler, adopted?.nextWriteId);
   }
 
   /**
@@ -103,12 +80,7 @@ export class ExecProcess implements OutputHistoryReader {
    * (a write sent again after a restart keeps its id; a new one must not reuse one).
    */
   get nextWriteId(): number {
-    return this.writeCounter + 1;
-  }
-
-  /** @internal The status changed: the listener hears it. */
-  stateChanged(): void {
-    this.listener?.changed(this.processId);
+    return this.requests.nextWriteId;
   }
 
   /** running, exited (output may still follow), closed, or failed. */
@@ -121,52 +93,9 @@ export class ExecProcess implements OutputHistoryReader {
     return this.status.failure;
   }
 
-  /**
-   * The oldest seq a replay can still give: events before it were dropped from the bounded history
-   * (`read` may still find their output in the executor's own window). When nothing is retained, the
-   * seq of the next event to come.
-   */
-  get historyStartSeq(): number {
-    return this.history.historyStartSeq;
-  }
-
   /** The last seq published to consumers (0 when none). */
   get lastPublishedSeq(): number {
     return this.inbox.lastPublishedSeq;
-  }
-
-  /** Retained history and subscribers (bookkeeping). */
-  get retained(): RetainedHistory {
-    return { events: this.history.retainedEvents, bytes: this.history.retainedBytes, subscribers: this.history.subscriberCount };
-  }
-
-  /**
-   * The events strictly after `afterSeq`, for a subscriber resuming where it left off: the retained
-   * ones, then live. First ONE `truncated` marker when the history no longer reaches `afterSeq + 1` (its
-   * `nextSeq` names the first event that follows; nothing after it is missing). Completes after `closed`
-   * or a `failed` event; never errors; unsubscribing affects nothing else.
-   */
-  eventsAfter$(afterSeq: number): Observable<ProcessEvent> {
-    return this.history.eventsAfter$(afterSeq);
-  }
-
-  /**
-   * Output bytes of the chosen streams, in seq order. Completes at `closed`; errors with the failure at
-   * `failed`, and with ReplayTruncatedError at a `truncated` marker unless `allowTruncated`. Reads from
-   * `afterSeq` when given. Unsubscribing affects only this view.
-   */
-  bytes$(stream?: StreamSelection, options: ProcessViewOptions = {}): Observable<Uint8Array> {
-    return this.source(options).pipe(bytesOf(stream, options));
-  }
-
-  /** UTF-8 text of the chosen streams, decoded correctly across chunk boundaries; completes and errors as {@link bytes$}. */
-  text$(stream?: StreamSelection, options: ProcessViewOptions = {}): Observable<string> {
-    return this.source(options).pipe(textOf(stream, options));
-  }
-
-  /** Lines of text (without their line ending); a last unterminated line is emitted at close; completes and errors as {@link bytes$}. */
-  lines$(stream?: StreamSelection, options: ProcessViewOptions = {}): Observable<string> {
-    return this.source(options).pipe(linesOf(stream, options));
   }
 
   /**
@@ -193,9 +122,7 @@ export class ExecProcess implements OutputHistoryReader {
    * unsubscribed); it does not stop the process, which runs on and can still be read or collected again.
    */
   collect(options: AbortOptions = {}): Promise<CollectedOutput> {
-    const text = (stream: OutputStream): Observable<string> => this.text$(stream).pipe(toArray(), map((parts) => parts.join('')));
-    const all$ = forkJoin([text('stdout'), text('stderr'), text('pty'), this.exitCode$.pipe(take(1))]);
-    return lastValueFrom(all$.pipe(abortable(options.signal), map(([stdout, stderr, pty, exitCode]) => ({ stdout, stderr, pty, exitCode }))));
+    return collectOutput((stream) => this.text$(stream), this.exitCode$, options.signal);
   }
 
   /**
@@ -210,49 +137,7 @@ export class ExecProcess implements OutputHistoryReader {
    * running (call {@link terminate} to stop it).
    */
   wait(options: AbortOptions = {}): Promise<ProcessExit> {
-    const ended$ = this.status.state$.pipe(
-      filter((state) => state !== 'running'),
-      take(1),
-      map(() => {
-        const exitCode = this.status.exitCode;
-        if (exitCode !== undefined) return { exitCode };
-        // Failed, or (not expected from an executor) closed without an exit code.
-        throw this.status.failure ?? new ProcessFailedError(this.processId, `process ${this.processId} closed without reporting an exit code`);
-      }),
-    );
-    return firstValueFrom(ended$.pipe(abortable(options.signal)));
-  }
-
-  /** For `for await`: a bounded buffer; a consumer that falls behind gets ConsumerOverflowError naming what it missed. */
-  iterate(capacity = 1024): AsyncIterableIterator<ProcessEvent> {
-    return toBoundedAsyncIterable(this.events$, capacity);
-  }
-
-  /** `for await (const event of process)`: {@link iterate} with its default capacity (1024 events). */
-  [Symbol.asyncIterator](): AsyncIterableIterator<ProcessEvent> {
-    return this.iterate();
-  }
-
-  /**
-   * The output bytes of the chosen streams as a Node `Readable` that pulls (also `for await`): while its
-   * consumer is `highWaterMark` bytes behind it holds the connection paused, and reads again once the
-   * consumer took it below. Memory stays bounded and nothing is lost, but pausing is not free: the
-   * executor sends the output of **every** process on this connection through one channel, so all of
-   * them wait (their writes block) while this consumer is behind, and so do call replies. Subscribes at
-   * once; ends at `closed`; destroyed with the failure at `failed`, and with ReplayTruncatedError at a
-   * `truncated` marker unless `allowTruncated`. Destroy it when you stop reading early.
-   */
-  toReadable(stream?: StreamSelection, options: ProcessReadableOptions = {}): Readable {
-    return pullReadable(this.bytes$(stream, options), () => this.holdConnection(), options.highWaterMark ?? DEFAULT_READABLE_HIGH_WATER_MARK);
-  }
-
-  /**
-   * Holds the connection this process's output comes over paused until the hold is released (for a
-   * consumer of its own that fell behind, e.g. a full `stdout.write()` until 'drain'). Every process on
-   * that connection waits meanwhile; holds are counted, and the connection reads again when all are released.
-   */
-  holdConnection(): FlowHold {
-    return this.session.flow.hold();
+    return firstValueFrom(this.status.exit$(this.processId).pipe(abortable(options.signal)));
   }
 
   /**
@@ -265,16 +150,8 @@ export class ExecProcess implements OutputHistoryReader {
    * `options.signal`: an abort rejects with `signal.reason`, during the local wait or the call (a read
    * changes nothing on the executor, so there is nothing to undo).
    */
-  async read(afterSeq?: number | null, maxBytes?: number | null, waitMs?: number | null, options: AbortOptions = {}): Promise<ReadResponse> {
-    const signal = options.signal;
-    if (waitMs !== undefined && waitMs !== null && waitMs > 0) await this.waitForEventAfter(afterSeq ?? 0, waitMs, signal);
-    const call = signal === undefined ? {} : { signal };
-    try {
-      return await firstValueFrom(this.session.call('process/read', { processId: this.processId, afterSeq: afterSeq ?? 0, maxBytes: maxBytes ?? null, waitMs: 0 }, call));
-    } catch (error: unknown) {
-      if (!isTerminal(this.session.state) || !(error instanceof BaseError) || isAbortOf(signal, error)) throw error;
-      return { chunks: [], nextSeq: this.inbox.highestSeenSeq + 1, exited: true, exitCode: null, closed: true, failure: error.message, sandboxDenied: false };
-    }
+  read(afterSeq?: number | null, maxBytes?: number | null, waitMs?: number | null, options: AbortOptions = {}): Promise<ReadResponse> {
+    return this.requests.read(afterSeq ?? 0, maxBytes ?? null, waitMs, options);
   }
 
   /**
@@ -294,20 +171,8 @@ export class ExecProcess implements OutputHistoryReader {
    * undo what was sent: a chunk already sent stays written (or is written once the connection is back),
    * and its writeId stays used, so the next write goes on after it.
    */
-  async write(bytes: Uint8Array | string, firstWriteId?: number, options: AbortOptions = {}): Promise<void> {
-    const signal = options.signal;
-    if (signal?.aborted === true) throw signal.reason;
-    const call = signal === undefined ? {} : { signal };
-    const data = toBytes(bytes);
-    let next = firstWriteId ?? this.writeCounter + 1;
-    for (let offset = 0; offset === 0 || offset < data.byteLength; offset += SAFE_CHUNK_BYTES) {
-      const chunk = data.subarray(offset, offset + SAFE_CHUNK_BYTES);
-      this.writeCounter = Math.max(this.writeCounter, next);
-      const writeId = String(next);
-      next += 1;
-      const { status } = await firstValueFrom(this.session.call('process/write', { processId: this.processId, chunk, writeId }, call));
-      if (status !== 'accepted') throw new StdinClosedError(this.processId, status);
-    }
+  write(bytes: Uint8Array | string, firstWriteId?: number, options: AbortOptions = {}): Promise<void> {
+    return this.requests.write(bytes, firstWriteId, options);
   }
 
   /**
@@ -316,8 +181,8 @@ export class ExecProcess implements OutputHistoryReader {
    * Resolves once the executor took it; rejects with the call's typed error. `options.signal`: an abort
    * rejects with `signal.reason`; an interrupt already sent is still delivered.
    */
-  async interrupt(options: AbortOptions = {}): Promise<void> {
-    await firstValueFrom(this.session.call('process/signal', { processId: this.processId, signal: 'interrupt' }, options));
+  interrupt(options: AbortOptions = {}): Promise<void> {
+    return this.requests.interrupt(options);
   }
 
   /**
@@ -325,8 +190,8 @@ export class ExecProcess implements OutputHistoryReader {
    * `options.signal`: an abort rejects with `signal.reason` (also while it waits for recovery, where it
    * would be sent again); a terminate already sent still kills the process.
    */
-  async terminate(options: AbortOptions = {}): Promise<boolean> {
-    return (await firstValueFrom(this.session.call('process/terminate', { processId: this.processId }, options))).running;
+  terminate(options: AbortOptions = {}): Promise<boolean> {
+    return this.requests.terminate(options);
   }
 
   /**
@@ -348,12 +213,7 @@ export class ExecProcess implements OutputHistoryReader {
    * signal rejects at once, nothing asked). A size already asked for may still be applied.
    */
   resize(rows: number, cols: number, options: AbortOptions = {}): Promise<void> {
-    return whileNotAborted(options.signal, () => {
-      if (this.resizer === undefined) {
-        return Promise.reject(new ResizeFailedError(this.processId, 'unsized', 'it was not started with a terminal size (tty: { rows, cols }), or the executor could not size it'));
-      }
-      return this.resizer.resize(rows, cols);
-    });
+    return whileNotAborted(options.signal, () => resizeOrRefuse(this.resizer, this.processId, rows, cols));
   }
 
   /** @internal Resolves once the history is ready for the start to be sent (see `OutputHistory.ready`); never rejects. */
@@ -374,14 +234,4 @@ export class ExecProcess implements OutputHistoryReader {
     this.history.release();
     this.listener?.released(this.processId);
   }
-
-  private source(options: ProcessViewOptions): Observable<ProcessEvent> {
-    return options.afterSeq === undefined ? this.events$ : this.eventsAfter$(options.afterSeq);
-  }
-
-  private waitForEventAfter(afterSeq: number, waitMs: number, signal: AbortSignal | undefined): Promise<unknown> {
-    const arrived$ = this.events$.pipe(filter((e) => e.type === 'failed' || e.type === 'closed' || (e.type !== 'truncated' && e.seq > afterSeq)), take(1));
-    return firstValueFrom(race(arrived$, timer(waitMs, this.scheduler)).pipe(abortable(signal)), { defaultValue: undefined });
-  }
 }
-

@@ -3,7 +3,7 @@
  * process that copies them into the FIFO, each acknowledged with a newline on its stdout.
  */
 import type { ExecProcess } from './exec-process';
-import { writeIdsFor } from './exec-process';
+import { writeIdsFor } from './process-requests';
 
 /** Bytes sent but not yet acknowledged by the helper, at most (a single larger frame still goes alone). */
 const WINDOW_BYTES = 1024 * 1024;

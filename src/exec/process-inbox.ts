@@ -101,7 +101,10 @@ export class ProcessInbox implements ProcessSink {
   /** Fails the process (terminal): a `failed` event ends its history. */
   fail(error: ExecClientError): void {
     if (this.status.ended) return;
-    const failure = error instanceof ProcessFailedError || error.code === 'PROCESS_GAP' ? error : new ProcessFailedError(this.processId, `process ${this.processId} failed: ${error.message}`, { cause: error });
+    const failure =
+      error instanceof ProcessFailedError || error.code === 'PROCESS_GAP'
+        ? error
+        : new ProcessFailedError(this.processId, `process ${this.processId} failed: ${error.message}`, { cause: error });
     this.status.failed(failure);
     this.history.append({ type: 'failed', error: failure });
     this.ended();

@@ -1,12 +1,15 @@
 import type { Observable, Subscriber, TeardownLogic } from 'rxjs';
+import { filter, map, take } from 'rxjs/operators';
 import type { ExecClientError } from '../errors';
+import { ProcessFailedError } from '../errors';
+import type { ProcessExit } from './process-summaries';
 import { SourceObservable } from './source-observable';
 import { noSubscribers, withoutSubscriber, withSubscriber } from './subscriber-list';
 
 /** What `ExecProcess.state` reports: `running`, `exited` (output may still follow), `closed`, or `failed`. */
 export type ProcessState = 'running' | 'exited' | 'closed' | 'failed';
 
-/** Told after each change of a {@link ProcessStatus} (the process, which tells its environment's list). */
+/** Told after each change of a {@link ProcessStatus} (for a process: its environment's list). */
 export interface StatusListener {
   stateChanged(): void;
 }
@@ -65,6 +68,23 @@ export class ProcessStatus {
   /** Why the process failed, once `failed`. */
   get failure(): ExecClientError | undefined {
     return this.error;
+  }
+
+  /**
+   * The exit, once the state leaves `running` (at once when it has): `{ exitCode }`, else the failure;
+   * a process that closed without an exit code (not expected from an executor) fails with a
+   * ProcessFailedError naming `processId`. Emits once and completes.
+   */
+  exit$(processId: string): Observable<ProcessExit> {
+    return this.state$.pipe(
+      filter((state) => state !== 'running'),
+      take(1),
+      map(() => {
+        const exitCode = this.exit;
+        if (exitCode !== undefined) return { exitCode };
+        throw this.error ?? new ProcessFailedError(processId, `process ${processId} closed without reporting an exit code`);
+      }),
+    );
   }
 
   /** `closed` or `failed`: nothing more happens to the process. */

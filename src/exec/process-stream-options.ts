@@ -26,3 +26,11 @@ export interface ProcessListener {
   released(processId: string): void;
   changed(processId: string): void;
 }
+
+/** Where an adopted process's counters go on (see `AdoptedProcessRecord`). */
+export interface AdoptedCounters {
+  /** The last seq the host holds: the next event expected is `lastSeq + 1`. */
+  readonly lastSeq: number;
+  /** The writeId of the next `process/write`. */
+  readonly nextWriteId: number;
+}

@@ -147,7 +147,8 @@ export class ProcessTable {
   add(process: ExecProcess, argv: readonly string[], tty: boolean, onDelisted?: () => void): void {
     if (this.finished) return;
     const now = this.scheduler.now();
-    const entry: Entry = { process, argv: Object.freeze([...argv]), tty, summary: undefined, endedAt: 0, startedAt: now, exitedAt: process.exitCode === undefined ? undefined : now, released: false, onDelisted };
+    const exitedAt = process.exitCode === undefined ? undefined : now;
+    const entry: Entry = { process, argv: Object.freeze([...argv]), tty, summary: undefined, endedAt: 0, startedAt: now, exitedAt, released: false, onDelisted };
     this.entries.set(process.processId, entry);
     this.changed(process.processId);
   }

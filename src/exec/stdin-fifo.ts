@@ -59,7 +59,8 @@ export async function startWithStdinFifo(send: SendStart, params: SendParams, te
   const feeder = new FifoFeeder(helper.process);
   try {
     // Listed as the command itself: a process list shows what the user ran, not the wrapper.
-    const command = await send({ ...base, ...(processId === undefined ? {} : { processId }), argv: ['sh', '-c', WRAPPER, fifo, ...argv] }, { ...options, listedArgv: options.listedArgv ?? argv });
+    const wrapped = { ...base, ...(processId === undefined ? {} : { processId }), argv: ['sh', '-c', WRAPPER, fifo, ...argv] };
+    const command = await send(wrapped, { ...options, listedArgv: options.listedArgv ?? argv });
     return { ...command, feeder };
   } catch (error: unknown) {
     await feeder.dispose();

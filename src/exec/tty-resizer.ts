@@ -87,3 +87,11 @@ export class TtyResizer {
     return new ResizeFailedError(this.processId, 'ended', 'the process has ended');
   }
 }
+
+/** `resizer.resize(rows, cols)`; without a resizer (the process has no sized terminal) ResizeFailedError `unsized`. */
+export function resizeOrRefuse(resizer: TtyResizer | undefined, processId: string, rows: number, cols: number): Promise<void> {
+  if (resizer === undefined) {
+    return Promise.reject(new ResizeFailedError(processId, 'unsized', 'it was not started with a terminal size (tty: { rows, cols }), or the executor could not size it'));
+  }
+  return resizer.resize(rows, cols);
+}

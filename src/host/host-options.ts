@@ -1,6 +1,6 @@
 /** What a host is started with, and what it gives back. */
 import type { Observable, SchedulerLike } from 'rxjs';
-import type { EnvironmentManagerOptions } from '../environment/environment-manager';
+import type { EnvironmentManagerOptions } from '../environment/environment-manager-options';
 import type { OperatorApiOptions } from './api/operator-api';
 import type { HostLogOption } from './host-logger';
 import type { HostMonitor } from './host-monitor';

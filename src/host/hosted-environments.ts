@@ -10,7 +10,7 @@ import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, BehaviorSubject, Subject } from 'rxjs';
 import type WebSocket from 'ws';
 import { ExecClientError } from '../errors';
-import type { EnvironmentManagerOptions } from '../environment/environment-manager';
+import type { EnvironmentManagerOptions } from '../environment/environment-manager-options';
 import { EnvironmentManager } from '../environment/environment-manager';
 import type { HistoryFactory } from '../exec/output-history';
 import type { ConnectionFlow } from '../rpc/connection-flow';

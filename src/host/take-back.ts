@@ -4,7 +4,7 @@
  * in the state store, or marked `lost` with why. Everything goes through the two store ports.
  */
 import type WebSocket from 'ws';
-import type { EnvironmentManagerOptions } from '../environment/environment-manager';
+import type { EnvironmentManagerOptions } from '../environment/environment-manager-options';
 import { EnvironmentManager } from '../environment/environment-manager';
 import type { ExecProcess } from '../exec/exec-process';
 import type { HistoryFactory } from '../exec/output-history';

@@ -138,7 +138,14 @@ export class PendingCalls {
    * `sink` (an error reply as RpcError / NotFoundError / SpawnError, a result failing its codec as
    * DecodeError).
    */
-  start<M extends MethodName>(method: M, params: ParamsOf<M>, timeoutMs: number, signal: AbortSignal | undefined, send: (frame: string) => void, sink: CallSink<ResultOf<M>>): PendingCallHandle {
+  start<M extends MethodName>(
+    method: M,
+    params: ParamsOf<M>,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    send: (frame: string) => void,
+    sink: CallSink<ResultOf<M>>,
+  ): PendingCallHandle {
     const id = this.nextId++;
     const frame = encodeRequest(id, method, encodeParams(method, params));
     const tooLarge = this.frameTooLarge(method, frame);

@@ -1,27 +1,30 @@
+/**
+ * `RpcConnection`: one JSON-RPC connection over a socket port, from `open()` to its close. What each
+ * inbound message does is in inbound-dispatch.ts; its options are in rpc-options.ts.
+ */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, Observable, Subject, Subscription } from 'rxjs';
-import { ExecClientError, TransportClosedError } from '../errors';
+import { TransportClosedError } from '../errors';
 import type { SocketPort } from '../transport/socket-port';
 import type { Inbound } from '../wire/jsonrpc';
-import type { RequestId } from '../wire/jsonrpc';
-import { encodeNotification, UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
+import { encodeNotification } from '../wire/jsonrpc';
 import { MAX_INBOUND_FRAME_BYTES } from '../wire/limits';
 import type { ConnectionNotificationMethod, MethodName, NotificationParamsOf, ParamsOf, ResultOf } from '../wire/methods';
 import { ConnectionFlow } from './connection-flow';
 import type { Diagnostic } from './diagnostics';
-import type { FrameHandlers } from './frame-reader';
 import { readFrame } from './frame-reader';
+import { InboundDispatch } from './inbound-dispatch';
 import type { KeepaliveOptions } from './keepalive';
 import { silentPeer } from './keepalive';
-import type { CallObserver, CallOptions, RpcConnectionOptions } from './rpc-options';
+import { observedSink } from './observed-sink';
+import type { CallOptions, RpcConnectionOptions } from './rpc-options';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './rpc-options';
 import { NotificationRouter } from './notification-router';
 import { PauseClock } from './pause-clock';
 import { SocketReader } from './socket-reader';
 import type { ProcessRoute } from './notification-router';
-import type { CallSink, PendingCallHandle, Reply } from './pending-calls';
+import type { CallSink, PendingCallHandle } from './pending-calls';
 import { PendingCalls, ThenSink } from './pending-calls';
-import { toRpcError } from './rpc-error';
 import { ServerRequests } from './server-requests';
 
 export { DEFAULT_REQUEST_TIMEOUT_MS } from './rpc-options';
@@ -44,12 +47,8 @@ export class RpcConnection {
   /** The running time of this connection: it stands still while the socket is paused. */
   private readonly clock: PauseClock;
   private readonly pongs = new Subject<void>();
-  private readonly frameHandlers: FrameHandlers = {
-    unparsable: (error) => this.diagnosticsSubject.next({ type: 'unparsableFrame', error }),
-    notification: (method, params, ascii) => this.router.dispatch(method, params, ascii),
-    response: (id, result) => this.onResult(id, result),
-    message: (message, ascii) => this.onMessage(message, ascii),
-  };
+  /** Where each frame read goes (`readFrame`'s handlers). */
+  private readonly inbound: InboundDispatch;
   private closedError: TransportClosedError | undefined;
   private keepaliveFailure: string | undefined;
 
@@ -102,6 +101,7 @@ export class RpcConnection {
       close: (reason) => this.close(reason),
       diagnose,
     });
+    this.inbound = new InboundDispatch(this.pending, this.router, this.serverRequests, this.diagnosticsSubject, this.messagesSubject, () => this.closedError !== undefined);
   }
 
   /** The error the connection closed with, once closed. */
@@ -141,7 +141,7 @@ export class RpcConnection {
     // The port's handlers call in directly: no Observable between the socket and the frame handler.
     reading.add(
       this.port.listen({
-        message: (frame, ascii) => readFrame(frame, ascii === true, this.messagesSubject.observed, this.frameHandlers),
+        message: (frame, ascii) => readFrame(frame, ascii === true, this.messagesSubject.observed, this.inbound),
         pong: () => this.pongs.next(),
         close: (initiator, code, reason) => {
           this.onClosed(new TransportClosedError(initiator, code, reason));
@@ -170,9 +170,10 @@ export class RpcConnection {
    * request with a fresh id. The call is entered in a Map keyed by that id before the frame is sent, and
    * the frame handler settles it with one lookup when a reply with that id arrives (no filter per
    * pending call; the entry is removed as it settles, so a duplicate reply finds nothing and goes to
-   * diagnostics). Its timeout shares one timer per distinct timeout value. Errors with RpcError (or NotFoundError / SpawnError),
-   * DecodeError (the result failed its codec; this call alone), RequestTimeoutError, the
-   * signal's `reason` when `options.signal` aborts (see {@link CallOptions.signal}), FrameTooLargeError (nothing was sent) or TransportClosedError. Unsubscribing stops waiting; a late
+   * diagnostics). Its timeout shares one timer per distinct timeout value. Errors with RpcError (or
+   * NotFoundError / SpawnError), DecodeError (the result failed its codec; this call alone),
+   * RequestTimeoutError, the signal's `reason` when `options.signal` aborts (see {@link CallOptions.signal}),
+   * FrameTooLargeError (nothing was sent) or TransportClosedError. Unsubscribing stops waiting; a late
    * reply is reported to diagnostics.
    */
   request<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Observable<ResultOf<M>> {
@@ -247,36 +248,6 @@ export class RpcConnection {
     return this.router.route(processId, route);
   }
 
-  private onMessage(message: Inbound, ascii: boolean): void {
-    if (this.messagesSubject.observed) {
-      this.messagesSubject.next(message);
-      // A subscriber closed the connection: nothing is left to act on this message.
-      if (this.closedError !== undefined) return;
-    }
-    switch (message.type) {
-      case 'response':
-      case 'error':
-        return this.onReply(message);
-      case 'notification':
-        return this.router.dispatch(message.method, message.params, ascii);
-      case 'request':
-        return this.serverRequests.handle(message.id, message.method, message.params);
-    }
-  }
-
-  private onResult(id: RequestId, result: unknown): void {
-    if (!this.pending.settleResult(id, result)) this.diagnosticsSubject.next({ type: 'unknownResponse', id });
-  }
-
-  private onReply(reply: Reply): void {
-    if (this.pending.settle(reply)) return;
-    if (reply.type === 'error' && reply.id === UNATTRIBUTED_ERROR_ID) {
-      this.diagnosticsSubject.next({ type: 'unattributedError', error: toRpcError('(unattributed)', reply.error) });
-      return;
-    }
-    this.diagnosticsSubject.next({ type: 'unknownResponse', id: reply.id });
-  }
-
   private startKeepalive(settings: KeepaliveOptions): Subscription {
     return silentPeer(this.port, this.pongs, settings, this.clock).subscribe((failure) => {
       this.keepaliveFailure = failure;
@@ -299,21 +270,3 @@ export class RpcConnection {
 }
 
 const REFUSED: PendingCallHandle = { fail: () => undefined, drop: () => undefined };
-
-/**
- * `sink`, telling `onCall` how the call of `method` settled (`ok`, the error's code, `ABORTED` when its
- * `signal` cancelled it) and how long it took on `scheduler`'s clock.
- */
-function observedSink<T>(sink: CallSink<T>, method: string, scheduler: SchedulerLike, onCall: CallObserver, signal: AbortSignal | undefined): CallSink<T> {
-  const startedAt = scheduler.now();
-  return {
-    next: (result) => {
-      onCall(method, 'ok', scheduler.now() - startedAt);
-      sink.next(result);
-    },
-    error: (error) => {
-      onCall(method, error instanceof ExecClientError ? error.code : signal?.aborted === true ? 'ABORTED' : 'UNKNOWN', scheduler.now() - startedAt);
-      sink.error(error);
-    },
-  };
-}

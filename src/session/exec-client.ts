@@ -1,68 +1,27 @@
+/**
+ * `ExecClient`: one logical client across sockets: its state, the recovery deadline, the live processes
+ * carried across replacements, and calls that wait for recovery (one socket's attempt: socket-attempt.ts).
+ */
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
-import { asyncScheduler, defer, ReplaySubject, EMPTY, firstValueFrom, merge, of, Subject, throwError, timer } from 'rxjs';
-import { catchError, distinctUntilChanged, filter, finalize, map, mergeMap, retry, switchMap, take, tap } from 'rxjs/operators';
+import { asyncScheduler, defer, ReplaySubject, EMPTY, firstValueFrom, of, Subject, throwError, timer } from 'rxjs';
+import { distinctUntilChanged, filter, map, mergeMap, retry, switchMap, take } from 'rxjs/operators';
 import type { ExecClientError } from '../errors';
-import { ClosedError, ProtocolError, ResumeFailedError, RpcError, TransportClosedError } from '../errors';
+import { ClosedError, ProtocolError, ResumeFailedError, TransportClosedError } from '../errors';
 import { ConnectionFlow } from '../rpc/connection-flow';
-import type { CallOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
-import { RpcConnection } from '../rpc/rpc-connection';
+import type { CallOptions, RpcConnection } from '../rpc/rpc-connection';
 import { abortable } from '../rpc/abort';
 import type { SocketPort } from '../transport/socket-port';
 import type { EnvironmentInfo } from '../wire/environment';
 import type { MethodName, ParamsOf, ResultOf } from '../wire/methods';
 import { isReplayable } from '../wire/methods';
-import { asClientError, formatSeconds, isRetryable, refusalReason } from './attempt-errors';
-import { handshake } from './handshake';
-import type { Session } from './handshake';
+import { asClientError, formatSeconds, refusalReason } from './attempt-errors';
+import type { ExecClientOptions } from './exec-client-options';
+import { DEFAULT_RECOVERY_DEADLINE_MS } from './exec-client-options';
 import type { ClientState, ExecSession, TerminalClientState } from './exec-session';
 import { isTerminal } from './exec-session';
 import type { ProcessSink } from './process-sink';
-import { recoverProcesses } from './recover-processes';
-
-/** codex's recovery deadline: well inside the executor's 80 s detached-session retention. */
-export const DEFAULT_RECOVERY_DEADLINE_MS = 25_000;
-
-/** What happened to one socket's attempt; socket sources react to it (redial, free the replacement slot). */
-export type AttemptOutcome = 'attached' | 'retry' | 'lost' | 'fatal';
-
-/** Options of {@link ExecClient}. */
-export interface ExecClientOptions {
-  readonly clientName: string;
-  /** @default 10000 */
-  readonly initializeTimeoutMs?: number | undefined;
-  /** A session to resume on the first socket (dialled mode only). */
-  readonly resumeSessionId?: string | undefined;
-  /** @default 25000 */
-  readonly recoveryDeadlineMs?: number | undefined;
-  readonly scheduler?: SchedulerLike | undefined;
-  /** Options for each socket's RpcConnection (keepalive, timeouts, server requests). */
-  readonly rpc?: RpcConnectionOptions | undefined;
-  /** Whether a lost connection can be replaced (false for stdio: a drop is final). */
-  readonly reconnectable: boolean;
-  /** Take over an executor's session on the first socket (a host restarted; accepted mode). */
-  readonly takeover?: SessionTakeover | undefined;
-}
-
-/**
- * Taking over a session on the first socket (`EnvironmentManager.adoptAcceptedWebsocket`): `initialize`
- * resumes `sessionId`; when the executor no longer has it (-32600 `unknown session id`), every registered
- * process is abandoned, `sessionLost` is told, and a plain `initialize` follows on the same socket. On
- * the first recovery, a process the executor no longer knows (-32600 `unknown process id`) is abandoned
- * and `processLost` told, instead of failing it.
- */
-export interface SessionTakeover {
-  readonly sessionId: string;
-  readonly sessionLost: (error: RpcError) => void;
-  readonly processLost: (processId: string, error: RpcError) => void;
-}
-
-const isUnknown = (error: unknown, what: 'session' | 'process'): error is RpcError =>
-  error instanceof RpcError && error.rpcCode === -32600 && error.rpcMessage.startsWith(`unknown ${what} id`);
-
-type AttachEvent =
-  | { readonly type: 'attached'; readonly rpc: RpcConnection; readonly session: Session }
-  | { readonly type: 'lost'; readonly error: TransportClosedError }
-  | { readonly type: 'failedAttempt'; readonly error: ExecClientError; readonly retryable: boolean };
+import type { AttachEvent, AttemptOutcome } from './socket-attempt';
+import { socketAttempt } from './socket-attempt';
 
 /**
  * One logical exec-server client across sockets: a `switchMap` over the admitted sockets, so the old
@@ -194,7 +153,8 @@ export class ExecClient implements ExecSession {
       const rpc = this.liveRpc();
       return rpc === undefined ? this.connection().pipe(mergeMap((next) => next.request(method, params, options))) : rpc.request(method, params, options);
     });
-    const sent = isReplayable(method) ? once.pipe(retry({ delay: (error: unknown) => (error instanceof TransportClosedError && !isTerminal(this.state) ? of(0) : throwError(() => error)) })) : once;
+    const sendAgain = (error: unknown): Observable<number> => (error instanceof TransportClosedError && !isTerminal(this.state) ? of(0) : throwError(() => error));
+    const sent = isReplayable(method) ? once.pipe(retry({ delay: sendAgain })) : once;
     return sent.pipe(abortable(options.signal));
   }
 
@@ -232,65 +192,9 @@ export class ExecClient implements ExecSession {
     this.stateSubject.complete();
   }
 
+  /** One socket's attempt (see `socketAttempt`), with what the client holds when it starts. */
   private attach(port: SocketPort): Observable<AttachEvent> {
-    return defer(() => {
-      const rpc = new RpcConnection(port, { ...this.options.rpc, ...(this.options.scheduler === undefined ? {} : { scheduler: this.options.scheduler }), flow: this.flow });
-      // Paused (while held) only once the session is resumed: the handshake and recovery reads need replies.
-      let detachFlow = (): void => undefined;
-      const takeover = this.sessionIdValue === undefined ? this.options.takeover : undefined;
-      const resumeSessionId = this.sessionIdValue ?? this.options.resumeSessionId ?? takeover?.sessionId;
-      // Routes first: a resume redirects notifications during initialize (docs/protocol.md#resume).
-      const routes = [...this.processes.values()].map((process) => process.bind(rpc));
-      const reading = rpc.open();
-      const shake = (resume: string | undefined): Observable<Session> =>
-        handshake(rpc, {
-          clientName: this.options.clientName,
-          resumeSessionId: resume,
-          ...(this.options.initializeTimeoutMs === undefined ? {} : { timeoutMs: this.options.initializeTimeoutMs }),
-          scheduler: this.scheduler,
-        });
-      const failed = (process: ProcessSink, error: ExecClientError): void => {
-        if (takeover === undefined || !isUnknown(error, 'process')) return this.failProcess(rpc, process, error);
-        this.processes.delete(process.processId);
-        process.abandon();
-        takeover.processLost(process.processId, error);
-      };
-      const session$ = takeover === undefined ? shake(resumeSessionId) : shake(resumeSessionId).pipe(catchError((error: unknown) => this.sessionGone(error, takeover, () => shake(undefined))));
-      const attempt$ = session$.pipe(
-        mergeMap((session) => recoverProcesses(rpc, this.processes.values(), failed).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
-        tap(() => {
-          detachFlow = this.flow.attach(rpc.reader);
-          // A lost socket stops being paused (and counted) until its replacement is attached.
-          rpc.closed$.subscribe(() => detachFlow());
-        }),
-        mergeMap((attached) => merge(of(attached), rpc.closed$.pipe(map((error): AttachEvent => ({ type: 'lost', error }))))),
-        catchError((error: unknown) => of<AttachEvent>({ type: 'failedAttempt', error: asClientError(error), retryable: isRetryable(error) })),
-      );
-      // Runs when switchMap moves to the next socket, before that socket's handshake: the old one is retired first.
-      return attempt$.pipe(
-        finalize(() => {
-          detachFlow();
-          for (const route of routes) route.unsubscribe();
-          reading.unsubscribe();
-        }),
-      );
-    });
-  }
-
-  /** A takeover's resume was refused: an unknown session is gone (a plain initialize follows); anything else fails the attempt. */
-  private sessionGone(error: unknown, takeover: SessionTakeover, plain: () => Observable<Session>): Observable<Session> {
-    if (!isUnknown(error, 'session')) return throwError(() => error);
-    for (const process of [...this.processes.values()]) process.abandon();
-    this.processes.clear();
-    takeover.sessionLost(error);
-    return plain();
-  }
-
-  private failProcess(rpc: RpcConnection, process: ProcessSink, error: ExecClientError): void {
-    this.processes.delete(process.processId);
-    process.fail(error);
-    // Best effort: do not leave a process running that nobody can follow any more.
-    rpc.request('process/terminate', { processId: process.processId }).subscribe({ error: () => undefined });
+    return defer(() => socketAttempt(port, { options: this.options, scheduler: this.scheduler, flow: this.flow, sessionId: this.sessionIdValue, processes: this.processes }));
   }
 
   private onAttachEvent(event: AttachEvent): void {

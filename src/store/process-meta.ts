@@ -72,5 +72,11 @@ export const startingMeta = (key: ProcessKey, launch: ProcessLaunch, now: number
   lostReason: null,
 });
 
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The order a store lists processes in: oldest first, then by environment and process id. */
+export const listOrder = (a: ProcessMeta, b: ProcessMeta): number =>
+  a.startedAt - b.startedAt || compare(a.environmentId, b.environmentId) || compare(a.processId, b.processId);
+
 /** One key's text, for a map of processes: the two ids joined by a character no id holds. */
 export const keyOf = (key: ProcessKey): string => `${key.environmentId}\u0000${key.processId}`;

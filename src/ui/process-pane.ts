@@ -26,7 +26,12 @@ export class ProcessPane {
   private readonly title = h('h2', { id: 'process-heading' }, 'No process selected');
   private readonly message = h('p', { class: 'error', role: 'alert' });
   private readonly count = h('span', { 'data-testid': 'search-count', class: 'count', 'aria-live': 'polite' }, '0 of 0');
-  private readonly buttons: { readonly interrupt?: HTMLButtonElement; readonly terminate?: HTMLButtonElement; readonly release?: HTMLButtonElement; readonly download: HTMLButtonElement };
+  private readonly buttons: {
+    readonly interrupt?: HTMLButtonElement;
+    readonly terminate?: HTMLButtonElement;
+    readonly release?: HTMLButtonElement;
+    readonly download: HTMLButtonElement;
+  };
   private readonly stdin: { readonly form: HTMLFormElement; readonly input: HTMLInputElement; readonly send: HTMLButtonElement; readonly end: HTMLButtonElement } | undefined;
   private process: ProcessResource | undefined;
 
@@ -35,9 +40,16 @@ export class ProcessPane {
     private readonly actions: PaneActions,
     operate: boolean,
   ) {
-    const act = (label: string, run: (process: ProcessResource) => Promise<void>): HTMLButtonElement => h('button', { type: 'button', disabled: true, onclick: () => this.run(label, run) }, label);
+    const act = (label: string, run: (process: ProcessResource) => Promise<void>): HTMLButtonElement =>
+      h('button', { type: 'button', disabled: true, onclick: () => this.run(label, run) }, label);
     this.buttons = {
-      ...(operate ? { interrupt: act('Interrupt', (p) => actions.interrupt(p)), terminate: act('Terminate', (p) => actions.terminate(p)), release: act('Release', (p) => actions.release(p)) } : {}),
+      ...(operate
+        ? {
+            interrupt: act('Interrupt', (p) => actions.interrupt(p)),
+            terminate: act('Terminate', (p) => actions.terminate(p)),
+            release: act('Release', (p) => actions.release(p)),
+          }
+        : {}),
       download: act('Download output', (p) => actions.download(p)),
     };
     const follow = checkbox('Follow', true, (on) => actions.setFollow(on));
@@ -55,7 +67,16 @@ export class ProcessPane {
       'section',
       { class: 'panel pane', 'aria-labelledby': 'process-heading' },
       this.title,
-      h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Process actions' }, this.buttons.interrupt, this.buttons.terminate, this.buttons.release, this.buttons.download, follow.element, timestamps.element),
+      h(
+        'div',
+        { class: 'toolbar', role: 'toolbar', 'aria-label': 'Process actions' },
+        this.buttons.interrupt,
+        this.buttons.terminate,
+        this.buttons.release,
+        this.buttons.download,
+        follow.element,
+        timestamps.element,
+      ),
       h('div', { class: 'toolbar search', role: 'search' }, labelled('Search', search, 'field inline'), previous, next, this.count),
       this.message,
       terminal.element,

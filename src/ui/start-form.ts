@@ -5,8 +5,18 @@
 import type { StartRequest } from '../client';
 import { checkbox, h, labelled, uid } from './dom';
 
+/** What the form's fields hold: the command (a shell line or an argv), the working directory, the variables, TTY and Pipe stdin. */
+export interface StartFields {
+  readonly command: string;
+  readonly shell: boolean;
+  readonly cwd: string;
+  readonly env: string;
+  readonly tty: boolean;
+  readonly pipeStdin: boolean;
+}
+
 /** What the form's fields say, as a start request; throws an Error naming what is wrong. */
-export function startRequestOf(fields: { readonly command: string; readonly shell: boolean; readonly cwd: string; readonly env: string; readonly tty: boolean; readonly pipeStdin: boolean }, size: { rows: number; cols: number } | undefined): StartRequest {
+export function startRequestOf(fields: StartFields, size: { rows: number; cols: number } | undefined): StartRequest {
   const argv = fields.shell ? ['/bin/sh', '-c', fields.command] : fields.command.split('\n').filter((line) => line !== '');
   if ((fields.shell ? fields.command.trim() : argv.join('')) === '') throw new Error('enter a command');
   const env: Record<string, string> = {};
@@ -42,7 +52,13 @@ export function startForm(start: (request: StartRequest) => Promise<void>, termi
     { 'aria-label': 'Start a process', class: 'panel start' },
     h('h2', {}, 'Start a process'),
     labelled('Command', command),
-    h('fieldset', { class: 'mode' }, h('legend', {}, 'Command is'), h('span', { class: 'check' }, shell, h('label', { for: shell.id }, 'Shell line')), h('span', { class: 'check' }, argvMode, h('label', { for: argvMode.id }, 'Argv (one per line)'))),
+    h(
+      'fieldset',
+      { class: 'mode' },
+      h('legend', {}, 'Command is'),
+      h('span', { class: 'check' }, shell, h('label', { for: shell.id }, 'Shell line')),
+      h('span', { class: 'check' }, argvMode, h('label', { for: argvMode.id }, 'Argv (one per line)')),
+    ),
     labelled('Working directory', cwd),
     labelled('Environment (NAME=value per line)', env),
     h('div', { class: 'checks' }, tty.element, pipeStdin.element),
@@ -61,7 +77,8 @@ export function startForm(start: (request: StartRequest) => Promise<void>, termi
     message.textContent = '';
     let request: StartRequest;
     try {
-      request = startRequestOf({ command: command.value, shell: shell.checked, cwd: cwd.value, env: env.value, tty: tty.input.checked, pipeStdin: pipeStdin.input.checked }, terminalSize());
+      const fields = { command: command.value, shell: shell.checked, cwd: cwd.value, env: env.value, tty: tty.input.checked, pipeStdin: pipeStdin.input.checked };
+      request = startRequestOf(fields, terminalSize());
     } catch (error: unknown) {
       message.textContent = error instanceof Error ? error.message : String(error);
       return;

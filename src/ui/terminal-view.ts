@@ -43,7 +43,14 @@ export class TerminalView {
   readonly resized$: Observable<TtySize>;
 
   constructor() {
-    this.terminal = new Terminal({ convertEol: true, scrollback: 10000, theme: currentTheme(), allowProposedApi: true, fontFamily: 'ui-monospace, "Liberation Mono", monospace', fontSize: 13 });
+    this.terminal = new Terminal({
+      convertEol: true,
+      scrollback: 10000,
+      theme: currentTheme(),
+      allowProposedApi: true,
+      fontFamily: 'ui-monospace, "Liberation Mono", monospace',
+      fontSize: 13,
+    });
     this.terminal.loadAddon(this.fit);
     this.terminal.loadAddon(this.search);
     onSchemeChange((theme) => (this.terminal.options.theme = theme));

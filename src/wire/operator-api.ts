@@ -16,8 +16,10 @@ export const HOST_INSTANCE_HEADER = 'exec-rx-host-instance';
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 const NonEmptyString = t.refinement(t.string, (s) => s.length > 0 && s.length <= 4096, 'NonEmptyString');
-/** Variables whose names `setenv` takes: not empty, no `=` and no NUL. */
-const Env = t.refinement(t.record(t.string, t.string), (env) => Object.keys(env).every((name) => name.length > 0 && !name.includes('=') && !name.includes('\u0000')), 'Env (names not empty, no = or NUL)');
+/** A name `setenv` takes: not empty, no `=` and no NUL. */
+const isEnvName = (name: string): boolean => name.length > 0 && !name.includes('=') && !name.includes('\u0000');
+/** Variables whose names `setenv` takes. */
+const Env = t.refinement(t.record(t.string, t.string), (env) => Object.keys(env).every(isEnvName), 'Env (names not empty, no = or NUL)');
 const Dimension = t.refinement(NonNegativeInteger, (n) => n >= 1 && n <= 10_000, 'Dimension');
 
 /** A terminal size in character cells. */

@@ -58,7 +58,12 @@ export type PipeEnd =
  * of our output holds back the events (and a `HostClient.eventStream`, the host). By then the stream
  * is cancelled (unless it ended) and released, and no listener on `io` is left. Never rejects.
  */
-export async function pipeEvents(events: ReadableStream<HostProcessEvent>, io: Pick<CliIo, 'stdout' | 'stderr'>, say: (line: string) => void, onEvent?: (event: HostProcessEvent) => void): Promise<PipeEnd> {
+export async function pipeEvents(
+  events: ReadableStream<HostProcessEvent>,
+  io: Pick<CliIo, 'stdout' | 'stderr'>,
+  say: (line: string) => void,
+  onEvent?: (event: HostProcessEvent) => void,
+): Promise<PipeEnd> {
   const reader = events.getReader();
   let broken = false;
   /** Ends a wait for `drain` (set while one waits). */

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ExecProcess } from '../../exec/exec-process';
-import { writeIdsFor } from '../../exec/exec-process';
+import { writeIdsFor } from '../../exec/process-requests';
 import { StdinClosedError } from '../../errors';
 import type { FifoFeeder } from '../../exec/fifo-feeder';
 import type { StdinRecord, StdinWriteRecord } from '../../store/stdin-record';

@@ -13,7 +13,7 @@ import { ClosedError } from '../../errors';
 import type { HistoryFactory } from '../../exec/output-history';
 import type { HistoriesOptions, LogPressure, LogStore, LogStoreCapabilities, LogStoreFailure, LogStoreFigures } from '../log-store';
 import type { ProcessKey, ProcessLaunch, ProcessMeta } from '../process-meta';
-import { startingMeta } from '../process-meta';
+import { listOrder, startingMeta } from '../process-meta';
 import { DiskHistory } from './disk-history';
 import type { LogFs } from './log/log-fs';
 import { nodeLogFs } from './log/log-fs';
@@ -24,8 +24,6 @@ import { processDir } from './meta-file';
 import { StoreBounds } from './store-bounds';
 import { StoreEntries } from './store-entries';
 import { findEntries, StoreEntry } from './store-entry';
-
-const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** What the disk store can do: everything the port names. */
 const CAPABILITIES: LogStoreCapabilities = { ownPace: true, durable: true, keepsHead: true, writeFailures: true, figures: true, listsEnded: true };
@@ -156,9 +154,7 @@ export class DiskLogStore implements LogStore {
 
   /** {@link list}, at once. */
   listNow(): ProcessMeta[] {
-    const order = (a: ProcessMeta, b: ProcessMeta): number =>
-      a.startedAt - b.startedAt || compare(a.environmentId, b.environmentId) || compare(a.processId, b.processId);
-    return [...this.entries.values()].map((entry) => entry.meta).sort(order);
+    return [...this.entries.values()].map((entry) => entry.meta).sort(listOrder);
   }
 
   meta(key: ProcessKey): Promise<ProcessMeta | undefined> {

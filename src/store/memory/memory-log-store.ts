@@ -14,7 +14,7 @@ import { boundedHistories, DEFAULT_TOTAL_HISTORY_BYTES } from '../../exec/bounde
 import type { HistoryFactory } from '../../exec/output-history';
 import type { HistoriesOptions, LiveLogReader, LogPressure, LogStore, LogStoreCapabilities, LogStoreFailure } from '../log-store';
 import type { ProcessKey, ProcessLaunch, ProcessMeta } from '../process-meta';
-import { keyOf, startingMeta } from '../process-meta';
+import { keyOf, listOrder, startingMeta } from '../process-meta';
 import type { MemoryEntry } from './watched-history';
 import { WatchedHistory } from './watched-history';
 
@@ -37,8 +37,6 @@ export interface MemoryLogStoreOptions {
 
 /** What memory can do (see the port's capabilities). */
 const CAPABILITIES: LogStoreCapabilities = { ownPace: false, durable: false, keepsHead: false, writeFailures: false, figures: false, listsEnded: false };
-
-const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * A host's output in memory (see the module's doc). A process is held from its history's making until
@@ -88,8 +86,7 @@ export class MemoryLogStore implements LogStore {
   }
 
   list(): Promise<readonly ProcessMeta[]> {
-    const order = (a: ProcessMeta, b: ProcessMeta): number => a.startedAt - b.startedAt || compare(a.environmentId, b.environmentId) || compare(a.processId, b.processId);
-    return Promise.resolve([...this.entries.values()].map((entry) => entry.meta).sort(order));
+    return Promise.resolve([...this.entries.values()].map((entry) => entry.meta).sort(listOrder));
   }
 
   meta(key: ProcessKey): Promise<ProcessMeta | undefined> {

@@ -1,0 +1,46 @@
+/**
+ * What a `HostClient` is built with: its options, and the connection (base url, token, fetch, retry
+ * policy, randomness, clock) made from them with the defaults filled in.
+ */
+import type { SchedulerLike } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
+import type { HostConnection } from './host-connection';
+import type { RetryPolicy } from './retry';
+import { DEFAULT_RETRY_POLICY } from './retry';
+
+/** Options of a {@link HostClient}. */
+export interface HostClientOptions {
+  /** The host's base url (`http://127.0.0.1:8080`). */
+  readonly url: string;
+  /**
+   * An operator token, or a function giving the current one (at once or as a promise). A function is
+   * called before each request and before each (re)connection of an event stream, so a refreshed token
+   * is used from the next attempt on. A function that throws (or rejects) fails the call, or ends the
+   * stream, with that error as it is, and nothing is retried. The token is never logged.
+   */
+  readonly token: string | (() => string | Promise<string>);
+  /** The fetch to use. @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+  /** Backoff, jitter and how long the host may stay unreachable. @default DEFAULT_RETRY_POLICY (200 ms doubling to 5 s, jitter 0.5, 90 s) */
+  readonly retry?: Partial<RetryPolicy>;
+  /** Randomness of the jitter (specs pass a fixed one). @default Math.random */
+  readonly random?: () => number;
+  /**
+   * The clock and timers: the waits between attempts (backoff, `Retry-After`), how long the host has been
+   * unreachable, and the event streams' idle cut. Specs pass a virtual-time scheduler. @default asyncScheduler
+   */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** The connection a client built with `options` uses: the base url without a trailing slash, the token as a function, the defaults. */
+export function hostConnection(options: HostClientOptions): HostConnection {
+  const token = options.token;
+  return {
+    baseUrl: options.url.replace(/\/+$/, ''),
+    token: typeof token === 'string' ? () => token : token,
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    random: options.random ?? Math.random,
+    scheduler: options.scheduler ?? asyncScheduler,
+  };
+}
