@@ -176,7 +176,11 @@ export class HostedProcesses {
     const noted = this.times.get(processId);
     const extra = this.extras.get(processId);
     const startedBy = (extra?.environmentId === environmentId ? extra.startedBy : undefined) ?? meta?.startedBy ?? null;
-    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? listed?.startedAt ?? null, exitedAt: meta?.exitedAt ?? noted?.exitedAt ?? listed?.exitedAt ?? null, startedBy };
+    // The exit as this host saw it, while it tracks the process: the store records it when the event is
+    // appended, which comes after the process's state changed (a tick later, at times): one source for
+    // both the resource and `…/wait`. A process of before a restart has only the store's.
+    const exitedAt = noted?.exitedAt ?? meta?.exitedAt ?? listed?.exitedAt ?? null;
+    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? listed?.startedAt ?? null, exitedAt, startedBy };
   }
 
   /**

@@ -88,7 +88,9 @@ async function answerWait(context: ApiContext, res: ServerResponse, params: Read
     sendApiJson(res, context.hostInstance, 200, storedWaitAnswer(stored, isoOf((await context.logs.meta(key))?.exitedAt)));
     return;
   }
-  context.waits.waitFor(res, context.hostInstance, found.hosted.process, async () => (await context.logs.meta(key))?.exitedAt ?? context.processes.timesOf(processId)?.exitedAt);
+  // The exit as this host saw it while it tracks the process (the resource shows the same), else the store's.
+  const exitedAt = async (): Promise<number | null | undefined> => context.processes.timesOf(processId)?.exitedAt ?? (await context.logs.meta(key))?.exitedAt;
+  context.waits.waitFor(res, context.hostInstance, found.hosted.process, exitedAt);
 }
 
 /** The routes under `/api/v1/environments/{environmentId}/processes`. */
