@@ -9,7 +9,7 @@ import type { ApiContext } from './api-context';
 import { environmentOf, listed } from './api-context';
 import type { HostedProcess } from './hosted-processes';
 import { ApiProblem } from './problem';
-import { storedProcess, storedProcesses } from './stored-processes';
+import { storedProcess, storedProcesses, StoredProcesses } from './stored-processes';
 
 /** A live process a request names, with its environment. */
 export interface Target {
@@ -48,15 +48,16 @@ async function resourceOf(context: ApiContext, { environmentId, environment, hos
  * see stored-processes). An environment no executor joined since the start lists its stored ones alone.
  */
 export async function processList(context: ApiContext, environmentId: string): Promise<ProcessResource[]> {
+  const stored = await StoredProcesses.read(context);
   if (context.environments.get(environmentId) === undefined) {
-    const stored = await storedProcesses(context, environmentId, new Set());
-    if (stored.length > 0) return stored;
+    const offline = stored.of(environmentId);
+    if (offline.length > 0) return offline;
   }
   const list = listed(environmentOf(context, environmentId));
   const live = new Set(list.map((s) => s.processId));
   context.processes.prune(environmentId, live);
   const resources = await Promise.all(list.map((summary) => context.processes.resource(environmentId, summary)));
-  return [...resources, ...(await storedProcesses(context, environmentId, live))];
+  return [...resources, ...stored.of(environmentId, live)];
 }
 
 /** One process: the live one, else the one its log store holds; 404 (or the environment's 503) otherwise. */

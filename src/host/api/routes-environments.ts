@@ -25,7 +25,7 @@ import { processEventPump, resumeAfter, single } from './process-reads';
 import { SseChannel } from './sse-channel';
 import { sendApiJson } from './responses';
 import type { Route } from './router';
-import { offlineEnvironment, offlineEnvironmentIds, storedProcesses } from './stored-processes';
+import { offlineEnvironment, StoredProcesses } from './stored-processes';
 
 /** An environment as the API shows it. */
 export function environmentResource(hosted: HostedEnvironment, processCount: number): EnvironmentResource {
@@ -41,46 +41,44 @@ export function environmentResource(hosted: HostedEnvironment, processCount: num
 
 const processesOf = (hosted: HostedEnvironment): readonly ProcessSummary[] => (hosted.environment === undefined ? [] : current(hosted.environment.processes$, []));
 
-/** How many processes an environment lists: its live ones and those only its log store holds. */
-async function processCount(context: ApiContext, hosted: HostedEnvironment): Promise<number> {
+/** How many processes an environment lists: its live ones and those only the log store holds. */
+function processCount(stored: StoredProcesses, hosted: HostedEnvironment): number {
   const live = processesOf(hosted);
-  return live.length + (await storedProcesses(context, hosted.id, new Set(live.map((s) => s.processId)))).length;
+  return live.length + stored.of(hosted.id, new Set(live.map((s) => s.processId))).length;
 }
 
 /** The ids of the environments only the log store knows that `caller` may touch (none joined since the start), sorted. */
-async function offlineIds(context: ApiContext, caller: OperatorCaller, hosted: readonly HostedEnvironment[]): Promise<string[]> {
-  return (await offlineEnvironmentIds(context, new Set(hosted.map((h) => h.id)))).filter((id) => mayTouch(caller, id));
-}
+const offlineIds = (stored: StoredProcesses, caller: OperatorCaller, hosted: readonly HostedEnvironment[]): string[] =>
+  stored.offlineIds(new Set(hosted.map((h) => h.id))).filter((id) => mayTouch(caller, id));
 
 /** Every environment `caller` may touch: those joined since the start, then the `offline` ones only the log store knows. */
 async function environmentList(context: ApiContext, caller: OperatorCaller): Promise<EnvironmentResource[]> {
   const hosted = current(context.environments.environments$, []);
-  const joined = await Promise.all(hosted.filter((h) => mayTouch(caller, h.id)).map(async (h) => environmentResource(h, await processCount(context, h))));
-  const offline = await Promise.all((await offlineIds(context, caller, hosted)).map(async (id) => offlineEnvironment(id, (await storedProcesses(context, id, new Set())).length)));
-  return [...joined, ...offline];
+  const stored = await StoredProcesses.read(context);
+  const joined = hosted.filter((h) => mayTouch(caller, h.id)).map((h) => environmentResource(h, processCount(stored, h)));
+  return [...joined, ...offlineIds(stored, caller, hosted).map((id) => offlineEnvironment(id, stored.of(id).length))];
 }
 
-/** One overview snapshot of `entries` (the environments `caller` may touch, with their live processes) and the offline ones. */
 /** An environment the overview shows, with its live processes. */
 interface OverviewEntry {
   readonly hosted: HostedEnvironment;
   readonly processes: readonly ProcessSummary[];
 }
 
+/** One overview snapshot of `entries` (the environments `caller` may touch, with their live processes) and the offline ones. */
 async function overviewOf(context: ApiContext, caller: OperatorCaller, entries: readonly OverviewEntry[]): Promise<Overview> {
+  const stored = await StoredProcesses.read(context);
   const joined = await Promise.all(
     entries.map(async ({ hosted, processes }) => {
       const live = await Promise.all(processes.map((summary) => context.processes.resource(hosted.id, summary)));
-      const all = [...live, ...(await storedProcesses(context, hosted.id, new Set(processes.map((s) => s.processId))))];
+      const all = [...live, ...stored.of(hosted.id, new Set(processes.map((s) => s.processId)))];
       return { ...environmentResource(hosted, all.length), processes: all };
     }),
   );
-  const offline = await Promise.all(
-    (await offlineIds(context, caller, current(context.environments.environments$, []))).map(async (id) => {
-      const stored = await storedProcesses(context, id, new Set());
-      return { ...offlineEnvironment(id, stored.length), processes: stored };
-    }),
-  );
+  const offline = offlineIds(stored, caller, current(context.environments.environments$, [])).map((id) => {
+    const processes = stored.of(id);
+    return { ...offlineEnvironment(id, processes.length), processes };
+  });
   return { hostInstance: context.hostInstance, environments: [...joined, ...offline] };
 }
 
@@ -172,9 +170,10 @@ export function environmentRoutes(context: ApiContext): Route[] {
         GET: async ({ res, params }) => {
           const id = params['environmentId'] ?? '';
           const hosted = context.environments.get(id);
-          const stored = hosted === undefined ? await storedProcesses(context, id, new Set()) : [];
-          if (hosted === undefined && stored.length === 0) throw new ApiProblem(404, 'ENVIRONMENT_NOT_FOUND', `no environment ${id}`);
-          const resource = hosted === undefined ? offlineEnvironment(id, stored.length) : environmentResource(hosted, await processCount(context, hosted));
+          const stored = await StoredProcesses.read(context);
+          const offline = hosted === undefined ? stored.of(id) : [];
+          if (hosted === undefined && offline.length === 0) throw new ApiProblem(404, 'ENVIRONMENT_NOT_FOUND', `no environment ${id}`);
+          const resource = hosted === undefined ? offlineEnvironment(id, offline.length) : environmentResource(hosted, processCount(stored, hosted));
           sendApiJson(res, context.hostInstance, 200, resource);
         },
       },

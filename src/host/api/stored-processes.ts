@@ -40,23 +40,39 @@ export function storedResource(meta: ProcessMeta): ProcessResource {
 
 const shown = (meta: ProcessMeta): boolean => meta.argv.length > 0 && !meta.released;
 
+/**
+ * What the log store holds and the API shows, read once (one `LogStore.list`) for one answer: an answer
+ * about many environments (the list, the overview) asks it for each, instead of the store for each.
+ */
+export class StoredProcesses {
+  private constructor(private readonly shownMetas: readonly ProcessMeta[]) {}
+
+  /** The store's shown processes now. */
+  static async read(context: ApiContext): Promise<StoredProcesses> {
+    return new StoredProcesses((await context.logs.list()).filter(shown));
+  }
+
+  /** The stored processes of `environmentId` not in `live` (ids), oldest first. */
+  of(environmentId: string, live: ReadonlySet<string> = new Set()): ProcessResource[] {
+    return this.shownMetas.filter((meta) => meta.environmentId === environmentId && !live.has(meta.processId)).map(storedResource);
+  }
+
+  /** The ids of the environments it holds processes of that are not in `hosted`, sorted. */
+  offlineIds(hosted: ReadonlySet<string>): string[] {
+    const ids = new Set(this.shownMetas.filter((meta) => !hosted.has(meta.environmentId)).map((meta) => meta.environmentId));
+    return [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+}
+
 /** The stored processes of `environmentId` not in `live` (ids), oldest first. */
 export async function storedProcesses(context: ApiContext, environmentId: string, live: ReadonlySet<string>): Promise<ProcessResource[]> {
-  const list = await context.logs.list();
-  return list.filter((meta) => meta.environmentId === environmentId && shown(meta) && !live.has(meta.processId)).map(storedResource);
+  return (await StoredProcesses.read(context)).of(environmentId, live);
 }
 
 /** One stored process, if the store holds it and it is shown (see the module's doc). */
 export async function storedProcess(context: ApiContext, environmentId: string, processId: string): Promise<ProcessResource | undefined> {
   const meta = await context.logs.meta({ environmentId, processId });
   return meta === undefined || !shown(meta) ? undefined : storedResource(meta);
-}
-
-/** The ids of the environments the store holds shown processes of and that are not in `hosted`, sorted. */
-export async function offlineEnvironmentIds(context: ApiContext, hosted: ReadonlySet<string>): Promise<string[]> {
-  const list = await context.logs.list();
-  const ids = new Set(list.filter((meta) => shown(meta) && !hosted.has(meta.environmentId)).map((meta) => meta.environmentId));
-  return [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** An environment no executor joined since the host started, as the API shows it: `offline`, generation 0. */
