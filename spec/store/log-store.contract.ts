@@ -377,6 +377,8 @@ export function describeLogStoreContract(adapters: readonly LogStoreAdapter[]): 
         await closeAll();
         const store = await open();
         expect(await store.adopt(key('p-again'), 2)).toBe(1);
+        // Until a history continues it, it is still to be taken back.
+        expect((await store.adoptable(ENV)).map((meta) => meta.processId)).toEqual(['p-again']);
         // The take-back at epoch 2 failed (its executor's socket dropped); the executor comes back: epoch 3.
         expect(await store.adopt(key('p-again'), 3)).toBe(1);
         const taken = store.histories(ENV, { epoch: 3 })('p-again', { argv: ['echo', 'p-again'], tty: false });

@@ -40,8 +40,6 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
 export class TakeBacks {
   /** The stdin of processes taken back, by `environmentId\u0000processId`, while they run. */
   private readonly stdins = new Map<string, TakenBackStdin>();
-  /** The processes adopted for an environment, kept across failed attempts (its executor's next socket tries again). */
-  private readonly adopting = new Map<string, readonly string[]>();
 
   constructor(private readonly parts: TakeBackParts) {}
 
@@ -60,8 +58,8 @@ export class TakeBacks {
   /**
    * Takes the executor's session back (`EnvironmentManager.adoptAcceptedWebsocket`) at `epoch`: each
    * process found `unknown` is adopted from its log's last seq, or marked `lost` with why (its log could not
-   * be reopened, the executor no longer had the session or the process). A failed attempt keeps the
-   * adopted logs for the executor's next socket. Resolves with the manager; rejects with the adoption's error.
+   * be reopened, the executor no longer had the session or the process). A failed attempt leaves the adopted
+   * logs adoptable for the executor's next socket. Resolves with the manager; rejects with the adoption's error.
    */
   async run(id: string, socket: WebSocket, sessionId: string, epoch: number): Promise<EnvironmentManager> {
     const { logs, log } = this.parts;
@@ -78,7 +76,6 @@ export class TakeBacks {
     );
     const options = { ...this.parts.managerOptions, outputHistory: this.parts.historiesOf(id, epoch) };
     const taken = await EnvironmentManager.adoptAcceptedWebsocket(id, socket, { sessionId, processes: records }, options);
-    this.adopting.delete(id);
     this.keepStdins(id, taken.processes, stdins);
     this.resumeSizedTtys(taken.manager, taken.processes, stdins);
     for (const lost of taken.lost) await this.lose({ environmentId: id, processId: lost.processId }, epoch, lost.reason);
@@ -95,9 +92,9 @@ export class TakeBacks {
   /** The processes of `id` adopted at `epoch` (again, after a failed attempt), by id, with their logs' last seqs. */
   private async adopt(id: string, epoch: number): Promise<Map<string, number>> {
     const { logs } = this.parts;
-    const ids = this.adopting.get(id) ?? (await logs.adoptable(id)).map((meta) => meta.processId);
+    // What a failed attempt adopted is adoptable still: the store, not this host, knows what is to be taken back.
     const adopted = new Map<string, number>();
-    for (const processId of ids) {
+    for (const { processId } of await logs.adoptable(id)) {
       const key = { environmentId: id, processId };
       try {
         const lastSeq = await logs.adopt(key, epoch);
@@ -106,7 +103,6 @@ export class TakeBacks {
         await this.lose(key, epoch, `its output log could not be reopened: ${messageOf(error)}`);
       }
     }
-    this.adopting.set(id, [...adopted.keys()]);
     return adopted;
   }
 

@@ -153,7 +153,11 @@ export interface LogStore {
   /** Applies retention and the total bound now (the store also does on its own). Resolves when done; never rejects. */
   enforce(): Promise<void>;
 
-  /** The processes of `environmentId` a restarted host may take back: found `unknown` (running when the host stopped), not released. */
+  /**
+   * The processes of `environmentId` a restarted host may take back: found `unknown` (running when the host
+   * stopped), or taken back (`adopt`) and not yet continued by a history (the take-back failed: the next
+   * one adopts them again); not released.
+   */
   adoptable(environmentId: string): Promise<readonly ProcessMeta[]>;
 
   /**

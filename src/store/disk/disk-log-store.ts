@@ -187,7 +187,8 @@ export class DiskLogStore implements LogStore {
   }
 
   adoptable(environmentId: string): Promise<readonly ProcessMeta[]> {
-    return Promise.resolve(this.listNow().filter((meta) => meta.environmentId === environmentId && meta.state === 'unknown' && !meta.released));
+    const taking = (meta: ProcessMeta): boolean => meta.state === 'unknown' || this.adopted.has(this.dirOf(meta));
+    return Promise.resolve(this.listNow().filter((meta) => meta.environmentId === environmentId && !meta.released && taking(meta)));
   }
 
   async adopt(key: ProcessKey, epoch: number): Promise<number | undefined> {
@@ -205,7 +206,8 @@ export class DiskLogStore implements LogStore {
     if (found === undefined) return undefined;
     this.held.fence(key.environmentId, epoch);
     const opened = await (found.opening ?? Promise.resolve(undefined)).catch(() => undefined);
-    const entry = new StoreEntry(dir, { ...found.meta, state: 'running', endedAt: null, lostReason: null }, true, Promise.resolve(), epoch);
+    // Its metadata writes go after those of the entry it replaces (its `unknown`, written at open, may be on its way).
+    const entry = new StoreEntry(dir, { ...found.meta, state: 'running', endedAt: null, lostReason: null }, true, found.settled(), epoch);
     entry.log = await OutputLog.reopen(dir, key.processId, this.options, this.held.hooksOf(entry));
     await opened?.close();
     if (this.closed) {
