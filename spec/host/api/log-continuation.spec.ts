@@ -61,7 +61,7 @@ async function restartedStore(): Promise<DiskLogStore> {
 
 /** Follows `KEY` from seq 0 in `store`; the frames it got, whether it ended, and a way to go away. */
 async function follow(store: DiskLogStore, environments: TakeBackWatch): Promise<{ readonly frames: SseFrame[]; ended(): boolean; leave(): void; readonly log: OutputLog }> {
-  const log = await store.openLog(KEY);
+  const log = await store.openReader(KEY);
   if (log === undefined) throw new Error('the store holds the process');
   const res = new PassThrough();
   const frames: SseFrame[] = [];

@@ -155,7 +155,7 @@ describe('diskHistories', () => {
       { processId: 'bad', argv: ['run', 'bad'], state: 'failed', exitCode: null },
       { processId: 'ok', argv: ['run', 'ok'], state: 'closed', exitCode: 0 },
     ]);
-    const log = await store.openLog({ environmentId: 'env-7', processId: 'ok' });
+    const log = await store.openReader({ environmentId: 'env-7', processId: 'ok' });
     expect((await log?.read(0, 1000))?.events.map((event) => event.type)).toEqual(['output', 'exited', 'closed']);
     ok.release();
     expect((await store.meta({ environmentId: 'env-7', processId: 'ok' }))?.released).toBe(true);

@@ -35,7 +35,7 @@ describe('DiskLogStore', () => {
     expect((await restarted.adoptable('env-1')).map((meta) => meta.processId)).toEqual(['kept']);
     expect(await restarted.adoptable('env-2')).toEqual([]);
     const lastSeq = await restarted.adopt(key('kept'), 1);
-    const adopted = await restarted.openLog(key('kept'));
+    const adopted = await restarted.openReader(key('kept'));
     if (adopted === undefined) throw new Error('the store holds the process');
     expect({ lastSeq, state: metaNow(restarted, key('kept'))?.state }).toEqual({ lastSeq: 5, state: 'running' });
     for (let seq = 6; seq <= 8; seq += 1) adopted.append(outputBytes(seq, payload(seq)));
@@ -63,7 +63,7 @@ describe('DiskLogStore', () => {
     await restarted.markLost(key('gone'), 'the executor no longer has its session');
     expect(metaNow(restarted, key('gone'))).toMatchObject({ state: 'lost', lostReason: 'the executor no longer has its session' });
     expect(await restarted.adoptable('env-1')).toEqual([]);
-    const read = await restarted.openLog(key('gone'));
+    const read = await restarted.openReader(key('gone'));
     expect(untimed((await read?.read(0, 1 << 20))?.events ?? [])).toEqual(outputs(1, 1));
     await restarted.close();
     const again = await DiskLogStore.open(options);
@@ -94,11 +94,11 @@ describe('DiskLogStore', () => {
       { environmentId: 'env-1', processId: '../odd id', argv: ['top'], tty: true, state: 'unknown', exitCode: null, startedAt: start, exitedAt: null, endedAt: start + 62_000, released: false, lostReason: null },
       { environmentId: 'env-1', processId: 'done', argv: ['ls', '-l'], tty: false, state: 'closed', exitCode: 3, startedAt: start, exitedAt: start + 1000, endedAt: start + 2000, released: false, lostReason: null },
     ]);
-    const doneLog = await reopened.openLog(key('done'));
-    const runningLog = await reopened.openLog(key('../odd id'));
+    const doneLog = await reopened.openReader(key('done'));
+    const runningLog = await reopened.openReader(key('../odd id'));
     expect(untimed(doneLog === undefined ? [] : await readAll(doneLog))).toEqual([outputBytes(1, payload(1)), exited(2, 3), closed(3)]);
     expect(untimed(runningLog === undefined ? [] : await readAll(runningLog))).toEqual(outputs(1, 4));
-    expect(await reopened.openLog(key('never'))).toBeUndefined();
+    expect(await reopened.openReader(key('never'))).toBeUndefined();
     await reopened.close();
     // The unknown state was written back: a third start sees the same.
     const third = await DiskLogStore.open(options);

@@ -131,16 +131,12 @@ export class DiskLogStore implements LogStore {
     return entry.log;
   }
 
-  async openReader(key: ProcessKey): Promise<OutputLog | undefined> {
-    return this.openLog(key);
-  }
-
   /**
    * The log of a process the store holds, for reading: the one this host writes, or the one found on
    * disk, opened (recovered) once and shared. Undefined when the store does not hold the process.
    * Rejects with OutputLogReadError when the files cannot be read.
    */
-  async openLog(key: ProcessKey): Promise<OutputLog | undefined> {
+  async openReader(key: ProcessKey): Promise<OutputLog | undefined> {
     const entry = this.entries.get(this.dirOf(key));
     if (entry === undefined) return undefined;
     if (entry.log !== undefined) return entry.log;
