@@ -147,7 +147,7 @@ export interface StateStore {
   close(): Promise<void>;
 }
 
-/** Throws StaleEpochError unless `epoch` is at least the environment's current one (none claimed: any passes). */
+/** Throws StaleEpochError unless `epoch` is at least the environment's current one (none claimed: every epoch passes). */
 export function checkEpoch(environmentId: string, epoch: number, current: EnvironmentOwner | undefined): void {
   if (current !== undefined && epoch < current.epoch) throw new StaleEpochError(environmentId, epoch, current.epoch);
 }
