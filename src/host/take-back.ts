@@ -9,7 +9,7 @@ import { EnvironmentManager } from '../environment/environment-manager';
 import type { ExecProcess } from '../exec/exec-process';
 import type { HistoryFactory } from '../exec/output-history';
 import type { LogStore } from '../store/log-store';
-import type { ProcessKey } from '../store/process-meta';
+import type { ProcessKey, ProcessMeta } from '../store/process-meta';
 import type { StateStore } from '../store/state-store';
 import type { StdinRecord } from '../store/stdin-record';
 import type { HostLogger } from './host-logger';
@@ -62,18 +62,20 @@ export class TakeBacks {
    * logs adoptable for the executor's next socket. Resolves with the manager; rejects with the adoption's error.
    */
   async run(id: string, socket: WebSocket, sessionId: string, epoch: number): Promise<EnvironmentManager> {
-    const { logs, log } = this.parts;
+    const { log } = this.parts;
     const adopted = await this.adopt(id, epoch);
     const stdins = await this.readStdins(id, [...adopted.keys()]);
     // Writes go on after the kept counter of the process they go to (the feeder, or a tty itself).
     const writers = new Map([...stdins.values()].map((record) => [record.writerProcessId, record.nextWriteId]));
     const helpers = new Set([...stdins.values()].filter((record) => record.target === 'fifo').map((record) => record.writerProcessId));
-    const records = await Promise.all(
-      [...adopted].map(async ([processId, lastSeq]) => {
-        const meta = await logs.meta({ environmentId: id, processId });
-        return { processId, lastSeq, nextWriteId: writers.get(processId) ?? 1, argv: meta?.argv ?? [], tty: meta?.tty ?? false, unlisted: helpers.has(processId) };
-      }),
-    );
+    const records = [...adopted].map(([processId, { lastSeq, meta }]) => ({
+      processId,
+      lastSeq,
+      nextWriteId: writers.get(processId) ?? 1,
+      argv: meta.argv,
+      tty: meta.tty,
+      unlisted: helpers.has(processId),
+    }));
     const options = { ...this.parts.managerOptions, outputHistory: this.parts.historiesOf(id, epoch) };
     const taken = await EnvironmentManager.adoptAcceptedWebsocket(id, socket, { sessionId, processes: records }, options);
     this.keepStdins(id, taken.processes, stdins);
@@ -89,16 +91,16 @@ export class TakeBacks {
     return taken.manager;
   }
 
-  /** The processes of `id` adopted at `epoch` (again, after a failed attempt), by id, with their logs' last seqs. */
-  private async adopt(id: string, epoch: number): Promise<Map<string, number>> {
+  /** The processes of `id` adopted at `epoch` (again, after a failed attempt), by id, with their logs' last seqs and what the store listed of them. */
+  private async adopt(id: string, epoch: number): Promise<Map<string, { readonly lastSeq: number; readonly meta: ProcessMeta }>> {
     const { logs } = this.parts;
     // What a failed attempt adopted is adoptable still: the store, not this host, knows what is to be taken back.
-    const adopted = new Map<string, number>();
-    for (const { processId } of await logs.adoptable(id)) {
-      const key = { environmentId: id, processId };
+    const adopted = new Map<string, { readonly lastSeq: number; readonly meta: ProcessMeta }>();
+    for (const meta of await logs.adoptable(id)) {
+      const key = { environmentId: id, processId: meta.processId };
       try {
         const lastSeq = await logs.adopt(key, epoch);
-        if (lastSeq !== undefined) adopted.set(processId, lastSeq);
+        if (lastSeq !== undefined) adopted.set(meta.processId, { lastSeq, meta });
       } catch (error: unknown) {
         await this.lose(key, epoch, `its output log could not be reopened: ${messageOf(error)}`);
       }
