@@ -41,11 +41,21 @@ export function storedResource(meta: ProcessMeta): ProcessResource {
 const shown = (meta: ProcessMeta): boolean => meta.argv.length > 0 && !meta.released;
 
 /**
- * What the log store holds and the API shows, read once (one `LogStore.list`) for one answer: an answer
- * about many environments (the list, the overview) asks it for each, instead of the store for each.
+ * What the log store holds and the API shows, read once (one `LogStore.list`, grouped by environment) for
+ * one answer: an answer about many environments (the list, the overview) asks it for each, instead of
+ * the store for each.
  */
 export class StoredProcesses {
-  private constructor(private readonly shownMetas: readonly ProcessMeta[]) {}
+  /** The shown processes, by environment id, each list oldest first (the store's order). */
+  private readonly byEnvironment = new Map<string, ProcessMeta[]>();
+
+  private constructor(shownMetas: readonly ProcessMeta[]) {
+    for (const meta of shownMetas) {
+      const metas = this.byEnvironment.get(meta.environmentId);
+      if (metas === undefined) this.byEnvironment.set(meta.environmentId, [meta]);
+      else metas.push(meta);
+    }
+  }
 
   /** The store's shown processes now. */
   static async read(context: ApiContext): Promise<StoredProcesses> {
@@ -54,13 +64,12 @@ export class StoredProcesses {
 
   /** The stored processes of `environmentId` not in `live` (ids), oldest first. */
   of(environmentId: string, live: ReadonlySet<string> = new Set()): ProcessResource[] {
-    return this.shownMetas.filter((meta) => meta.environmentId === environmentId && !live.has(meta.processId)).map(storedResource);
+    return (this.byEnvironment.get(environmentId) ?? []).filter((meta) => !live.has(meta.processId)).map(storedResource);
   }
 
   /** The ids of the environments it holds processes of that are not in `hosted`, sorted. */
   offlineIds(hosted: ReadonlySet<string>): string[] {
-    const ids = new Set(this.shownMetas.filter((meta) => !hosted.has(meta.environmentId)).map((meta) => meta.environmentId));
-    return [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return [...this.byEnvironment.keys()].filter((id) => !hosted.has(id)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 }
 
