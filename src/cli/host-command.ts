@@ -7,7 +7,7 @@
 import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { ConfigError } from '../errors';
+import { ConfigError, messageOf } from '../errors';
 import { resolveCodexBinary } from '../executor/codex-binary';
 import type { SpawnedExecutor } from '../executor/spawn-executor';
 import { spawnExecutor } from '../executor/spawn-executor';
@@ -183,7 +183,7 @@ async function stopCommand(options: HostCliOptions, io: HostIo): Promise<number>
     if (dataDir === undefined) throw new ConfigError('--stop-local-executor needs a data dir');
     return await stopLocalExecutor(dataDir, (line) => void io.stdout.write(`${line}\n`));
   } catch (error: unknown) {
-    io.stderr.write(`exec-rx host: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr.write(`exec-rx host: ${messageOf(error)}\n`);
     return EXIT_ERROR;
   }
 }
@@ -200,7 +200,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
   try {
     logs = hostLogs({ stderr: io.stderr, format: options.logFormat, level: options.logLevel, auditFile: options.auditLog });
   } catch (error: unknown) {
-    io.stderr.write(`exec-rx host: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr.write(`exec-rx host: ${messageOf(error)}\n`);
     return EXIT_ERROR;
   }
   try {
@@ -213,7 +213,7 @@ export async function hostCommand(options: HostCliOptions, io: HostIo): Promise<
 /** {@link hostCommand} once its logs are open. */
 async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs): Promise<number> {
   const log = (line: string): void => (line.startsWith(WARNING) ? logs.log.warn({}, line.slice(WARNING.length)) : logs.log.info({}, line));
-  const fail = (error: unknown): void => logs.log.error({}, error instanceof Error ? error.message : String(error));
+  const fail = (error: unknown): void => logs.log.error({}, messageOf(error));
   let local: LocalCredentials | undefined;
   let localFiles: LocalExecutorFiles | undefined;
   let host: HostServer;

@@ -16,13 +16,13 @@ import type { HostServer } from '../host/host-options';
 import type { DiskStateStore } from '../store/disk/disk-state-store';
 import type { SpawnedExecutor } from '../executor/spawn-executor';
 import { EXIT_ERROR } from './exit-codes';
+import { messageOf } from '../errors';
 
 /** The status of a stop cut short by a second signal: 128 + its number. */
 const CUT_SHORT_STATUS: Readonly<Record<'SIGINT' | 'SIGTERM', number>> = { SIGINT: 130, SIGTERM: 143 };
 
 type StopSignal = 'SIGINT' | 'SIGTERM';
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * SIGINT and SIGTERM, from construction to `dispose()`: `first` resolves with the first one, `second` with

@@ -13,6 +13,7 @@ import { lsCommand } from './remote/ls-command';
 import { remoteRunCommand } from './remote/remote-run';
 import { runCommand } from './run/run-command';
 import { EXIT_ERROR, EXIT_USAGE } from './exit-codes';
+import { messageOf } from '../errors';
 
 /** Runs the CLI with `args` (without `node` and the script) and resolves with the exit status. Never rejects. */
 export async function main(args: readonly string[], io: CliIo): Promise<number> {
@@ -48,7 +49,7 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
       io.stderr.write(`exec-rx: ${error.message}\n${USAGE}\n`);
       return EXIT_USAGE;
     }
-    io.stderr.write(`exec-rx: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr.write(`exec-rx: ${messageOf(error)}\n`);
     return EXIT_ERROR;
   }
 }

@@ -26,3 +26,4 @@ export { ConfigError, ExecutorExitedError, ExecutorStartError, HelperFailedError
 export type { LogWriteOperation } from './log-errors';
 export { OutputLogError, OutputLogReadError } from './log-errors';
 export { DataDirInUseError, StaleEpochError } from './state-errors';
+export { messageOf } from './message-of';

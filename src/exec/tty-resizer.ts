@@ -1,4 +1,4 @@
-import { ResizeFailedError } from '../errors';
+import { messageOf, ResizeFailedError } from '../errors';
 import type { TtySize } from './tty-size';
 import { checkTtySize } from './tty-size';
 
@@ -76,7 +76,7 @@ export class TtyResizer {
       } catch (error: unknown) {
         const failure = this.ended
           ? this.endedError()
-          : new ResizeFailedError(this.processId, 'failed', `${size.rows}x${size.cols}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+          : new ResizeFailedError(this.processId, 'failed', `${size.rows}x${size.cols}: ${messageOf(error)}`, { cause: error });
         for (const waiter of waiters) waiter.reject(failure);
       }
     }

@@ -8,8 +8,8 @@ import type { Environment } from '../environment/environment';
 import type { LogStore } from '../store/log-store';
 import type { StateStore } from '../store/state-store';
 import type { HostLogger } from './host-logger';
+import { messageOf } from '../errors';
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * Environment `id`'s next epoch, `owner` its owner. A claim the store could not keep (a full disk) holds

@@ -9,7 +9,7 @@
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, BehaviorSubject, Subject } from 'rxjs';
 import type WebSocket from 'ws';
-import { ExecClientError } from '../errors';
+import { ExecClientError, messageOf } from '../errors';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager-options';
 import { EnvironmentManager } from '../environment/environment-manager';
 import type { HistoryFactory } from '../exec/output-history';
@@ -283,4 +283,3 @@ export class HostedEnvironments {
   }
 }
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -13,6 +13,7 @@ import type { ProcessKey, ProcessMeta } from '../store/process-meta';
 import type { StateStore } from '../store/state-store';
 import type { StdinRecord } from '../store/stdin-record';
 import type { HostLogger } from './host-logger';
+import { messageOf } from '../errors';
 
 /** A process a restarted host took back with the stdin it had kept (the operator API writes it again). */
 export interface TakenBackStdin {
@@ -34,7 +35,6 @@ export interface TakeBackParts {
   readonly historiesOf: (environmentId: string, epoch: number) => HistoryFactory;
 }
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** The take-backs of one host (see the module's doc), and the stdin of the processes it took back while they run. */
 export class TakeBacks {

@@ -1,4 +1,4 @@
-import { ExecClientError, ProtocolError, RequestTimeoutError, RpcError, TransportClosedError } from '../errors';
+import { ExecClientError, messageOf, ProtocolError, RequestTimeoutError, RpcError, TransportClosedError } from '../errors';
 import type { ResumeFailure } from '../errors';
 import { ErrorCodes } from '../wire/jsonrpc';
 
@@ -14,7 +14,7 @@ export const refusalReason = (error: ExecClientError): ResumeFailure =>
 
 /** Any thrown value as a typed error. */
 export const asClientError = (error: unknown): ExecClientError =>
-  error instanceof ExecClientError ? error : new ProtocolError(`unexpected failure: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  error instanceof ExecClientError ? error : new ProtocolError(`unexpected failure: ${messageOf(error)}`, { cause: error });
 
 /** `25s` for whole seconds, else `1500ms` (codex's deadline message). */
 export const formatSeconds = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);

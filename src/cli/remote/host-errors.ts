@@ -6,13 +6,14 @@
 import { HostApiError } from '../../client/host-api-error';
 import { rootReason } from './watched-fetch';
 import { EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND } from '../exit-codes';
+import { messageOf } from '../../errors';
 
 /** What the host said of the problem: its detail, else the whole message. */
 const detailOf = (error: HostApiError): string => error.detail ?? error.message;
 
 /** One line (without the `exec-rx: ` prefix) for an error of a call to the host at `url`. */
 export function describeHostError(error: unknown, url: string): string {
-  if (!(error instanceof HostApiError)) return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof HostApiError)) return messageOf(error);
   if (error.code === 'UNAUTHORIZED') return `the host at ${url} refused the operator token (401): check EXEC_RX_TOKEN or --token-file`;
   if (error.code === 'HOST_UNREACHABLE') return `cannot reach the host at ${url}: ${rootReason(error.cause ?? error)}`;
   if (error.code === 'PROCESS_GONE') return `the host at ${url} no longer knows the process (it restarted): ${error.message}`;

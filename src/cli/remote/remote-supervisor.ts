@@ -13,6 +13,7 @@ import { rawTerminal, relayStdin } from '../terminal/stdin-relay';
 import { terminalSize } from '../terminal/terminal-size';
 import { EVENTS_AHEAD, pipeEvents } from './event-output';
 import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
+import { messageOf } from '../../errors';
 
 /** Where the command's stdin comes from: streamed (`pipeStdin`), raw to its pty, or not at all. */
 export type StdinMode = 'pipe' | 'pty' | 'none';
@@ -70,7 +71,7 @@ function followSize(remote: RemoteProcess, io: CliIo, say: (line: string) => voi
       .catch((error: unknown) => {
         if (reported || disposed) return;
         reported = true;
-        say(`resize: ${error instanceof Error ? error.message : String(error)}`);
+        say(`resize: ${messageOf(error)}`);
       })
       .finally(() => {
         inFlight = false;

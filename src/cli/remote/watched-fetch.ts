@@ -8,6 +8,7 @@ import { BehaviorSubject } from 'rxjs';
 import { distinctUntilChanged } from 'rxjs/operators';
 import type { ConnectionState } from '../../environment/connection-state';
 import { HostApiError } from '../../client/host-api-error';
+import { messageOf } from '../../errors';
 
 /** A fetch for HostClient and what it saw of the connection. */
 export interface WatchedFetch {
@@ -26,7 +27,7 @@ export interface WatchedFetch {
 /** The deepest message of an error's `cause` chain (undici's `fetch failed` hides `connect ECONNREFUSED …`). */
 export function rootReason(error: unknown): string {
   let current: unknown = error;
-  let reason = error instanceof Error ? error.message : String(error);
+  let reason = messageOf(error);
   for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
     if (current.message !== '') reason = current.message;
     current = current.cause;

@@ -4,7 +4,7 @@
  * `exec/stdin-fifo`), and resolves with the command's exit code (128+n when it was signalled, as the
  * executor reports it).
  */
-import { CannotStartError, SpawnError } from '../../errors';
+import { CannotStartError, messageOf, SpawnError } from '../../errors';
 import type { RunOptions } from '../args';
 import { reportConnection } from '../connection-reporter';
 import type { CliIo } from '../io';
@@ -57,4 +57,3 @@ function reportStartFailure(error: unknown, options: RunOptions, say: (line: str
   return EXIT_FAILED;
 }
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -6,7 +6,7 @@ import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, firstValueFrom, from, race, timer } from 'rxjs';
-import { ExecutorExitedError } from '../../errors';
+import { ExecutorExitedError, messageOf } from '../../errors';
 import type { ExecProcess } from '../../exec/exec-process';
 import type { FlowHold } from '../../rpc/connection-flow';
 import type { CliIo } from '../io';
@@ -44,7 +44,7 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
   } catch (error: unknown) {
     const signal = signals.received();
     if (signal !== undefined) return 128 + constants.signals[signal];
-    say(error instanceof Error ? error.message : String(error));
+    say(messageOf(error));
     return EXIT_FAILED;
   } finally {
     output.stop();

@@ -2,7 +2,7 @@
  * `exec-rx run --tty`: the command's pty follows our terminal's size. Node emits `resize` on a tty
  * stdout when this process gets SIGWINCH; each one becomes an `ExecProcess.resize` (coalesced there).
  */
-import { ResizeFailedError } from '../../errors';
+import { messageOf, ResizeFailedError } from '../../errors';
 import type { ExecProcess } from '../../exec/exec-process';
 import type { CliIo } from '../io';
 import { terminalSize } from '../terminal/terminal-size';
@@ -21,7 +21,7 @@ export function followTerminalSize(process: ExecProcess, io: CliIo, say: (line: 
     process.resize(size.rows, size.cols).catch((error: unknown) => {
       if (reported || (error instanceof ResizeFailedError && error.reason === 'ended')) return;
       reported = true;
-      say(error instanceof Error ? error.message : String(error));
+      say(messageOf(error));
     });
   };
   io.stdout.on('resize', onResize);

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { ExecProcess } from '../../exec/exec-process';
 import { writeIdsFor } from '../../exec/process-requests';
-import { StdinClosedError } from '../../errors';
+import { messageOf, StdinClosedError } from '../../errors';
 import type { FifoFeeder } from '../../exec/fifo-feeder';
 import type { StdinRecord, StdinWriteRecord } from '../../store/stdin-record';
 import { PERSISTED_WRITES } from '../../store/stdin-record';
@@ -196,7 +196,7 @@ export class ProcessStdin {
     try {
       await this.persistence.persist(record);
     } catch (error: unknown) {
-      const why = error instanceof Error ? error.message : String(error);
+      const why = messageOf(error);
       throw new ApiProblem(503, 'HOST_ERROR', `the host could not record the write before sending it: ${why}`, { 'retry-after': '1' });
     }
   }
