@@ -147,6 +147,9 @@ export interface StateStore {
   close(): Promise<void>;
 }
 
+/** A list as the port answers it (`registrations()`, `environments()`): sorted by id, in UTF-16 code unit order. */
+export const sortedById = <T extends { readonly id: string }>(values: Iterable<T>): T[] => [...values].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
 /** Throws StaleEpochError unless `epoch` is at least the environment's current one (none claimed: every epoch passes). */
 export function checkEpoch(environmentId: string, epoch: number, current: EnvironmentOwner | undefined): void {
   if (current !== undefined && epoch < current.epoch) throw new StaleEpochError(environmentId, epoch, current.epoch);

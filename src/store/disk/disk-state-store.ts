@@ -14,7 +14,7 @@ import { asyncScheduler } from 'rxjs';
 import { ClosedError } from '../../errors';
 import type { ProcessKey } from '../process-meta';
 import type { BoundPort, EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
-import { checkEpoch, RECORDED_STARTS } from '../state-store';
+import { checkEpoch, RECORDED_STARTS, sortedById } from '../state-store';
 import type { StdinRecord } from '../stdin-record';
 import { FileQueue } from './file-queue';
 import { HostLock } from './host-lock';
@@ -37,8 +37,6 @@ export interface HostStateOptions {
   readonly fs?: LogFs;
 }
 
-const byId = <T extends { readonly id: string }>(a: T, b: T): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-const sorted = <T extends { readonly id: string }>(values: Iterable<T>): T[] => [...values].sort(byId);
 
 /**
  * A host's durable state in its data dir (see the module's doc), exported as `HostState`. Made by
@@ -107,7 +105,7 @@ export class DiskStateStore implements StateStore, BoundPort {
   }
 
   registrations(): Promise<readonly PersistedRegistration[]> {
-    return this.read(() => sorted(this.state.registrations.values()));
+    return this.read(() => sortedById(this.state.registrations.values()));
   }
 
   setRegistration(registration: PersistedRegistration): Promise<void> {
@@ -123,7 +121,7 @@ export class DiskStateStore implements StateStore, BoundPort {
   }
 
   environments(): Promise<readonly PersistedEnvironment[]> {
-    return this.read(() => sorted(this.state.sessions.values()));
+    return this.read(() => sortedById(this.state.sessions.values()));
   }
 
   owner(id: string): Promise<EnvironmentOwner | undefined> {

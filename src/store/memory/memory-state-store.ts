@@ -11,7 +11,7 @@ import { ClosedError } from '../../errors';
 import type { ProcessKey } from '../process-meta';
 import { keyOf } from '../process-meta';
 import type { EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
-import { checkEpoch, RECORDED_STARTS } from '../state-store';
+import { checkEpoch, RECORDED_STARTS, sortedById } from '../state-store';
 import type { StdinRecord } from '../stdin-record';
 import { stdinFields } from '../stdin-record';
 
@@ -23,7 +23,6 @@ export interface MemoryStateStoreOptions {
   readonly maxStarts?: number;
 }
 
-const byId = <T extends { readonly id: string }>(a: T, b: T): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** A host's state in memory (see the module's doc). Every call settles at once; what it returns is a copy. */
 export class MemoryStateStore implements StateStore {
@@ -52,7 +51,7 @@ export class MemoryStateStore implements StateStore {
   }
 
   registrations(): Promise<readonly PersistedRegistration[]> {
-    return this.run(() => [...this.registrationsById.values()].sort(byId));
+    return this.run(() => sortedById(this.registrationsById.values()));
   }
 
   setRegistration(registration: PersistedRegistration): Promise<void> {
@@ -65,7 +64,7 @@ export class MemoryStateStore implements StateStore {
   }
 
   environments(): Promise<readonly PersistedEnvironment[]> {
-    return this.run(() => [...this.sessions.values()].sort(byId));
+    return this.run(() => sortedById(this.sessions.values()));
   }
 
   owner(id: string): Promise<EnvironmentOwner | undefined> {
