@@ -30,6 +30,14 @@ export interface HostClientOptions {
    * unreachable, and the event streams' idle cut. Specs pass a virtual-time scheduler. @default asyncScheduler
    */
   readonly scheduler?: SchedulerLike;
+  /**
+   * Ask for a process's events (`events$`, `eventStream`, `events`) as the binary event stream
+   * (`application/vnd.exec-rx.events`, docs/protocol.md#binary-event-stream): output as bytes, no base64
+   * and no JSON per chunk, the same events, resumption and errors. A host that does not offer it answers
+   * SSE, which is read as before. For programs that move a lot of output (the CLI turns it on); a browser
+   * may too, but the dashboard keeps SSE. The overview stream (`watch$`) is SSE either way. @default false
+   */
+  readonly binaryEvents?: boolean;
 }
 
 /** The connection a client built with `options` uses: the base url without a trailing slash, the token as a function, the defaults. */
@@ -42,5 +50,6 @@ export function hostConnection(options: HostClientOptions): HostConnection {
     policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
     random: options.random ?? Math.random,
     scheduler: options.scheduler ?? asyncScheduler,
+    binaryEvents: options.binaryEvents ?? false,
   };
 }

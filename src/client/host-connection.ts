@@ -21,6 +21,8 @@ export interface HostConnection {
   readonly random: () => number;
   /** The clock and timers of the waits, the offline bound and the streams' idle cut. */
   readonly scheduler: SchedulerLike;
+  /** A process's events are asked for as the binary stream (see `HostClientOptions.binaryEvents`). */
+  readonly binaryEvents?: boolean;
 }
 
 /**

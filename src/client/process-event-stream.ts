@@ -10,7 +10,9 @@ import type { ExecClientErrorCode } from '../errors';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { API_PREFIX, ClosedEventData, ExitedEventData, FailedEventData, HOST_INSTANCE_HEADER, OutputEventData, TruncatedEventData } from '../wire/operator-api';
+import { BINARY_EVENTS_MEDIA_TYPE, SSE_MEDIA_TYPE } from '../wire/binary-events';
 import { decodeBase64 } from './base64';
+import type { OutputFrame } from './binary-reader';
 import type { HostConnection } from './host-connection';
 import { errorOf } from './host-connection';
 import type { HostProcessEvent } from './host-types';
@@ -57,6 +59,12 @@ export class ProcessEventReader {
   /** Whether `event` is one of a process's event stream's. */
   static carries(event: string): boolean {
     return event === 'output' || event === 'exited' || event === 'closed' || event === 'truncated' || event === 'failed';
+  }
+
+  /** The output event a binary stream's frame carries, if it is the next one; `undefined` for a repeat or after the end. */
+  readOutput(frame: OutputFrame): HostProcessEvent | undefined {
+    if (this.ended || !this.accept(frame.seq)) return undefined;
+    return { type: 'output', seq: frame.seq, stream: frame.stream, chunk: frame.chunk, ...timed(frame.time) };
   }
 
   /** The event `message` carries, if it is the next one; `undefined` for a repeat, a message of another kind, or after the end. */
@@ -106,6 +114,7 @@ export class ProcessEventReader {
 
 /** Follows one process's event stream, tracking the last seq delivered so every reconnect resumes after it. */
 class Follower implements SseSession {
+  readonly accept: string;
   private readonly reader: ProcessEventReader;
   /** The host ended a stream whole (with `follow: false`, all it held was delivered). */
   private drained = false;
@@ -120,8 +129,11 @@ class Follower implements SseSession {
     private readonly emit: (event: HostProcessEvent) => void,
     /** The consumer's room, when it can fall behind. */
     private readonly gate: () => Promise<void> | undefined = () => undefined,
+    /** Ask for the binary stream (an older host answers SSE, read as such). */
+    binary = false,
   ) {
     this.reader = new ProcessEventReader(afterSeq);
+    this.accept = binary ? `${BINARY_EVENTS_MEDIA_TYPE}, ${SSE_MEDIA_TYPE};q=0.5` : SSE_MEDIA_TYPE;
   }
 
   room(): Promise<void> | undefined {
@@ -166,6 +178,11 @@ class Follower implements SseSession {
     this.drained = true;
   }
 
+  onOutput(frame: OutputFrame): void {
+    const event = this.reader.readOutput(frame);
+    if (event !== undefined) this.emit(event);
+  }
+
   onMessage(message: SseMessage): void {
     const event = this.reader.read(message);
     if (event === undefined) return;
@@ -191,7 +208,8 @@ export function followProcess(
   room?: () => Promise<void> | undefined,
 ): Promise<void> {
   const path = `${API_PREFIX}/environments/${encodeURIComponent(environmentId)}/processes/${encodeURIComponent(processId)}/events`;
-  return runSse(connection, 'events', new Follower(path, options.follow ?? true, options.afterSeq ?? 0, emit, room), signal);
+  const follower = new Follower(path, options.follow ?? true, options.afterSeq ?? 0, emit, room, connection.binaryEvents);
+  return runSse(connection, 'events', follower, signal);
 }
 
 /**

@@ -14,7 +14,10 @@ import { abortReason, backoffDelay, retryAfterMs, sleep } from './retry';
 import * as E from 'fp-ts/lib/Either';
 import { decodeWith, parseJson } from '../wire/decode';
 import { RESTART_EVENT, RestartEventData } from '../wire/operator-api';
-import type { SseMessage } from './sse-reader';
+import { isBinaryEvents, SSE_MEDIA_TYPE } from '../wire/binary-events';
+import type { OutputFrame } from './binary-reader';
+import { EventFrameError, readBinaryEvents } from './binary-reader';
+import type { SseMessage, SseReadHooks } from './sse-reader';
 import { readSse } from './sse-reader';
 
 /** What one stream does with its connection's life. */
@@ -25,6 +28,14 @@ export interface SseSession {
   onOpen(response: Response): void;
   /** Each whole event; throwing a HostApiError ends the session with it. */
   onMessage(message: SseMessage): void;
+  /**
+   * The `Accept` of each attempt: a session that reads the binary stream names its media type (and takes
+   * its output frames, {@link onOutput}); the host may still answer SSE, which is read as such.
+   * @default `text/event-stream`
+   */
+  readonly accept?: string;
+  /** Each output frame of a binary stream; throwing a HostApiError ends the session with it. Absent: a binary answer is DECODE_FAILED. */
+  onOutput?(output: OutputFrame): void;
   /** The host ended the stream (its body ended whole; a dropped connection is not an end). */
   onEnd(): void;
   /** Whether the session is over: a final event came, or nothing more is wanted. Checked after each event too: reading stops there. */
@@ -91,7 +102,7 @@ export async function runSse(connection: HostConnection, what: string, session: 
     try {
       heard();
       // The token is asked for at each (re)connection; a token function that fails ends the stream with its error.
-      const options = await init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: 'text/event-stream' } });
+      const options = await init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: session.accept ?? SSE_MEDIA_TYPE } });
       response = await connection.fetch(`${connection.baseUrl}${session.path()}`, options);
     } catch (error: unknown) {
       if (signal.aborted) {
@@ -117,11 +128,15 @@ export async function runSse(connection: HostConnection, what: string, session: 
       try {
         // Nothing follows a come-back event: reading stops there.
         const stop = (): boolean => comeBackMs !== undefined || session.finished() || session.againAfter?.() !== undefined;
-        await readSse(response, onMessage, { stop, onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) });
+        await readEvents(response, session, onMessage, { stop, onBytes: heard, room: () => roomFor(session, attempt.signal, idle, heard) }, what);
         if (comeBackMs === undefined && session.againAfter?.() === undefined) session.onEnd();
       } catch (error: unknown) {
         if (signal.aborted || error instanceof HostApiError) throw error;
-        dropped = attempt.signal.aborted ? `no byte from the host for ${connection.policy.streamIdleMs} ms` : `the connection dropped: ${messageOf(error)}`;
+        dropped = attempt.signal.aborted
+          ? `no byte from the host for ${connection.policy.streamIdleMs} ms`
+          : error instanceof EventFrameError
+            ? error.message
+            : `the connection dropped: ${messageOf(error)}`;
       } finally {
         endAttempt();
       }
@@ -184,13 +199,32 @@ function comeBackDelay(data: string): number {
 }
 
 /**
+ * Reads one answer by its `Content-Type`: the binary event stream (`wire/binary-events.ts`) when the host
+ * answered one, else SSE (an older host answers SSE whatever was asked). A binary answer to a session
+ * that takes no output frames is DECODE_FAILED.
+ */
+function readEvents(response: Response, session: SseSession, onMessage: (message: SseMessage) => void, hooks: SseReadHooks, what: string): Promise<void> {
+  if (!isBinaryEvents(response.headers.get('content-type'))) return readSse(response, onMessage, hooks);
+  const output = (frame: OutputFrame): void => {
+    if (session.onOutput === undefined) throw new HostApiError('DECODE_FAILED', `${what}: the host answered a binary stream that was not asked for`, undefined, undefined);
+    guarded(() => session.onOutput?.(frame), what);
+  };
+  return readBinaryEvents(response, { message: onMessage, output }, hooks);
+}
+
+/**
  * Hands `message` to the session. What its handler throws is the session's own failure, final: a
  * HostApiError as it is, anything else as `DECODE_FAILED` with it as the cause. Only the connection's
  * failures are retried (opening the stream again would bring the same event, and the same failure).
  */
 function handle(session: SseSession, message: SseMessage, what: string): void {
+  guarded(() => session.onMessage(message), what);
+}
+
+/** Runs a handler of the session: what it throws is final (see {@link handle}). */
+function guarded(handler: () => void, what: string): void {
   try {
-    session.onMessage(message);
+    handler();
   } catch (error: unknown) {
     if (error instanceof HostApiError) throw error;
     const why = error instanceof Error ? error.message : String(error);

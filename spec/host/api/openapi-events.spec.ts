@@ -7,7 +7,7 @@
  */
 import { OPENAPI_DOCUMENT } from '../../../src/host/api/openapi';
 import { failedFrame, frameOf, logFrameOf, overviewFrame, truncatedFrame } from '../../../src/host/api/event-frames';
-import { comeBackFrame } from '../../../src/host/api/sse-stream';
+import { comeBackFrame } from '../../../src/host/api/event-framing';
 import { ProcessGapError } from '../../../src/errors/process-errors';
 import { OutputLogError } from '../../../src/errors/log-errors';
 import { truncatedRange } from '../../../src/store/log-events';

@@ -52,7 +52,8 @@ export async function remoteRunCommand(options: RunOptions, target: Extract<RunT
   const { access, environmentId } = target;
   const watch = watchedFetch();
   const reporting = reportConnection(watch.states$, say, { verbose: options.verbose, peer: 'the host' });
-  const client = new HostClient({ url: access.url, token: access.token, fetch: watch.fetch });
+  // The binary event stream: output as bytes (an older host answers SSE, read as such).
+  const client = new HostClient({ url: access.url, token: access.token, fetch: watch.fetch, binaryEvents: true });
   const starter = new HostClient({ url: access.url, token: access.token, fetch: watch.fetch, retry: { maxOfflineMs: START_OFFLINE_MS } });
   const mode = stdinModeOf(options.tty, io.stdin);
   const request = startRequest(options, mode, io);

@@ -50,17 +50,41 @@ export function frameOf(event: ProcessEvent): Buffer {
 }
 
 function encode(event: ProcessEvent): Buffer {
+  if (event.type === 'output') return outputFrame(event.seq, event.stream, event.chunk);
+  const [name, data] = eventJson(event);
+  return frame(idOf(event), name, data);
+}
+
+/** The `id:` of a frame: the seq of a sequenced event; `failed` and `truncated` have none. */
+const idOf = (event: ProcessEvent | LogEvent): number | undefined => (event.type === 'failed' || event.type === 'truncated' ? undefined : event.seq);
+
+/** A non-output event's name and its data as JSON (the SSE `data:` line; the binary stream's event payload). */
+export function eventJson(event: Exclude<ProcessEvent, { readonly type: 'output' }>): readonly [string, string] {
   switch (event.type) {
-    case 'output':
-      return outputFrame(event.seq, event.stream, event.chunk);
     case 'exited':
-      return frame(event.seq, 'exited', JSON.stringify({ seq: event.seq, exitCode: event.exitCode }));
+      return ['exited', JSON.stringify({ seq: event.seq, exitCode: event.exitCode })];
     case 'closed':
-      return frame(event.seq, 'closed', JSON.stringify({ seq: event.seq }));
+      return ['closed', JSON.stringify({ seq: event.seq })];
     case 'failed':
-      return failedFrame(event.error.code, event.error.message);
+      return ['failed', JSON.stringify({ code: event.error.code, message: event.error.message })];
     case 'truncated':
-      return frame(undefined, 'truncated', JSON.stringify({ nextSeq: event.nextSeq, droppedEvents: event.droppedEvents, droppedBytes: event.droppedBytes }));
+      return ['truncated', JSON.stringify({ nextSeq: event.nextSeq, droppedEvents: event.droppedEvents, droppedBytes: event.droppedBytes })];
+  }
+}
+
+/** {@link eventJson} of an event read from an output log: with `time` on sequenced events, and a marker's `reason`, `fromSeq`, `toSeq`. */
+export function logEventJson(event: Exclude<LogEvent, { readonly type: 'output' }>): readonly [string, string] {
+  switch (event.type) {
+    case 'exited':
+      return ['exited', JSON.stringify({ seq: event.seq, time: event.time, exitCode: event.exitCode })];
+    case 'closed':
+      return ['closed', JSON.stringify({ seq: event.seq, time: event.time })];
+    case 'failed':
+      return ['failed', JSON.stringify({ code: event.error.code, message: event.error.message })];
+    case 'truncated': {
+      const { nextSeq, droppedEvents, droppedBytes, reason, fromSeq, toSeq } = event;
+      return ['truncated', JSON.stringify({ nextSeq, droppedEvents, droppedBytes, reason, fromSeq, toSeq })];
+    }
   }
 }
 
@@ -94,20 +118,9 @@ function logShared(event: LogEvent & { readonly type: 'output' }): Buffer {
  * for one reader: their frames are not kept.
  */
 export function logFrameOf(event: LogEvent, share = false): Buffer {
-  switch (event.type) {
-    case 'output':
-      return share ? logShared(event) : outputFrame(event.seq, event.stream, event.chunk, event.time);
-    case 'exited':
-      return frame(event.seq, 'exited', JSON.stringify({ seq: event.seq, time: event.time, exitCode: event.exitCode }));
-    case 'closed':
-      return frame(event.seq, 'closed', JSON.stringify({ seq: event.seq, time: event.time }));
-    case 'failed':
-      return failedFrame(event.error.code, event.error.message);
-    case 'truncated': {
-      const { nextSeq, droppedEvents, droppedBytes, reason, fromSeq, toSeq } = event;
-      return frame(undefined, 'truncated', JSON.stringify({ nextSeq, droppedEvents, droppedBytes, reason, fromSeq, toSeq }));
-    }
-  }
+  if (event.type === 'output') return share ? logShared(event) : outputFrame(event.seq, event.stream, event.chunk, event.time);
+  const [name, data] = logEventJson(event);
+  return frame(idOf(event), name, data);
 }
 
 /** Bytes of a slab output frames are cut from; a frame over a quarter of it gets its own buffer. */
@@ -148,10 +161,16 @@ function outputFrame(seq: number, stream: string, chunk: Uint8Array, time?: numb
 }
 
 /** A `failed` frame: why the process (or its stream) ended without `closed`. */
-export const failedFrame = (code: ExecClientErrorCode, message: string): Buffer => frame(undefined, 'failed', JSON.stringify({ code, message }));
+export const failedFrame = (code: ExecClientErrorCode, message: string): Buffer => frame(undefined, 'failed', failedJson(code, message));
+
+/** A `failed` event's data. */
+export const failedJson = (code: ExecClientErrorCode, message: string): string => JSON.stringify({ code, message });
 
 /** A `truncated` frame the API makes itself (neither the host's history nor the executor's window reaches). */
-export const truncatedFrame = (nextSeq: number, droppedEvents: number): Buffer => frame(undefined, 'truncated', JSON.stringify({ nextSeq, droppedEvents }));
+export const truncatedFrame = (nextSeq: number, droppedEvents: number): Buffer => frame(undefined, 'truncated', truncatedJson(nextSeq, droppedEvents));
+
+/** The data of a `truncated` event the API makes itself. */
+export const truncatedJson = (nextSeq: number, droppedEvents: number): string => JSON.stringify({ nextSeq, droppedEvents });
 
 /** The overview stream's frame. */
 export const overviewFrame = (data: unknown): Buffer => frame(undefined, 'overview', JSON.stringify(data));

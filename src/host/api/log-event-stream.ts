@@ -1,5 +1,5 @@
 /**
- * One subscriber's SSE stream of a process's events read from its log (the store's paced reader: a log on
+ * One subscriber's event stream (SSE or binary: the sink's framing) of a process's events read from its log (the store's paced reader: a log on
  * disk), at the subscriber's own pace: the log is read by seq (`PacedLogReader.read`) only while the stream has room,
  * what is at or below the cursor is never written, and once caught up the stream waits for the next
  * append (`PacedLogReader.waitFor`), whose events the log serves from memory until they are written.
@@ -14,7 +14,6 @@
  */
 import type { Observable, Subscription } from 'rxjs';
 import { take } from 'rxjs';
-import { failedFrame, logFrameOf } from './event-frames';
 import type { EventSink } from './sse-stream';
 import { ExecClientError } from '../../errors';
 import type { LogEvent } from '../../store/log-events';
@@ -59,7 +58,7 @@ export type LogContinuation =
 export function streamLogEvents(log: PacedLogReader, stream: EventSink, afterSeq: number, options: LogStreamOptions): void {
   void pump(log, stream, afterSeq, options).catch((error: unknown) => {
     const failure = error instanceof ExecClientError ? error : undefined;
-    if (!stream.isEnded) stream.write(failedFrame(failure?.code ?? 'HOST_ERROR', failure?.message ?? 'reading the output log failed'));
+    if (!stream.isEnded) stream.write(stream.framing.failed(failure?.code ?? 'HOST_ERROR', failure?.message ?? 'reading the output log failed'));
     stream.end();
   });
 }
@@ -81,7 +80,7 @@ async function pump(first: PacedLogReader, stream: EventSink, afterSeq: number, 
       const share = next >= memoryFrom;
       const event = batch[next++];
       if (event === undefined || (event.type !== 'failed' && event.type !== 'truncated' && event.seq <= cursor)) continue;
-      if (!stream.write(logFrameOf(event, share))) return;
+      if (!stream.write(stream.framing.logEvent(event, share))) return;
       if (event.type === 'closed' || event.type === 'failed') return stream.end();
       cursor = event.type === 'truncated' ? event.nextSeq - 1 : event.seq;
       continue;
@@ -97,7 +96,7 @@ async function pump(first: PacedLogReader, stream: EventSink, afterSeq: number, 
         log = next.log;
         continue;
       }
-      if (next?.type === 'gone') stream.write(failedFrame('PROCESS_GONE', next.message));
+      if (next?.type === 'gone') stream.write(stream.framing.failed('PROCESS_GONE', next.message));
       return stream.end();
     }
     if (read.ended || !follow) return stream.end();

@@ -1,5 +1,5 @@
 /**
- * One subscriber's SSE stream of a process's events, from a seq on: exactly what follows it, then live.
+ * One subscriber's event stream (SSE or binary: the sink's framing) of a process's events, from a seq on: exactly what follows it, then live.
  * It reads two sources (`./event-sources`), never a concrete history:
  *
  * - Where the process's output history still reaches, events come from it (`eventsAfter$`), their
@@ -18,7 +18,6 @@ import { takeWhile } from 'rxjs/operators';
 import type { ProcessEvent } from '../../exec/process-event';
 import { ExecClientError } from '../../errors';
 import type { ReadResponse } from '../../wire/process';
-import { failedFrame, frameOf, truncatedFrame } from './event-frames';
 import type { EventSources } from './event-sources';
 import type { EventSink } from './sse-stream';
 import type { FillItem } from './window-fill';
@@ -92,7 +91,7 @@ class ProcessEventPump {
   }
 
   private onEvent(event: ProcessEvent): void {
-    if (!this.stream.write(frameOf(event))) return this.stop();
+    if (!this.stream.write(this.stream.framing.event(event))) return this.stop();
     if (event.type === 'truncated') this.cursor = event.nextSeq - 1;
     else if (event.type !== 'failed') this.cursor = event.seq;
     if (event.type === 'closed' || event.type === 'failed') this.stream.end();
@@ -138,7 +137,8 @@ class ProcessEventPump {
     for (let item = this.fillQueue[0]; item !== undefined; item = this.fillQueue[0]) {
       if (this.stream.buffered >= this.stream.highWater) return this.afterDrain();
       this.fillQueue.shift();
-      const frame = item.kind === 'event' ? frameOf(item.event) : truncatedFrame(item.nextSeq, item.droppedEvents);
+      const { framing } = this.stream;
+      const frame = item.kind === 'event' ? framing.event(item.event) : framing.truncated(item.nextSeq, item.droppedEvents);
       if (!this.stream.write(frame)) return this.stop();
       this.cursor = item.kind === 'event' ? item.event.seq : item.nextSeq - 1;
       if (item.kind === 'event' && item.event.type === 'closed') return this.stream.end();
@@ -148,7 +148,7 @@ class ProcessEventPump {
 
   private fail(error: unknown): void {
     const failure = error instanceof ExecClientError ? error : undefined;
-    this.stream.write(failedFrame(failure?.code ?? 'HOST_ERROR', failure?.message ?? 'reading the process from the executor failed'));
+    this.stream.write(this.stream.framing.failed(failure?.code ?? 'HOST_ERROR', failure?.message ?? 'reading the process from the executor failed'));
     this.stream.end();
   }
 

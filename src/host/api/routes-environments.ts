@@ -19,7 +19,6 @@ import type { ApiContext } from './api-context';
 import { current } from './api-context';
 import type { OperatorCaller } from './operator-tokens';
 import { mayTouch } from './operator-tokens';
-import { failedFrame, overviewFrame } from './event-frames';
 import { ApiProblem, problemOf } from './problem';
 import { processEventPump, resumeAfter, single } from './process-reads';
 import { SseChannel } from './sse-channel';
@@ -131,7 +130,7 @@ async function followSelected(context: ApiContext, selected: Selection, channel:
     pump(channel, selected.after, true);
   } catch (error: unknown) {
     const problem = problemOf(error);
-    channel.write(failedFrame(problem.code, problem.detail ?? problem.code));
+    channel.write(channel.framing.failed(problem.code, problem.detail ?? problem.code));
     channel.end();
   }
 }
@@ -187,7 +186,7 @@ export function environmentRoutes(context: ApiContext): Route[] {
           if (stream.isEnded) return Promise.resolve();
           const subscription = overview$(context, caller).subscribe({
             next: (snapshot) => {
-              if (!stream.write(overviewFrame(snapshot))) subscription.unsubscribe();
+              if (!stream.write(stream.framing.overview(snapshot))) subscription.unsubscribe();
             },
             complete: () => stream.end(),
           });

@@ -130,7 +130,8 @@ export function processRoutes(context: ApiContext): Route[] {
           const after = resumeAfter(req, query);
           const follow = followOf(query);
           const pump = await processEventPump(context, params['environmentId'] ?? '', params['processId'] ?? '');
-          pump(context.hub.open(res, caller.name), after, follow);
+          // SSE, or the binary stream when the request's Accept asks for it.
+          pump(context.hub.open(res, caller.name, true), after, follow);
         },
       },
     },

@@ -3,6 +3,7 @@
  * events, `./routes-environments`): {@link SseChannel}, the sink the process's pump writes to.
  */
 import type { StreamEndReason } from '../metrics/host-metrics';
+import type { EventFraming, WireFrame } from './event-framing';
 import type { EventSink, SseStream } from './sse-stream';
 
 /**
@@ -19,6 +20,10 @@ export class SseChannel implements EventSink {
     parent.onEnd(() => this.finish());
   }
 
+  get framing(): EventFraming {
+    return this.parent.framing;
+  }
+
   get buffered(): number {
     return this.parent.buffered;
   }
@@ -31,7 +36,7 @@ export class SseChannel implements EventSink {
     return this.ended || this.parent.isEnded;
   }
 
-  write(frame: Buffer): boolean {
+  write(frame: WireFrame): boolean {
     return !this.ended && this.parent.write(frame);
   }
 

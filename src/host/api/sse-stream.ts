@@ -5,28 +5,20 @@
  * stops, the comment of a revoked token).
  */
 import type { ServerResponse } from 'node:http';
-import { RESTART_EVENT } from '../../wire/operator-api';
 import type { StreamEndReason, StreamObserver } from '../metrics/host-metrics';
-
-const PING = Buffer.from(': ping\n\n');
+import type { EventFraming, WireFrame } from './event-framing';
+import { SSE_FRAMING } from './event-framing';
 
 /** An observer that hears nothing (a stream's and the hub's, `./sse`, when none is given). */
 export const UNOBSERVED: StreamObserver = { opened: () => undefined, sent: () => undefined, ended: () => undefined };
-
-/** The come-back frame of {@link SseStream.comeBack} (exported for the spec that checks it against the OpenAPI document). */
-export const comeBackFrame = (retryMs: number): Buffer => Buffer.from(`retry: ${retryMs}\nevent: ${RESTART_EVENT}\ndata: ${JSON.stringify({ retryMs })}\n\n`, 'utf8');
-
-/**
- * The last bytes of a stream whose token a reload revoked: an SSE comment (every client skips it) that says
- * why to whoever reads the raw stream; the client's reconnect then gets 401 `UNAUTHORIZED`.
- */
-const REVOKED_FRAME = Buffer.from(': the operator token of this stream was revoked\n\n');
 
 /**
  * What a process's event pump (`./process-event-stream`, `./log-event-stream`) writes to: a whole
  * {@link SseStream}, or one `SseChannel` (`./sse-channel`) of a stream that carries more (the multiplexed overview).
  */
 export interface EventSink {
+  /** How frames are made for this sink (SSE, or the binary stream its client asked for). */
+  readonly framing: EventFraming;
   /** Bytes waiting to be sent on the connection. */
   readonly buffered: number;
   /** A replay pauses at this many bytes waiting and goes on after the next drain. */
@@ -34,7 +26,7 @@ export interface EventSink {
   /** The sink ended: nothing more is written to it. */
   readonly isEnded: boolean;
   /** Writes one whole frame; `false` when the sink ended (or ends now: past the connection's bound). */
-  write(frame: Buffer): boolean;
+  write(frame: WireFrame): boolean;
   /** Ends the sink (idempotent); `reason` is what the metrics count when it ends the connection. */
   end(reason?: StreamEndReason): void;
   /** Runs `listener` once, when the sink ends for any reason (at once if it already has). */
@@ -43,7 +35,7 @@ export interface EventSink {
   onDrain(listener: () => void): () => void;
 }
 
-/** One open event stream. `write` refuses (and ends the stream) past the buffer bound. */
+/** One open event stream, SSE or binary. `write` refuses (and ends the stream) past the buffer bound. */
 export class SseStream implements EventSink {
   private ended = false;
   private readonly endListeners: (() => void)[] = [];
@@ -55,6 +47,8 @@ export class SseStream implements EventSink {
     private readonly bufferBytes: number,
     /** Hears the bytes written and why the stream ended. @default none */
     private readonly observer: StreamObserver = UNOBSERVED,
+    /** How its frames are made. @default SSE */
+    readonly framing: EventFraming = SSE_FRAMING,
   ) {
     res.once('close', () => this.finish('client'));
   }
@@ -78,7 +72,7 @@ export class SseStream implements EventSink {
    * Writes one whole frame; `false` (and the stream ends) when it would take the buffer past the bound,
    * or the stream already ended. A frame is never cut: what the client got ends at an event boundary.
    */
-  write(frame: Buffer): boolean {
+  write(frame: WireFrame): boolean {
     if (this.ended) return false;
     if (this.res.writableLength + frame.byteLength > this.bufferBytes) {
       this.end('overflow');
@@ -90,7 +84,7 @@ export class SseStream implements EventSink {
 
   /** The comment ping (skipped when the buffer is already over half the bound). */
   ping(): void {
-    if (!this.ended && this.res.writableLength < this.highWater) this.send(PING);
+    if (!this.ended && this.res.writableLength < this.highWater) this.send(this.framing.ping());
   }
 
   /**
@@ -100,7 +94,7 @@ export class SseStream implements EventSink {
    */
   comeBack(retryMs: number): void {
     if (this.ended) return;
-    this.send(comeBackFrame(retryMs));
+    this.send(this.framing.comeBack(retryMs));
     this.end('restart');
   }
 
@@ -110,7 +104,7 @@ export class SseStream implements EventSink {
    */
   revoked(): void {
     if (this.ended) return;
-    this.send(REVOKED_FRAME);
+    this.send(this.framing.revoked());
     this.end('revoked');
   }
 
@@ -133,8 +127,13 @@ export class SseStream implements EventSink {
     return () => void this.res.off('drain', listener);
   }
 
-  private send(frame: Buffer): void {
-    this.res.write(frame);
+  /** Writes `frame`; a split one in its two parts, in one tick (Node sends them in one `writev`). */
+  private send(frame: WireFrame): void {
+    if (frame instanceof Uint8Array) this.res.write(frame);
+    else {
+      this.res.write(frame.head);
+      this.res.write(frame.body);
+    }
     this.observer.sent(frame.byteLength);
   }
 

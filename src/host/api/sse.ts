@@ -1,5 +1,6 @@
 /**
- * Server-Sent Events for the operator API: {@link SseHub} opens each stream (the response headers: no
+ * The operator API's event streams, Server-Sent Events unless a program asked for the binary stream:
+ * {@link SseHub} opens each stream (the response headers: the framing the request negotiated, no
  * buffering by proxies, no compression) within the per-token and total limits (`./sse-limits`), pings
  * every open stream with a comment every 15 s (one timer for the host, on its scheduler, running only
  * while a stream is open), and ends them all when the host closes, or a revoked token's.
@@ -8,8 +9,11 @@
 import type { ServerResponse } from 'node:http';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, interval } from 'rxjs';
+import { prefersBinaryEvents } from '../../wire/binary-events';
 import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
 import type { StreamObserver } from '../metrics/host-metrics';
+import { BINARY_FRAMING } from './binary-frames';
+import { SSE_FRAMING } from './event-framing';
 import { ApiProblem } from './problem';
 import type { SseLimits } from './sse-limits';
 import { SseStream, UNOBSERVED } from './sse-stream';
@@ -38,16 +42,22 @@ export class SseHub {
    * Starts an event stream on `res` (status 200 and the SSE headers) for the token named `tokenId`. Throws ApiProblem 429
    * (`TOO_MANY_STREAMS`, this token holds its share) or 503 (the host holds its total), with `Retry-After`.
    * For a HEAD request the headers are all there is: the stream comes back already ended, holding no place.
+   *
+   * With `negotiate` (a process's event stream), a request whose `Accept` prefers the binary stream's
+   * media type gets it (`wire/binary-events.ts`), and the answer says `Vary: Accept`; anything else, and
+   * every stream without `negotiate` (the overview), is SSE.
    */
-  open(res: ServerResponse, tokenId: string): SseStream {
+  open(res: ServerResponse, tokenId: string, negotiate = false): SseStream {
     if ((this.perToken.get(tokenId) ?? 0) >= this.limits.perToken) {
       throw new ApiProblem(429, 'TOO_MANY_STREAMS', `at most ${this.limits.perToken} event streams per token`, { 'retry-after': '5' });
     }
     if (this.streams.size >= this.limits.total) throw new ApiProblem(503, 'TOO_MANY_STREAMS', `at most ${this.limits.total} event streams in all`, { 'retry-after': '5' });
     const head = res.req.method === 'HEAD';
+    const framing = negotiate && prefersBinaryEvents(res.req.headers.accept) ? BINARY_FRAMING : SSE_FRAMING;
     res.socket?.setNoDelay(true);
     res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
+      'content-type': framing.contentType,
+      ...(negotiate ? { vary: 'accept' } : {}),
       'cache-control': 'no-store',
       'x-accel-buffering': 'no',
       'content-encoding': 'identity',
@@ -58,11 +68,11 @@ export class SseHub {
     });
     res.flushHeaders();
     if (head) {
-      const headOnly = new SseStream(res, tokenId, this.limits.bufferBytes);
+      const headOnly = new SseStream(res, tokenId, this.limits.bufferBytes, UNOBSERVED, framing);
       headOnly.end();
       return headOnly;
     }
-    const stream = new SseStream(res, tokenId, this.limits.bufferBytes, this.observer);
+    const stream = new SseStream(res, tokenId, this.limits.bufferBytes, this.observer, framing);
     this.observer.opened();
     this.streams.add(stream);
     this.perToken.set(tokenId, (this.perToken.get(tokenId) ?? 0) + 1);
