@@ -33,6 +33,8 @@ export class SseBody {
   cancelled = false;
   /** How many times the client read it (`reader.read()`: its high-water mark is 0, so each read is one pull). */
   reads = 0;
+  /** The answer's `Content-Type` (see {@link binary}). */
+  contentType = 'text/event-stream';
   private readonly queue: (Uint8Array | { readonly end: true } | { readonly error: unknown })[] = [];
   private wake: (() => void) | undefined;
   private over = false;
@@ -56,6 +58,12 @@ export class SseBody {
       { highWaterMark: 0 },
     );
     for (const frame of frames) this.push(frame);
+  }
+
+  /** Answers as the binary event stream (`application/vnd.exec-rx.events`) instead of SSE. */
+  binary(): this {
+    this.contentType = 'application/vnd.exec-rx.events';
+    return this;
   }
 
   /** Sends text (frames, or any part of one). */
@@ -144,7 +152,7 @@ export class FakeFetch {
     if (reply instanceof Error) return Promise.reject(reply);
     if (reply instanceof SseBody) {
       signal?.addEventListener('abort', () => reply.abort(), { once: true });
-      return Promise.resolve(new Response(reply.stream, { status: 200, headers: { 'content-type': 'text/event-stream', [HOST_INSTANCE_HEADER]: HOST_A } }));
+      return Promise.resolve(new Response(reply.stream, { status: 200, headers: { 'content-type': reply.contentType, [HOST_INSTANCE_HEADER]: HOST_A } }));
     }
     return Promise.resolve(reply);
   };

@@ -14,7 +14,7 @@ import { abortReason, backoffDelay, retryAfterMs, sleep } from './retry';
 import * as E from 'fp-ts/lib/Either';
 import { decodeWith, parseJson } from '../wire/decode';
 import { RESTART_EVENT, RestartEventData } from '../wire/operator-api';
-import { isBinaryEvents, SSE_MEDIA_TYPE } from '../wire/binary-events';
+import { BINARY_EVENTS_MEDIA_TYPE, isBinaryEvents, SSE_MEDIA_TYPE } from '../wire/binary-events';
 import type { OutputFrame } from './binary-reader';
 import { EventFrameError, readBinaryEvents } from './binary-reader';
 import type { SseMessage, SseReadHooks } from './sse-reader';
@@ -201,15 +201,13 @@ function comeBackDelay(data: string): number {
 /**
  * Reads one answer by its `Content-Type`: the binary event stream (`wire/binary-events.ts`) when the host
  * answered one, else SSE (an older host answers SSE whatever was asked). A binary answer to a session
- * that takes no output frames is DECODE_FAILED.
+ * that did not ask for one is DECODE_FAILED.
  */
 function readEvents(response: Response, session: SseSession, onMessage: (message: SseMessage) => void, hooks: SseReadHooks, what: string): Promise<void> {
   if (!isBinaryEvents(response.headers.get('content-type'))) return readSse(response, onMessage, hooks);
-  const output = (frame: OutputFrame): void => {
-    if (session.onOutput === undefined) throw new HostApiError('DECODE_FAILED', `${what}: the host answered a binary stream that was not asked for`, undefined, undefined);
-    guarded(() => session.onOutput?.(frame), what);
-  };
-  return readBinaryEvents(response, { message: onMessage, output }, hooks);
+  const onOutput = session.accept?.includes(BINARY_EVENTS_MEDIA_TYPE) === true ? session.onOutput?.bind(session) : undefined;
+  if (onOutput === undefined) return Promise.reject(new HostApiError('DECODE_FAILED', `${what}: the host answered a binary stream that was not asked for`, undefined, undefined));
+  return readBinaryEvents(response, { message: onMessage, output: (frame) => guarded(() => onOutput(frame), what) }, hooks);
 }
 
 /**
