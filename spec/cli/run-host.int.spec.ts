@@ -131,7 +131,7 @@ describe('exec-rx run --host', () => {
       const sent = join(work, 'sent.bin');
       // 1 MiB of random bytes in 32 paced blocks (about 1.6 s), tee'd to a file to compare with.
       const script = `i=0; while [ $i -lt 32 ]; do head -c 32768 /dev/urandom; sleep 0.05; i=$((i+1)); done | tee '${sent}' | cat; echo done >&2`;
-      // The event stream carries the bytes as base64 (4/3) in frames: the cuts fall well inside it.
+      // The event stream (binary: the bytes as they are, in 8 KiB frames) is over 1 MiB: the cuts fall well inside it.
       proxy.cutAt([120_000, 500_000, 900_000]);
       const result = await runCliBytes([...hostArgs(proxy.origin), '--', 'sh', '-c', script], '', cliEnv());
       printed.push(result.stderr);

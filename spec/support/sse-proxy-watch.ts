@@ -16,6 +16,8 @@ export interface ProxiedRequest {
   after: number | undefined;
   /** The response status (0 before the head was forwarded whole). */
   status: number;
+  /** The response's `Content-Type`, lower case ('' before the head was forwarded whole). */
+  contentType: string;
   /** Sequenced ids forwarded whole, first and last; how many. */
   firstId: number | undefined;
   lastId: number | undefined;
@@ -96,7 +98,8 @@ export class ResponseWatcher {
       const [statusLine = '', ...lines] = head.split('\r\n');
       entry.status = Number(statusLine.split(' ')[1] ?? 0);
       const header = (name: string): string => lines.find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim().toLowerCase() ?? '';
-      this.streaming = header('content-type').startsWith('text/event-stream') && header('transfer-encoding') === 'chunked';
+      entry.contentType = header('content-type');
+      this.streaming = entry.contentType.startsWith('text/event-stream') && header('transfer-encoding') === 'chunked';
       this.previous = this.resumePoint() ?? 0;
       if (this.streaming) this.chunks.push(rest);
     });

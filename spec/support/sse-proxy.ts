@@ -70,7 +70,7 @@ export async function startSseProxy(targetPort: number): Promise<SseProxy> {
       socket.on('error', () => undefined);
       socket.once('close', () => sockets.delete(socket));
     }
-    const entry: ProxiedRequest = { no: log.length + 1, path: '', lastEventId: undefined, after: undefined, status: 0, firstId: undefined, lastId: undefined, ids: 0, atOrBelowResume: [], notContiguous: [], responseBytes: 0, cutInsideFrame: false, complete: false, end: undefined, bytesAfterRequest: 0 };
+    const entry: ProxiedRequest = { no: log.length + 1, path: '', lastEventId: undefined, after: undefined, status: 0, contentType: '', firstId: undefined, lastId: undefined, ids: 0, atOrBelowResume: [], notContiguous: [], responseBytes: 0, cutInsideFrame: false, complete: false, end: undefined, bytesAfterRequest: 0 };
     log.push(entry);
     const request = new HeadReader((head, rest) => {
       readRequestHead(head, entry);

@@ -6,6 +6,7 @@
  */
 import type { HostProcessEvent } from '../../client/host-types';
 import type { CliIo } from '../io';
+import { Scavenger } from './scavenger';
 
 /**
  * How many events the CLI lets its client read ahead of what it wrote (`highWaterMark` of
@@ -65,6 +66,7 @@ export async function pipeEvents(
   onEvent?: (event: HostProcessEvent) => void,
 ): Promise<PipeEnd> {
   const reader = events.getReader();
+  const scavenger = new Scavenger();
   let broken = false;
   /** Ends a wait for `drain` (set while one waits). */
   let wake: (() => void) | undefined;
@@ -92,6 +94,7 @@ export async function pipeEvents(
       if (broken) return { kind: 'brokenPipe' };
       if (next.done) return { kind: 'complete' };
       onEvent?.(next.value);
+      if (next.value.type === 'output') scavenger.wrote(next.value.chunk.byteLength);
       const full = writeEvent(next.value, io, say);
       if (full !== undefined) await drained(full);
       if (broken) return { kind: 'brokenPipe' };
