@@ -3,7 +3,8 @@
  * --local-executor` (a real codex executor): a late joiner sees the first line; the page's stream cut 5
  * times mid-stream loses and doubles nothing; `seq 1 300000` arrives whole and its last line shows; ANSI
  * colours are colours in xterm's cells; a tty's `stty size` is its pane's, before and after a resize;
- * Timestamps switched on asks the output again from its start, and the hook records each seq once.
+ * Timestamps switched on asks the output again from its start, and the hook records each seq once;
+ * every stream the page opens is SSE (the binary stream is for programs that ask for it).
  * The page is served through a TCP proxy (spec/support/sse-proxy.ts) so the cuts hit its own stream.
  */
 import { createHash } from 'node:crypto';
@@ -260,5 +261,22 @@ describe('the dashboard: output', () => {
     expect(sha256(got.bytes)).toBe(sha256(expected));
     const lines = (await terminalText(p)).split('\n').slice(0, LINES);
     expect(lines.filter((line, i) => !new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\] ${i + 1}$`).test(line))).toEqual([]);
+  });
+
+  it('reads its streams as SSE: every event stream the page opened was answered text/event-stream, never the binary stream', async () => {
+    const started = await client.start(ENV, { argv: ['sh', '-c', 'echo sse-only'] });
+    page = await context.newPage();
+    const streams: string[] = [];
+    page.on('response', (response) => {
+      const path = new URL(response.url()).pathname;
+      if (path.endsWith('/overview') || path.endsWith('/events')) streams.push(`${path.split('/').pop() ?? ''} ${response.headers()['content-type'] ?? ''}`);
+    });
+    await openDashboard(page, `${proxy.origin}/#token=${host.token}`);
+    await selectEnvironment(page, ENV);
+    await selectProcess(page, started.id);
+    await waitForExitCode(page, started.id, 0);
+    await waitForTerminalText(page, 'sse-only');
+    expect(streams.length).toBeGreaterThan(0);
+    expect([...new Set(streams.map((s) => s.split(' ').slice(1).join(' ')))]).toEqual(['text/event-stream; charset=utf-8']);
   });
 });

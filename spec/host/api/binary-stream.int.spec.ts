@@ -1,10 +1,11 @@
 /**
  * The binary event stream against a real host and a real codex executor: content negotiation on the
  * events route (only a request that names the media type gets it, `Vary: Accept` either way, errors stay
- * problem+json, HEAD), the same events as SSE (HostClient by default, and with `binaryEvents`), resume by
+ * problem+json, HEAD; curl as it is gets SSE), the same events as SSE (HostClient by default, and with `binaryEvents`), resume by
  * `after` over `Last-Event-ID`, the ping, a revoked token's notice, the come-back frame of a host that
  * stops, and the cut at the send buffer's bound, at a frame boundary.
  */
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -122,6 +123,19 @@ describe('operator API: the binary event stream', () => {
     await get.ended;
     expect([head.status, head.headers['content-type'], head.headers['vary'], head.text]).toEqual([200, type, 'accept', '']);
     expect([get.res.statusCode, get.res.headers['content-type'], get.res.headers['vary']]).toEqual([200, type, 'accept']);
+  });
+
+  it('gives curl, as it is (Accept: */*), the SSE stream', async () => {
+    // The token goes in on stdin (`-H @-`), not in curl's argv.
+    const curl = spawn('curl', ['-sS', '-i', '--max-time', '20', '-H', '@-', `${setup.host.url}${paths.events(ENV, done.id)}`], { stdio: ['pipe', 'pipe', 'pipe'] });
+    curl.stdin.end(`Authorization: Bearer ${OPERATOR_TOKEN}\n`);
+    let out = '';
+    curl.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+    const code = await within(new Promise<number | null>((resolve) => curl.once('close', resolve)), 30_000, 'curl to end');
+    const [head = '', body = ''] = out.split('\r\n\r\n');
+    expect([code, /^content-type: text\/event-stream; charset=utf-8$/im.test(head), /^vary: accept$/im.test(head)]).toEqual([0, true, true]);
+    expect(body).toMatch(/^id: \d+\nevent: output\ndata: \{"seq":1,/);
+    expect(body).toMatch(/event: closed\ndata: \{"seq":\d+\}\n\n$/);
   });
 
   it('answers an error as problem+json whatever the Accept', async () => {
