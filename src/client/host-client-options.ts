@@ -32,7 +32,7 @@ export interface HostClientOptions {
   readonly scheduler?: SchedulerLike;
   /**
    * Ask for a process's events (`events$`, `eventStream`, `events`) as the binary event stream
-   * (`application/vnd.exec-rx.events`, docs/protocol.md#binary-event-stream): output as bytes, no base64
+   * (`application/vnd.exec-rx.events`, docs/binary-events.md): output as bytes, no base64
    * and no JSON per chunk, the same events, resumption and errors. A host that does not offer it answers
    * SSE, which is read as before. For programs that move a lot of output (the CLI turns it on); a browser
    * may too, but the dashboard keeps SSE. The overview stream (`watch$`) is SSE either way. @default false

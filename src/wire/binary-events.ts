@@ -1,7 +1,7 @@
 /**
  * The binary event stream of a process (`application/vnd.exec-rx.events`): the same events as its SSE
  * stream, for programs, with output as bytes (no base64, no JSON per chunk). The host answers it on the
- * events route only when a request's `Accept` names this media type (docs/protocol.md#binary-event-stream).
+ * events route only when a request's `Accept` names this media type (docs/binary-events.md).
  *
  * Every frame is an 8-byte header, then its payload (the layout of Docker's attach stream: a kind byte,
  * three more, a 32-bit big-endian length):

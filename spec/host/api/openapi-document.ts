@@ -17,8 +17,16 @@ export interface SseItem {
   readonly retry?: number;
 }
 
+/** One frame of the binary event stream, decoded as the document models it (`event`, `kind`, then an output's fields or an event's `data`). */
+export interface BinaryItem {
+  readonly event: string;
+  readonly kind: number;
+  readonly data?: string;
+  readonly [field: string]: unknown;
+}
+
 interface SseBranch {
-  readonly properties?: { readonly event?: { readonly const?: string } };
+  readonly properties?: { readonly event?: { readonly const?: string }; readonly data?: unknown };
 }
 
 interface MediaType {
@@ -109,16 +117,18 @@ export class DocumentValidator {
    * name one of the branches), then of its parsed `data` against that branch's `contentSchema` (which
    * JSON Schema leaves to the application); `[]` when valid.
    */
-  validateEvent(at: string, response: ResponseObject, item: SseItem, contentType = 'text/event-stream'): string[] {
+  validateEvent(at: string, response: ResponseObject, item: SseItem | BinaryItem, contentType = 'text/event-stream'): string[] {
     const itemAt = `${at}${pointer('content', contentType, 'itemSchema')}`;
     const fields = this.validate(`${BASE}#${itemAt}`, item);
     if (fields.length > 0) return fields;
     const branches = response.content?.[contentType]?.itemSchema?.oneOf ?? [];
     const index = branches.findIndex((branch) => branch.properties?.event?.const === item.event);
     if (index < 0) return [`event "${item.event}" has no branch in itemSchema`];
+    // A binary stream's output, ping and notice frames carry no JSON data.
+    if (branches[index]?.properties?.data === undefined) return [];
     let data: unknown;
     try {
-      data = JSON.parse(item.data);
+      data = JSON.parse(item.data ?? '');
     } catch {
       return [`event ${item.event}: data is not JSON`];
     }

@@ -7,7 +7,7 @@
 import { API_PREFIX } from '../../wire/operator-api';
 import type { Json } from './openapi-builders';
 import { json, obj, pathParams, problems, ref } from './openapi-builders';
-import { PROCESS_EVENTS, eventStream } from './openapi-event-streams';
+import { negotiatedEventStream, PROCESS_EVENTS } from './openapi-event-streams';
 
 const processPaths = `${API_PREFIX}/environments/{environmentId}/processes`;
 const processPath = `${processPaths}/{processId}`;
@@ -43,6 +43,8 @@ const LOG_PARAMETERS: readonly Json[] = [
 
 /** What `…/events` sends and when it ends (its operation's description). */
 const EVENTS_DESCRIPTION =
+  'Server-Sent Events, or the binary stream (`application/vnd.exec-rx.events`: output as bytes, every other event as in SSE) for a request ' +
+  'whose Accept names it (docs/binary-events.md). ' +
   'Events `output` (data `OutputEventData`, bytes base64), `exited` (`ExitedEventData`), `closed` (`ClosedEventData`), ' +
   '`failed` (`FailedEventData`) and `truncated` (`TruncatedEventData`); `id:` is the seq. ' +
   'A host that stops gracefully ends every stream with `restart` (`RestartEventData`, and an SSE `retry:` field of the same ms): ' +
@@ -124,7 +126,7 @@ export const PROCESS_PATHS: Record<string, Record<string, Json>> = {
       summary: "A process's events",
       description: EVENTS_DESCRIPTION,
       responses: {
-        '200': eventStream("The process's events; each is one branch of `itemSchema` (OpenAPI 3.2)", PROCESS_EVENTS),
+        '200': negotiatedEventStream("The process's events; each is one branch of `itemSchema` (OpenAPI 3.2)", PROCESS_EVENTS),
         ...problems(400, 401, 403, 404, 429, 503),
       },
     },
