@@ -30,14 +30,17 @@ function holds(): { hold: () => FlowHold; readonly taken: () => number; readonly
 
 const chunk = (bytes: number, fill: string): Uint8Array => new Uint8Array(Buffer.alloc(bytes, fill));
 const KiB = 1024;
+/** How many 64 KiB chunks make the mark. */
+const TO_MARK = OUTPUT_MARK_BYTES / (64 * KiB);
 
 describe('drainGate: a hold only past OUTPUT_MARK_BYTES', () => {
   it('holds nothing while at most the mark waits, although write() answers false', () => {
     const out = stalledOutput();
     const source = holds();
     const gate = drainGate(out.stream, source.hold);
-    for (let i = 0; i < OUTPUT_MARK_BYTES / (64 * KiB); i += 1) gate.write(chunk(64 * KiB, 'a'));
-    expect({ waiting: out.stream.writableLength, refused: out.refused(), taken: source.taken() }).toEqual({ waiting: OUTPUT_MARK_BYTES, refused: 32, taken: 0 });
+    for (let i = 0; i < TO_MARK; i += 1) gate.write(chunk(64 * KiB, 'a'));
+    expect({ waiting: out.stream.writableLength, refused: out.refused(), taken: source.taken() }).toEqual({ waiting: OUTPUT_MARK_BYTES, refused: TO_MARK, taken: 0 });
+    expect(TO_MARK).toBeGreaterThan(1);
     gate.stop();
   });
 
@@ -45,11 +48,12 @@ describe('drainGate: a hold only past OUTPUT_MARK_BYTES', () => {
     const out = stalledOutput();
     const source = holds();
     const gate = drainGate(out.stream, source.hold);
-    const chunks = Array.from({ length: 40 }, (_, i) => chunk(64 * KiB, String.fromCharCode(65 + (i % 26))));
-    for (const next of chunks.slice(0, 33)) gate.write(next);
+    const chunks = Array.from({ length: TO_MARK + 8 }, (_, i) => chunk(64 * KiB, String.fromCharCode(65 + (i % 26))));
+    // The chunk after the mark's worth crosses it.
+    for (const next of chunks.slice(0, TO_MARK + 1)) gate.write(next);
     expect({ taken: source.taken(), held: source.held(), drainListeners: out.stream.listenerCount('drain') }).toEqual({ taken: 1, held: 1, drainListeners: 1 });
     // Writes that come while held (chunks already on their way) take no second hold.
-    for (const next of chunks.slice(33)) gate.write(next);
+    for (const next of chunks.slice(TO_MARK + 1)) gate.write(next);
     expect(source.taken()).toBe(1);
     out.release();
     await turns();

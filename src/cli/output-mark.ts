@@ -8,14 +8,15 @@ import type { FlowHold } from '../rpc/connection-flow';
 
 /**
  * Bytes waiting in our stdout or stderr (`writableLength`) past which the writer stops taking output
- * until that stream's `drain`: 2 MiB, the memory it costs per stream. Node's own mark (16 KiB, where
- * `write()` starts answering false) is a quarter of a pipe's kernel buffer: stopping there pauses the
- * source several times per 64 KiB a reader takes, and pausing `exec-rx run`'s source holds every process
- * on the executor. 2 MiB is the host's own bound for output not yet on disk (`highWaterBytes`) and about
- * 30 of the executor's 64 KiB chunks: enough that a reader never waits on a resume, small against the
- * host's own bounds.
+ * until that stream's `drain`: 256 KiB, what it holds per stream. Node's own mark (16 KiB, where
+ * `write()` starts answering false) is a quarter of a pipe's kernel buffer, and pausing `exec-rx run`'s
+ * source holds every process on the executor; 256 KiB is four pipe buffers, about 32 of the executor's
+ * 8 KiB chunks. A larger mark costs more than itself (bench/results/issue-32-cli.md): chunks that wait
+ * that long outlive V8's young generation, and their 64 KiB arenas are freed only by a full GC, so at
+ * 1–2 MiB the cli's peak RSS grew by 20–25 MiB over the old policy's (past the 32 MiB the memory specs
+ * allow over idle) and at 4 MiB by 20–40 MiB, for no measurable gain in throughput.
  */
-export const OUTPUT_MARK_BYTES = 2 * 1024 * 1024;
+export const OUTPUT_MARK_BYTES = 256 * 1024;
 
 /**
  * Writes `chunk` to `out` whatever `write()` answers (Node buffers it), and returns whether `out` now
