@@ -69,6 +69,7 @@ describe('exec-rx run --host into a reader slower than the command, on a small i
     cli.stdout.resume();
     const code = await within(exited, 60_000, 'exit of the cli after the reader read');
 
+    process.stdout.write(`run --host into a reader slower than the command: exit ${String(code)}, ${Buffer.concat(received).byteLength} of ${TOTAL} bytes written; stderr:\n${stderr}`);
     expect(truth.problems).toEqual([]);
     const lines = stderr.split('\n').filter((line) => line !== '');
     const notes = lines.slice(0, -1).map((line) => /^exec-rx: output before seq (\d+) is no longer held \((\d+) events?\)$/.exec(line));
