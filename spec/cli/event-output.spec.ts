@@ -1,13 +1,23 @@
 /**
- * `pipeEvents` honours `write()`'s answer: while our stdout (or stderr) is full it pulls no event (each
- * pull of the source counted) until `drain`; a broken pipe while it waits still ends it (brokenPipe, the
- * events cancelled, no listener left on either stream).
+ * `pipeEvents` pulls the next event at once while less than OUTPUT_MARK_BYTES wait in our stdout and
+ * stderr, whatever `write()` answered; once more wait in one of them it pulls no event (each pull of the
+ * source counted) until that stream's `drain`, and every byte arrives once and in order; a broken pipe
+ * while it waits still ends it (brokenPipe, the events cancelled, no listener left on either stream).
  */
-import { Writable } from 'node:stream';
 import { pipeEvents } from '../../src/cli/remote/event-output';
+import { OUTPUT_MARK_BYTES } from '../../src/cli/output-mark';
 import type { HostProcessEvent } from '../../src/client/host-types';
+import { stalledOutput, turns } from './stalled-output';
 
-const output = (seq: number, text: string, stream: 'stdout' | 'stderr' = 'stdout'): HostProcessEvent => ({ type: 'output', seq, stream, chunk: new TextEncoder().encode(text) });
+const output = (seq: number, text: string | Buffer, stream: 'stdout' | 'stderr' = 'stdout'): HostProcessEvent => ({
+  type: 'output',
+  seq,
+  stream,
+  chunk: typeof text === 'string' ? new TextEncoder().encode(text) : new Uint8Array(text),
+});
+
+/** More than the mark in one chunk: `fill` bytes, then `OUTPUT_MARK_BYTES - fill + 1` of another. */
+const pastMark = (): Buffer => Buffer.concat([Buffer.alloc(OUTPUT_MARK_BYTES, 'a'), Buffer.from('b')]);
 
 /** A source that hands out `events` one per pull (high-water mark 0: a pull only while a read waits), counting the pulls. */
 function countedSource(events: readonly HostProcessEvent[]): { readonly stream: ReadableStream<HostProcessEvent>; pulls: number; cancelled: boolean } {
@@ -33,67 +43,50 @@ function countedSource(events: readonly HostProcessEvent[]): { readonly stream: 
   return source;
 }
 
-/** A writable whose writes complete only when the spec says (a reader that stalls); full past 4 bytes. */
-function stalledOutput(): { readonly stream: Writable; readonly text: () => string; release(): void } {
-  const written: string[] = [];
-  const held: (() => void)[] = [];
-  let releasing = false;
-  const stream = new Writable({
-    highWaterMark: 4,
-    write: (chunk: Buffer, _encoding, callback) => {
-      written.push(chunk.toString('utf8'));
-      if (releasing) callback();
-      else held.push(() => callback());
-    },
+describe('pipeEvents: backpressure from our stdout and stderr, past OUTPUT_MARK_BYTES', () => {
+  it('goes on pulling while less than the mark waits, although write() answers false', async () => {
+    const source = countedSource([output(1, 'first chunk'), output(2, 'second'), output(3, 'error line', 'stderr'), output(4, 'third'), { type: 'closed', seq: 5 }]);
+    const stdout = stalledOutput();
+    const stderr = stalledOutput();
+    // Nothing is released: every write stays waiting in the stream, and each answered false.
+    expect(await pipeEvents(source.stream, { stdout: stdout.stream, stderr: stderr.stream }, () => undefined)).toEqual({ kind: 'complete' });
+    expect({ out: stdout.handed().toString(), err: stderr.handed().toString(), refused: stdout.refused() + stderr.refused() }).toEqual({ out: 'first chunksecondthird', err: 'error line', refused: 4 });
+    expect(stdout.stream.writableLength).toBe('first chunksecondthird'.length);
+    expect(source.pulls).toBe(6);
   });
-  return {
-    stream,
-    text: () => written.join(''),
-    release: () => {
-      releasing = true;
-      for (const done of held.splice(0)) done();
-    },
-  };
-}
 
-/** Lets the streams' callbacks and the promise work run. */
-const turns = async (count = 5): Promise<void> => {
-  for (let i = 0; i < count; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
-};
-
-describe('pipeEvents: backpressure from our stdout and stderr', () => {
-  it('pulls no event while stdout is full, and goes on after its drain', async () => {
-    const source = countedSource([output(1, 'first chunk'), output(2, 'second'), output(3, 'third'), { type: 'closed', seq: 4 }]);
+  it('pulls no event while more than the mark waits in stdout, and goes on after its drain, every byte once and in order', async () => {
+    const big = pastMark();
+    const source = countedSource([output(1, 'small'), output(2, big), output(3, 'after'), { type: 'closed', seq: 4 }]);
     const stdout = stalledOutput();
     const stderr = stalledOutput();
     const done = pipeEvents(source.stream, { stdout: stdout.stream, stderr: stderr.stream }, () => undefined);
     await turns();
-    // The first event filled stdout: nothing more is pulled however long its reader stalls.
-    expect({ pulls: source.pulls, text: stdout.text() }).toEqual({ pulls: 1, text: 'first chunk' });
+    // The second event took stdout past the mark: nothing more is pulled however long its reader stalls.
+    expect({ pulls: source.pulls, waiting: stdout.stream.writableLength }).toEqual({ pulls: 2, waiting: 'small'.length + big.length });
     await turns();
-    expect(source.pulls).toBe(1);
+    expect(source.pulls).toBe(2);
     stdout.release();
     expect(await done).toEqual({ kind: 'complete' });
-    expect(stdout.text()).toBe('first chunksecondthird');
+    expect(stdout.bytes().equals(Buffer.concat([Buffer.from('small'), big, Buffer.from('after')]))).toBe(true);
     expect(source.pulls).toBe(5);
     expect([stdout.stream, stderr.stream].map((s) => s.listenerCount('drain') + s.listenerCount('error'))).toEqual([0, 0]);
   });
 
-  it('pulls no event while stderr is full either', async () => {
-    const source = countedSource([output(1, 'an error line', 'stderr'), output(2, 'out')]);
+  it('pulls no event while more than the mark waits in stderr either', async () => {
+    const source = countedSource([output(1, pastMark(), 'stderr'), output(2, 'out')]);
     const stdout = stalledOutput();
     const stderr = stalledOutput();
     const done = pipeEvents(source.stream, { stdout: stdout.stream, stderr: stderr.stream }, () => undefined);
     await turns();
-    expect({ pulls: source.pulls, err: stderr.text(), out: stdout.text() }).toEqual({ pulls: 1, err: 'an error line', out: '' });
+    expect({ pulls: source.pulls, err: stderr.handed().length, out: stdout.handed().toString() }).toEqual({ pulls: 1, err: OUTPUT_MARK_BYTES + 1, out: '' });
     stderr.release();
-    stdout.release();
     expect(await done).toEqual({ kind: 'complete' });
-    expect(stdout.text()).toBe('out');
+    expect(stdout.bytes().toString()).toBe('out');
   });
 
   it('a broken pipe while it waits for drain ends it: brokenPipe, the events cancelled, no listener left', async () => {
-    const source = countedSource([output(1, 'fills stdout'), output(2, 'never written')]);
+    const source = countedSource([output(1, pastMark()), output(2, 'never written')]);
     const stdout = stalledOutput();
     const stderr = stalledOutput();
     const done = pipeEvents(source.stream, { stdout: stdout.stream, stderr: stderr.stream }, () => undefined);
@@ -101,7 +94,7 @@ describe('pipeEvents: backpressure from our stdout and stderr', () => {
     expect(source.pulls).toBe(1);
     stdout.stream.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
     expect(await done).toEqual({ kind: 'brokenPipe' });
-    expect({ cancelled: source.cancelled, pulls: source.pulls, text: stdout.text() }).toEqual({ cancelled: true, pulls: 1, text: 'fills stdout' });
+    expect({ cancelled: source.cancelled, pulls: source.pulls, written: stdout.handed().length }).toEqual({ cancelled: true, pulls: 1, written: OUTPUT_MARK_BYTES + 1 });
     expect([stdout.stream, stderr.stream].map((s) => s.listenerCount('drain') + s.listenerCount('error'))).toEqual([0, 0]);
   });
 

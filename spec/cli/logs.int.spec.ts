@@ -3,7 +3,8 @@
  * KiB) with a real codex executor: a late join with `--follow` is byte-exact against what the host's
  * library received, `--after SEQ` gives exactly what follows SEQ, without `--follow` it exits after what
  * the host holds, and where neither the host nor the executor's window still holds the start, a note on
- * stderr and exactly the bytes after it. The token appears in nothing it prints.
+ * stderr, exactly the bytes after it, and exit 254 after a last line saying what was lost. The token
+ * appears in nothing it prints.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,7 +77,7 @@ describe('exec-rx logs', () => {
     await truth.done;
   });
 
-  it('notes on stderr where the history no longer reaches, then writes exactly the bytes after it', async () => {
+  it('notes on stderr where the history no longer reaches, then writes exactly the bytes after it, and exits 254 after a line saying what was lost', async () => {
     // 1.5 MiB: more than the host's 256 KiB history and the executor's ~1 MiB window.
     const script = `i=0; while [ $i -lt 48 ]; do head -c 32768 /dev/urandom; sleep 0.02; i=$((i+1)); done`;
     const { resource, process } = await setup.start(['/bin/sh', '-c', script], work);
@@ -85,10 +86,11 @@ describe('exec-rx logs', () => {
     expect(truth.problems).toEqual([]);
     for (const extra of [[], ['--follow']]) {
       const result = await logs(resource.id, extra);
-      const note = /^exec-rx: output before seq (\d+) is no longer held \((\d+) events\)\n$/.exec(result.stderr);
-      if (note === null) throw new Error(`no truncation note on stderr: ${JSON.stringify(result.stderr)}`);
+      // The note where the hole is; after the bytes, a last line: what was written has a hole (254).
+      const note = /^exec-rx: output before seq (\d+) is no longer held \((\d+) events\)\nexec-rx: output was lost: (\d+) events no longer held when they were to be written\n$/.exec(result.stderr);
+      if (note === null) throw new Error(`no truncation note and last line on stderr: ${JSON.stringify(result.stderr)}`);
       const nextSeq = Number(note[1]);
-      expect({ code: result.code, dropped: Number(note[2]) }).toEqual({ code: 0, dropped: nextSeq - 1 });
+      expect({ code: result.code, dropped: Number(note[2]), lost: Number(note[3]) }).toEqual({ code: 254, dropped: nextSeq - 1, lost: nextSeq - 1 });
       expect(nextSeq).toBeGreaterThan(1);
       expect(nextSeq).toBeLessThan(truth.lastSeq);
       const expected = truth.stdout(nextSeq - 1);

@@ -2,7 +2,7 @@
  * `exec-rx run`'s supervisor in virtual time, with stand-ins for the process, its stdin sink and the
  * target: once the command closed, cleaning up stdin (terminating the FIFO helper) may hold up the exit
  * 3 s of `io.scheduler`'s time at most, and not at all when it finishes first. On a real timer the
- * bounded wait would not end while the virtual clock moves.
+ * bounded wait would not end while the virtual clock moves. A `truncated` marker makes the run end 254.
  */
 import { PassThrough } from 'node:stream';
 import { NEVER, of } from 'rxjs';
@@ -15,11 +15,13 @@ import type { ProcessEvent } from '../../src/exec/process-event';
 import { VirtualClock } from '../support/virtual-time';
 
 /** A command that exits with 3 and closes at once. */
-const closedProcess = (): ExecProcess => {
-  const events: ProcessEvent[] = [
-    { type: 'exited', seq: 1, exitCode: 3, sandboxDenied: false },
-    { type: 'closed', seq: 2 },
-  ];
+const EXITS_3: ProcessEvent[] = [
+  { type: 'exited', seq: 1, exitCode: 3, sandboxDenied: false },
+  { type: 'closed', seq: 2 },
+];
+
+/** A command whose `events` come at once. */
+const closedProcess = (events: readonly ProcessEvent[] = EXITS_3): ExecProcess => {
   const stub = { events$: of(...events), signal: () => Promise.resolve(), terminate: () => Promise.resolve(true) };
   return stub as unknown as ExecProcess;
 };
@@ -28,12 +30,12 @@ const closedProcess = (): ExecProcess => {
 const sinkUntil = (disposed: Promise<void>): StdinSink => ({ write: () => Promise.resolve(true), end: () => Promise.resolve(), dispose: () => disposed });
 
 /** Runs `supervise` for a command on `clock`, stdin left open; resolves with its exit status and whether it came. */
-function superviseOn(clock: VirtualClock, sink: StdinSink): { readonly status: Promise<number>; readonly done: () => boolean } {
-  const launched: Launched = { process: closedProcess(), sink, tty: false };
+function superviseOn(clock: VirtualClock, sink: StdinSink, events?: readonly ProcessEvent[], said: string[] = []): { readonly status: Promise<number>; readonly done: () => boolean } {
+  const launched: Launched = { process: closedProcess(events), sink, tty: false };
   const target = { executorExit$: NEVER } as unknown as OpenTarget;
   const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), env: {}, cwd: '/', scheduler: clock };
   let done = false;
-  const status = supervise(launched, target, io, () => undefined);
+  const status = supervise(launched, target, io, (line) => said.push(line));
   void status.then(() => (done = true));
   return { status, done: () => done };
 }
@@ -55,5 +57,26 @@ describe('supervise: the bound on cleaning up stdin (virtual time)', () => {
     await clock.advance(0);
     expect({ done: run.done(), at: clock.now(), timers: clock.actions.length }).toEqual({ done: true, at: 0, timers: 0 });
     expect(await run.status).toBe(3);
+  });
+});
+
+describe('supervise: output the executor no longer held', () => {
+  it('says the note where the hole is and ends 254, its last line naming the command\'s exit code and what was lost', async () => {
+    const clock = new VirtualClock();
+    const said: string[] = [];
+    const events: ProcessEvent[] = [
+      { type: 'output', seq: 1, stream: 'stdout', chunk: new TextEncoder().encode('a') },
+      { type: 'truncated', nextSeq: 9, droppedEvents: 7, droppedBytes: 4096 },
+      { type: 'output', seq: 9, stream: 'stdout', chunk: new TextEncoder().encode('b') },
+      { type: 'exited', seq: 10, exitCode: 0, sandboxDenied: false },
+      { type: 'closed', seq: 11 },
+    ];
+    const run = superviseOn(clock, sinkUntil(Promise.resolve()), events, said);
+    await clock.advance(0);
+    expect(await run.status).toBe(254);
+    expect(said).toEqual([
+      'output before seq 9 is no longer held (7 events)',
+      'output was lost: 7 events (4096 bytes) no longer held when they were to be written; the command exited with 0',
+    ]);
   });
 });

@@ -18,3 +18,12 @@ export const EXIT_NOT_FOUND = 127;
 export const EXIT_BROKEN_PIPE = 141;
 /** exec-rx itself failed: no executor or host, a lost connection, a failed process. */
 export const EXIT_FAILED = 255;
+/**
+ * The command ran to its end but some of its output was not written: the host (or the executor) no
+ * longer held it when it was to be written (a reader slower than the command, a bounded history). The
+ * last stderr line names the command's own exit code and what was lost. 254: no shell status (126,
+ * 127, 128+n for the 64 signals: up to 192), none of exec-rx's others, and far from the small codes
+ * commands give themselves (1, 2, 3…), so `$?` never reads as the command's own answer; beside 255, it
+ * reads as exec-rx's own.
+ */
+export const EXIT_OUTPUT_LOST = 254;

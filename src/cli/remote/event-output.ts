@@ -1,11 +1,14 @@
 /**
  * How `exec-rx run --host` and `exec-rx logs` write a process's events: its bytes as they were, notes on
  * stderr, and no faster than our stdout and stderr take them (the events are pulled one at a time, and
- * not while a write waits for `drain`, so the client stops reading the HTTP body and TCP holds the host
- * back: a slow reader of our output never makes us hold the output in memory).
+ * not while more than `OUTPUT_MARK_BYTES` wait in our stdout or stderr, until its `drain`: the client
+ * stops reading the HTTP body and TCP holds the host back, so a slow reader of our output makes us hold
+ * at most the mark in memory).
  */
 import type { HostProcessEvent } from '../../client/host-types';
 import type { CliIo } from '../io';
+import { truncatedNote } from '../lost-output';
+import { writePastMark } from '../output-mark';
 import { Scavenger } from './scavenger';
 
 /**
@@ -18,21 +21,17 @@ export const EVENTS_AHEAD = 4;
 /** Our stdout or stderr. */
 type Output = CliIo['stdout'] | CliIo['stderr'];
 
-/** The note for history the host no longer holds (without the `exec-rx: ` prefix). */
-export const truncatedNote = (nextSeq: number, droppedEvents: number): string =>
-  `output before seq ${nextSeq} is no longer held (${droppedEvents} event${droppedEvents === 1 ? '' : 's'})`;
-
 /**
  * Writes an `output` event's bytes to our stdout (`stdout` and `pty`) or stderr (`stderr`), unchanged;
  * says the note for a `truncated` one; `exited` and `closed` write nothing. Returns the stream written
- * to when it is full (its `write` answered false: wait for its `drain` before writing more), else
- * `undefined`.
+ * to when more than `OUTPUT_MARK_BYTES` now wait in it (wait for its `drain` before writing more; below
+ * the mark, whatever `write()` answered, go on), else `undefined`.
  */
 export function writeEvent(event: HostProcessEvent, io: Pick<CliIo, 'stdout' | 'stderr'>, say: (line: string) => void): Output | undefined {
   switch (event.type) {
     case 'output': {
       const output = event.stream === 'stderr' ? io.stderr : io.stdout;
-      return output.write(event.chunk) ? undefined : output;
+      return writePastMark(output, event.chunk) ? output : undefined;
     }
     case 'truncated':
       say(truncatedNote(event.nextSeq, event.droppedEvents));
@@ -55,8 +54,8 @@ export type PipeEnd =
 /**
  * Writes `events` to `io` ({@link writeEvent}; `onEvent` sees each event first) until they end or error,
  * or our stdout or stderr fails, and resolves with how it ended. It reads the next event only once the
- * last one was written: while our stdout (or stderr) is full it waits for its `drain`, so a slow reader
- * of our output holds back the events (and a `HostClient.eventStream`, the host). By then the stream
+ * last one was written: while more than `OUTPUT_MARK_BYTES` wait in our stdout (or stderr) it waits for
+ * its `drain`, so a slow reader of our output holds back the events (and a `HostClient.eventStream`, the host). By then the stream
  * is cancelled (unless it ended) and released, and no listener on `io` is left. Never rejects.
  */
 export async function pipeEvents(

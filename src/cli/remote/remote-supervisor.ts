@@ -14,6 +14,7 @@ import { terminalSize } from '../terminal/terminal-size';
 import { EVENTS_AHEAD, pipeEvents } from './event-output';
 import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
 import { messageOf } from '../../errors';
+import { endAfter, LostOutput } from '../lost-output';
 
 /** Where the command's stdin comes from: streamed (`pipeStdin`), raw to its pty, or not at all. */
 export type StdinMode = 'pipe' | 'pty' | 'none';
@@ -95,7 +96,8 @@ function followSize(remote: RemoteProcess, io: CliIo, say: (line: string) => voi
 }
 
 /**
- * Runs until the process closed and resolves with its exit code; 141 (after terminating it) when our
+ * Runs until the process closed and resolves with its exit code — 254 after a line naming it and what
+ * was lost when the host no longer held some of the output (a `truncated` marker); 141 (after terminating it) when our
  * stdout or stderr is a pipe whose reader went away; 255 after one line when the events failed (the host
  * unreachable past its bound, the process gone or failed). Restores the terminal and stops reading
  * stdin before resolving. Never rejects.
@@ -112,9 +114,11 @@ export async function superviseRemote(remote: RemoteProcess, io: CliIo, reportin
   const sizing = followSize(remote, io, reporting.say);
   try {
     let exitCode: number | undefined;
+    const lost = new LostOutput();
     const events = client.eventStream(environmentId, processId, { afterSeq: 0, follow: true, highWaterMark: EVENTS_AHEAD });
     const end = await pipeEvents(events, io, reporting.say, (event) => {
       if (event.type === 'exited') exitCode = event.exitCode;
+      if (event.type === 'truncated') lost.add(event);
       if (event.type === 'closed') reporting.finished();
     });
     if (end.kind === 'brokenPipe') {
@@ -125,7 +129,10 @@ export async function superviseRemote(remote: RemoteProcess, io: CliIo, reportin
       reporting.say(reporting.describe(end.error));
       return EXIT_FAILED;
     }
-    return exitCode ?? EXIT_FAILED;
+    if (exitCode === undefined) return EXIT_FAILED;
+    const ran = endAfter(exitCode, lost);
+    if (ran.line !== undefined) reporting.say(ran.line);
+    return ran.status;
   } finally {
     signals.dispose();
     sizing.dispose();

@@ -3,7 +3,6 @@
  * to the command, and the exit status once the command closed (or why it could not).
  */
 import { constants } from 'node:os';
-import type { Writable } from 'node:stream';
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, firstValueFrom, from, race, timer } from 'rxjs';
 import { ExecutorExitedError, messageOf } from '../../errors';
@@ -16,6 +15,8 @@ import type { OpenTarget } from './run-target';
 import { rawTerminal, relayStdin } from '../terminal/stdin-relay';
 import { followTerminalSize } from './terminal-size';
 import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
+import { endAfter, LostOutput, truncatedNote } from '../lost-output';
+import { drainGate } from '../output-mark';
 
 /** How long cleaning up stdin (terminating the FIFO helper), and a pty's temp file, may hold up the exit. */
 const DISPOSE_LIMIT_MS = 3_000;
@@ -38,7 +39,7 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
   const sizing = launched.tty ? followTerminalSize(process, io, say) : undefined;
   const executorGone = firstValueFrom(target.executorExit$).then((message) => Promise.reject(new ExecutorExitedError(message)));
   executorGone.catch(() => undefined);
-  const output = pumpOutput(process, io);
+  const output = pumpOutput(process, io, say);
   try {
     return await Promise.race([output.done, executorGone]);
   } catch (error: unknown) {
@@ -66,16 +67,18 @@ async function bounded(work: Promise<unknown>, ms: number, scheduler: SchedulerL
 }
 
 /**
- * Writes each output chunk as it comes, honouring `write()`'s answer: while our stdout or stderr is
- * full, the connection is held paused until its 'drain' (memory stays bounded, nothing is lost; every
- * process on the executor waits meanwhile). `done` resolves with the exit code at `closed`, or with 141
- * (128+SIGPIPE, after terminating the command) when our stdout or stderr is a pipe whose reader went
- * away; it rejects at `failed`. `stop()` detaches and releases the holds.
+ * Writes each output chunk as it comes: while more than `OUTPUT_MARK_BYTES` wait in our stdout or
+ * stderr, the connection is held paused until its 'drain' (memory stays bounded, nothing is lost; every
+ * process on the executor waits meanwhile). `done` resolves with the exit code at `closed` — or, when a
+ * `truncated` marker said output was lost, 254 after a line saying what and the command's exit code —
+ * or with 141 (128+SIGPIPE, after terminating the command) when our stdout or stderr is a pipe whose
+ * reader went away; it rejects at `failed`. `stop()` detaches and releases the holds.
  */
-function pumpOutput(process: ExecProcess, io: CliIo): { readonly done: Promise<number>; stop(): void } {
+function pumpOutput(process: ExecProcess, io: CliIo, say: (line: string) => void): { readonly done: Promise<number>; stop(): void } {
   let stop = (): void => undefined;
   const done = new Promise<number>((resolve, reject) => {
     let exitCode: number | undefined;
+    const lost = new LostOutput();
     const onBrokenPipe = (): void => {
       void process.terminate().catch(() => undefined);
       resolve(EXIT_BROKEN_PIPE);
@@ -93,11 +96,17 @@ function pumpOutput(process: ExecProcess, io: CliIo): { readonly done: Promise<n
         case 'exited':
           exitCode = event.exitCode;
           return;
-        case 'closed':
-          return resolve(exitCode ?? EXIT_FAILED);
+        case 'closed': {
+          if (exitCode === undefined) return resolve(EXIT_FAILED);
+          const end = endAfter(exitCode, lost);
+          if (end.line !== undefined) say(end.line);
+          return resolve(end.status);
+        }
         case 'failed':
           return reject(event.error);
         case 'truncated':
+          lost.add(event);
+          say(truncatedNote(event.nextSeq, event.droppedEvents));
           return;
       }
     });
@@ -110,27 +119,4 @@ function pumpOutput(process: ExecProcess, io: CliIo): { readonly done: Promise<n
     };
   });
   return { done, stop: () => stop() };
-}
-
-/** Writes to `out`; when a write finds it full, holds the connection paused until `out` drains. */
-function drainGate(out: Writable, hold: () => FlowHold): { write(chunk: Uint8Array): void; stop(): void } {
-  let held: FlowHold | undefined;
-  const release = (): void => {
-    const current = held;
-    held = undefined;
-    current?.release();
-  };
-  return {
-    write: (chunk) => {
-      // A counter check per chunk; a hold (and a 'drain' listener) only when crossing into full.
-      if (!out.write(chunk) && held === undefined) {
-        held = hold();
-        out.once('drain', release);
-      }
-    },
-    stop: () => {
-      out.off('drain', release);
-      release();
-    },
-  };
 }
