@@ -21,6 +21,7 @@ import { framesSuite } from './suites/frames';
 import { hostSuite } from './suites/host';
 import { logsSuite } from './suites/logs';
 import { memorySuite } from './suites/memory';
+import { pathsSuite } from './suites/paths';
 import { rttSuite } from './suites/rtt';
 import { scaleSuite } from './suites/scale';
 import { restartSuite } from './suites/restart';
@@ -42,10 +43,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['restart', restartSuite],
   ['logs', logsSuite],
   ['ui', uiSuite],
+  ['paths', pathsSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui']);
+const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'paths']);
 
 interface Args {
   readonly quick: boolean;
