@@ -40,7 +40,7 @@ const PRELOAD = join(__dirname, 'cpu-at-exit.js');
  * the script had used when its first output arrived (`cliStartMs`: loading, connecting), and the CPU in
  * ms per MB of the script from then on (`cliMsPerMB`), the host (`hostMsPerMB`, NaN without one), the executor
  * (`executorMsPerMB`) and the processes the executor ran (`childrenMsPerMB`: the command, and `exec-rx
- * run`'s stdin feeder). Rejects when the script exits non-zero, writes another count of bytes or leaves no
+ * run`'s stdin feeder), and their sum (`totalMsPerMB`). Rejects when the script exits non-zero, writes another count of bytes or leaves no
  * CPU report.
  */
 export async function pipeTurn(turn: PipeTurn): Promise<Metrics> {
@@ -96,14 +96,16 @@ export async function pipeTurn(turn: PipeTurn): Promise<Metrics> {
     executorMs = executor.ownMs - executor0.ownMs;
     childrenMs = executor.childrenMs - executor0.childrenMs;
   }
+  const hostMs = host0 === undefined || turn.hostPid === undefined ? Number.NaN : procCpu(turn.hostPid).ownMs - host0;
   return {
     mbps: (received - firstBytes) / 1e6 / ((lastAt - firstAt) / 1000),
     wallMbps: mb / ((endAt - t0) / 1000),
     firstByteMs: firstAt - t0,
     cliStartMs: startMs,
     cliMsPerMB: (report.ownMs - startMs) / mb,
-    hostMsPerMB: host0 === undefined || turn.hostPid === undefined ? Number.NaN : (procCpu(turn.hostPid).ownMs - host0) / mb,
+    hostMsPerMB: hostMs / mb,
     executorMsPerMB: executorMs / mb,
     childrenMsPerMB: childrenMs / mb,
+    totalMsPerMB: ((report.ownMs - startMs) + (Number.isNaN(hostMs) ? 0 : hostMs) + executorMs + childrenMs) / mb,
   };
 }

@@ -13,7 +13,7 @@
  * the control pairs. MB/s from the first output byte to the last (the goals: `--host` ≥ 0.7 × `--connect`,
  * stretch 0.85; `--stdio` ≥ 0.9 ×; `--connect` ≥ 0.9 × bare), from spawn to exit beside it, the time to
  * the first byte, and CPU per MB of output of each process: the cli, the host, the executor and what the
- * executor ran (`../lib/pipe-turn.ts`).
+ * executor ran (`../lib/pipe-turn.ts`), and their sum against `--connect`'s.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,6 +81,12 @@ function rows(runs: PairedRuns<Path>, bytes: number): Row[] {
   out.push(figure({ suite: 'paths', label: `${mb}, spawn → exit, MB/s: exec-rx run --connect (raw column: the bare ws consumer)`, unit: 'MB/s', raw: series(runs.bare, 'wallMbps'), rx: series(runs.connect, 'wallMbps'), ctl: series(runs.bareCtl, 'wallMbps') }));
   for (const p of AGAINST_CONNECT) {
     out.push(figure({ suite: 'paths', label: `${mb}, spawn → exit, MB/s: ${p.label} (raw column: run --connect)`, unit: 'MB/s', raw: series(runs.connect, 'wallMbps'), rx: series(runs[p.path], 'wallMbps'), ctl: series(runs.connectCtl, 'wallMbps') }));
+  }
+  // CPU is steadier than the wall clock on a shared machine: the sum over every process, paired.
+  const note = 'the cli\'s CPU from its first output on, the host\'s, the executor\'s and what the executor ran (the rows below split it)';
+  out.push(figure({ suite: 'paths', label: 'CPU per MB, all processes: exec-rx run --connect (raw column: the bare ws consumer)', unit: 'ms/MB', raw: series(runs.bare, 'totalMsPerMB'), rx: series(runs.connect, 'totalMsPerMB'), ctl: series(runs.bareCtl, 'totalMsPerMB'), note }));
+  for (const p of AGAINST_CONNECT) {
+    out.push(figure({ suite: 'paths', label: `CPU per MB, all processes: ${p.label} (raw column: run --connect)`, unit: 'ms/MB', raw: series(runs.connect, 'totalMsPerMB'), rx: series(runs[p.path], 'totalMsPerMB'), ctl: series(runs.connectCtl, 'totalMsPerMB') }));
   }
   out.push(cpuRow(runs.bare, 'bare ws consumer'), cpuRow(runs.connect, 'exec-rx run --connect'));
   for (const p of AGAINST_CONNECT) out.push(cpuRow(runs[p.path], p.label));
