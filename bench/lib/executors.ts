@@ -29,6 +29,12 @@ export async function startListening(): Promise<SpawnedExecutor & { readonly url
   return { ...executor, url: executor.url };
 }
 
+/** Tracks an executor started elsewhere (a direct one joined to a host child) so that `stopEverything` stops it. */
+export function trackExecutor<T extends SpawnedExecutor>(executor: T): T {
+  executors.add(executor);
+  return executor;
+}
+
 export async function stopExecutor(executor: SpawnedExecutor): Promise<void> {
   try {
     await executor.stop();

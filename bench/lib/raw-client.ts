@@ -93,6 +93,16 @@ export class RawClient {
     });
   }
 
+  /** Stops reading the socket (ws `pause()`): the executor's writes back up behind it (backpressure). */
+  pause(): void {
+    this.socket.pause();
+  }
+
+  /** Reads the socket again after {@link pause}. */
+  resume(): void {
+    this.socket.resume();
+  }
+
   close(): void {
     this.socket.terminate();
   }
