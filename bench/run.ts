@@ -2,9 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui,stdio]
  *
- * Every suite but the soak, disklog, restart, logs and ui runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium).
+ * Every suite but the soak, disklog, restart, logs, ui and stdio runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium) / `--only=stdio`.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -26,6 +26,7 @@ import { scaleSuite } from './suites/scale';
 import { restartSuite } from './suites/restart';
 import { soakSuite } from './suites/soak';
 import { startExitSuite } from './suites/start-exit';
+import { stdioSuite } from './suites/stdio';
 import { throughputSuite } from './suites/throughput';
 import { uiSuite } from './suites/ui';
 
@@ -42,10 +43,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['restart', restartSuite],
   ['logs', logsSuite],
   ['ui', uiSuite],
+  ['stdio', stdioSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui']);
+const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'stdio']);
 
 interface Args {
   readonly quick: boolean;
