@@ -87,6 +87,11 @@ export class RawStdioClient {
     });
   }
 
+  /** The executor's pid. */
+  get pid(): number {
+    return this.executor.pid;
+  }
+
   /** Ends the executor (stdin EOF) and waits for it to exit. */
   close(): Promise<void> {
     return this.executor.stop();
