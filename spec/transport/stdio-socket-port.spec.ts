@@ -1,6 +1,7 @@
 /**
- * The stdio port on in-memory streams: what it hands over from the executor's stdout (messages with
- * their `ascii` flag, `\r\n`, blank lines, string chunks), how it closes, what it writes, and its pause.
+ * The stdio port on in-memory streams: what it hands over from the executor's stdout (lines cut at any
+ * byte, inside a multi-byte character too; `\r\n`, blank lines, a long line), how it closes, what it
+ * writes, and its pause.
  */
 import { Buffer } from 'node:buffer';
 import { PassThrough } from 'node:stream';
@@ -27,7 +28,7 @@ function open(): { input: PassThrough; output: PassThrough; port: ReturnType<typ
 const drained = (input: PassThrough): Promise<void> => new Promise((resolve) => setImmediate(resolve)).then(() => (input.readableLength === 0 ? undefined : drained(input)));
 
 describe('stdioSocketPort', () => {
-  it('hands over each line once with its ASCII flag; \\r\\n and blank lines as the executor reads them', async () => {
+  it('hands over each line once; \\r\\n and blank lines as the executor reads them', async () => {
     const { input, heard, stop } = open();
     const bytes = Buffer.from('{"id":1,"result":{}}\r\n\n  \n{"method":"m","params":{"t":"é"}}\n', 'utf8');
     const inside = bytes.indexOf(0xc3) + 1; // between the two bytes of é
@@ -35,9 +36,32 @@ describe('stdioSocketPort', () => {
     input.write(bytes.subarray(inside));
     await drained(input);
     expect(heard.messages).toEqual([
-      { frame: '{"id":1,"result":{}}', ascii: true },
-      { frame: '{"method":"m","params":{"t":"é"}}', ascii: false },
+      { frame: '{"id":1,"result":{}}', ascii: undefined },
+      { frame: '{"method":"m","params":{"t":"é"}}', ascii: undefined },
     ]);
+    stop();
+  });
+
+  it('gives the same lines whatever byte the stream is cut at, and skips blank lines as trim() sees them', async () => {
+    const lines = ['{"a":"café, 日本語, 😀"}', ' \t{"b":1}', '"\u00a0"', 'x\r'];
+    const bytes = Buffer.from(`${lines[0] ?? ''}\r\n\n  \t\r\n\u00a0\n${lines[1] ?? ''}\n\u2028\n${lines[2] ?? ''}\n${lines[3] ?? ''}\r\n`, 'utf8');
+    for (let cut = 0; cut <= bytes.length; cut += 1) {
+      const { input, heard, stop } = open();
+      input.write(bytes.subarray(0, cut));
+      input.write(bytes.subarray(cut));
+      await drained(input);
+      expect({ cut, frames: heard.messages.map((m) => m.frame) }).toEqual({ cut, frames: lines });
+      stop();
+    }
+  });
+
+  it('takes a very long line in many chunks', async () => {
+    const { input, heard, stop } = open();
+    const line = `{"chunk":"${'QUJD'.repeat(300_000)}","tail":"ü"}`;
+    const bytes = Buffer.from(`${line}\n`, 'utf8');
+    for (let at = 0; at < bytes.length; at += 64 * 1024) input.write(bytes.subarray(at, at + 64 * 1024));
+    await drained(input);
+    expect(heard.messages.map((m) => m.frame)).toEqual([line]);
     stop();
   });
 
@@ -47,8 +71,8 @@ describe('stdioSocketPort', () => {
     input.write(Buffer.from('{"a":"日本"}\n{"b":1}\n', 'utf8'));
     await drained(input);
     expect(heard.messages).toEqual([
-      { frame: '{"a":"日本"}', ascii: false },
-      { frame: '{"b":1}', ascii: true },
+      { frame: '{"a":"日本"}', ascii: undefined },
+      { frame: '{"b":1}', ascii: undefined },
     ]);
     stop();
   });
