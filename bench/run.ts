@@ -2,9 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui,paths]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui,paths,stdio]
  *
- * Every suite but the soak, disklog, restart, logs, ui and paths runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium) / `--only=paths`.
+ * Every suite but the soak, disklog, restart, logs, ui, paths and stdio runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium) / `--only=paths` / `--only=stdio`.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -27,6 +27,7 @@ import { scaleSuite } from './suites/scale';
 import { restartSuite } from './suites/restart';
 import { soakSuite } from './suites/soak';
 import { startExitSuite } from './suites/start-exit';
+import { stdioSuite } from './suites/stdio';
 import { throughputSuite } from './suites/throughput';
 import { uiSuite } from './suites/ui';
 
@@ -44,10 +45,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['logs', logsSuite],
   ['ui', uiSuite],
   ['paths', pathsSuite],
+  ['stdio', stdioSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'paths']);
+const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'paths', 'stdio']);
 
 interface Args {
   readonly quick: boolean;

@@ -36,8 +36,8 @@ export function rxEnvironment(manager: EnvironmentManager): Environment {
   return environment;
 }
 
-/** The raw side: registers handlers, sends process/start, resolves at `process/closed`. */
-export function rawRun(client: RawClient, argv: readonly string[], keep?: (event: unknown) => void): Promise<ProcessRun> {
+/** The raw side (ws or stdio): registers handlers, sends process/start, resolves at `process/closed`. */
+export function rawRun(client: Pick<RawClient, 'start'>, argv: readonly string[], keep?: (event: unknown) => void): Promise<ProcessRun> {
   return new Promise<ProcessRun>((resolve, reject) => {
     let bytes = 0;
     let frames = 0;
