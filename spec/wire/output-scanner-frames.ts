@@ -209,3 +209,24 @@ export const plainOutputFrameText = (): fc.Arbitrary<string> =>
       ]),
     )
     .chain((params) => plainObject([['"method"', '"process/output"'], ['"params"', params]]));
+
+/**
+ * Frames in the executor's own layout (the scanner's fast path), with near misses in every value and
+ * after the object, and processIds from a small set so that one frame's often repeats the last one's.
+ */
+export const executorLayoutFrameText = (): fc.Arbitrary<string> =>
+  fc
+    .record({
+      processId: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('"p1"', '"p2"', '"c0a8f7e2-1d2b-4c3a-9e8f-0123456789ab"', '"p\\u0031"', '"p\u00011"') }, { weight: 1, arbitrary: processIdValue() }),
+      seq: seqValue(),
+      before: fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 1, arbitrary: space() }),
+      after: fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 1, arbitrary: space() }),
+      stream: streamValue(),
+      chunk: chunkValue(),
+      tail: fc.oneof({ weight: 10, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom(' ', '\n', 'x', '}', ',"extra":1}') }),
+    })
+    .map(({ processId, seq, before, after, stream, chunk, tail }) => {
+      const text = `{"method":"process/output","params":{"processId":${processId},"seq":${before}${seq}${after},"stream":${stream},"chunk":${chunk}}}${tail}`;
+      // `,"extra":1}` goes inside params.
+      return tail.startsWith(',') ? `${text.slice(0, -2)}${tail}}` : text;
+    });

@@ -5,7 +5,7 @@ import { decodeNotificationParams } from '../../src/wire/methods';
 import { outputEventOf } from '../../src/wire/output-event';
 import { scanOutputFrame } from '../../src/wire/output-scanner';
 import type { OutputEvent } from '../../src/wire/process-event';
-import { outputFrameText, plainOutputFrameText } from './output-scanner-frames';
+import { executorLayoutFrameText, outputFrameText, plainOutputFrameText } from './output-scanner-frames';
 
 interface Read {
   readonly processId: string;
@@ -138,5 +138,27 @@ describe('scanOutputFrame', () => {
       }),
       { numRuns: 1000, seed: 7 },
     );
+  });
+
+  it("equals the ordinary read path or declines, on runs of frames in the executor's layout (property)", () => {
+    let ordinaryAccepted = 0;
+    let scanned = 0;
+    fc.assert(
+      fc.property(fc.array(executorLayoutFrameText(), { minLength: 1, maxLength: 8 }), (texts) => {
+        // A run: the scanner keeps the last processId it read, so each frame follows others.
+        for (const text of texts) {
+          const ascii = isAscii(text);
+          const expected = ordinary(text, ascii);
+          const got = scan(text, ascii);
+          if (expected !== undefined) ordinaryAccepted += 1;
+          if (got === undefined) continue;
+          scanned += 1;
+          expect(got).toEqual(expected);
+        }
+      }),
+      { numRuns: 1000, seed: 11 },
+    );
+    expect(ordinaryAccepted).toBeGreaterThan(1000);
+    expect(scanned).toBeGreaterThan(700);
   });
 });

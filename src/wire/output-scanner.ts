@@ -56,15 +56,9 @@ const KEY_CHUNK = 32;
 const ALL_PARAMS = KEY_PROCESS_ID | KEY_SEQ | KEY_STREAM | KEY_CHUNK;
 
 const METHOD_VALUE = '"process/output"';
-
-/** The read position in the frame being scanned, and what the scan found so far (one scan at a time: it never calls out before it ends). */
-let at = 0;
-let processIdStart = 0;
-let processIdEnd = 0;
-let chunkStart = 0;
-let chunkEnd = 0;
-let seq = 0;
-let stream: OutputStream = 'stdout';
+const PERIOD = 46;
+const LOWER_E = 101;
+const UPPER_E = 69;
 
 /**
  * Reads `text` as a `process/output` notification. When it is one the scanner accepts (see the module
@@ -73,155 +67,198 @@ let stream: OutputStream = 'stdout';
  * ASCII only (see `decodeCanonical`). Never throws (unless `sink` does).
  */
 export function scanOutputFrame(text: string, ascii: boolean, sink: OutputSink): boolean {
-  at = 0;
-  if (skipSpace(text) !== OPEN_BRACE) return false;
+  return text.slice(0, EXECUTOR_PREFIX.length) === EXECUTOR_PREFIX ? scanExecutorLayout(text, ascii, sink) : scanAnyLayout(text, ascii, sink);
+}
+
+// Fixed parts are compared as slices (`===` compares their bytes at once): `startsWith` and
+// `charCodeAt` loops cost several times more per character.
+
+/** How the executor (serde) writes the frame: members in this order, no whitespace. */
+const EXECUTOR_PREFIX = '{"method":"process/output","params":{"processId":"';
+const EXECUTOR_SEQ = '","seq":';
+const EXECUTOR_STREAM = ',"stream":"';
+const EXECUTOR_CHUNK = '","chunk":"';
+
+/**
+ * The last processId read in the executor's layout. The next frame's is most likely the same: compared
+ * as a slice it needs no character check, and the same string goes on (its hash already computed for
+ * the router's Map).
+ */
+let lastProcessId = '';
+
+/**
+ * The executor's own layout, `text` known to start with {@link EXECUTOR_PREFIX}. Whitespace around the
+ * seq is allowed (the synthetic bench peer pads it); a frame that leaves the layout anywhere else is read
+ * by {@link scanAnyLayout}.
+ */
+function scanExecutorLayout(text: string, ascii: boolean, sink: OutputSink): boolean {
+  const processIdStart = EXECUTOR_PREFIX.length;
+  const processIdEnd = text.indexOf('"', processIdStart);
+  if (processIdEnd === -1) return false;
+  let processId = text.slice(processIdStart, processIdEnd);
+  if (processId === lastProcessId) processId = lastProcessId;
+  else if (stringEnd(text, processIdStart - 1) !== processIdEnd) return false;
+  let at = processIdEnd + EXECUTOR_SEQ.length;
+  if (text.slice(processIdEnd, at) !== EXECUTOR_SEQ) return scanAnyLayout(text, ascii, sink);
+  const seqStart = skipSpace(text, at);
+  const seqEnd = digitsEnd(text, seqStart);
+  const seq = seqOf(text, seqStart, seqEnd);
+  at = skipSpace(text, seqEnd);
+  if (seq < 0 || text.slice(at, at + EXECUTOR_STREAM.length) !== EXECUTOR_STREAM) return scanAnyLayout(text, ascii, sink);
+  at += EXECUTOR_STREAM.length;
+  const streamEnd = text.indexOf('"', at);
+  const stream = streamEnd === -1 ? undefined : streamOf(text.slice(at, streamEnd));
+  at = streamEnd + EXECUTOR_CHUNK.length;
+  if (stream === undefined || text.slice(streamEnd, at) !== EXECUTOR_CHUNK) return scanAnyLayout(text, ascii, sink);
+  const chunkEnd = text.indexOf('"', at);
+  if (chunkEnd === -1 || chunkEnd + 3 !== text.length || text.charCodeAt(chunkEnd + 1) !== CLOSE_BRACE || text.charCodeAt(chunkEnd + 2) !== CLOSE_BRACE) {
+    return scanAnyLayout(text, ascii, sink);
+  }
+  const chunk = decodeCanonical(text.slice(at, chunkEnd), ascii);
+  if (chunk === undefined) return false;
+  lastProcessId = processId;
+  sink(processId, { type: 'output', seq, stream, chunk });
+  return true;
+}
+
+const streamOf = (s: string): OutputStream | undefined => (s === 'stdout' ? 'stdout' : s === 'stderr' ? 'stderr' : s === 'pty' ? 'pty' : undefined);
+
+/**
+ * Any layout JSON allows: one loop reads the members of both objects (`depth` 0: the envelope, 1:
+ * params), each key a bit of `seen`; the positions of the two strings and the seq are kept, and the chunk
+ * is decoded only once the whole frame was read.
+ */
+function scanAnyLayout(text: string, ascii: boolean, sink: OutputSink): boolean {
+  let at = skipSpace(text, 0);
+  if (text.charCodeAt(at) !== OPEN_BRACE) return false;
   at += 1;
+  let depth = 0;
   let seen = 0;
+  let processIdStart = 0;
+  let processIdEnd = 0;
+  let chunkStart = 0;
+  let chunkEnd = 0;
+  let seq = 0;
+  let stream: OutputStream = 'stdout';
   for (;;) {
-    const key = readKey(text, false);
+    at = skipSpace(text, at);
+    if (text.charCodeAt(at) !== QUOTE) return false;
+    const keyEnd = text.indexOf('"', at + 1);
+    const name = keyEnd === -1 ? '' : text.slice(at + 1, keyEnd);
+    const key = depth === 0 ? envelopeKey(name) : paramsKey(name);
     if (key === 0 || (seen & key) !== 0) return false;
     seen |= key;
-    if (key === KEY_METHOD) {
-      if (!text.startsWith(METHOD_VALUE, at)) return false;
-      at += METHOD_VALUE.length;
-    } else if (!readParams(text)) return false;
-    const next = skipSpace(text);
+    at = skipSpace(text, keyEnd + 1);
+    if (text.charCodeAt(at) !== COLON) return false;
+    at = skipSpace(text, at + 1);
+    switch (key) {
+      case KEY_METHOD:
+        if (text.slice(at, at + METHOD_VALUE.length) !== METHOD_VALUE) return false;
+        at += METHOD_VALUE.length;
+        break;
+      case KEY_PARAMS:
+        if (text.charCodeAt(at) !== OPEN_BRACE) return false;
+        depth = 1;
+        at += 1;
+        continue;
+      case KEY_PROCESS_ID:
+        processIdStart = at + 1;
+        at = stringEnd(text, at);
+        if (at < 0) return false;
+        processIdEnd = at;
+        at += 1;
+        break;
+      case KEY_SEQ: {
+        const end = digitsEnd(text, at);
+        seq = seqOf(text, at, end);
+        if (seq < 0) return false;
+        at = end;
+        break;
+      }
+      case KEY_STREAM: {
+        const end = text.charCodeAt(at) === QUOTE ? text.indexOf('"', at + 1) : -1;
+        const known = end === -1 ? undefined : streamOf(text.slice(at + 1, end));
+        if (known === undefined) return false;
+        stream = known;
+        at = end + 1;
+        break;
+      }
+      default:
+        // Whether the span is canonical base64 (so holds no escape) is checked once the frame is whole.
+        if (text.charCodeAt(at) !== QUOTE) return false;
+        chunkStart = at + 1;
+        chunkEnd = text.indexOf('"', chunkStart);
+        if (chunkEnd === -1) return false;
+        at = chunkEnd + 1;
+    }
+    at = skipSpace(text, at);
+    let next = text.charCodeAt(at);
     at += 1;
+    if (next === CLOSE_BRACE && depth === 1) {
+      if ((seen & ALL_PARAMS) !== ALL_PARAMS) return false;
+      depth = 0;
+      at = skipSpace(text, at);
+      next = text.charCodeAt(at);
+      at += 1;
+    }
     if (next === CLOSE_BRACE) break;
     if (next !== COMMA) return false;
   }
-  if (seen !== (KEY_METHOD | KEY_PARAMS)) return false;
-  skipSpace(text);
-  if (at !== text.length) return false;
+  if (seen !== (KEY_METHOD | KEY_PARAMS | ALL_PARAMS) || skipSpace(text, at) !== text.length) return false;
   const chunk = decodeCanonical(text.slice(chunkStart, chunkEnd), ascii);
   if (chunk === undefined) return false;
   sink(text.slice(processIdStart, processIdEnd), { type: 'output', seq, stream, chunk });
   return true;
 }
 
-/** Moves past JSON whitespace; returns the code unit there (NaN at the end). */
-function skipSpace(text: string): number {
+/** The position of the first character at or after `at` that is not JSON whitespace. */
+function skipSpace(text: string, at: number): number {
   let code = text.charCodeAt(at);
   while (code === SPACE || code === LF || code === CR || code === TAB) code = text.charCodeAt((at += 1));
-  return code;
+  return at;
+}
+
+/** The bit of an envelope key: method, params, or 0 for any other. */
+const envelopeKey = (name: string): number => (name === 'method' ? KEY_METHOD : name === 'params' ? KEY_PARAMS : 0);
+
+/** The bit of a params key: one of the four fields, or 0 for any other. */
+const paramsKey = (name: string): number =>
+  name === 'processId' ? KEY_PROCESS_ID : name === 'seq' ? KEY_SEQ : name === 'stream' ? KEY_STREAM : name === 'chunk' ? KEY_CHUNK : 0;
+
+/**
+ * The position of the closing quote of the string opening at `at`, when it holds no escape and no control
+ * character (what JSON.parse makes of it is then its text); -1 otherwise.
+ */
+function stringEnd(text: string, at: number): number {
+  if (text.charCodeAt(at) !== QUOTE) return -1;
+  const length = text.length;
+  for (let i = at + 1; i < length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) return i;
+    if (code === BACKSLASH || code < FIRST_PRINTABLE) return -1;
+  }
+  return -1;
+}
+
+/** The position after the digits from `at`. */
+function digitsEnd(text: string, at: number): number {
+  let code = text.charCodeAt(at);
+  while (code >= ZERO && code <= NINE) code = text.charCodeAt((at += 1));
+  return at;
 }
 
 /**
- * Reads `"key"` and the colon after it, leaving the position at the value. Returns the key's bit (top
- * level: method, params; in params: the four fields), or 0 for any other key or text.
+ * The value of the digits from `start` to `end` when they are the whole JSON number and it is at most
+ * 2^53 − 1 (then exact as accumulated); -1 when there are none, a leading zero (JSON.parse refuses `01`),
+ * a fraction or an exponent follows, or there are too many.
  */
-function readKey(text: string, inParams: boolean): number {
-  if (skipSpace(text) !== QUOTE) return 0;
-  const start = at + 1;
-  const end = text.indexOf('"', start);
-  if (end === -1) return 0;
-  const key = inParams ? paramsKey(text, start, end - start) : envelopeKey(text, start, end - start);
-  at = end + 1;
-  if (key === 0 || skipSpace(text) !== COLON) return 0;
-  at += 1;
-  skipSpace(text);
-  return key;
-}
-
-const envelopeKey = (text: string, start: number, length: number): number => {
-  if (length !== 6) return 0;
-  return text.startsWith('method', start) ? KEY_METHOD : text.startsWith('params', start) ? KEY_PARAMS : 0;
-};
-
-const paramsKey = (text: string, start: number, length: number): number => {
-  if (length === 9) return text.startsWith('processId', start) ? KEY_PROCESS_ID : 0;
-  if (length === 3) return text.startsWith('seq', start) ? KEY_SEQ : 0;
-  if (length === 6) return text.startsWith('stream', start) ? KEY_STREAM : 0;
-  if (length === 5) return text.startsWith('chunk', start) ? KEY_CHUNK : 0;
-  return 0;
-};
-
-/** Reads the params object, position at its `{`; records each field's value. */
-function readParams(text: string): boolean {
-  if (text.charCodeAt(at) !== OPEN_BRACE) return false;
-  at += 1;
-  let seen = 0;
-  for (;;) {
-    const key = readKey(text, true);
-    if (key === 0 || (seen & key) !== 0) return false;
-    seen |= key;
-    if (!readField(text, key)) return false;
-    const next = skipSpace(text);
-    at += 1;
-    if (next === CLOSE_BRACE) return seen === ALL_PARAMS;
-    if (next !== COMMA) return false;
-  }
-}
-
-function readField(text: string, key: number): boolean {
-  switch (key) {
-    case KEY_PROCESS_ID:
-      return readProcessId(text);
-    case KEY_SEQ:
-      return readSeq(text);
-    case KEY_STREAM:
-      return readStream(text);
-    default:
-      return readChunkSpan(text);
-  }
-}
-
-/** A string without escapes or control characters (what JSON.parse would return is then the text itself). */
-function readProcessId(text: string): boolean {
-  if (text.charCodeAt(at) !== QUOTE) return false;
-  const start = at + 1;
-  const length = text.length;
-  for (let i = start; i < length; i += 1) {
-    const code = text.charCodeAt(i);
-    if (code === QUOTE) {
-      processIdStart = start;
-      processIdEnd = i;
-      at = i + 1;
-      return true;
-    }
-    if (code === BACKSLASH || code < FIRST_PRINTABLE) return false;
-  }
-  return false;
-}
-
-/** A JSON integer ≥ 0 with no fraction or exponent, at most 2^53 − 1: exact as accumulated. */
-function readSeq(text: string): boolean {
-  const start = at;
-  let code = text.charCodeAt(at);
+function seqOf(text: string, start: number, end: number): number {
+  const digits = end - start;
+  if (digits === 0 || digits > MAX_SEQ_DIGITS || (digits > 1 && text.charCodeAt(start) === ZERO)) return -1;
+  const after = text.charCodeAt(end);
+  if (after === PERIOD || after === LOWER_E || after === UPPER_E) return -1;
   let value = 0;
-  while (code >= ZERO && code <= NINE) {
-    value = value * 10 + (code - ZERO);
-    code = text.charCodeAt((at += 1));
-  }
-  const digits = at - start;
-  // No digit, a leading zero (JSON.parse refuses `01`), a fraction, an exponent, or too many digits.
-  if (digits === 0 || digits > MAX_SEQ_DIGITS || (digits > 1 && text.charCodeAt(start) === ZERO)) return false;
-  if (code === 46 /* . */ || code === 101 /* e */ || code === 69 /* E */) return false;
+  for (let i = start; i < end; i += 1) value = value * 10 + (text.charCodeAt(i) - ZERO);
   // Past 2^53 the sum may have rounded, but never down to 2^53 − 1 or below.
-  if (value > Number.MAX_SAFE_INTEGER) return false;
-  seq = value;
-  return true;
-}
-
-function readStream(text: string): boolean {
-  if (text.startsWith('"stdout"', at)) stream = 'stdout';
-  else if (text.startsWith('"stderr"', at)) stream = 'stderr';
-  else if (text.startsWith('"pty"', at)) {
-    stream = 'pty';
-    at += 5;
-    return true;
-  } else return false;
-  at += 8;
-  return true;
-}
-
-/** The chunk's span up to the next quote; whether it is canonical base64 (so holds no escape) is checked once the frame is whole. */
-function readChunkSpan(text: string): boolean {
-  if (text.charCodeAt(at) !== QUOTE) return false;
-  const end = text.indexOf('"', at + 1);
-  if (end === -1) return false;
-  chunkStart = at + 1;
-  chunkEnd = end;
-  at = end + 1;
-  return true;
+  return value > Number.MAX_SAFE_INTEGER ? -1 : value;
 }
