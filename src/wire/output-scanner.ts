@@ -18,7 +18,7 @@
  *   `"pty"`, and `chunk` canonical base64 (`decodeCanonical`);
  * - JSON whitespace between any two tokens, and around the whole.
  *
- * It declines the rest: other members (`jsonrpc`, `id`, unknown params), duplicated members, escapes in
+ * It declines frames longer than {@link SCAN_MAX_CHARS}, and the rest: other members (`jsonrpc`, `id`, unknown params), duplicated members, escapes in
  * keys, in `method`, `processId` or `stream` (the chunk needs none: `decodeCanonical` accepts only the
  * base64 alphabet, so an accepted span holds no backslash and is the string `JSON.parse` would make),
  * other numbers, and any text after the object.
@@ -67,8 +67,17 @@ const UPPER_E = 69;
  * ASCII only (see `decodeCanonical`). Never throws (unless `sink` does).
  */
 export function scanOutputFrame(text: string, ascii: boolean, sink: OutputSink): boolean {
+  if (text.length > SCAN_MAX_CHARS) return false;
   return text.slice(0, EXECUTOR_PREFIX.length) === EXECUTOR_PREFIX ? scanExecutorLayout(text, ascii, sink) : scanAnyLayout(text, ascii, sink);
 }
+
+/**
+ * Longer frames are declined. With 8 KiB chunks the frames bench spent 1.8–1.9× raw's CPU per frame with
+ * the scanner against 1.06–1.20× without it (bench/results/issue-32-scanner.md), although the scanner alone
+ * is faster than JSON.parse on such frames; the cause was not found. 4096 characters hold chunks up to
+ * 2.9 KiB, below the chunk arena's range.
+ */
+export const SCAN_MAX_CHARS = 4096;
 
 // Fixed parts are compared as slices (`===` compares their bytes at once): `startsWith` and
 // `charCodeAt` loops cost several times more per character.
@@ -82,7 +91,7 @@ const EXECUTOR_CHUNK = '","chunk":"';
 /**
  * The last processId read in the executor's layout. The next frame's is most likely the same: compared
  * as a slice it needs no character check, and the same string goes on (its hash already computed for
- * the router's Map).
+ * the router's Map). It may be a slice of its frame, which it then keeps alive: one frame at most.
  */
 let lastProcessId = '';
 
