@@ -3,11 +3,15 @@ import type { DecodeError } from '../errors';
 import { NOT_JSON, tryParseJson } from '../wire/decode';
 import type { Inbound, RequestId } from '../wire/jsonrpc';
 import { classifyParsed, isRequestId, parseInbound } from '../wire/jsonrpc';
+import type { OutputSink } from '../wire/output-scanner';
+import { scanOutputFrame } from '../wire/output-scanner';
 
 /** Where {@link readFrame} puts what it read. */
 export interface FrameHandlers {
   /** A frame that is not JSON, or not a JSON-RPC message. */
   readonly unparsable: (error: DecodeError) => void;
+  /** A `process/output` notification the scanner read (`scanOutputFrame`): no JSON.parse, no params object. */
+  readonly output: OutputSink;
   /** A notification, read on the fast path (no Inbound built). `ascii`: see `decodeCanonical`. */
   readonly notification: (method: string, params: unknown, ascii: boolean) => void;
   /** A success response, read on the fast path (no Inbound built). */
@@ -17,7 +21,8 @@ export interface FrameHandlers {
 }
 
 /**
- * Reads one inbound frame: parses it once, and hands a notification straight to `notification` and a
+ * Reads one inbound frame. A `process/output` notification the scanner accepts goes to `output` without
+ * being parsed; any other frame is parsed once, and hands a notification straight to `notification` and a
  * success response to `response` (the same tests as `inboundOf`, without building an Inbound);
  * everything else is classified with
  * `classifyParsed`. Invalid frames are parsed again only to build the DecodeError naming what failed.
@@ -32,6 +37,7 @@ export function readFrame(frame: string | Uint8Array, asciiFrame: boolean, class
     text = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength).toString('utf8');
     ascii = text.length === frame.byteLength;
   }
+  if (!classifyAll && scanOutputFrame(text, ascii, handlers.output)) return;
   const value = tryParseJson(text);
   if (value === NOT_JSON) {
     const failed = parseInbound(text);

@@ -7,6 +7,7 @@ import type { Subject } from 'rxjs';
 import type { DecodeError } from '../errors';
 import type { Inbound, RequestId } from '../wire/jsonrpc';
 import { UNATTRIBUTED_ERROR_ID } from '../wire/jsonrpc';
+import type { OutputSink } from '../wire/output-scanner';
 import type { Diagnostic } from './diagnostics';
 import type { FrameHandlers } from './frame-reader';
 import type { NotificationRouter } from './notification-router';
@@ -32,6 +33,9 @@ export class InboundDispatch implements FrameHandlers {
   unparsable(error: DecodeError): void {
     this.diagnostics.next({ type: 'unparsableFrame', error });
   }
+
+  /** A `process/output` notification the scanner read: routed to its process (a field: `readFrame` passes it on unbound). */
+  readonly output: OutputSink = (processId, event) => this.router.output(processId, event);
 
   /** A notification read on the fast path: routed. */
   notification(method: string, params: unknown, ascii: boolean): void {

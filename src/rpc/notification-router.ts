@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { Subject } from 'rxjs';
 import * as E from 'fp-ts/lib/Either';
 import type { DecodeError } from '../errors';
-import type { SequencedEvent } from '../wire/process-event';
+import type { OutputEvent, SequencedEvent } from '../wire/process-event';
 import { outputEventOf } from '../wire/output-event';
 import { decodeNotificationParams, isNotificationMethod } from '../wire/methods';
 import type { ConnectionNotificationMethod, NotificationMethod, NotificationParamsOf, ProcessNotificationMethod } from '../wire/methods';
@@ -53,7 +53,7 @@ export class NotificationRouter {
   };
   /** One handler per known method: the type makes it exhaustive, and a lookup replaces a switch on the method. */
   private readonly handlers: { readonly [N in NotificationMethod]: NotificationHandler } = {
-    'process/output': (params, ascii) => this.output(params, ascii),
+    'process/output': (params, ascii) => this.outputParams(params, ascii),
     'process/exited': (params) => this.exited(params),
     'process/closed': (params) => this.closed(params),
     'fs/missingChanged': (params) => this.toMethod('fs/missingChanged', params),
@@ -115,12 +115,17 @@ export class NotificationRouter {
     this.silent.complete();
   }
 
+  /** A decoded `process/output` event (the frame scanner's, or {@link outputParams}'): one lookup by processId. */
+  output(processId: string, event: OutputEvent): void {
+    this.processes.get(processId)?.next(event);
+  }
+
   /** `process/output`: the hand-written decoder, one lookup by processId, nothing allocated but the event (docs/performance.md). */
-  private output(params: unknown, ascii: boolean): void {
+  private outputParams(params: unknown, ascii: boolean): void {
     const event = outputEventOf(params, ascii);
     const processId = event === undefined ? undefined : processIdOf(params);
     if (event === undefined || processId === undefined) return this.malformedOutput(params);
-    this.processes.get(processId)?.next(event);
+    this.output(processId, event);
   }
 
   /** The codec names what failed (the hand-written decoder only said no; it never refuses what the codec accepts). */
