@@ -13,19 +13,8 @@ import { BINARY_FRAMING } from '../../src/host/api/binary-frames';
 import type { LogEvent } from '../../src/store/log-events';
 import { truncatedRange } from '../../src/store/log-events';
 import { bytesOf } from './binary-bytes';
+import { mulberry32 as random } from '../faults/fault-kit';
 import { FakeFetch, SseBody } from './fake-fetch';
-
-/** mulberry32: a small seeded generator. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const STREAMS = ['stdout', 'stderr', 'pty'] as const;
 

@@ -11,6 +11,7 @@
  */
 import { FLAG_TIME, FRAME_HEADER_BYTES, FrameKind, MAX_FRAME_PAYLOAD_BYTES, outputPrefixBytes, streamOfKind } from '../wire/binary-events';
 import type { SseMessage, SseReadHooks } from './sse-reader';
+import { readBody } from './sse-reader';
 
 /** The bytes of the binary event stream are not frames: the stream ends, and is resumed by seq. */
 export class EventFrameError extends Error {
@@ -177,27 +178,17 @@ export interface BinaryEventHandlers {
  * each read of the body. The body is cancelled in every case.
  */
 export async function readBinaryEvents(response: Response, handlers: BinaryEventHandlers, hooks: SseReadHooks = {}): Promise<void> {
-  const body = response.body;
-  if (body === null) return;
-  const { stop = () => false, onBytes = () => undefined, room = () => undefined } = hooks;
-  const reader = body.getReader();
+  const { stop = () => false } = hooks;
   const decoder = new BinaryFrameDecoder();
-  try {
-    for (;;) {
-      const wait = room();
-      if (wait !== undefined) await wait;
-      const { done, value } = await reader.read();
-      if (done) break;
-      onBytes();
-      decoder.push(value);
-      for (let frame = decoder.next(); frame !== undefined; frame = decoder.next()) {
-        if (frame.kind === 'output') handlers.output(frame.output);
-        else if (frame.kind === 'event') handlers.message(frame.message);
-        else continue;
-        if (stop()) return;
-      }
+  const feed = (bytes: Uint8Array): boolean => {
+    decoder.push(bytes);
+    for (let frame = decoder.next(); frame !== undefined; frame = decoder.next()) {
+      if (frame.kind === 'output') handlers.output(frame.output);
+      else if (frame.kind === 'event') handlers.message(frame.message);
+      else continue;
+      if (stop()) return true;
     }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
+    return false;
+  };
+  await readBody(response, feed, hooks);
 }

@@ -36,10 +36,7 @@ export interface SseReadHooks {
  * body it waits for `hooks.room()`. The body is cancelled in every case.
  */
 export async function readSse(response: Response, onEvent: (message: SseMessage) => void, hooks: SseReadHooks = {}): Promise<void> {
-  const body = response.body;
-  if (body === null) return;
-  const { stop = () => false, onBytes = () => undefined, room = () => undefined } = hooks;
-  const reader = body.getReader();
+  const { stop = () => false } = hooks;
   const decoder = new TextDecoder();
   let failure: unknown;
   let stopped = false;
@@ -54,16 +51,36 @@ export async function readSse(response: Response, onEvent: (message: SseMessage)
       stopped = stop();
     },
   });
+  await readBody(
+    response,
+    (bytes) => {
+      parser.feed(decoder.decode(bytes, { stream: true }));
+      if (failure !== undefined) throw failure;
+      return stopped;
+    },
+    hooks,
+  );
+}
+
+/**
+ * Reads the body of `response` one chunk at a time, each only once `hooks.room()` allows, and hands each
+ * to `feed` (which answers whether reading is over, or throws to stop it with its error). Resolves at the
+ * body's end or once `feed` answers true; rejects when the connection fails or the request aborts. The
+ * body is cancelled in every case. What both stream framings (SSE here, `./binary-reader`) read with.
+ */
+export async function readBody(response: Response, feed: (bytes: Uint8Array) => boolean, hooks: SseReadHooks = {}): Promise<void> {
+  const body = response.body;
+  if (body === null) return;
+  const { onBytes = () => undefined, room = () => undefined } = hooks;
+  const reader = body.getReader();
   try {
     for (;;) {
       const wait = room();
       if (wait !== undefined) await wait;
       const { done, value } = await reader.read();
-      if (done) break;
+      if (done) return;
       onBytes();
-      parser.feed(decoder.decode(value, { stream: true }));
-      if (failure !== undefined) throw failure;
-      if (stopped) break;
+      if (feed(value)) return;
     }
   } finally {
     await reader.cancel().catch(() => undefined);
