@@ -1,17 +1,21 @@
 /**
  * A child process of the host bench: opens N SSE connections to one url (with a bearer token), reads
- * each until it saw `event: closed`, and reports on stdout when every reader finished: total bytes, the
+ * each until it saw `event: closed` (with `binary`: asks for the binary event stream and reads each until
+ * its `closed` event frame), and reports on stdout when every reader finished: total bytes, the
  * time from the `go` line on stdin to the last close, and this process's CPU over that time. Readers live here, not in the bench process,
  * so reading costs the same on both sides and the server's process does only serving.
  *
- *   node dist/bench/sse-readers.js URL TOKEN N      (stdin: `go\n` starts the clock; stdout: JSON lines)
+ *   node dist/bench/sse-readers.js URL TOKEN N [binary]      (stdin: `go\n` starts the clock; stdout: JSON lines)
  */
 import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
-const [url = '', token = '', countText = '1'] = process.argv.slice(2);
+const [url = '', token = '', countText = '1', framing = 'sse'] = process.argv.slice(2);
 const count = Number(countText);
-const CLOSED = Buffer.from('event: closed\n');
+const binary = framing === 'binary';
+// The binary stream's closed frame: its name's length byte, the name, the start of its data.
+const CLOSED = binary ? Buffer.from('\u0006closed{"seq":', 'latin1') : Buffer.from('event: closed\n');
+const ACCEPT = binary ? 'application/vnd.exec-rx.events' : 'text/event-stream';
 
 let opened = 0;
 let finished = 0;
@@ -20,7 +24,7 @@ let started = 0;
 let cpuAtGo = process.cpuUsage();
 
 function read(): void {
-  const req = request(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, agent: false }, (res) => {
+  const req = request(url, { headers: { authorization: `Bearer ${token}`, accept: ACCEPT }, agent: false }, (res) => {
     opened += 1;
     if (opened === count) process.stdout.write(`${JSON.stringify({ opened })}\n`);
     let tail: Buffer = Buffer.alloc(0);

@@ -89,8 +89,10 @@ export class Readers {
   private readonly lines: string[] = [];
   private wake: (() => void) | undefined;
 
-  constructor(url: string, token: string, count: number) {
-    this.child = trackChild(spawn(process.execPath, [join(__dirname, '..', 'sse-readers.js'), url, token, String(count)], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  /** With `binary`, each reader asks for the binary event stream. */
+  constructor(url: string, token: string, count: number, binary = false) {
+    const args = [join(__dirname, '..', 'sse-readers.js'), url, token, String(count), binary ? 'binary' : 'sse'];
+    this.child = trackChild(spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] }));
     let text = '';
     this.child.stdout?.setEncoding('utf8');
     this.child.stdout?.on('data', (chunk: string) => {
@@ -124,24 +126,24 @@ export class Readers {
   }
 }
 
-/** A raw Node SSE server: writes `frames` to every connected response on `start()`, honouring backpressure. */
+/** A raw Node SSE (or, given its content type, binary) server: writes `frames` to every connected response on `send()`, honouring backpressure. */
 export class RawSseServer {
   private readonly server: Server;
   private readonly responses: ServerResponse[] = [];
 
-  private constructor(server: Server) {
+  private constructor(server: Server, contentType: string) {
     this.server = server;
     server.on('request', (_req, res: ServerResponse) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+      res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
       res.flushHeaders();
       this.responses.push(res);
     });
   }
 
-  static async start(): Promise<RawSseServer> {
+  static async start(contentType = 'text/event-stream'): Promise<RawSseServer> {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    return new RawSseServer(server);
+    return new RawSseServer(server, contentType);
   }
 
   get url(): string {

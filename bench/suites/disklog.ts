@@ -11,7 +11,7 @@
  *   100 MiB behind, served from the log later); the in-memory host ends its stream at the 1 MiB send
  *   buffer. Goal: the disk host ≤ idle + 32 MiB;
  * - fan-out of one process to 10 SSE subscribers, aggregate MB/s, from the log vs from memory;
- * - one reader through the host (SSE, disk log) against the library reading the same executor directly
+ * - one reader through the host (SSE, disk log; and a reader of the binary stream) against the library reading the same executor directly
  *   (the host's own `Environment` in this process, `events$`), 100 MB each, MB/s of output bytes: the
  *   issue's goal ≥ 0.7×; the host's CPU per MB of output; and the same with the in-memory host (the
  *   host's own serving cost, without the log);
@@ -78,10 +78,10 @@ async function settledBytes(dir: string, output: number): Promise<number> {
 }
 
 /** One turn: a process that waits for `go` on stdin, `subscribers` readers, then `bytes` of zeros. */
-async function turn(bench: BenchHost, subscribers: number, bytes: number, dataDir: string | undefined): Promise<Metrics> {
+async function turn(bench: BenchHost, subscribers: number, bytes: number, dataDir: string | undefined, binary = false): Promise<Metrics> {
   const started = await json(await bench.api('POST', PROCESSES, { argv: ['sh', '-c', `read go; head -c ${bytes} /dev/zero`], pipeStdin: true }));
   const id = String(started['id']);
-  const readers = new Readers(`${bench.host.url}${PROCESSES}/${id}/events`, bench.token, subscribers);
+  const readers = new Readers(`${bench.host.url}${PROCESSES}/${id}/events`, bench.token, subscribers, binary);
   try {
     await readers.next();
     const cpu0 = process.cpuUsage();
@@ -270,6 +270,31 @@ export async function disklogSuite(context: BenchContext): Promise<Row[]> {
         raw: series(direct.raw, 'cpuShare'),
         rx: series(direct.rx, 'cpuShare'),
         note: `beside it, the executor with its processes: library turn ${cores(direct.raw, 'executorCores')}, host turn ${cores(direct.rx, 'executorCores')} cores; the SSE reader's process (host turn only) ${cores(direct.rx, 'readerCores')} cores; ${availableParallelism()} cores in all (medians)`,
+      }),
+    );
+
+    context.log(`  one reader of the binary stream: ${bytes / 1e6} MB through the host (disk log) vs the library on the same executor`);
+    const binary = await interleave(
+      { raw: () => libraryTurn(disk, bytes), rx: () => turn(disk, 1, bytes, dataDir, true), ctl: () => libraryTurn(disk, bytes) },
+      { runs: context.runs, between: context.settle, log: context.log },
+    );
+    rows.push(
+      figure({
+        suite: 'disklog',
+        label: `one reader: ${bytes / 1e6} MB through the host (binary stream, disk log) vs the library on the same executor, MB/s of output`,
+        unit: 'MB/s',
+        raw: series(binary.raw, 'outputMbps'),
+        rx: series(binary.rx, 'outputMbps'),
+        ctl: series(binary.ctl, 'outputMbps'),
+        ratioGoal: { min: 0.8 },
+        note: 'as the SSE row above, the reader asking for application/vnd.exec-rx.events',
+      }),
+      figure({
+        suite: 'disklog',
+        label: 'CPU of the bench process per MB of output: the host serving one binary-stream reader vs the library reading',
+        unit: 'ms/MB',
+        raw: series(binary.raw, 'cpuMsPerMB'),
+        rx: series(binary.rx, 'cpuMsPerMB'),
       }),
     );
 

@@ -4,6 +4,7 @@
  *   log on disk, its default, so a reader behind the live edge reads the log), against a raw Node
  *   server writing the same SSE bytes (the host's own frame encoding) to as many responses; aggregate
  *   MB/s from `go` to the last `closed`. Readers run in a child process for both sides.
+ * - fan-out to 10 readers of the binary event stream, against a raw server writing the same binary frames.
  * - start→exit of `/bin/true` through the API + SSE (POST, then the events stream to `exited`),
  *   against the library's own start on the same environment.
  * - host RSS per idle SSE subscriber, per retained MiB of history, and with one subscriber that reads
@@ -15,7 +16,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
+import { BINARY_FRAMING } from '../../src/host/api/binary-frames';
+import type { WireFrame } from '../../src/host/api/event-framing';
 import { frameOf } from '../../src/host/api/event-frames';
+import type { ProcessEvent } from '../../src/exec/process-event';
 import type { BenchContext } from '../lib/context';
 import { sized } from '../lib/context';
 import type { BenchHost } from '../lib/host-harness';
@@ -29,13 +33,20 @@ import type { Metrics } from '../lib/stats';
 const CHUNK = 8192;
 const PROCESSES = `/api/v1/environments/${HOST_ENV}/processes`;
 
-/** The frames the host sends for `bytes` of zeros in 8 KiB chunks, exit 0, close: the raw server sends the same. */
-function framesFor(bytes: number): Buffer[] {
+/** A binary frame's bytes (the head and the chunk joined: the raw server writes each frame whole). */
+const whole = (frame: WireFrame): Buffer => (frame instanceof Uint8Array ? frame : Buffer.concat([frame.head, frame.body]));
+
+/**
+ * The frames the host sends for `bytes` of zeros in 8 KiB chunks, exit 0, close, as SSE or (`binary`) the
+ * binary event stream: the raw server sends the same.
+ */
+function framesFor(bytes: number, binary = false): Buffer[] {
   const chunks = Math.ceil(bytes / CHUNK);
   const zeros = new Uint8Array(CHUNK);
+  const encode = (event: ProcessEvent): Buffer => (binary ? whole(BINARY_FRAMING.event(event)) : frameOf(event));
   const frames: Buffer[] = [];
-  for (let seq = 1; seq <= chunks; seq += 1) frames.push(frameOf({ type: 'output', seq, stream: 'stdout', chunk: zeros }));
-  frames.push(frameOf({ type: 'exited', seq: chunks + 1, exitCode: 0, sandboxDenied: false }), frameOf({ type: 'closed', seq: chunks + 2 }));
+  for (let seq = 1; seq <= chunks; seq += 1) frames.push(encode({ type: 'output', seq, stream: 'stdout', chunk: zeros }));
+  frames.push(encode({ type: 'exited', seq: chunks + 1, exitCode: 0, sandboxDenied: false }), encode({ type: 'closed', seq: chunks + 2 }));
   return frames;
 }
 
@@ -45,10 +56,10 @@ async function json(response: Response): Promise<Record<string, unknown>> {
 }
 
 /** One exec-rx turn: a process that waits for `go` on stdin, N subscribers, then `bytes` of output. */
-async function hostTurn(bench: BenchHost, subscribers: number, bytes: number): Promise<Metrics> {
+async function hostTurn(bench: BenchHost, subscribers: number, bytes: number, binary = false): Promise<Metrics> {
   const started = await json(await bench.api('POST', PROCESSES, { argv: ['sh', '-c', `read go; head -c ${bytes} /dev/zero`], pipeStdin: true }));
   const id = String(started['id']);
-  const readers = new Readers(`${bench.host.url}${PROCESSES}/${id}/events`, bench.token, subscribers);
+  const readers = new Readers(`${bench.host.url}${PROCESSES}/${id}/events`, bench.token, subscribers, binary);
   try {
     await readers.next();
     const cpu0 = process.cpuUsage();
@@ -75,8 +86,8 @@ function cpuShares(done: Record<string, number>, serverCpuMs: number, executorCp
   return { mbps: (done['bytes'] ?? 0) / 1e6 / (ms / 1000), readerCores: (done['cpuMs'] ?? 0) / ms, serverCores: serverCpuMs / ms, executorCores: executorCpuMs / ms };
 }
 
-async function rawTurn(raw: RawSseServer, token: string, subscribers: number, frames: readonly Buffer[]): Promise<Metrics> {
-  const readers = new Readers(raw.url, token, subscribers);
+async function rawTurn(raw: RawSseServer, token: string, subscribers: number, frames: readonly Buffer[], binary = false): Promise<Metrics> {
+  const readers = new Readers(raw.url, token, subscribers, binary);
   try {
     await readers.next();
     const cpu0 = process.cpuUsage();
@@ -118,6 +129,30 @@ async function fanOut(context: BenchContext, bench: BenchHost, raw: RawSseServer
     );
   }
   return results;
+}
+
+/**
+ * Fan-out to 10 readers of the binary event stream, against a raw Node server writing the same binary
+ * frames (the host's own encoding, each frame whole) to as many responses.
+ */
+async function binaryFanOut(context: BenchContext, bench: BenchHost, raw: RawSseServer): Promise<Figure> {
+  const subscribers = 10;
+  const bytes = sized(context, 6 * 1024 * 1024, 1024 * 1024);
+  const frames = framesFor(bytes, true);
+  context.log(`  binary fan-out to ${subscribers}: ${bytes / 1024 / 1024} MiB each`);
+  const runs = await interleave(
+    { raw: () => rawTurn(raw, bench.token, subscribers, frames, true), rx: () => hostTurn(bench, subscribers, bytes, true) },
+    { runs: context.runs, between: context.settle, log: context.log },
+  );
+  return figure({
+    suite: 'host',
+    label: `fan-out: one process to ${subscribers} binary-stream subscribers, aggregate MB/s (raw: a raw server of the same framing)`,
+    unit: 'MB/s',
+    raw: series(runs.raw, 'mbps'),
+    rx: series(runs.rx, 'mbps'),
+    ratioGoal: { min: 0.8 },
+    note: 'as the SSE fan-out, with readers that ask for application/vnd.exec-rx.events; the raw server writes the host\'s binary frames from memory',
+  });
 }
 
 /** start → exited of /bin/true: through the API and SSE, or the library's own start on the same environment. */
@@ -170,13 +205,16 @@ export async function hostSuite(context: BenchContext): Promise<Figure[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'exec-rx-bench-host-'));
   const bench = await startBenchHost(64 * 1024 * 1024, { dataDir, totalBytes: 1024 * 1024 * 1024 });
   const raw = await RawSseServer.start();
+  const rawBinary = await RawSseServer.start('application/vnd.exec-rx.events');
   try {
     const figures = await fanOut(context, bench, raw);
+    figures.push(await binaryFanOut(context, bench, rawBinary));
     figures.push(await startExit(context, bench));
     figures.push(...(await hostMemory(context)));
     return figures;
   } finally {
     await raw.close();
+    await rawBinary.close();
     await bench.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
