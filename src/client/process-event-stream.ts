@@ -10,7 +10,6 @@ import type { ExecClientErrorCode } from '../errors';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { API_PREFIX, ClosedEventData, ExitedEventData, FailedEventData, HOST_INSTANCE_HEADER, OutputEventData, TruncatedEventData } from '../wire/operator-api';
-import { BINARY_EVENTS_MEDIA_TYPE, SSE_MEDIA_TYPE } from '../wire/binary-events';
 import { decodeBase64 } from './base64';
 import type { OutputFrame } from './binary-reader';
 import type { HostConnection } from './host-connection';
@@ -114,7 +113,6 @@ export class ProcessEventReader {
 
 /** Follows one process's event stream, tracking the last seq delivered so every reconnect resumes after it. */
 class Follower implements SseSession {
-  readonly accept: string;
   private readonly reader: ProcessEventReader;
   /** The host ended a stream whole (with `follow: false`, all it held was delivered). */
   private drained = false;
@@ -130,10 +128,9 @@ class Follower implements SseSession {
     /** The consumer's room, when it can fall behind. */
     private readonly gate: () => Promise<void> | undefined = () => undefined,
     /** Ask for the binary stream (an older host answers SSE, read as such). */
-    binary = false,
+    readonly binary = false,
   ) {
     this.reader = new ProcessEventReader(afterSeq);
-    this.accept = binary ? `${BINARY_EVENTS_MEDIA_TYPE}, ${SSE_MEDIA_TYPE};q=0.5` : SSE_MEDIA_TYPE;
   }
 
   room(): Promise<void> | undefined {

@@ -29,12 +29,12 @@ export interface SseSession {
   /** Each whole event; throwing a HostApiError ends the session with it. */
   onMessage(message: SseMessage): void;
   /**
-   * The `Accept` of each attempt: a session that reads the binary stream names its media type (and takes
-   * its output frames, {@link onOutput}); the host may still answer SSE, which is read as such.
-   * @default `text/event-stream`
+   * Ask for the binary event stream (`wire/binary-events.ts`) and take its output frames in
+   * {@link onOutput}: each attempt's `Accept` names its media type before SSE's. The host may still answer
+   * SSE (an older one), which is read as such. @default false: `Accept: text/event-stream`
    */
-  readonly accept?: string;
-  /** Each output frame of a binary stream; throwing a HostApiError ends the session with it. Absent: a binary answer is DECODE_FAILED. */
+  readonly binary?: boolean;
+  /** Each output frame of a binary stream (with `binary`; a binary answer to a session without both is DECODE_FAILED); throwing a HostApiError ends the session with it. */
   onOutput?(output: OutputFrame): void;
   /** The host ended the stream (its body ended whole; a dropped connection is not an end). */
   onEnd(): void;
@@ -63,6 +63,9 @@ export interface SseSession {
    */
   onDrop?(reason: string): void;
 }
+
+/** The `Accept` of a session that asks for the binary stream: it, else SSE (what an older host answers anyway). */
+const BINARY_ACCEPT = `${BINARY_EVENTS_MEDIA_TYPE}, ${SSE_MEDIA_TYPE};q=0.5`;
 
 /** The longest wait a host's come-back event is taken at its word for (a larger `retryMs` is capped). */
 const MAX_COME_BACK_MS = 30_000;
@@ -102,7 +105,7 @@ export async function runSse(connection: HostConnection, what: string, session: 
     try {
       heard();
       // The token is asked for at each (re)connection; a token function that fails ends the stream with its error.
-      const options = await init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: session.accept ?? SSE_MEDIA_TYPE } });
+      const options = await init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: session.binary === true ? BINARY_ACCEPT : SSE_MEDIA_TYPE } });
       response = await connection.fetch(`${connection.baseUrl}${session.path()}`, options);
     } catch (error: unknown) {
       if (signal.aborted) {
@@ -205,7 +208,7 @@ function comeBackDelay(data: string): number {
  */
 function readEvents(response: Response, session: SseSession, onMessage: (message: SseMessage) => void, hooks: SseReadHooks, what: string): Promise<void> {
   if (!isBinaryEvents(response.headers.get('content-type'))) return readSse(response, onMessage, hooks);
-  const onOutput = session.accept?.includes(BINARY_EVENTS_MEDIA_TYPE) === true ? session.onOutput?.bind(session) : undefined;
+  const onOutput = session.binary === true ? session.onOutput?.bind(session) : undefined;
   if (onOutput === undefined) return Promise.reject(new HostApiError('DECODE_FAILED', `${what}: the host answered a binary stream that was not asked for`, undefined, undefined));
   return readBinaryEvents(response, { message: onMessage, output: (frame) => guarded(() => onOutput(frame), what) }, hooks);
 }
