@@ -3,6 +3,7 @@
  * its output with arrival times.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -135,3 +136,35 @@ export function runShell(script: string): Promise<{ code: number | null; stdout:
 
 /** `node dist/src/cli/main.js`, quoted for a shell script. */
 export const CLI_COMMAND = `"${process.execPath}" "${CLI}"`;
+
+/** What {@link readThrottled} has read so far. */
+export interface ThrottledRead {
+  /** The sha256 of every byte read, in order (call once, at the end). */
+  digest(): string;
+  /** Bytes read. */
+  readonly received: number;
+}
+
+/**
+ * Reads `stream` as a reader slower than its writer: it takes `perTick` bytes, then pauses the stream for
+ * one tick of `tickMs` (that wait is the slow consumer being measured, not a wait for an event), hashing
+ * what it reads; `onChunk` sees each chunk after it was counted.
+ */
+export function readThrottled(stream: NodeJS.ReadableStream, perTick: number, tickMs: number, onChunk: (chunk: Buffer) => void = () => undefined): ThrottledRead {
+  const hash = createHash('sha256');
+  let received = 0;
+  let budget = perTick;
+  stream.on('data', (chunk: Buffer) => {
+    hash.update(chunk);
+    received += chunk.byteLength;
+    budget -= chunk.byteLength;
+    onChunk(chunk);
+    if (budget > 0) return;
+    stream.pause();
+    setTimeout(() => {
+      budget += perTick;
+      stream.resume();
+    }, tickMs);
+  });
+  return { digest: () => hash.digest('hex'), get received() { return received; } };
+}

@@ -8,14 +8,14 @@
  * opened was answered binary, and every reconnect resumed after what had come.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SseHost } from '../host/sse/sse-setup';
 import { startSseHost, within } from '../host/sse/sse-setup';
 import { startSseProxy } from '../support/sse-proxy';
-import { CLI } from './cli-process';
+import { yesDigest } from '../support/yes-digest';
+import { CLI, readThrottled } from './cli-process';
 
 jest.setTimeout(240_000);
 
@@ -24,14 +24,6 @@ const TOTAL = 200_000_000;
 const TICK_MS = 50;
 const PER_TICK = 1_250_000; // 25 MB/s
 const CUTS = [7_000_000, 45_000_000, 90_000_000, 140_000_000, 185_000_000];
-
-/** sha256 of `yes | head -c n`, computed without holding it. */
-function yesDigest(n: number): string {
-  const hash = createHash('sha256');
-  const block = Buffer.alloc(1 << 20, 'y\n');
-  for (let left = n; left > 0; left -= block.byteLength) hash.update(left >= block.byteLength ? block : block.subarray(0, left));
-  return hash.digest('hex');
-}
 
 describe('exec-rx run --host over the binary event stream', () => {
   let setup: SseHost;
@@ -54,23 +46,10 @@ describe('exec-rx run --host over the binary event stream', () => {
     let stderr = '';
     cli.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     try {
-      const hash = createHash('sha256');
-      let received = 0;
-      let budget = PER_TICK;
-      cli.stdout.on('data', (chunk: Buffer) => {
-        hash.update(chunk);
-        received += chunk.byteLength;
-        budget -= chunk.byteLength;
-        if (budget > 0) return;
-        cli.stdout.pause();
-        setTimeout(() => {
-          budget += PER_TICK;
-          cli.stdout.resume();
-        }, TICK_MS);
-      });
+      const read = readThrottled(cli.stdout, PER_TICK, TICK_MS);
       const code = await within(exited, 230_000, 'the cli to exit');
-      expect({ code, received, stderr }).toEqual({ code: 0, received: TOTAL, stderr: '' });
-      expect(hash.digest('hex')).toBe(yesDigest(TOTAL));
+      expect({ code, received: read.received, stderr }).toEqual({ code: 0, received: TOTAL, stderr: '' });
+      expect(read.digest()).toBe(yesDigest(TOTAL));
       expect(proxy.cuts).toBe(5);
       const streams = proxy.log.filter((r) => r.path.endsWith('/events'));
       // Every cut closes its connection (a kept-alive one, as the start's, may carry the first stream

@@ -5,17 +5,17 @@
  * stays within its idle RSS + 32 MiB (VmHWM of /proc/PID/status, reset once the cli is warm, as in
  * `run-host-backpressure.int.spec.ts`). The host's own RSS is printed with it.
  *
- * The throttle is the reader's: it takes 500 kB, then pauses the cli's stdout for one 50 ms tick; that
- * wait is what is measured (a slow consumer), not a wait for an event.
+ * The throttle is the reader's (`readThrottled`): it takes 500 kB, then pauses the cli's stdout for one
+ * 50 ms tick; that wait is what is measured (a slow consumer), not a wait for an event.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SseHost } from '../host/sse/sse-setup';
-import { sha256, startSseHost, within } from '../host/sse/sse-setup';
-import { CLI } from './cli-process';
+import { startSseHost, within } from '../host/sse/sse-setup';
+import { yesDigest } from '../support/yes-digest';
+import { CLI, readThrottled } from './cli-process';
 
 jest.setTimeout(120_000);
 
@@ -66,23 +66,11 @@ describe('exec-rx run --host into a reader throttled to 10 MB/s, the host keepin
       writeFileSync(`/proc/${pid}/clear_refs`, '5');
       const hostIdle = process.memoryUsage().rss;
 
-      const hash = createHash('sha256');
-      let received = 0;
-      let budget = PER_TICK;
       let peak = 0;
       let hostPeak = hostIdle;
-      cli.stdout.on('data', (chunk: Buffer) => {
-        hash.update(chunk);
-        received += chunk.byteLength;
-        budget -= chunk.byteLength;
+      const read = readThrottled(cli.stdout, PER_TICK, TICK_MS, () => {
         if (cli.exitCode === null) peak = Math.max(peak, memoryOf(pid).hwm);
         hostPeak = Math.max(hostPeak, process.memoryUsage().rss);
-        if (budget > 0) return;
-        cli.stdout.pause();
-        setTimeout(() => {
-          budget += PER_TICK;
-          cli.stdout.resume();
-        }, TICK_MS);
       });
       const started = performance.now();
       cli.stdin.end('go\n');
@@ -92,8 +80,8 @@ describe('exec-rx run --host into a reader throttled to 10 MB/s, the host keepin
       process.stdout.write(
         `run --host, 100 MB into a 10 MB/s reader: ${seconds.toFixed(1)} s; cli idle ${(idle.rss / MiB).toFixed(1)} MiB, peak +${((peak - idle.rss) / MiB).toFixed(1)} MiB; host (this jest worker) idle ${(hostIdle / MiB).toFixed(1)} MiB, peak +${((hostPeak - hostIdle) / MiB).toFixed(1)} MiB\n`,
       );
-      expect({ code, received }).toEqual({ code: 0, received: TOTAL });
-      expect(hash.digest('hex')).toBe(sha256(Buffer.alloc(TOTAL, 'y\n')));
+      expect({ code, received: read.received }).toEqual({ code: 0, received: TOTAL });
+      expect(read.digest()).toBe(yesDigest(TOTAL));
       expect(stderr.replace(/^w+/, '')).toBe('ready\n');
       expect(peak).toBeLessThanOrEqual(idle.rss + 32 * MiB);
     } finally {
