@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcess, ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -167,4 +167,12 @@ export function readThrottled(stream: NodeJS.ReadableStream, perTick: number, ti
     }, tickMs);
   });
   return { digest: () => hash.digest('hex'), get received() { return received; } };
+}
+
+/** Kills `child` with SIGKILL when it still runs, and resolves once it closed (a spec's cleanup). */
+export async function killIfRunning(child: ChildProcess | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((resolve) => child.once('close', resolve));
+  child.kill('SIGKILL');
+  await gone;
 }

@@ -27,7 +27,7 @@ import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type { SseHost } from '../host/sse/sse-setup';
 import { GroundTruth, sha256, startSseHost, within } from '../host/sse/sse-setup';
-import { CLI } from './cli-process';
+import { CLI, killIfRunning } from './cli-process';
 
 jest.setTimeout(180_000);
 
@@ -71,14 +71,7 @@ describe('exec-rx run --host into a reader that stalls', () => {
       operator: { stallMs: HOST_STALL_MS },
     });
   });
-  afterAll(async () => {
-    const cli = child;
-    if (cli !== undefined && cli.exitCode === null && cli.signalCode === null) {
-      const gone = new Promise((resolve) => cli.once('close', resolve));
-      cli.kill('SIGKILL');
-      await gone;
-    }
-  });
+  afterAll(() => killIfRunning(child));
 
   it('writes 20 MB sha256-exact after the stall, reading little while stalled, its peak RSS within idle + 32 MiB', async () => {
     // The warm-up on stderr, then the command waits for a line on its stdin (ours, streamed) before it

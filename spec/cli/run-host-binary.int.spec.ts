@@ -15,7 +15,7 @@ import type { SseHost } from '../host/sse/sse-setup';
 import { startSseHost, within } from '../host/sse/sse-setup';
 import { startSseProxy } from '../support/sse-proxy';
 import { yesDigest } from '../support/yes-digest';
-import { CLI, readThrottled } from './cli-process';
+import { CLI, killIfRunning, readThrottled } from './cli-process';
 
 jest.setTimeout(240_000);
 
@@ -62,10 +62,7 @@ describe('exec-rx run --host over the binary event stream', () => {
       expect(afters.slice(1).every((after, i) => after >= (afters[i] ?? 0))).toBe(true);
       expect(afters.filter((after) => after > 0).length).toBeGreaterThanOrEqual(4);
     } finally {
-      if (cli.exitCode === null && cli.signalCode === null) {
-        cli.kill('SIGKILL');
-        await exited;
-      }
+      await killIfRunning(cli);
       await proxy.close();
     }
   });

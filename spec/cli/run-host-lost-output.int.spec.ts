@@ -15,7 +15,7 @@ import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import type { SseHost } from '../host/sse/sse-setup';
 import { GroundTruth, startSseHost, within } from '../host/sse/sse-setup';
-import { CLI } from './cli-process';
+import { CLI, killIfRunning } from './cli-process';
 
 jest.setTimeout(180_000);
 
@@ -29,14 +29,7 @@ describe('exec-rx run --host into a reader slower than the command, on a small i
   beforeAll(async () => {
     setup = await startSseHost({ environmentId: ENV, manager: { processHistory: { historyEvents: 64, historyBytes: 256 * 1024 } } });
   });
-  afterAll(async () => {
-    const cli = child;
-    if (cli !== undefined && cli.exitCode === null && cli.signalCode === null) {
-      const gone = new Promise((resolve) => cli.once('close', resolve));
-      cli.kill('SIGKILL');
-      await gone;
-    }
-  });
+  afterAll(() => killIfRunning(child));
 
   it('says where output was lost, writes the rest exactly, and exits 254 after a line naming the command\'s exit code and what was lost', async () => {
     // The command waits for a line on its stdin (ours, streamed) so the ground truth sees it from seq 1.

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { SseHost } from '../host/sse/sse-setup';
 import { startSseHost, within } from '../host/sse/sse-setup';
 import { yesDigest } from '../support/yes-digest';
-import { CLI, readThrottled } from './cli-process';
+import { CLI, killIfRunning, readThrottled } from './cli-process';
 
 jest.setTimeout(120_000);
 
@@ -85,10 +85,7 @@ describe('exec-rx run --host into a reader throttled to 10 MB/s, the host keepin
       expect(stderr.replace(/^w+/, '')).toBe('ready\n');
       expect(peak).toBeLessThanOrEqual(idle.rss + 32 * MiB);
     } finally {
-      if (cli.exitCode === null && cli.signalCode === null) {
-        cli.kill('SIGKILL');
-        await exited;
-      }
+      await killIfRunning(cli);
     }
   });
 });
