@@ -134,7 +134,9 @@ describe('operator API: the binary event stream', () => {
     const code = await within(new Promise<number | null>((resolve) => curl.once('close', resolve)), 30_000, 'curl to end');
     const [head = '', body = ''] = out.split('\r\n\r\n');
     expect([code, /^content-type: text\/event-stream; charset=utf-8$/im.test(head), /^vary: accept$/im.test(head)]).toEqual([0, true, true]);
-    expect(body).toMatch(/^id: \d+\nevent: output\ndata: \{"seq":1,/);
+    // Seq 1 first; `exited` may come before the last output (docs/protocol.md#sequence-numbers).
+    expect(body).toMatch(/^id: 1\nevent: (output|exited)\ndata: \{"seq":1,/);
+    expect(body).toMatch(/\nevent: output\ndata: \{"seq":\d+,"stream":"stdout","chunk":"[A-Za-z0-9+/=]+"\}\n\n/);
     expect(body).toMatch(/event: closed\ndata: \{"seq":\d+\}\n\n$/);
   });
 
@@ -151,7 +153,9 @@ describe('operator API: the binary event stream', () => {
     const text = (stream: string): string =>
       sse.events.map((e) => (e.type === 'output' && e.stream === stream ? Buffer.from(e.chunk).toString('utf8') : '')).join('');
     expect([text('stdout'), text('stderr')]).toEqual([[1, 2, 3, 4, 5].map((i) => `line ${i}\n`).join(''), [1, 2, 3, 4, 5].map((i) => `err ${i}\n`).join('')]);
-    expect(sse.events.slice(-2).map((e) => e.type)).toEqual(['exited', 'closed']);
+    // `closed` is last; `exited` may come before the last output (docs/protocol.md#sequence-numbers).
+    expect(sse.events[sse.events.length - 1]?.type).toBe('closed');
+    expect(sse.events.filter((e) => e.type === 'exited')).toHaveLength(1);
     expect(sse.events.find((e) => e.type === 'exited')).toMatchObject({ exitCode: 3 });
     expect([sse.types, sse.accepts]).toEqual([['text/event-stream; charset=utf-8'], ['text/event-stream']]);
     expect([binary.types, binary.accepts]).toEqual([[MEDIA], [`${MEDIA}, text/event-stream;q=0.5`]]);
