@@ -2,8 +2,11 @@
 # What the specs need from the system: for the browser specs (spec/browser, issue 23) Debian's chromium,
 # driven by the pinned playwright-core, and the Liberation fonts; curl, which a spec runs as it is to show
 # it gets the SSE event stream (spec/host/api/binary-stream.int). Quick and silent when all are there;
-# otherwise, as root, one `apt-get update` (retried once) and `apt-get install -y chromium fonts-liberation curl
-# curl`. Not root and missing: fails with the command to run.
+# otherwise, as root, one `apt-get update` (retried once) and `apt-get install -y chromium fonts-liberation curl redis-server haproxy
+# Debian's package starts a redis-server service on 6379 where an init system runs; the specs start their
+# own on free ports and never use it.
+# curl`; for the replica specs (spec/cluster, issue 33) Debian's redis-server (7.0) and haproxy, which the
+# specs start themselves on free loopback ports. Not root and missing: fails with the command to run.
 set -euo pipefail
 
 CHROMIUM=/usr/bin/chromium
@@ -14,6 +17,8 @@ if ! ls /usr/share/fonts/truetype/liberation*/LiberationMono-Regular.ttf >/dev/n
   missing+=(fonts-liberation)
 fi
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 
 if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
@@ -21,23 +26,25 @@ fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-test-deps: missing ${missing[*]} (the browser specs need them); run as root:" >&2
-  echo "  apt-get update && apt-get install -y chromium fonts-liberation curl" >&2
+  echo "  apt-get update && apt-get install -y chromium fonts-liberation curl redis-server haproxy" >&2
   exit 1
 fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-test-deps: missing ${missing[*]} and there is no apt-get: install chromium (at $CHROMIUM), the Liberation fonts and curl" >&2
+  echo "install-test-deps: missing ${missing[*]} and there is no apt-get: install chromium (at $CHROMIUM), the Liberation fonts, curl, redis-server and haproxy" >&2
   exit 1
 fi
 
-echo "install-test-deps: installing chromium fonts-liberation curl (missing: ${missing[*]})" >&2
+echo "install-test-deps: installing chromium fonts-liberation curl redis-server haproxy (missing: ${missing[*]})" >&2
 export DEBIAN_FRONTEND=noninteractive
 if ! apt-get update; then
   echo "install-test-deps: apt-get update failed; retrying once in 10 s" >&2
   sleep 10
   apt-get update
 fi
-apt-get install -y chromium fonts-liberation curl
+apt-get install -y chromium fonts-liberation curl redis-server haproxy
+# Debian's package starts a redis-server service on 6379 where an init system runs; the specs start their
+# own on free ports and never use it.
 
 if [ ! -x "$CHROMIUM" ]; then
   echo "install-test-deps: apt-get installed chromium but $CHROMIUM is not there" >&2
