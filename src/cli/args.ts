@@ -9,6 +9,7 @@ import type { HostAccess, ReadText } from './host-args';
 import { checkId, hostAccess } from './host-args';
 import type { StorageFlags } from './host-storage-args';
 import { checkStorageFlags } from './host-storage-args';
+import { checkRedisFlags } from './host-redis-flags';
 import { asUsage, UsageError } from './usage-error';
 
 export { UsageError } from './usage-error';
@@ -54,6 +55,10 @@ export interface HostCliOptions {
   readonly corsOrigins: readonly string[];
   /** Also start a codex executor in direct mode that joins this host, under this environment id. */
   readonly localExecutorId: string | undefined;
+  /** A file holding the url of the Redis replicas share (`--redis-url-file`; a url with a password never goes in a flag). */
+  readonly redisUrlFile: string | undefined;
+  /** The prefix of every Redis key of this cluster (`--redis-prefix`). @default exec-rx */
+  readonly redisPrefix: string | undefined;
   /** Only end the data dir's local executor (`--stop-local-executor`), then exit. */
   readonly stopLocalExecutor: boolean;
   /** The output-log flags (checked; the data dir is resolved when the host starts, see `host-storage-args`). */
@@ -123,6 +128,13 @@ export const USAGE = `usage:
                                and the next host on the data dir waits for it to re-dial instead of
                                starting another; with --data-dir none it stops with the host
       --local-executor-id ID   its environment id (default: local)
+      --redis-url-file FILE    run as one replica of several sharing this Redis (the file holds its url,
+                               redis://[:PASSWORD@]HOST:PORT[/DB] or rediss://; or EXEC_RX_REDIS_URL):
+                               registrations, sessions, owners and every process's output live there, so
+                               any replica behind a load balancer serves the same executors and operators
+                               (README, "Replicas"); SIGUSR2 drains the replica, then it exits. The data dir
+                               keeps this replica's own lock and port. Not with --local-executor
+      --redis-prefix PREFIX    the prefix of this cluster's Redis keys (default exec-rx)
   exec-rx host --stop-local-executor [--data-dir DIR]
       ends the data dir's local executor (SIGTERM, its processes end with it; SIGKILL after 5 s), removes
       its record, says what it did; exits 0, or 1 when there was none or it could not be ended
@@ -174,6 +186,8 @@ const HOST_OPTIONS = {
   'local-executor': { type: 'boolean' },
   'local-executor-id': { type: 'string' },
   'stop-local-executor': { type: 'boolean' },
+  'redis-url-file': { type: 'string' },
+  'redis-prefix': { type: 'string' },
   'data-dir': { type: 'string' },
   'log-quota': { type: 'string' },
   'log-total': { type: 'string' },
@@ -245,6 +259,7 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
   if (localId !== undefined) checkId('--local-executor-id', localId);
   const stopLocal = values['stop-local-executor'] === true;
   if (stopLocal && values['local-executor'] === true) throw new UsageError('--stop-local-executor excludes --local-executor');
+  const prefix = checkRedisFlags(values['redis-url-file'], values['redis-prefix'], values['local-executor'] === true);
   if (stopLocal && values['data-dir'] === 'none') throw new UsageError('--stop-local-executor needs a data dir (the local executor of --data-dir none stops with its host)');
   return {
     host: values.host ?? '127.0.0.1',
@@ -262,6 +277,8 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     corsOrigins: parseCorsOrigins(values['cors-origin'] ?? []),
     localExecutorId: values['local-executor'] === true ? (localId ?? 'local') : undefined,
     stopLocalExecutor: stopLocal,
+    redisUrlFile: values['redis-url-file'],
+    redisPrefix: prefix,
     storage: checkStorageFlags(values),
     shutdownTimeoutS: positiveInt('--shutdown-timeout', values['shutdown-timeout'], 0, 3600) ?? 10,
     logFormat: logFormatOf(values['log-format']),

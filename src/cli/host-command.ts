@@ -17,13 +17,17 @@ import type { HostLogger } from '../host/host-logger';
 import type { HostServer, HostServerOptions } from '../host/host-options';
 import { startHostServer } from '../host/host-server';
 import { DiskStateStore } from '../store/disk/disk-state-store';
+import type { SharedStores } from '../store/redis/open-redis-stores';
+import type { StateStore } from '../store/state-store';
+import { openSharedStores, redisUrlOf } from './host-redis';
+import { LOCAL_WITH_REDIS } from './host-redis-flags';
 import type { StorageOptions } from './host-storage-args';
 import { dataDirOf, storageOptions } from './host-storage-args';
 import type { LocalCredentials } from './local-executor';
 import { ensureLocalExecutor, LocalExecutorFiles, makeCredentials, stopLocalExecutor } from './local-executor';
 import type { HostCliOptions } from './args';
 import { EXIT_ERROR } from './exit-codes';
-import { reloadOnHangup, StopSignals, stopGracefully } from './host-signals';
+import { drainOnSignal, reloadOnHangup, StopSignals, stopGracefully } from './host-signals';
 import type { HostLogs } from './host-log';
 import { hostLogs } from './host-log';
 
@@ -107,7 +111,7 @@ interface HostTokens {
  * host made is kept as a digest: a restarted host accepts it again (the url printed at the first start
  * still works) and makes none.
  */
-async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string) => void, state: DiskStateStore | undefined): Promise<HostTokens> {
+async function operatorTokens(options: HostCliOptions, io: HostIo, log: (line: string) => void, state: StateStore | undefined): Promise<HostTokens> {
   const loaded = loadOperatorTokens(options.operatorTokensFile, io.env);
   if (loaded !== undefined) {
     if (loaded.warning !== undefined) log(`warning: ${loaded.warning}`);
@@ -222,8 +226,12 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
   let shown: string | undefined;
   let storage: StorageOptions;
   let state: DiskStateStore | undefined;
+  let shared: SharedStores | undefined;
   try {
     storage = storageOptions(options.storage, io.env, io.cwd ?? process.cwd());
+    const redisUrl = redisUrlOf(options.redisUrlFile, io.env);
+    if (redisUrl !== undefined && options.localExecutorId !== undefined) throw new ConfigError(LOCAL_WITH_REDIS);
+    shared = redisUrl === undefined ? undefined : await openSharedStores(redisUrl, options.redisPrefix, log);
     // Before listening: a second host on the same data dir stops here, with the pid of the first.
     state = storage.dataDir === undefined ? undefined : await DiskStateStore.open(storage.dataDir, { log: (line) => log(`state: ${line}`) });
     if (options.localExecutorId !== undefined) {
@@ -231,12 +239,15 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
       local = localFiles === undefined ? makeCredentials() : await localFiles.credentials();
     }
     keys = executorKeys(options, io, log, local);
-    const operator = await operatorTokens(options, io, log, state);
+    // With replicas the made token's digest is the cluster's: every replica accepts the token one made.
+    const operator = await operatorTokens(options, io, log, shared?.state ?? state);
     tokens = operator.tokens;
     shown = operator.shown;
-    host = await startHostServer({ ...serverOptions(options, storage, keys, operator.tokens, logs.log, state), audit: logs.audit });
+    const replica = shared === undefined ? {} : { cluster: { state: shared.state, id: shared.clusterId }, logStore: shared.logs };
+    host = await startHostServer({ ...serverOptions(options, storage, keys, operator.tokens, logs.log, state), ...replica, audit: logs.audit });
     if (options.corsOrigins.length > 0) log(`operator API open to pages of ${options.corsOrigins.join(', ')} (CORS)`);
   } catch (error: unknown) {
+    await shared?.close();
     await state?.close();
     fail(error);
     return EXIT_ERROR;
@@ -254,7 +265,7 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
     }
   }
   shown = undefined;
-  const kept = storage.dataDir === undefined ? 'in memory (--data-dir none)' : `on disk in ${storage.dataDir}`;
+  const kept = shared !== undefined ? 'in Redis, shared by the replicas' : storage.dataDir === undefined ? 'in memory (--data-dir none)' : `on disk in ${storage.dataDir}`;
   const metrics = host.metricsUrl === undefined ? '' : `Prometheus metrics: ${host.metricsUrl}\n`;
   const joining = `An executor joins with:\n  ${host.joinCommand()}\n`;
   io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nProcess output is kept ${kept}\n${metrics}${joining}`);
@@ -273,13 +284,16 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
   }
   const stopReloading = reloadOnHangup({ operatorTokensFile: options.operatorTokensFile, credentialsFile: options.credentialsFile, env: io.env, tokens, keys, local, log });
   const signals = new StopSignals();
+  const draining = shared === undefined ? undefined : drainOnSignal(host, log);
   try {
     // Last: the data dir stays locked until the host's last flush.
-    const signal = await signals.first;
+    const signal = await (draining === undefined ? signals.first : Promise.race([signals.first, draining.drained]));
     if (localFiles !== undefined) log('the local executor keeps running, with its processes (exec-rx host --stop-local-executor ends it)');
     return await stopGracefully(signal, signals, { executor, host, state }, { timeoutS: options.shutdownTimeoutS, log, exit: io.exit });
   } finally {
+    draining?.dispose();
     signals.dispose();
     stopReloading();
+    await shared?.close();
   }
 }

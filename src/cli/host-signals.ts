@@ -153,3 +153,20 @@ export function reloadOnHangup(parts: ReloadParts): () => void {
   process.on('SIGHUP', reload);
   return () => process.off('SIGHUP', reload);
 }
+
+/**
+ * SIGUSR2 drains a replica (`HostServer.drain`): not ready at once, its executors let go to re-dial
+ * another replica; `drained` then resolves as a SIGTERM would, and the host stops gracefully and exits.
+ */
+export function drainOnSignal(host: HostServer, log: (line: string) => void): { readonly drained: Promise<'SIGTERM'>; dispose(): void } {
+  let heard: () => void = () => undefined;
+  const drained = new Promise<'SIGTERM'>((resolve) => {
+    heard = () => {
+      log('SIGUSR2: draining (not ready now; the executors re-dial another replica), then stopping');
+      void host.drain().then(() => resolve('SIGTERM'));
+    };
+  });
+  const listener = (): void => heard();
+  process.once('SIGUSR2', listener);
+  return { drained, dispose: () => process.off('SIGUSR2', listener) };
+}

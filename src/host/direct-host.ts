@@ -19,7 +19,7 @@ import type { LogStore } from '../store/log-store';
 import type { PersistedEnvironment, PersistedRegistration, StateStore } from '../store/state-store';
 import type { RegistrationParts } from './executor-registration';
 import { RECENT_CONFLICT_MS, register } from './executor-registration';
-import { CONNECT_PATH, decodeEnvironmentId, parseTarget, refuseUpgrade, sendJson } from './host-http';
+import { CONNECT_PATH, decodeEnvironmentId, parseTarget, sendJson } from './host-http';
 import type { HostLogger } from './host-logger';
 import { hostLoggerOf } from './host-logger';
 import type { HostMonitor } from './host-monitor';
@@ -28,6 +28,11 @@ import { HOST_DEFAULTS as DEFAULTS, HOSTED_MANAGER_DEFAULTS } from './host-optio
 import type { HostStops } from './host-stop';
 import { stopHost } from './host-stop';
 import { HostedEnvironments } from './hosted-environments';
+import type { ClusterOptions } from './cluster/host-cluster';
+import { HostCluster, isStale } from './cluster/host-cluster';
+import { refused, registrationOutcome } from './handshake-outcome';
+import { prepareUpgrade } from './cluster/cluster-upgrade';
+import { messageOf } from '../errors';
 import type { HandshakeOutcome, HostMetrics } from './metrics/host-metrics';
 import { RateLimiter } from './rate-limiter';
 import type { IssuedRegistration } from './registrations';
@@ -47,6 +52,8 @@ export interface HostStores {
   readonly sessions: readonly PersistedEnvironment[];
   /** This host as an environment's owner: its instance id. */
   readonly owner: string;
+  /** With replicas: the cluster this host is one replica of (its state is `cluster.state`). */
+  readonly cluster?: ClusterOptions;
 }
 
 /** The executors' side of a host: registration, the signed WebSocket upgrade, and the environments. */
@@ -65,6 +72,8 @@ export class DirectHost {
   /** The access key id of each environment's latest accepted upgrade (what its session is recorded with). */
   private readonly keyIds = new Map<string, string>();
   private closing = false;
+  /** With replicas: this host's part in the cluster (leases, fencing, draining). */
+  readonly cluster: HostCluster | undefined;
 
   constructor(
     private readonly options: HostServerOptions,
@@ -94,7 +103,21 @@ export class DirectHost {
     const observe = metrics === undefined ? {} : { onCall: metrics.onCall };
     const managerOptions = { ...HOSTED_MANAGER_DEFAULTS, scheduler, ...observe, ...options.manager };
     const watch = metrics === undefined ? undefined : metrics.observeHistories.bind(metrics);
-    this.table = new HostedEnvironments(managerOptions, this.log, { logs: stores.logs, state: stores.state, sessions, owner: stores.owner }, undefined, watch);
+    const shared = stores.cluster !== undefined;
+    this.table = new HostedEnvironments(managerOptions, this.log, { logs: stores.logs, state: stores.state, sessions, owner: stores.owner, shared }, undefined, watch);
+    this.cluster =
+      stores.cluster === undefined
+        ? undefined
+        : new HostCluster(stores.cluster, {
+            table: this.table,
+            owner: stores.owner,
+            log: this.log,
+            scheduler,
+            registrations: () => this.registrations.latestRecords(),
+            keyIdOf: (id) => this.keyIds.get(id),
+          });
+    // A log that refuses this replica's epoch: another owns the environment now.
+    if (this.cluster !== undefined) stores.logs.failures$.subscribe((error) => (isStale(error) ? this.cluster?.staleLog(error) : undefined));
     this.registering = {
       policy: this.policy,
       limiter: this.limiter,
@@ -107,7 +130,9 @@ export class DirectHost {
       conflicts: this.conflicts,
       keyIds: this.keyIds,
       connectUrl: (host, id, issued) => this.connectUrl(host, id, issued),
-      stopping: () => this.closing,
+      // A replica that stops still answers registrations (any replica can take the upgrade): a 503 would make the executor exit.
+      stopping: () => this.closing && this.cluster === undefined,
+      cluster: this.cluster === undefined ? undefined : stores.cluster?.state,
     };
     // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
@@ -124,7 +149,19 @@ export class DirectHost {
 
   readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => undefined);
-    this.metrics?.upgrade(this.upgrade(req, socket, head));
+    if (this.cluster === undefined) {
+      this.metrics?.upgrade(this.upgrade(req, socket, head));
+      return;
+    }
+    // With replicas the registration and the owner are read from the shared store first; the store not
+    // answering is a 503 (the executor retries), never a 409 or 401.
+    this.clusterUpgrade(this.cluster, req, socket, head).then(
+      (outcome) => this.metrics?.upgrade(outcome),
+      (error: unknown) => {
+        this.log.warn({ status: 503 }, `upgrade: the shared store did not answer (${messageOf(error)}): 503`);
+        this.metrics?.upgrade(refused(socket, 503, { 'retry-after': '2' }));
+      },
+    );
   };
 
   /** The environments this host serves (the operator API reads them). */
@@ -145,9 +182,22 @@ export class DirectHost {
       environment: (id) => this.table.get(id),
       joinCommand: (environmentId = '<environment-id>') => this.joinCommand(this.options.publicUrl ?? url, environmentId),
       dropSocket: (id) => this.table.dropSocket(id),
+      drain: () => this.cluster?.drain() ?? Promise.resolve(),
       close,
       [Symbol.asyncDispose]: () => close(),
     };
+  }
+
+  /** A replica's upgrade (see `prepareUpgrade`), then as a single host's. Rejects when the shared store does not answer. */
+  private async clusterUpgrade(cluster: HostCluster, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<HandshakeOutcome> {
+    const why = await prepareUpgrade(cluster, this.registrations, this.table, req.url);
+    if (why !== undefined) {
+      this.log.warn({ status: 503 }, `upgrade: ${why} (503, the executor retries)`);
+      return refused(socket, 503, { 'retry-after': '2' });
+    }
+    // The executor gave up while the store was read: nothing to answer.
+    if (socket.destroyed) return '503';
+    return this.upgrade(req, socket, head);
   }
 
   /** Answers one signed upgrade; returns how (for the metrics). */
@@ -173,8 +223,9 @@ export class DirectHost {
       return refused(socket, 409);
     }
     const live = this.table.liveIds();
-    // A new generation (none yet, or the current one failed) must fit under the limit; a replacement always does.
-    if (!live.includes(id) && live.length >= this.maxEnvironments) {
+    // A new generation (none yet, or the current one failed) must fit under the limit; a replacement always
+    // does; with replicas the limit counted the cluster at the registration, which this upgrade presents.
+    if (!live.includes(id) && live.length >= this.maxEnvironments && this.cluster === undefined) {
       this.log.warn({ environmentId: id, status: 503 }, `upgrade for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
       return refused(socket, 503, { 'retry-after': '5' });
     }
@@ -234,6 +285,7 @@ export class DirectHost {
         log: this.log,
         refuse: () => {
           this.closing = true;
+          void this.cluster?.stop();
         },
         closeEnvironments: async () => {
           // The managers close without terminating anything: each executor keeps its session (80 s) and re-dials.
@@ -245,17 +297,4 @@ export class DirectHost {
       options,
     );
   }
-}
-
-/** Refuses an upgrade with `status`; returns it as the outcome. */
-function refused(socket: Duplex, status: 409 | 401 | 429 | 503, headers: Readonly<Record<string, string>> = {}): HandshakeOutcome {
-  refuseUpgrade(socket, status, headers);
-  return String(status) as HandshakeOutcome;
-}
-
-/** The outcome of a registration answered `status` (an unexpected one counts as 500: the label values stay few). */
-function registrationOutcome(status: number): HandshakeOutcome {
-  if (status === 200) return 'accepted';
-  const known: readonly HandshakeOutcome[] = ['400', '401', '404', '405', '409', '413', '429', '500', '503'];
-  return known.find((outcome) => outcome === String(status)) ?? '500';
 }

@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SchedulerLike } from 'rxjs';
 import { errnoOf } from '../store/errno';
+import type { ClusterState } from '../store/cluster-state';
 import type { StateStore } from '../store/state-store';
 import { decodeEnvironmentId, parseTarget, readBody, REGISTER_PATH, safeHostHeader, sendJson } from './host-http';
 import type { HostLogger } from './host-logger';
@@ -41,8 +42,10 @@ export interface RegistrationParts {
   readonly keyIds: Map<string, string>;
   /** The url an executor dials for `issued`, seen from `host`. */
   readonly connectUrl: (host: string, id: string, issued: IssuedRegistration) => string;
-  /** Whether the host is stopping (then every registration gets 503). */
+  /** Whether the host is stopping (then every registration gets 503; a replica never says so). */
   readonly stopping: () => boolean;
+  /** With replicas: the shared state, where the environment limit counts the cluster and known environments are found. */
+  readonly cluster: ClusterState | undefined;
 }
 
 /** Answers one registration request (see the module's doc). Rejects only on an internal error (the caller answers 500). */
@@ -89,6 +92,7 @@ export async function register(parts: RegistrationParts, req: IncomingMessage, r
 /** Whether a registration for `id` fits, making room by forgetting failed or never-connected environments. */
 async function admit(parts: RegistrationParts, id: string): Promise<boolean> {
   const { registrations, table } = parts;
+  if (parts.cluster !== undefined) return admitInCluster(parts, parts.cluster, id);
   const registered = registrations.environments();
   const known = new Set([...registered.map(([envId]) => envId), ...table.liveIds()]);
   if (known.has(id) || known.size < parts.maxEnvironments || (await isKnown(parts, id))) return true;
@@ -101,6 +105,28 @@ async function admit(parts: RegistrationParts, id: string): Promise<boolean> {
   table.remove(gone);
   parts.keyIds.delete(gone);
   parts.state.forget(gone).catch(() => parts.log.error({ environmentId: gone }, `environment ${gone}: could not forget its recorded session`));
+  return true;
+}
+
+/**
+ * With replicas the limit counts the cluster: a registration fits when the environment is known (any
+ * replica registered it or recorded its session) or the cluster holds fewer than the limit. The store not
+ * answering admits it (a refusal would make the executor exit; the upgrade then waits for the store with
+ * 503s). Eviction stays each replica's own: its failed environments.
+ */
+async function admitInCluster(parts: RegistrationParts, cluster: ClusterState, id: string): Promise<boolean> {
+  try {
+    if ((await cluster.registration(id)) !== undefined || (await isKnown(parts, id))) return true;
+    if ((await cluster.environmentCount()) < parts.maxEnvironments) return true;
+  } catch {
+    return true;
+  }
+  const failed = parts.table.failedIds()[0];
+  if (failed === undefined) return false;
+  parts.registrations.forget(failed);
+  parts.table.remove(failed);
+  parts.keyIds.delete(failed);
+  await parts.state.forget(failed).catch(() => parts.log.error({ environmentId: failed }, `environment ${failed}: could not forget its recorded session`));
   return true;
 }
 

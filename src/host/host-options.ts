@@ -8,6 +8,7 @@ import type { LogStore } from '../store/log-store';
 import type { BoundPort, StateStore } from '../store/state-store';
 import type { HostedEnvironment } from './hosted-environment';
 import type { AccessKeyStore } from './sigv4';
+import type { ClusterOptions } from './cluster/host-cluster';
 
 /** The transport name of the direct registration (docs/protocol.md#registration). */
 export const DIRECT_TRANSPORT = 'direct_jsonrpc_v1';
@@ -125,6 +126,16 @@ export interface HostServerOptions {
    */
   readonly boundPort?: BoundPort;
   /**
+   * Run as one replica of several sharing one state store and one log store (Redis: `store/redis`),
+   * behind a load balancer (README, "Replicas"). Its `state` is the host's state (`state` is ignored) and
+   * `logStore` should be the shared log. Sessions are read from the store at each new generation and taken
+   * back from the owner and epoch it records; the owner renews a lease; a replica whose epoch moved on
+   * lets the environment go; registrations are answered while stopping and counted cluster-wide; the
+   * operator API answers for processes owned by another replica 503 with `Retry-After`; the instance header
+   * is `cluster.id`. @default none: a single host
+   */
+  readonly cluster?: ClusterOptions;
+  /**
    * The host's clock and timers: the handshake and operator rate limits, registration ages, the SigV4
    * clock-skew check, the event streams' pings and stall timers, and (unless `manager.scheduler` says
    * otherwise) every environment's timers. Specs pass a virtual-time scheduler. @default asyncScheduler
@@ -166,6 +177,13 @@ export interface HostServer {
    * call returns the same stop (the first call's options count).
    */
   close(options?: HostCloseOptions): Promise<void>;
+  /**
+   * With replicas (`cluster`): drains for a deploy. `/readyz` answers 503 `draining` at once and upgrades
+   * get 503 (registrations are still answered); after `cluster.drainDelayMs` every executor's socket is
+   * closed and its environment let go of (its processes stay: it re-dials another replica, which takes
+   * them back). Resolves once none is left; then `close()` the host. Without `cluster`: resolves at once.
+   */
+  drain(): Promise<void>;
   /** `await using`: the same as {@link close} with its defaults. */
   [Symbol.asyncDispose](): Promise<void>;
 }

@@ -44,14 +44,20 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   if (options.tls === undefined && !isLoopbackHost(host)) {
     throw new ConfigError(`refusing plain HTTP on ${host}: executors require https/wss off loopback; pass a TLS certificate and key`);
   }
+  // A replica's own id; the cluster's id is what the operator API names as the instance (the same on every replica).
   const instanceId = randomUUID();
   const log = hostLoggerOf(options.log);
   const logs = await logStoreOf(options);
   // A log that cannot write (a full disk, EIO) fails alone: its readers get a typed error, the host goes on.
   logs.failures$.subscribe((error) => log.error({}, `output log: ${error.message}`));
   try {
-    const state = options.state ?? new MemoryStateStore(options.scheduler === undefined ? {} : { scheduler: options.scheduler });
-    const stores: HostStores = { logs, state, registrations: await state.registrations(), sessions: await state.environments(), owner: instanceId };
+    const cluster = options.cluster;
+    const state = cluster?.state ?? options.state ?? new MemoryStateStore(options.scheduler === undefined ? {} : { scheduler: options.scheduler });
+    // A replica reads registrations and sessions from the shared store when an executor comes, never only at its start.
+    const stores: HostStores =
+      cluster === undefined
+        ? { logs, state, registrations: await state.registrations(), sessions: await state.environments(), owner: instanceId }
+        : { logs, state, registrations: [], sessions: [], owner: instanceId, cluster };
     return await serve(options, host, instanceId, log, stores);
   } catch (error: unknown) {
     await logs.close();
@@ -93,13 +99,20 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   const direct = new DirectHost(options, stores, metrics);
   // Test only (docs/architecture.md, "Fault points"): read once, here.
   const fault = startFaultOf(process.env['EXEC_RX_FAULT']);
+  const cluster = direct.cluster;
+  // What the operator API names as the instance: the cluster's id with replicas (moving between them is no restart).
+  const apiInstance = cluster?.id ?? instanceId;
   const operator =
-    options.operator === undefined ? undefined : new OperatorApi(direct.environments, options.operator, instanceId, stores, options.scheduler, fault, metrics.streams);
-  // Ready once listening with its state recorded (the stores were loaded before), until it stops.
+    options.operator === undefined
+      ? undefined
+      : new OperatorApi(direct.environments, options.operator, apiInstance, stores, options.scheduler, fault, metrics.streams, cluster);
+  if (cluster !== undefined) metrics.observeCluster(() => cluster.figures());
+  // Ready once listening with its state recorded (the stores were loaded before), until it stops or drains.
   let phase: NotReadyReason | 'ready' = 'starting';
-  const readiness: ReadinessCheck = async () => (phase !== 'ready' ? phase : logs.unready());
+  const readiness: ReadinessCheck = async () => (phase !== 'ready' ? phase : cluster?.draining === true ? 'draining' : logs.unready());
   const audit = options.audit === undefined ? log : hostLoggerOf(options.audit);
-  const routes = new HostRoutes([...probeRoutes(instanceId, readiness), ...(operator?.rows ?? [])], options.operator, instanceId, log, options.scheduler, audit);
+  const rows = [...probeRoutes(apiInstance, readiness), ...(operator?.rows ?? [])];
+  const routes = new HostRoutes(rows, options.operator, apiInstance, log, options.scheduler, audit, cluster === undefined ? undefined : instanceId);
   const hostMonitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
   watched.monitor = hostMonitor;
   hostMonitor.events$.subscribe(metrics.onHostEvent);
@@ -128,6 +141,7 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
     throw error;
   }
   phase = 'ready';
+  cluster?.start();
   const stops = {
     refuse: () => {
       phase = 'stopping';

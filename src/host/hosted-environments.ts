@@ -14,8 +14,6 @@ import type { EnvironmentManagerOptions } from '../environment/environment-manag
 import { EnvironmentManager } from '../environment/environment-manager';
 import type { HistoryFactory } from '../exec/output-history';
 import type { ConnectionFlow } from '../rpc/connection-flow';
-import type { LogStore } from '../store/log-store';
-import type { StateStore } from '../store/state-store';
 import { claimEnvironment, describeProcesses } from './generation-records';
 import type { DiskPauseCount } from './disk-backpressure';
 import type { SlotTable } from './environment-slot';
@@ -27,27 +25,9 @@ import { hostLoggerOf } from './host-logger';
 import type { TakenBackStdin } from './take-back';
 import { TakeBacks } from './take-back';
 import { TakeBackWait } from './take-back-wait';
+import type { EnvironmentStores } from './environment-stores';
 
-/** Where a host remembers its executors' sessions across restarts (its state store). */
-export interface SessionRecords {
-  /** The session of `environmentId`'s executor the host remembered when it started, if any. */
-  rememberedAt(environmentId: string): string | undefined;
-  /** Keeps the session an environment's executor now has, at `epoch`; resolves once kept (or could not be: reported there). Never rejects. */
-  record(environmentId: string, sessionId: string, epoch: number): Promise<void>;
-}
-
-/** The stores a host's environments keep what they must in. */
-export interface EnvironmentStores {
-  /** Where processes keep their output. */
-  readonly logs: LogStore;
-  /** Where environments are claimed (owner, epoch) and take-back records kept. */
-  readonly state: StateStore;
-  /** The sessions the host remembers, and where a new one goes. */
-  readonly sessions: SessionRecords;
-  /** This host as an environment's owner: its instance id. */
-  readonly owner: string;
-}
-
+export type { EnvironmentStores, SessionRecords } from './environment-stores';
 
 /**
  * How long after its start a restarted host expects an executor whose session it remembers to come
@@ -188,6 +168,29 @@ export class HostedEnvironments {
     return this.takeBacks.stdinOf(environmentId, processId);
   }
 
+  /**
+   * Lets go of environment `id` (another replica owns it now, or this one drains): terminates its socket
+   * and closes its manager without a word to the executor (its processes stay; the replica it re-dials
+   * takes them back), and forgets the slot. Whether there was one.
+   */
+  fence(id: string, why = 'another replica owns it now'): boolean {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return false;
+    this.slots.delete(id);
+    this.sessionWrites.delete(id);
+    slot.socket?.terminate();
+    void slot.release();
+    const fields = { environmentId: id, generation: slot.view.generation, epoch: slot.epoch };
+    this.log.warn(fields, `environment ${id}: let go at epoch ${slot.epoch} (${why}): its socket and state here are dropped`);
+    this.publish();
+    return true;
+  }
+
+  /** The executor session of `id`'s current generation, once connected. */
+  sessionOf(id: string): string | undefined {
+    return this.slots.get(id)?.view.environment?.client.sessionId;
+  }
+
   /** Terminates the current socket of `id` (the executor re-dials); `false` when there is none open. */
   dropSocket(id: string): boolean {
     return this.slots.get(id)?.dropSocket() ?? false;
@@ -240,11 +243,20 @@ export class HostedEnvironments {
   /** Claims the environment, then takes its executor's session back (the first since a restart that remembers it) or makes a new one. */
   private async begin(id: string, socket: WebSocket, slot: EnvironmentSlot): Promise<EnvironmentManager> {
     slot.epoch = await claimEnvironment(this.stores.state, id, this.stores.owner, this.log);
-    const sessionId = this.waits.installedSinceStart(id) ? undefined : this.stores.sessions.rememberedAt(id);
+    const sessionId = await this.sessionToTakeBack(id);
     if (sessionId === undefined) return this.fresh(id, socket, slot.epoch);
     const manager = await this.takeBacks.run(id, socket, sessionId, slot.epoch);
     this.waits.settle(id);
     return manager;
+  }
+
+  /**
+   * The session to take `id`'s executor back from: with a shared state, the one it records now (whichever
+   * replica recorded it); else the one remembered at the start, for the first session since.
+   */
+  private async sessionToTakeBack(id: string): Promise<string | undefined> {
+    if (this.stores.shared === true) return (await this.stores.state.environment(id))?.sessionId;
+    return this.waits.installedSinceStart(id) ? undefined : this.stores.sessions.rememberedAt(id);
   }
 
   /**
@@ -254,7 +266,7 @@ export class HostedEnvironments {
    */
   private async fresh(id: string, socket: WebSocket, epoch: number): Promise<EnvironmentManager> {
     const manager = await EnvironmentManager.fromAcceptedWebsocket(id, socket, { ...this.managerOptions, outputHistory: this.outputHistory(id, epoch) });
-    if (!this.waits.installedSinceStart(id)) {
+    if (this.stores.shared === true || !this.waits.installedSinceStart(id)) {
       await this.takeBacks.loseAll(id, epoch, NO_SESSION);
       this.waits.settle(id);
     }

@@ -95,6 +95,16 @@ export class Registrations {
     return [...this.latest].map(([id, { issuedAt }]) => [id, issuedAt] as const).sort((a, b) => a[1] - b[1]);
   }
 
+  /** The latest registration of each environment, as a store keeps it (its token as a digest). */
+  latestRecords(): { readonly id: string; readonly registrationId: string; readonly accessKeyId: string; readonly tokenDigest: string }[] {
+    const kept = [];
+    for (const [id, { registrationId }] of this.latest) {
+      const record = this.records.get(registrationId);
+      if (record !== undefined) kept.push({ id, registrationId, accessKeyId: record.accessKeyId, tokenDigest: record.tokenDigest.toString('hex') });
+    }
+    return kept;
+  }
+
   /** Forgets every registration of `environmentId` (its executor's next upgrade gets 401). */
   forget(environmentId: string): void {
     this.latest.delete(environmentId);

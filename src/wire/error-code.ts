@@ -20,6 +20,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   FRAME_TOO_LARGE: null,
   PROTOCOL_ERROR: null,
   ENVIRONMENT_RECOVERING: null,
+  ENVIRONMENT_ELSEWHERE: null,
   RESUME_FAILED: null,
   ENVIRONMENT_FAILED: null,
   REPLACEMENT_REJECTED: null,

@@ -12,6 +12,12 @@ import { struct } from './struct';
 export const API_PREFIX = '/api/v1';
 /** The response header naming the host instance (a UUID made at start): a restarted host has another one. */
 export const HOST_INSTANCE_HEADER = 'exec-rx-host-instance';
+
+/**
+ * With replicas (`exec-rx host --redis-url-file`), the header naming the replica that answered; the
+ * instance header then names the cluster, the same on every replica.
+ */
+export const REPLICA_HEADER = 'exec-rx-replica';
 /** The request header that makes a retried start return the same process. */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 

@@ -28,6 +28,29 @@ export interface ApiContext {
   readonly logs: LogStore;
   /** The open download tickets of `…/log`. */
   readonly tickets: LogTickets;
+  /** With replicas: who owns an environment this replica does not hold. */
+  readonly cluster: ClusterView | undefined;
+}
+
+/** What the operator API asks of a replica's cluster. */
+export interface ClusterView {
+  /** The replica that owns `id` now, when it is not this one. Never rejects. */
+  ownerElsewhere(id: string): Promise<string | undefined>;
+}
+
+/**
+ * With replicas, throws ApiProblem 503 `ENVIRONMENT_ELSEWHERE` with `Retry-After` when another replica
+ * owns `environmentId` and this one does not hold it: a call for one of its processes is answered by the
+ * replica its executor is on (the client retries, or tries another url); reads (lists, events, `/log`)
+ * are served from the shared log on any replica and never come here.
+ */
+export async function refuseIfElsewhere(context: ApiContext, environmentId: string): Promise<void> {
+  if (context.cluster === undefined || context.environments.get(environmentId) !== undefined) return;
+  const owner = await context.cluster.ownerElsewhere(environmentId);
+  if (owner !== undefined) {
+    const detail = `environment ${environmentId} is served by another replica (${owner}); retry, through the load balancer`;
+    throw new ApiProblem(503, 'ENVIRONMENT_ELSEWHERE', detail, { 'retry-after': '1' });
+  }
 }
 
 /**

@@ -4,6 +4,7 @@
  * handshake budget, and answers every error as problem+json). `/api/v1/openapi.json` and the dashboard
  * (`/`, `/ui/{asset}`) are public rows; every other row needs a token.
  */
+import type { ClusterView } from './api-context';
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import { API_PREFIX } from '../../wire/operator-api';
@@ -114,6 +115,8 @@ export class OperatorApi {
     scheduler: SchedulerLike = asyncScheduler,
     fault?: StartFaultPoint,
     streams?: StreamObserver,
+    /** With replicas: where the owner of an environment another replica holds is found (its calls get 503). */
+    cluster?: ClusterView,
   ) {
     checkOperatorOptions(options);
     if (options.corsOrigins !== undefined) parseCorsOrigins(options.corsOrigins);
@@ -138,6 +141,7 @@ export class OperatorApi {
       scheduler,
       logs: stores.logs,
       tickets,
+      cluster,
     };
     this.rows = [...operatorPublicRoutes(hostInstance, new UiBundle(options.uiDir)), ...environmentRoutes(context), ...processRoutes(context)];
   }

@@ -6,7 +6,7 @@
 import type { Environment } from '../../environment/environment';
 import type { ProcessResource } from '../../wire/operator-api';
 import type { ApiContext } from './api-context';
-import { environmentOf, listed } from './api-context';
+import { environmentOf, listed, refuseIfElsewhere } from './api-context';
 import type { HostedProcess } from './hosted-processes';
 import { ApiProblem } from './problem';
 import { storedProcess, storedProcesses, StoredProcesses } from './stored-processes';
@@ -28,6 +28,7 @@ const notFound = (environmentId: string, processId: string, live = ''): ApiProbl
 export async function target(context: ApiContext, params: Readonly<Record<string, string>>): Promise<Target> {
   const environmentId = params['environmentId'] ?? '';
   const processId = params['processId'] ?? '';
+  await refuseIfElsewhere(context, environmentId);
   if (context.environments.get(environmentId) === undefined && (await storedProcesses(context, environmentId, new Set())).length > 0) {
     throw notFound(environmentId, processId, 'live ');
   }

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { decodeCanonical } from '../../wire/base64';
 import { API_PREFIX, IDEMPOTENCY_KEY_HEADER, StartProcessRequest, StdinWriteRequest, TtySize } from '../../wire/operator-api';
 import type { ApiContext } from './api-context';
-import { environmentOf } from './api-context';
+import { environmentOf, refuseIfElsewhere } from './api-context';
 import { discardBody, readJsonBody } from './json-body';
 import { ApiProblem } from './problem';
 import { followOf, issueTicket, processEventPump, resumeAfter, sendLog } from './process-reads';
@@ -37,6 +37,7 @@ async function start(context: ApiContext, { req, res, params, caller, audit }: R
   const idempotency = key === undefined ? undefined : { tokenId: caller.name, key };
   // A start recorded before a restart is answered once its executor's session is taken back (or gone).
   await context.processes.settled(environmentId, idempotency);
+  await refuseIfElsewhere(context, environmentId);
   const environment = environmentOf(context, environmentId);
   const started = await context.processes.start(environmentId, environment, request, idempotency, caller.name);
   const resource = await context.processes.startedResource(environment, started);

@@ -35,7 +35,7 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
 const NOT_BUILT = 'The exec-rx dashboard is not built: run `npm run build` in the package (it bundles src/ui into dist/ui), then reload.\n';
 
 /** Why a host does not accept work now (`GET /readyz` answers it, 503): no detail beyond the word. */
-export type NotReadyReason = 'starting' | 'stopping';
+export type NotReadyReason = 'starting' | 'stopping' | 'draining';
 
 /** What `GET /readyz` asks: `undefined` when the host accepts work, else why not (a phase, or its store's reason, e.g. `data dir not writable`). Never rejects. */
 export type ReadinessCheck = () => Promise<string | undefined>;

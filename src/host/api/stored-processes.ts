@@ -21,8 +21,10 @@ function errorOf(state: ProcessResource['state'], meta: ProcessMeta): ProcessRes
  * PROCESS_GONE and why); one that was still running or exited by what the store knows, and that no
  * executor lists, is `unknown` (nobody knows how it ended).
  */
-export function storedResource(meta: ProcessMeta): ProcessResource {
-  const state = meta.state === 'closed' || meta.state === 'failed' || meta.state === 'lost' ? meta.state : 'unknown';
+export function storedResource(meta: ProcessMeta, shared = false): ProcessResource {
+  // With replicas (`shared`) a running or exited process is another replica's, live: shown as the log records it.
+  const ended = meta.state === 'closed' || meta.state === 'failed' || meta.state === 'lost';
+  const state = ended || (shared && (meta.state === 'running' || meta.state === 'exited')) ? meta.state : 'unknown';
   return {
     id: meta.processId,
     environmentId: meta.environmentId,
@@ -49,7 +51,11 @@ export class StoredProcesses {
   /** The shown processes, by environment id, each list oldest first (the store's order). */
   private readonly byEnvironment = new Map<string, ProcessMeta[]>();
 
-  private constructor(shownMetas: readonly ProcessMeta[]) {
+  private constructor(
+    shownMetas: readonly ProcessMeta[],
+    /** With replicas: the store is shared, its running processes are other replicas' live ones. */
+    private readonly shared: boolean,
+  ) {
     for (const meta of shownMetas) {
       const metas = this.byEnvironment.get(meta.environmentId);
       if (metas === undefined) this.byEnvironment.set(meta.environmentId, [meta]);
@@ -59,12 +65,12 @@ export class StoredProcesses {
 
   /** The store's shown processes now. */
   static async read(context: ApiContext): Promise<StoredProcesses> {
-    return new StoredProcesses((await context.logs.list()).filter(shown));
+    return new StoredProcesses((await context.logs.list()).filter(shown), context.cluster !== undefined);
   }
 
   /** The stored processes of `environmentId` not in `live` (ids), oldest first. */
   of(environmentId: string, live: ReadonlySet<string> = new Set()): ProcessResource[] {
-    return (this.byEnvironment.get(environmentId) ?? []).filter((meta) => !live.has(meta.processId)).map(storedResource);
+    return (this.byEnvironment.get(environmentId) ?? []).filter((meta) => !live.has(meta.processId)).map((meta) => storedResource(meta, this.shared));
   }
 
   /** The ids of the environments it holds processes of that are not in `hosted`, sorted. */
@@ -81,7 +87,7 @@ export async function storedProcesses(context: ApiContext, environmentId: string
 /** One stored process, if the store holds it and it is shown (see the module's doc). */
 export async function storedProcess(context: ApiContext, environmentId: string, processId: string): Promise<ProcessResource | undefined> {
   const meta = await context.logs.meta({ environmentId, processId });
-  return meta === undefined || !shown(meta) ? undefined : storedResource(meta);
+  return meta === undefined || !shown(meta) ? undefined : storedResource(meta, context.cluster !== undefined);
 }
 
 /** An environment no executor joined since the host started, as the API shows it: `offline`, generation 0. */

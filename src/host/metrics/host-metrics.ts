@@ -14,6 +14,7 @@ import type { OutputStream } from '../../wire/process-event';
 import type { HostFacts } from '../host-monitor';
 import type { HostEvent, HostedState } from '../hosted-environment';
 import { registerGauges } from './host-gauges';
+import type { ClusterFigures } from '../cluster/host-cluster';
 import { observed } from './observed-history';
 
 /** How a registration or a signed upgrade was answered: accepted, or the status it was refused with. */
@@ -167,6 +168,39 @@ export class HostMetrics {
   readonly onSync = (ms: number): void => {
     this.syncSeconds.observe(ms / 1000);
   };
+
+  /**
+   * With replicas: the cluster's counts, read when scraped: `exec_rx_stale_writes_total{store}` (writes the
+   * shared stores refused as stale: a fenced replica's), `exec_rx_fenced_total`, `exec_rx_store_rewrites_total`.
+   */
+  observeCluster(read: () => ClusterFigures): void {
+    const registers = [this.registry];
+    const stale: Counter<'store'> = new Counter<'store'>({
+      name: `${PREFIX}stale_writes_total`,
+      help: 'Writes the shared stores refused because their epoch was stale (this replica was fenced), by store.',
+      labelNames: ['store'],
+      registers,
+      collect: () => {
+        const figures = read();
+        stale.reset();
+        stale.inc({ store: 'state' }, figures.staleStateWrites);
+        stale.inc({ store: 'log' }, figures.staleLogWrites);
+      },
+    });
+    const single = (name: string, help: string, value: (figures: ClusterFigures) => number): void => {
+      const counter: Counter = new Counter({
+        name: PREFIX + name,
+        help,
+        registers,
+        collect: () => {
+          counter.reset();
+          counter.inc(value(read()));
+        },
+      });
+    };
+    single('fenced_total', 'Environments this replica let go of because another replica owns them now.', (figures) => figures.fenced);
+    single('store_rewrites_total', 'Times the shared store was found to have lost its data and this replica rewrote what it owns.', (figures) => figures.rewrites);
+  }
 
   /** Counts a registration's answer. */
   registration(outcome: HandshakeOutcome): void {

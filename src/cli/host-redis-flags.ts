@@ -1,0 +1,18 @@
+/** `exec-rx host`'s replica flags, checked: `--redis-url-file`, `--redis-prefix`, and what they exclude. */
+import { UsageError } from './usage-error';
+
+/**
+ * Why `--local-executor` does not go with `--redis-url-file`: a local executor is one replica's child (it
+ * dials that replica's own url and stops with it), while with Redis every executor dials the load
+ * balancer and belongs to the cluster.
+ */
+export const LOCAL_WITH_REDIS =
+  '--local-executor does not go with a Redis url: a local executor belongs to one host, while replicas serve executors that dial the ' +
+  'load balancer; start executors on their own machines with the join command';
+
+/** Checks the replica flags; returns the prefix. Throws a UsageError naming the flag. */
+export function checkRedisFlags(urlFile: string | undefined, prefix: string | undefined, localExecutor: boolean): string | undefined {
+  if (urlFile !== undefined && localExecutor) throw new UsageError(LOCAL_WITH_REDIS);
+  if (prefix !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(prefix)) throw new UsageError('--redis-prefix expects 1 to 64 of A-Z a-z 0-9 . _ -');
+  return prefix;
+}

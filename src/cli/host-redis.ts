@@ -1,0 +1,61 @@
+/**
+ * `exec-rx host --redis-url-file FILE` (or EXEC_RX_REDIS_URL): the Redis every replica shares. The url is
+ * read from the file (its first line) or the environment, never from a flag, where `ps` would show its
+ * password; it is never logged (only its host and port are). The Redis client is loaded only here, in
+ * this mode: a single host never loads it.
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../errors';
+import type * as RedisStores from '../store/redis/open-redis-stores';
+import type { SharedStores } from '../store/redis/open-redis-stores';
+
+/** The environment variable the url may come from instead of a file. */
+export const REDIS_URL_ENV = 'EXEC_RX_REDIS_URL';
+
+/**
+ * The Redis url of `--redis-url-file` or EXEC_RX_REDIS_URL; undefined when neither names one (a single
+ * host). Throws a ConfigError for an unreadable file or a url that is not redis:// or rediss://.
+ */
+export function redisUrlOf(file: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  let url: string | undefined;
+  if (file !== undefined) {
+    try {
+      url = readFileSync(file, 'utf8').split('\n')[0]?.trim();
+    } catch (error: unknown) {
+      throw new ConfigError(`cannot read the Redis url from ${file}`, { cause: error });
+    }
+    if (url === undefined || url === '') throw new ConfigError(`${file} holds no Redis url`);
+  } else {
+    url = env[REDIS_URL_ENV]?.trim();
+    if (url === '') url = undefined;
+  }
+  const where = file === undefined ? ` of ${REDIS_URL_ENV}` : ` in ${file}`;
+  if (url !== undefined && !/^rediss?:\/\//.test(url)) throw new ConfigError(`the Redis url${where} must start with redis:// or rediss://`);
+  return url;
+}
+
+/** Where a Redis url points, without its password or user: what a log line may say. */
+export function redisEndpointOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return 'redis (unparsable url)';
+  }
+}
+
+/** Opens the shared stores on `url` (loading the Redis client now). Rejects with a ConfigError when Redis does not answer. */
+export async function openSharedStores(url: string, prefix: string | undefined, log: (line: string) => void): Promise<SharedStores> {
+  // Loaded here, on first use, so that a single host never loads the Redis client (a CommonJS require: the
+  // build is CommonJS, where `import()` stays a real ESM import that jest's VM cannot run).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { openRedisStores } = require('../store/redis/open-redis-stores') as typeof RedisStores;
+  const endpoint = redisEndpointOf(url);
+  try {
+    const stores = await openRedisStores({ url, ...(prefix === undefined ? {} : { prefix }), log });
+    log(`replica of cluster ${stores.clusterId} on ${endpoint} (keys ${prefix ?? 'exec-rx'}:*)`);
+    return stores;
+  } catch (error: unknown) {
+    throw new ConfigError(`cannot use Redis at ${endpoint}`, { cause: error });
+  }
+}

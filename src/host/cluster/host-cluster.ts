@@ -1,0 +1,215 @@
+/**
+ * A host replica's part in a cluster of replicas sharing one state store (Redis): it renews the lease of
+ * each environment it owns, fences itself out of one whose epoch moved on (another replica adopted it on
+ * the executor's newer socket), rewrites what it owns after the store lost its data, says when its lease
+ * is in doubt (then upgrades get 503, never 409 or 401), and drains for a deploy: not ready first, then
+ * its executors' sockets let go so that they re-dial another replica, which takes their sessions back.
+ */
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { timer } from 'rxjs';
+import { messageOf, StaleEpochError } from '../../errors';
+import type { SharedStateStore } from '../../store/cluster-state';
+import type { PersistedRegistration } from '../../store/state-store';
+import type { HostLogger } from '../host-logger';
+import type { HostedEnvironments } from '../hosted-environments';
+
+/** How a replica takes part in a cluster (see `HostServerOptions.cluster`). */
+export interface ClusterOptions {
+  /** The state every replica shares (the Redis adapter): the host's `state` in cluster mode. */
+  readonly state: SharedStateStore;
+  /**
+   * The cluster's id: the instance header of every operator API answer, the same on every replica, so a
+   * client moving between replicas does not read it as a host restart. This replica's own id goes in
+   * `X-Exec-Rx-Replica`.
+   */
+  readonly id: string;
+  /** How long an owner's lease lasts unrenewed. @default 15000 */
+  readonly leaseMs?: number;
+  /** How often an owner renews its leases and checks that the store kept its data. @default 3000 */
+  readonly renewMs?: number;
+  /** How long a draining replica reports not ready (the balancer's checks see it) before it lets its executors go. @default 3000 */
+  readonly drainDelayMs?: number;
+}
+
+/** The defaults of {@link ClusterOptions}. */
+export const CLUSTER_DEFAULTS = { leaseMs: 15_000, renewMs: 3_000, drainDelayMs: 3_000 } as const;
+
+/** What the metrics read of a replica. */
+export interface ClusterFigures {
+  /** State writes the shared store refused as stale (a fenced replica's). */
+  readonly staleStateWrites: number;
+  /** Log appends and log state changes refused as stale. */
+  readonly staleLogWrites: number;
+  /** Environments this replica let go of because another owns them now. */
+  readonly fenced: number;
+  /** Times the store was found to have lost its data (and this replica rewrote what it owns). */
+  readonly rewrites: number;
+}
+
+/** What the cluster part works with. */
+export interface ClusterParts {
+  readonly table: HostedEnvironments;
+  readonly owner: string;
+  readonly log: HostLogger;
+  readonly scheduler: SchedulerLike;
+  /** The registrations this replica issued or took, latest per environment (rewritten after a loss). */
+  readonly registrations: () => readonly PersistedRegistration[];
+  /** The access key id of each environment's latest accepted upgrade (its session's). */
+  readonly keyIdOf: (id: string) => string | undefined;
+}
+
+/** One replica's part in the cluster (see the module's doc). */
+export class HostCluster {
+  private readonly leaseMs: number;
+  private readonly renewMs: number;
+  private readonly drainDelayMs: number;
+  private renewing: Subscription | undefined;
+  private lastRenewedAt: number;
+  private unreachableSaid = false;
+  private drainingSince: number | undefined;
+  private ticking: Promise<void> = Promise.resolve();
+  private counts = { staleLogWrites: 0, fenced: 0, rewrites: 0 };
+
+  constructor(
+    readonly options: ClusterOptions,
+    private readonly parts: ClusterParts,
+  ) {
+    this.leaseMs = options.leaseMs ?? CLUSTER_DEFAULTS.leaseMs;
+    this.renewMs = options.renewMs ?? CLUSTER_DEFAULTS.renewMs;
+    this.drainDelayMs = options.drainDelayMs ?? CLUSTER_DEFAULTS.drainDelayMs;
+    this.lastRenewedAt = parts.scheduler.now();
+  }
+
+  /** The cluster's id (see {@link ClusterOptions.id}). */
+  get id(): string {
+    return this.options.id;
+  }
+
+  /** Starts renewing leases every `renewMs`, on the host's clock, until {@link stop}. */
+  start(): void {
+    this.renewing ??= timer(this.renewMs, this.renewMs, this.parts.scheduler).subscribe(() => {
+      this.ticking = this.ticking.then(() => this.tick());
+    });
+  }
+
+  /** Stops renewing (a stop or a drain); resolves once a renewal under way settled. Never rejects. */
+  async stop(): Promise<void> {
+    this.renewing?.unsubscribe();
+    this.renewing = undefined;
+    await this.ticking;
+  }
+
+  /**
+   * Why upgrades get 503 now (the executor retries them, where a 409 or 401 would make it re-register or
+   * exit), or undefined: draining, or the lease not renewed for longer than it lasts (the store unreachable).
+   */
+  refusal(): string | undefined {
+    if (this.drainingSince !== undefined) return 'the replica is draining';
+    if (this.parts.scheduler.now() - this.lastRenewedAt > this.leaseMs) return 'its lease is in doubt (the shared store does not answer)';
+    return undefined;
+  }
+
+  /** Whether the replica was told to drain. */
+  get draining(): boolean {
+    return this.drainingSince !== undefined;
+  }
+
+  /** What the metrics read. */
+  figures(): ClusterFigures {
+    return { staleStateWrites: this.options.state.staleRefusals, ...this.counts };
+  }
+
+  /**
+   * Whether environment `id` is owned at `epoch` by this replica in the store now; false when another
+   * replica (or a newer epoch) owns it. Rejects when the store does not answer.
+   */
+  async ownsNow(id: string, epoch: number): Promise<boolean> {
+    const owner = await this.options.state.owner(id);
+    return owner === undefined || (owner.owner === this.parts.owner && owner.epoch === epoch);
+  }
+
+  /** The replica that owns `id` now when it is not this one (the operator API answers 503 for it). Never rejects. */
+  async ownerElsewhere(id: string): Promise<string | undefined> {
+    const owner = await this.options.state.owner(id).catch(() => undefined);
+    return owner === undefined || owner.owner === this.parts.owner ? undefined : owner.owner;
+  }
+
+  /** A log's stale writer was refused: the environment moved on, so this replica lets go of it. */
+  staleLog(error: StaleEpochError): void {
+    this.counts.staleLogWrites++;
+    const epoch = this.parts.table.epochOf(error.environmentId);
+    if (epoch !== 0 && epoch <= error.epoch) this.fence(error.environmentId, `its log refused epoch ${error.epoch} (now ${error.currentEpoch})`);
+  }
+
+  /** Lets go of `id` (see `HostedEnvironments.fence`), saying why. */
+  fence(id: string, why: string): void {
+    if (!this.parts.table.fence(id)) return;
+    this.counts.fenced++;
+    this.parts.log.warn({ environmentId: id }, `environment ${id}: another replica owns it now (${why})`);
+  }
+
+  /**
+   * Drains: reports not ready at once (`refusal`), stops renewing, waits `drainDelayMs` for the balancer to
+   * see it, then lets every executor go (its socket closed, its manager closed without a word: the processes
+   * stay, and the replica it re-dials takes them back). Resolves when none is left. Never rejects.
+   */
+  async drain(): Promise<void> {
+    if (this.drainingSince !== undefined) return;
+    this.drainingSince = this.parts.scheduler.now();
+    this.parts.log.info({}, `draining: not ready now; letting ${this.parts.table.liveIds().length} executor(s) go in ${this.drainDelayMs} ms`);
+    await this.stop();
+    await new Promise<void>((resolve) => timer(this.drainDelayMs, this.parts.scheduler).subscribe(() => resolve()));
+    const ids = this.parts.table.liveIds();
+    for (const id of ids) this.parts.table.fence(id, 'the replica drains');
+    this.parts.log.info({}, `drained: ${ids.length} executor(s) let go to re-dial another replica`);
+  }
+
+  /** One renewal round: a data loss rewritten first, then each owned environment's lease. */
+  private async tick(): Promise<void> {
+    const { state } = this.options;
+    const { table, owner, log } = this.parts;
+    try {
+      if (await state.datasetLost()) await this.rewrite();
+      for (const id of table.liveIds()) {
+        const epoch = table.epochOf(id);
+        if (epoch === 0) continue;
+        if (!(await state.renewLease(id, owner, epoch, this.leaseMs))) this.fence(id, `its lease at epoch ${epoch} could not be renewed`);
+      }
+      this.lastRenewedAt = this.parts.scheduler.now();
+      if (this.unreachableSaid) log.info({}, 'the shared store answers again: leases renewed');
+      this.unreachableSaid = false;
+    } catch (error: unknown) {
+      const said = `the shared store does not answer (${messageOf(error)}): serving what this replica holds; upgrades get 503 once its leases are in doubt`;
+      if (!this.unreachableSaid) log.error({}, said);
+      this.unreachableSaid = true;
+    }
+  }
+
+  /**
+   * The store lost its data (restarted empty, or from an AOF a second behind): each environment this
+   * replica owns is written back from memory, owner and epoch first (unless the store holds a newer epoch:
+   * then it is fenced), then its registration and session. Rejects when the store does not answer.
+   */
+  private async rewrite(): Promise<void> {
+    const { state } = this.options;
+    const { table, owner, log } = this.parts;
+    this.counts.rewrites++;
+    const live = new Set(table.liveIds());
+    log.warn({}, `the shared store lost its data: rewriting the ${live.size} environment(s) this replica owns`);
+    for (const id of live) {
+      const epoch = table.epochOf(id);
+      if (epoch === 0) continue;
+      if (!(await state.restoreOwner(id, owner, epoch))) {
+        this.fence(id, `the store holds a newer epoch than ${epoch}`);
+        continue;
+      }
+      const sessionId = table.sessionOf(id);
+      const accessKeyId = this.parts.keyIdOf(id);
+      if (sessionId !== undefined && accessKeyId !== undefined) await state.setSession(id, { sessionId, accessKeyId }, epoch);
+    }
+    for (const registration of this.parts.registrations()) if (live.has(registration.id)) await state.setRegistration(registration);
+  }
+}
+
+/** Whether `error` is a stale writer's refusal (what fences a replica). */
+export const isStale = (error: unknown): error is StaleEpochError => error instanceof StaleEpochError;
