@@ -2,6 +2,7 @@
  * Every adapter of the two store ports, as their contract suites run them: add an adapter here (a third,
  * Redis) and `state-store.spec.ts` and `log-store.spec.ts` run every rule of its port against it.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,11 @@ import { processDir } from '../../src/store/disk/meta-file';
 import { fileOf } from '../../src/store/disk/state-files';
 import { MemoryLogStore } from '../../src/store/memory/memory-log-store';
 import { MemoryStateStore } from '../../src/store/memory/memory-state-store';
+import { RedisStateStore } from '../../src/store/redis/redis-state-store';
 import type { ProcessKey } from '../../src/store/process-meta';
+import Redis from 'ioredis';
+import type { SpecRedis } from '../support/redis-server';
+import { startRedisServer } from '../support/redis-server';
 import { SpyFs } from './disk/log-support';
 import type { LogStoreAdapter } from './log-store.contract';
 import type { StateStoreAdapter } from './state-store.contract';
@@ -56,8 +61,37 @@ const memoryState: StateStoreAdapter = {
   cleanUp: () => Promise.resolve(),
 };
 
+/** The state adapters' redis-server: started by the first test that opens a Redis store, kept for the spec file. */
+let stateRedis: Promise<SpecRedis> | undefined;
+/** This test's key prefix (a reopen in one test reads the same keys; the next test starts on fresh ones). */
+let statePrefix: string | undefined;
+
+/** Stops the state adapters' redis-server, if a test started it: the spec file calls it in an `afterAll`. */
+export async function stopStateRedis(): Promise<void> {
+  const server = stateRedis;
+  stateRedis = undefined;
+  if (server !== undefined) await (await server).stop();
+}
+
+/** The state store on a real redis-server: durable (each test a fresh key prefix), each write whole (no crash points). */
+const redisState: StateStoreAdapter = {
+  name: 'redis',
+  capabilities: { durable: true, crashPoints: false },
+  open: async ({ scheduler, maxStarts }) => {
+    stateRedis ??= startRedisServer();
+    const { url } = await stateRedis;
+    statePrefix ??= `exec-rx-test-${randomBytes(6).toString('hex')}`;
+    const redis = new Redis(url);
+    return RedisStateStore.open({ redis, ownsConnection: true, prefix: statePrefix, scheduler, ...(maxStarts === undefined ? {} : { maxStarts }) });
+  },
+  cleanUp: () => {
+    statePrefix = undefined;
+    return Promise.resolve();
+  },
+};
+
 /** The state port's adapters, in the order the suite runs them. */
-export const STATE_STORE_ADAPTERS: readonly StateStoreAdapter[] = [diskState, memoryState];
+export const STATE_STORE_ADAPTERS: readonly StateStoreAdapter[] = [diskState, memoryState, redisState];
 
 const logDir = new TempDir();
 let logFs = new SpyFs();

@@ -11,8 +11,8 @@
  * passes. What belongs to one process alone stays outside: the TCP port it bound ({@link BoundPort}) and
  * its data dir's lock.
  *
- * Adapters: the data dir (`store/disk`, `HostState`) and memory (`store/memory`). The contract suite
- * (`spec/store/state-store.contract.ts`) is the port's definition.
+ * Adapters: the data dir (`store/disk`, `HostState`), memory (`store/memory`) and Redis (`store/redis`,
+ * shared by replicas). The contract suite (`spec/store/state-store.contract.ts`) is the port's definition.
  */
 import { StaleEpochError } from '../errors';
 import type { ProcessKey } from './process-meta';
