@@ -20,7 +20,7 @@ import { DiskStateStore } from '../store/disk/disk-state-store';
 import type { SharedStores } from '../store/redis/open-redis-stores';
 import type { StateStore } from '../store/state-store';
 import { openSharedStores, redisUrlOf } from './host-redis';
-import { LOCAL_WITH_REDIS } from './host-redis-flags';
+import { fleetBurst, LOCAL_WITH_REDIS } from './host-redis-flags';
 import type { StorageOptions } from './host-storage-args';
 import { dataDirOf, storageOptions } from './host-storage-args';
 import type { LocalCredentials } from './local-executor';
@@ -144,6 +144,7 @@ function serverOptions(
     maxEnvironments: options.maxEnvironments,
     maxFrameBytes: options.maxFrameBytes,
     maxHandshakesPerSecond: options.maxHandshakesPerSecond,
+    handshakeBurst: fleetBurst(options.maxHandshakesPerSecond),
     metricsPort: options.metricsPort,
   };
   const defined = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));

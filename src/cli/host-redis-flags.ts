@@ -1,4 +1,4 @@
-/** `exec-rx host`'s replica flags, checked: `--redis-url-file`, `--redis-prefix`, and what they exclude. */
+/** `exec-rx host`'s replica flags, checked (`--redis-url-file`, `--redis-prefix`, what they exclude), and the fleet's handshake burst. */
 import { UsageError } from './usage-error';
 
 /**
@@ -16,3 +16,10 @@ export function checkRedisFlags(urlFile: string | undefined, prefix: string | un
   if (prefix !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(prefix)) throw new UsageError('--redis-prefix expects 1 to 64 of A-Z a-z 0-9 . _ -');
   return prefix;
 }
+
+/**
+ * The handshake burst of `--max-handshakes-per-second N`: a fleet re-dialling at once (after a replica
+ * went) comes in one wave, so the burst is two seconds of the rate, at least the default 20; undefined
+ * (the host's default) without the flag.
+ */
+export const fleetBurst = (rate: number | undefined): number | undefined => (rate === undefined ? undefined : Math.max(20, 2 * rate));

@@ -30,7 +30,7 @@ import { stopHost } from './host-stop';
 import { HostedEnvironments } from './hosted-environments';
 import type { ClusterOptions } from './cluster/host-cluster';
 import { HostCluster, isStale } from './cluster/host-cluster';
-import { refused, registrationOutcome } from './handshake-outcome';
+import { joinCommand, refused, registrationOutcome } from './handshake-outcome';
 import { prepareUpgrade } from './cluster/cluster-upgrade';
 import { messageOf } from '../errors';
 import type { HandshakeOutcome, HostMetrics } from './metrics/host-metrics';
@@ -180,9 +180,14 @@ export class DirectHost {
       environments$: this.table.environments$,
       monitor,
       environment: (id) => this.table.get(id),
-      joinCommand: (environmentId = '<environment-id>') => this.joinCommand(this.options.publicUrl ?? url, environmentId),
+      joinCommand: (environmentId = '<environment-id>') => joinCommand(this.policy, this.options.publicUrl ?? url, environmentId),
       dropSocket: (id) => this.table.dropSocket(id),
-      drain: () => this.cluster?.drain() ?? Promise.resolve(),
+      drain: async () => {
+        if (this.cluster === undefined) return;
+        await this.cluster.drain();
+        await close();
+        this.log.info({}, 'drained: every executor let go to re-dial another replica');
+      },
       close,
       [Symbol.asyncDispose]: () => close(),
     };
@@ -264,14 +269,6 @@ export class DirectHost {
     const base = this.options.publicUrl ?? `${this.options.tls === undefined ? 'http' : 'https'}://${host}`;
     const wsBase = base.replace(/^http/, 'ws').replace(/\/+$/, '');
     return `${wsBase}/cloud/environment/${encodeURIComponent(id)}/direct/connect/${issued.registrationId}?token=${issued.token}`;
-  }
-
-  private joinCommand(baseUrl: string, environmentId: string): string {
-    const service = this.policy.service === DEFAULTS.service ? '' : ` --aws-service ${this.policy.service}`;
-    return (
-      'AWS_ACCESS_KEY_ID=<access-key-id> AWS_SECRET_ACCESS_KEY=<secret-access-key> ' +
-      `codex exec-server --remote ${baseUrl} --remote-transport direct --aws-sigv4 --aws-region ${this.policy.region}${service} --environment-id ${environmentId}`
-    );
   }
 
   /** The graceful stop (see `HostServer.close` and `./host-stop`). */

@@ -179,9 +179,10 @@ export interface HostServer {
   close(options?: HostCloseOptions): Promise<void>;
   /**
    * With replicas (`cluster`): drains for a deploy. `/readyz` answers 503 `draining` at once and upgrades
-   * get 503 (registrations are still answered); after `cluster.drainDelayMs` every executor's socket is
-   * closed and its environment let go of (its processes stay: it re-dials another replica, which takes
-   * them back). Resolves once none is left; then `close()` the host. Without `cluster`: resolves at once.
+   * get 503 (registrations are still answered); after `cluster.drainDelayMs` the host stops as `close()`
+   * does (its logs closed first, then every executor's socket: its processes stay, and it re-dials another
+   * replica, which takes them back). Resolves once stopped; `close()` then returns the same stop. Without
+   * `cluster`: resolves at once and does nothing.
    */
   drain(): Promise<void>;
   /** `await using`: the same as {@link close} with its defaults. */

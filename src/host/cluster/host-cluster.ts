@@ -69,6 +69,8 @@ export class HostCluster {
   private drainingSince: number | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private counts = { staleLogWrites: 0, fenced: 0, rewrites: 0 };
+  /** Lease renewals refused (another owner or a newer epoch): stale state writes the store does not count itself. */
+  private refusedRenewals = 0;
 
   constructor(
     readonly options: ClusterOptions,
@@ -116,7 +118,7 @@ export class HostCluster {
 
   /** What the metrics read. */
   figures(): ClusterFigures {
-    return { staleStateWrites: this.options.state.staleRefusals, ...this.counts };
+    return { staleStateWrites: this.options.state.staleRefusals + this.refusedRenewals, ...this.counts };
   }
 
   /**
@@ -149,9 +151,10 @@ export class HostCluster {
   }
 
   /**
-   * Drains: reports not ready at once (`refusal`), stops renewing, waits `drainDelayMs` for the balancer to
-   * see it, then lets every executor go (its socket closed, its manager closed without a word: the processes
-   * stay, and the replica it re-dials takes them back). Resolves when none is left. Never rejects.
+   * The first part of a drain: reports not ready at once (`refusal`, `/readyz`), stops renewing, and waits
+   * `drainDelayMs` for the balancer's checks to take the replica out of the pool. The host's graceful stop
+   * follows (`HostServer.drain`): its logs are closed before its executors' sockets, so that no process is
+   * recorded failed, and each executor re-dials another replica, which takes its session back. Never rejects.
    */
   async drain(): Promise<void> {
     if (this.drainingSince !== undefined) return;
@@ -159,9 +162,6 @@ export class HostCluster {
     this.parts.log.info({}, `draining: not ready now; letting ${this.parts.table.liveIds().length} executor(s) go in ${this.drainDelayMs} ms`);
     await this.stop();
     await new Promise<void>((resolve) => timer(this.drainDelayMs, this.parts.scheduler).subscribe(() => resolve()));
-    const ids = this.parts.table.liveIds();
-    for (const id of ids) this.parts.table.fence(id, 'the replica drains');
-    this.parts.log.info({}, `drained: ${ids.length} executor(s) let go to re-dial another replica`);
   }
 
   /** One renewal round: a data loss rewritten first, then each owned environment's lease. */
@@ -173,7 +173,9 @@ export class HostCluster {
       for (const id of table.liveIds()) {
         const epoch = table.epochOf(id);
         if (epoch === 0) continue;
-        if (!(await state.renewLease(id, owner, epoch, this.leaseMs))) this.fence(id, `its lease at epoch ${epoch} could not be renewed`);
+        if (await state.renewLease(id, owner, epoch, this.leaseMs)) continue;
+        this.refusedRenewals++;
+        this.fence(id, `its lease at epoch ${epoch} could not be renewed`);
       }
       this.lastRenewedAt = this.parts.scheduler.now();
       if (this.unreachableSaid) log.info({}, 'the shared store answers again: leases renewed');

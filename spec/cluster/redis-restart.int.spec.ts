@@ -1,0 +1,110 @@
+/**
+ * Issue 33, Redis trouble: Redis restarted mid-stream, with its data (`--appendonly yes`, a clean
+ * shutdown: nothing lost) and empty (its data gone). No executor exits and no process dies either way.
+ * With its data, a subscriber gets every byte once, in order. Empty, the owner rewrites what it holds from
+ * memory (owner and epoch, session, registration), the log is rebuilt from the next appends, and a
+ * subscriber older than the rebuilt log gets one `truncated` marker for exactly what Redis lost, never a
+ * silent hole; every seq is either given or covered by the marker.
+ */
+import Redis from 'ioredis';
+import { ownerKey, registrationKey, sessionKey } from '../../src/store/redis/redis-keys';
+import { ApiClient, paths } from '../host/api/api-client';
+import type { SseEvent } from '../host/api/sse-reader';
+import { startDirectExecutor } from '../support/executor';
+import { replicaCluster } from './replicas';
+
+jest.setTimeout(180_000);
+
+const CREDENTIALS = { keyId: 'AKIDREDISRESTART', secret: 'redis-restart-secret-do-not-print', token: 'redis-restart-token-do-not-print' };
+const LINES = 200;
+/** 200 numbered lines, twenty a second (10 s). */
+const SCRIPT = `i=1; while [ $i -le ${LINES} ]; do echo "line $i"; i=$((i+1)); sleep 0.05; done`;
+const expectedLines = Array.from({ length: LINES }, (_v, i) => `line ${i + 1}\n`);
+
+/** What a subscriber got: output text by seq, truncated markers' ranges, other events' names. */
+function summary(events: readonly SseEvent[]): { text: string; covered: number[]; truncated: { fromSeq: number; toSeq: number; reason: string }[]; others: string[] } {
+  let text = '';
+  const covered: number[] = [];
+  const truncated: { fromSeq: number; toSeq: number; reason: string }[] = [];
+  const others: string[] = [];
+  for (const event of events) {
+    const data = JSON.parse(event.data) as { seq?: number; chunk?: string; nextSeq?: number; droppedEvents?: number; fromSeq?: number; toSeq?: number; reason?: string };
+    if (event.event === 'output') {
+      text += Buffer.from(data.chunk ?? '', 'base64').toString('utf8');
+      covered.push(data.seq ?? 0);
+    } else if (event.event === 'truncated') {
+      const toSeq = (data.nextSeq ?? 1) - 1;
+      const fromSeq = data.fromSeq ?? toSeq - (data.droppedEvents ?? 0) + 1;
+      truncated.push({ fromSeq, toSeq, reason: data.reason ?? '' });
+      for (let seq = fromSeq; seq <= toSeq; seq++) covered.push(seq);
+    } else {
+      others.push(event.event);
+      if (data.seq !== undefined) covered.push(data.seq);
+    }
+  }
+  return { text, covered, truncated, others };
+}
+
+describe('Redis restarted under two replicas, mid-stream', () => {
+  const cluster = replicaCluster('redis-restart', CREDENTIALS, { appendOnly: true });
+  let redis: Redis | undefined;
+  afterAll(() => redis?.disconnect());
+
+  async function streamThrough(restart: { readonly empty: boolean }, env: string): Promise<{ got: ReturnType<typeof summary>; exited: number | null }> {
+    const a = await cluster.start(`a-${env}`);
+    const b = await cluster.start(`b-${env}`);
+    redis ??= new Redis(cluster.redis().url, { maxRetriesPerRequest: null });
+    const executor = await startDirectExecutor({ remoteUrl: a.base, environmentId: env, credentials: { accessKeyId: CREDENTIALS.keyId, secretAccessKey: CREDENTIALS.secret } });
+    try {
+      await a.run.waitFor('stderr', `environment ${env} generation 1: connected`);
+      const started = await new ApiClient(a.base, CREDENTIALS.token).post(paths.processes(env), { argv: ['sh', '-c', SCRIPT] });
+      expect(started.status).toBe(201);
+      const processId = (started.body as { id: string }).id;
+      // The subscriber is on the other replica: it reads the Redis log alone.
+      const opened = await new ApiClient(b.base, CREDENTIALS.token).events(paths.events(env, processId));
+      if (!('stream' in opened)) throw new Error(`events answered ${opened.refused.status}`);
+      await opened.stream.next((event) => event.event === 'output' && Number(event.id ?? '0') >= 40, 30_000);
+      const owner = await redis.hgetall(ownerKey('exec-rx', env));
+
+      await cluster.redis().restart(restart);
+      if (restart.empty) {
+        await a.run.waitFor('stderr', 'the shared store lost its data');
+        // The owner rewrote what it holds from memory: the same owner and epoch, its session, its registration.
+        await a.run.waitFor('stderr', 'leases renewed');
+        expect(await redis.hgetall(ownerKey('exec-rx', env))).toEqual(owner);
+        expect(await redis.get(sessionKey('exec-rx', env))).not.toBeNull();
+        expect(await redis.exists(registrationKey('exec-rx', env))).toBe(1);
+      }
+      const got = summary(await opened.stream.ended(90_000));
+      const done = await new ApiClient(b.base, CREDENTIALS.token).get(paths.process(env, processId));
+      expect(done.body).toMatchObject({ state: 'closed', exitCode: 0 });
+      return { got, exited: executor.child.exitCode };
+    } finally {
+      await executor.stop();
+    }
+  }
+
+  it('with its data (appendonly): nothing lost, every seq once and in order, no executor exits', async () => {
+    const { got, exited } = await streamThrough({ empty: false }, 'kept-1');
+    expect(got.truncated).toEqual([]);
+    expect(got.others).toEqual(['exited', 'closed']);
+    expect(got.covered.every((seq, index) => seq === index + 1)).toBe(true);
+    expect(got.text).toBe(expectedLines.join(''));
+    expect(exited).toBeNull();
+  });
+
+  it('empty: the owner rewrites the registry, the subscriber gets truncated for exactly what Redis lost, no executor exits', async () => {
+    const { got, exited } = await streamThrough({ empty: true }, 'emptied-1');
+    expect(got.truncated.length).toBe(1);
+    expect(got.truncated[0]?.reason).toBe('evicted');
+    expect(got.others).toEqual(['exited', 'closed']);
+    // Every seq is given or covered by the marker, once, in order: no silent hole.
+    expect(got.covered.every((seq, index) => seq === index + 1)).toBe(true);
+    // What was given is the process's lines, less those the marker covers, in order.
+    const given = got.text.split('\n').filter((line) => line !== '');
+    const numbers = given.map((line) => Number(/^line (\d+)$/.exec(line)?.[1]));
+    expect(numbers.every((n, index) => index === 0 || n > (numbers[index - 1] ?? 0))).toBe(true);
+    expect(numbers[numbers.length - 1]).toBe(LINES);
+    expect(exited).toBeNull();
+  });
+});
