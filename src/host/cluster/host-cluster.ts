@@ -67,6 +67,8 @@ export class HostCluster {
   private lastRenewedAt: number;
   private unreachableSaid = false;
   private drainingSince: number | undefined;
+  /** Ends a drain's wait for the balancer at once (the host stops). */
+  private endDrainWait: (() => void) | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private counts = { staleLogWrites: 0, fenced: 0, rewrites: 0 };
   /** Lease renewals refused (another owner or a newer epoch): stale state writes the store does not count itself. */
@@ -94,10 +96,11 @@ export class HostCluster {
     });
   }
 
-  /** Stops renewing (a stop or a drain); resolves once a renewal under way settled. Never rejects. */
+  /** Stops renewing (a stop or a drain), and ends a drain's wait; resolves once a renewal under way settled. Never rejects. */
   async stop(): Promise<void> {
     this.renewing?.unsubscribe();
     this.renewing = undefined;
+    this.endDrainWait?.();
     await this.ticking;
   }
 
@@ -161,7 +164,14 @@ export class HostCluster {
     this.drainingSince = this.parts.scheduler.now();
     this.parts.log.info({}, `draining: not ready now; letting ${this.parts.table.liveIds().length} executor(s) go in ${this.drainDelayMs} ms`);
     await this.stop();
-    await new Promise<void>((resolve) => timer(this.drainDelayMs, this.parts.scheduler).subscribe(() => resolve()));
+    await new Promise<void>((resolve) => {
+      const waiting = timer(this.drainDelayMs, this.parts.scheduler).subscribe(() => resolve());
+      this.endDrainWait = () => {
+        waiting.unsubscribe();
+        resolve();
+      };
+    });
+    this.endDrainWait = undefined;
   }
 
   /** One renewal round: a data loss rewritten first, then each owned environment's lease. */
