@@ -36,6 +36,8 @@ export interface ApiContext {
 export interface ClusterView {
   /** The replica that owns `id` now, when it is not this one. Never rejects. */
   ownerElsewhere(id: string): Promise<string | undefined>;
+  /** The environments other replicas own now (with a session recorded), by id, each with its owner. Never rejects (empty when the store does not answer). */
+  environmentsElsewhere(): Promise<ReadonlyMap<string, string>>;
 }
 
 /**

@@ -8,8 +8,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Observable } from 'rxjs';
-import { combineLatest, from, of } from 'rxjs';
-import { auditTime, map, switchMap } from 'rxjs/operators';
+import { combineLatest, from, of, timer } from 'rxjs';
+import { auditTime, distinctUntilChanged, exhaustMap, map, switchMap } from 'rxjs/operators';
 import type { ProcessSummary } from '../../exec/process-table';
 import type { EnvironmentResource, Overview } from '../../wire/operator-api';
 import { API_PREFIX } from '../../wire/operator-api';
@@ -24,7 +24,7 @@ import { processEventPump, resumeAfter, single } from './process-reads';
 import { SseChannel } from './sse-channel';
 import { sendApiJson } from './responses';
 import type { Route } from './router';
-import { offlineEnvironment, StoredProcesses } from './stored-processes';
+import { StoredProcesses } from './stored-processes';
 
 /** An environment as the API shows it. */
 export function environmentResource(hosted: HostedEnvironment, processCount: number): EnvironmentResource {
@@ -55,7 +55,7 @@ async function environmentList(context: ApiContext, caller: OperatorCaller): Pro
   const hosted = current(context.environments.environments$, []);
   const stored = await StoredProcesses.read(context);
   const joined = hosted.filter((h) => mayTouch(caller, h.id)).map((h) => environmentResource(h, processCount(stored, h)));
-  return [...joined, ...offlineIds(stored, caller, hosted).map((id) => offlineEnvironment(id, stored.of(id).length))];
+  return [...joined, ...offlineIds(stored, caller, hosted).map((id) => stored.notHere(id))];
 }
 
 /** An environment the overview shows, with its live processes. */
@@ -76,7 +76,7 @@ async function overviewOf(context: ApiContext, caller: OperatorCaller, entries: 
   );
   const offline = offlineIds(stored, caller, current(context.environments.environments$, [])).map((id) => {
     const processes = stored.of(id);
-    return { ...offlineEnvironment(id, processes.length), processes };
+    return { ...stored.notHere(id), processes };
   });
   return { hostInstance: context.hostInstance, environments: [...joined, ...offline] };
 }
@@ -91,7 +91,18 @@ function overview$(context: ApiContext, caller: OperatorCaller): Observable<Over
         : combineLatest(list.map((hosted) => (hosted.environment?.processes$ ?? of<readonly ProcessSummary[]>([])).pipe(map((processes) => ({ hosted, processes }))))),
     ),
     auditTime(20),
-    switchMap((entries) => from(overviewOf(context, caller, entries))),
+    switchMap((entries) => (context.cluster === undefined ? from(overviewOf(context, caller, entries)) : clusterOverview$(context, caller, entries))),
+  );
+}
+
+/** How often a replica's overview reads again what other replicas hold (they tell it nothing). */
+const CLUSTER_OVERVIEW_MS = 2_000;
+
+/** With replicas: the overview of `entries`, read again every {@link CLUSTER_OVERVIEW_MS}, sent when it changed. */
+function clusterOverview$(context: ApiContext, caller: OperatorCaller, entries: readonly OverviewEntry[]): Observable<Overview> {
+  return timer(0, CLUSTER_OVERVIEW_MS, context.scheduler).pipe(
+    exhaustMap(() => from(overviewOf(context, caller, entries))),
+    distinctUntilChanged((a, b) => JSON.stringify(a) === JSON.stringify(b)),
   );
 }
 
@@ -170,9 +181,9 @@ export function environmentRoutes(context: ApiContext): Route[] {
           const id = params['environmentId'] ?? '';
           const hosted = context.environments.get(id);
           const stored = await StoredProcesses.read(context);
-          const offline = hosted === undefined ? stored.of(id) : [];
-          if (hosted === undefined && offline.length === 0) throw new ApiProblem(404, 'ENVIRONMENT_NOT_FOUND', `no environment ${id}`);
-          const resource = hosted === undefined ? offlineEnvironment(id, offline.length) : environmentResource(hosted, processCount(stored, hosted));
+          const known = hosted !== undefined || stored.offlineIds(new Set()).includes(id);
+          if (!known) throw new ApiProblem(404, 'ENVIRONMENT_NOT_FOUND', `no environment ${id}`);
+          const resource = hosted === undefined ? stored.notHere(id) : environmentResource(hosted, processCount(stored, hosted));
           sendApiJson(res, context.hostInstance, 200, resource);
         },
       },

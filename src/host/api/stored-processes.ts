@@ -55,6 +55,8 @@ export class StoredProcesses {
     shownMetas: readonly ProcessMeta[],
     /** With replicas: the store is shared, its running processes are other replicas' live ones. */
     private readonly shared: boolean,
+    /** With replicas: the environments other replicas own, by id (each with its owner). */
+    private readonly elsewhere: ReadonlyMap<string, string> = new Map(),
   ) {
     for (const meta of shownMetas) {
       const metas = this.byEnvironment.get(meta.environmentId);
@@ -65,7 +67,8 @@ export class StoredProcesses {
 
   /** The store's shown processes now. */
   static async read(context: ApiContext): Promise<StoredProcesses> {
-    return new StoredProcesses((await context.logs.list()).filter(shown), context.cluster !== undefined);
+    const elsewhere = context.cluster === undefined ? new Map<string, string>() : await context.cluster.environmentsElsewhere();
+    return new StoredProcesses((await context.logs.list()).filter(shown), context.cluster !== undefined, elsewhere);
   }
 
   /** The stored processes of `environmentId` not in `live` (ids), oldest first. */
@@ -73,9 +76,19 @@ export class StoredProcesses {
     return (this.byEnvironment.get(environmentId) ?? []).filter((meta) => !live.has(meta.processId)).map((meta) => storedResource(meta, this.shared));
   }
 
-  /** The ids of the environments it holds processes of that are not in `hosted`, sorted. */
+  /** The ids of the environments it holds processes of, or other replicas own, that are not in `hosted`, sorted. */
   offlineIds(hosted: ReadonlySet<string>): string[] {
-    return [...this.byEnvironment.keys()].filter((id) => !hosted.has(id)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const ids = new Set([...this.byEnvironment.keys(), ...this.elsewhere.keys()]);
+    return [...ids].filter((id) => !hosted.has(id)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /**
+   * An environment this replica does not hold, as the API shows it: `connected` when another replica owns
+   * it (that replica tells more: its connection state is its own), else `offline`, generation 0.
+   */
+  notHere(id: string): EnvironmentResource {
+    const resource = offlineEnvironment(id, this.of(id).length);
+    return this.elsewhere.has(id) ? { ...resource, state: 'connected' } : resource;
   }
 }
 

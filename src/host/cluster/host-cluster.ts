@@ -139,6 +139,21 @@ export class HostCluster {
     return owner === undefined || owner.owner === this.parts.owner ? undefined : owner.owner;
   }
 
+  /** The environments other replicas own now (with a session recorded), each with its owner. Never rejects. */
+  async environmentsElsewhere(): Promise<ReadonlyMap<string, string>> {
+    const { state } = this.options;
+    try {
+      const found = new Map<string, string>();
+      for (const { id } of await state.environments()) {
+        const owner = await state.owner(id);
+        if (owner !== undefined && owner.owner !== this.parts.owner) found.set(id, owner.owner);
+      }
+      return found;
+    } catch {
+      return new Map();
+    }
+  }
+
   /** A log's stale writer was refused: the environment moved on, so this replica lets go of it. */
   staleLog(error: StaleEpochError): void {
     this.counts.staleLogWrites++;
