@@ -1,6 +1,6 @@
 /**
  * Every adapter of the two store ports, as their contract suites run them: add an adapter here (a third,
- * Redis) and `state-store.spec.ts` and `log-store.spec.ts` run every rule of its port against it.
+ * Redis: the log's is in `./redis/redis-log-adapter.ts`) and `state-store.spec.ts` and `log-store.spec.ts` run every rule of its port against it.
  */
 import { mkdtemp, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { MemoryLogStore } from '../../src/store/memory/memory-log-store';
 import { MemoryStateStore } from '../../src/store/memory/memory-state-store';
 import type { ProcessKey } from '../../src/store/process-meta';
 import { SpyFs } from './disk/log-support';
+import { redisLog } from './redis/redis-log-adapter';
 import type { LogStoreAdapter } from './log-store.contract';
 import type { StateStoreAdapter } from './state-store.contract';
 
@@ -105,4 +106,4 @@ const memoryLog: LogStoreAdapter = {
 };
 
 /** The log port's adapters, in the order the suite runs them. */
-export const LOG_STORE_ADAPTERS: readonly LogStoreAdapter[] = [diskLog, memoryLog];
+export const LOG_STORE_ADAPTERS: readonly LogStoreAdapter[] = [diskLog, memoryLog, redisLog];
