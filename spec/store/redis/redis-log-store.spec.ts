@@ -144,6 +144,29 @@ describe('RedisLogStore', () => {
     expect(seqs(await readAll(reader))).toEqual(range(1, 100));
   });
 
+  it('holds appends while its connection is down (a restarted Redis) and writes them once ioredis reconnects', async () => {
+    const kept = tracker.track(await startRedisServer({ appendOnly: true }));
+    const redis = new Redis(kept.url, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 50 });
+    redis.on('error', () => undefined);
+    tracker.track({ stop: async () => void (await redis.quit().catch(() => redis.disconnect())) });
+    await redis.connect();
+    const store = await RedisLogStore.open({ redis, prefix: `spec-${test}` });
+    tracker.track({ close: () => store.close() });
+    const failures: LogStoreFailure[] = [];
+    store.failures$.subscribe((failure) => failures.push(failure));
+    const history = store.histories(ENV, { epoch: 1 })('p-restart', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await store.flush();
+    const restarting = kept.restart();
+    for (let seq = 2; seq <= 20; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    await restarting;
+    history.append(closed(21));
+    await store.flush();
+    expect(failures).toEqual([]);
+    expect(seqs(await readAll(await readerOf(store, 'p-restart')))).toEqual(range(1, 21));
+    expect(await redis.xlen(processLogKeys(`spec-${test}`, key('p-restart')).stream)).toBe(21);
+  });
+
   it('fails a log alone past its buffer while Redis is unreachable: LOG_WRITE_FAILED (ENOBUFS), a writeFailed marker, never a hole', async () => {
     const { store, failures, pressure } = await open({ stallMs: 100, bufferBytes: 2000, pressureBytes: 1000 });
     const make = store.histories(ENV, { epoch: 1 });
