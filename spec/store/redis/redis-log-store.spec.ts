@@ -109,6 +109,22 @@ describe('RedisLogStore', () => {
     expect(seqs(await readAll(await readerOf(other.store, 'p-overlap')))).toEqual(range(1, 5));
   });
 
+  it('drops the oldest entries past its quota, and a reader the quota overtook gets the exact bytes of what it missed', async () => {
+    const { store } = await open({ quotaBytes: 1000 });
+    const history = store.histories(ENV, { epoch: 1 })('p-quota', { argv: ['yes'], tty: false });
+    for (let seq = 1; seq <= 10; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    await store.flush();
+    const reader = await readerOf(store, 'p-quota');
+    expect(seqs((await reader.read(0, 250)).events)).toEqual([1, 2, 3]);
+    for (let seq = 11; seq <= 15; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    await store.flush(); // one script call drops 1..5
+    expect(history.retainedBytes).toBe(1000);
+    const missed = (await reader.read(3, 1 << 20)).events[0];
+    expect(missed).toMatchObject({ type: 'truncated', reason: 'quota', fromSeq: 4, toSeq: 5, droppedBytes: 200 });
+    expect((await reader.read(0, 1 << 20)).events[0]).toMatchObject({ type: 'truncated', reason: 'quota', fromSeq: 1, toSeq: 5, droppedBytes: 500 });
+    expect(seqs(await readAll(reader, 5))).toEqual(range(6, 15));
+  });
+
   it('is refused by its script once the owner hash holds a newer epoch: nothing more is written, one StaleEpochError', async () => {
     const { store, redis, failures } = await open();
     const history = store.histories(ENV, { epoch: 1 })('p-owned', { argv: ['x'], tty: false });

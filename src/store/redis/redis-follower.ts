@@ -167,7 +167,9 @@ export class EnvironmentFollower {
   private connect$(): { readonly redis: Redis; readonly id: Promise<number> } {
     if (this.connection === undefined) {
       const redis = this.connect();
-      this.connection = { redis, id: redis.client('ID') };
+      const id = redis.client('ID');
+      id.catch(() => undefined); // awaited by the loop (which retries) and by `unblock`; never unhandled
+      this.connection = { redis, id };
     }
     return this.connection;
   }

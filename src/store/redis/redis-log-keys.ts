@@ -21,7 +21,7 @@ export interface ProcessLogKeys {
   readonly stream: string;
   /** The HASH of what the store knows of it (`ProcessMeta`, its last seq, what its quota dropped). */
   readonly meta: string;
-  /** The ZSET of its quota's trims: score the last seq dropped, member `${toSeq}:${droppedBytes so far}`. */
+  /** The ZSET of what its quota dropped: score a dropped seq, member `${seq}:${output bytes dropped up to it}`. */
   readonly trims: string;
   /** Its environment's owner (see {@link ownerKey}). */
   readonly owner: string;

@@ -29,7 +29,7 @@ export interface StoredRange {
   readonly counters: LogCounters;
   /** The records after the cursor, in seq order (at most the COUNT asked). */
   readonly records: readonly LogRecord[];
-  /** Output bytes the quota had dropped up to its last trim at or before the cursor (0: none). */
+  /** Output bytes the quota dropped up to the cursor's seq, or the newest dropped seq before it remembered (0: none). */
   readonly droppedBefore: number;
 }
 

@@ -6,13 +6,17 @@
  * - `append`: a batch of events (up to 64) to a process's stream; a seq at or below the last one
  *   logged is a no-op (a recovery read that overlaps live events never doubles); a writer whose epoch is
  *   below the owner's is refused, nothing written; then the quota: the oldest entries go (the newest
- *   always stays) until the output bytes held are within it, and the meta hash counts what went.
+ *   always stays) until the output bytes held are within it; the meta hash counts what went, and the trims
+ *   ZSET remembers each dropped seq with the bytes dropped up to it (a reader's marker starts where it was).
  * - `meta`: sets fields of a process's meta hash at an epoch (or unchecked), `create` first deleting
  *   what the keys held, else only when the process is known; then its retention (PEXPIRE, or PERSIST).
  */
 import type Redis from 'ioredis';
 
-/** The trims kept per process for exact `droppedBytes` (older ones go; a reader inside them gets an upper bound). */
+/**
+ * The dropped entries remembered per process (seq and output bytes dropped up to it) for exact `droppedBytes`
+ * of a reader whose cursor the quota overtook; a reader further behind than the newest ones gets an upper bound.
+ */
 export const MAX_TRIM_STEPS = 4096;
 
 const APPEND_LUA = `
@@ -43,6 +47,7 @@ if quota > 0 and stored > quota then
   local cutId = nil
   local cut = trimmedTo
   local done = false
+  local steps = {}
   while not done and stored > quota do
     local entries = redis.call('XRANGE', KEYS[1], cutId and ('(' .. cutId) or '-', '+', 'COUNT', 64)
     if #entries == 0 then break end
@@ -63,14 +68,16 @@ if quota > 0 and stored > quota then
       end
       cut = seq
       cutId = entry[1]
+      steps[#steps + 1] = string.format('%d', cut)
+      steps[#steps + 1] = string.format('%d:%d', cut, dropped)
     end
   end
   if cutId then
     redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', cut + 1))
     trimmedTo = cut
-    redis.call('ZADD', KEYS[4], cut, string.format('%d:%d', cut, dropped))
-    local steps = redis.call('ZCARD', KEYS[4])
-    if steps > ${MAX_TRIM_STEPS} then redis.call('ZREMRANGEBYRANK', KEYS[4], 0, steps - ${MAX_TRIM_STEPS} - 1) end
+    for k = 1, #steps, 512 do redis.call('ZADD', KEYS[4], unpack(steps, k, math.min(k + 511, #steps))) end
+    local kept = redis.call('ZCARD', KEYS[4])
+    if kept > ${MAX_TRIM_STEPS} then redis.call('ZREMRANGEBYRANK', KEYS[4], 0, kept - ${MAX_TRIM_STEPS} - 1) end
   end
 end
 redis.call('HSET', KEYS[2], 'lastSeq', string.format('%d', last), 'storedBytes', string.format('%d', stored),
