@@ -1,6 +1,6 @@
 /**
  * Every adapter of the two store ports, as their contract suites run them: add an adapter here (a third,
- * Redis: the log's is in `./redis/redis-log-adapter.ts`) and `state-store.spec.ts` and `log-store.spec.ts` run every rule of its port against it.
+ * Redis) and `state-store.spec.ts` and `log-store.spec.ts` run every rule of its port against it.
  */
 import { mkdtemp, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
