@@ -18,6 +18,7 @@ import Redis from 'ioredis';
 import type { SpecRedis } from '../support/redis-server';
 import { startRedisServer } from '../support/redis-server';
 import { SpyFs } from './disk/log-support';
+import { redisLog } from './redis/redis-log-adapter';
 import type { LogStoreAdapter } from './log-store.contract';
 import type { StateStoreAdapter } from './state-store.contract';
 
@@ -139,4 +140,4 @@ const memoryLog: LogStoreAdapter = {
 };
 
 /** The log port's adapters, in the order the suite runs them. */
-export const LOG_STORE_ADAPTERS: readonly LogStoreAdapter[] = [diskLog, memoryLog];
+export const LOG_STORE_ADAPTERS: readonly LogStoreAdapter[] = [diskLog, memoryLog, redisLog];

@@ -1,0 +1,254 @@
+/**
+ * The Redis log store beyond the port's contract (`../log-store.contract.ts` runs that): its batches of
+ * 64 events per script call, the script's no-op for a seq already logged, its own fencing by the owner
+ * hash, raw bytes, an unreachable Redis (a paused server) held in memory up to the buffer and the typed
+ * failure past it, backpressure, a log another store writes followed, and expiry after a release.
+ */
+import Redis from 'ioredis';
+import { OutputLogError, StaleEpochError } from '../../../src/errors';
+import type { LogEvent } from '../../../src/store/log-events';
+import type { LogPressure, LogStoreFailure, PacedLogReader } from '../../../src/store/log-store';
+import type { ProcessKey } from '../../../src/store/process-meta';
+import { encodeRecord } from '../../../src/store/redis/redis-log-codec';
+import { ownerKey, processLogKeys } from '../../../src/store/redis/redis-log-keys';
+import type { RedisLogStoreOptions } from '../../../src/store/redis/redis-log-store';
+import { RedisLogStore } from '../../../src/store/redis/redis-log-store';
+import type { SpecRedis } from '../../support/redis-server';
+import { startRedisServer } from '../../support/redis-server';
+import { trackExecutors } from '../../support/resources';
+import { closed, outputBytes } from '../../exec/event-builders';
+
+const tracker = trackExecutors();
+let server: SpecRedis;
+let test = 0;
+const ENV = 'env-redis';
+const key = (processId: string): ProcessKey => ({ environmentId: ENV, processId });
+const chunk = (seq: number, bytes = 100): Uint8Array => new Uint8Array(bytes).fill(seq & 0xff);
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+beforeAll(async () => {
+  server = tracker.track(await startRedisServer());
+});
+
+afterEach(() => {
+  server.resume(); // a test that failed while the server was paused leaves it running for the next
+  test += 1;
+});
+
+/** A connection to the spec's server, quit at the end of the file. */
+async function connect(): Promise<Redis> {
+  const redis = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: null });
+  redis.on('error', () => undefined);
+  tracker.track({ stop: async () => void (await redis.quit().catch(() => redis.disconnect())) });
+  await redis.connect();
+  return redis;
+}
+
+/** A store on a fresh connection and this test's prefix, closed at the end of the file; its failures and pressure collected. */
+async function open(options: Partial<RedisLogStoreOptions> = {}): Promise<{ store: RedisLogStore; redis: Redis; failures: LogStoreFailure[]; pressure: LogPressure[] }> {
+  const redis = await connect();
+  const store = await RedisLogStore.open({ redis, prefix: `spec-${test}`, subscriber: () => new Redis(redis.options), ...options });
+  tracker.track({ close: () => store.close() });
+  const failures: LogStoreFailure[] = [];
+  const pressure: LogPressure[] = [];
+  store.failures$.subscribe((failure) => failures.push(failure));
+  store.pressure$.subscribe((change) => pressure.push(change));
+  return { store, redis, failures, pressure };
+}
+
+/** Everything the reader holds after `afterSeq`. */
+async function readAll(reader: PacedLogReader, afterSeq = 0): Promise<LogEvent[]> {
+  const events: LogEvent[] = [];
+  let cursor = afterSeq;
+  for (;;) {
+    const read = await reader.read(cursor, 64 * 1024);
+    events.push(...read.events);
+    cursor = read.lastSeq;
+    if (read.events.length === 0 || read.ended) return events;
+  }
+}
+
+async function readerOf(store: RedisLogStore, processId: string): Promise<PacedLogReader> {
+  const reader = await store.openReader(key(processId));
+  if (reader === undefined || reader.pace !== 'own') throw new Error(`no paced log of ${processId}`);
+  return reader;
+}
+
+const seqs = (events: readonly LogEvent[]): unknown[] => events.map((event) => ('seq' in event ? event.seq : event.type === 'truncated' ? [event.reason, event.fromSeq, event.toSeq] : event.error.code));
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_v, i) => from + i);
+
+describe('RedisLogStore', () => {
+  it('writes a burst in batches of 64 events per script call, with their raw bytes', async () => {
+    const { store } = await open();
+    const history = store.histories(ENV, { epoch: 1 })('p-batch', { argv: ['yes'], tty: false });
+    const before = store.scripts.calls;
+    const every = new Uint8Array(256).map((_v, i) => i);
+    history.append(outputBytes(1, every));
+    for (let seq = 2; seq <= 200; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    await store.flush();
+    expect(store.scripts.calls - before).toBe(4); // 64 + 64 + 64 + 8
+    const events = await readAll(await readerOf(store, 'p-batch'));
+    expect(seqs(events)).toEqual(range(1, 200));
+    const first = events[0];
+    expect(first?.type === 'output' ? Buffer.from(first.chunk).equals(Buffer.from(every)) : first).toBe(true);
+  });
+
+  it('makes a seq at or below the last one logged a no-op: a resent or overlapping batch never doubles', async () => {
+    const { store, redis } = await open();
+    store.histories(ENV, { epoch: 1 })('p-overlap', { argv: ['x'], tty: false });
+    await store.flush();
+    const keys = processLogKeys(`spec-${test}`, key('p-overlap'));
+    const batch = (from: number, to: number): (string | Buffer)[] => range(from, to).flatMap((seq) => encodeRecord({ type: 'output', seq, stream: 'stdout', chunk: chunk(seq, 10), time: 1 }));
+    const append = (from: number, to: number): Promise<unknown> => store.scripts.append([keys.stream, keys.meta, keys.owner, keys.trims], 1, 0, to - from + 1, batch(from, to));
+    await append(1, 3);
+    expect(await append(2, 5)).toMatchObject({ accepted: true, lastSeq: 5, storedEvents: 5, storedBytes: 50 });
+    expect(await append(1, 5)).toMatchObject({ lastSeq: 5, storedEvents: 5, storedBytes: 50 });
+    expect(await redis.xlen(keys.stream)).toBe(5);
+    // Read as another host reads it (this store's own log took none of these appends).
+    const other = await open();
+    expect(seqs(await readAll(await readerOf(other.store, 'p-overlap')))).toEqual(range(1, 5));
+  });
+
+  it('drops the oldest entries past its quota, and a reader the quota overtook gets the exact bytes of what it missed', async () => {
+    const { store } = await open({ quotaBytes: 1000 });
+    const history = store.histories(ENV, { epoch: 1 })('p-quota', { argv: ['yes'], tty: false });
+    for (let seq = 1; seq <= 10; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    await store.flush();
+    const reader = await readerOf(store, 'p-quota');
+    expect(seqs((await reader.read(0, 250)).events)).toEqual([1, 2, 3]);
+    for (let seq = 11; seq <= 15; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    await store.flush(); // one script call drops 1..5
+    expect(history.retainedBytes).toBe(1000);
+    const missed = (await reader.read(3, 1 << 20)).events[0];
+    expect(missed).toMatchObject({ type: 'truncated', reason: 'quota', fromSeq: 4, toSeq: 5, droppedBytes: 200 });
+    expect((await reader.read(0, 1 << 20)).events[0]).toMatchObject({ type: 'truncated', reason: 'quota', fromSeq: 1, toSeq: 5, droppedBytes: 500 });
+    expect(seqs(await readAll(reader, 5))).toEqual(range(6, 15));
+  });
+
+  it('is refused by its script once the owner hash holds a newer epoch: nothing more is written, one StaleEpochError', async () => {
+    const { store, redis, failures } = await open();
+    const history = store.histories(ENV, { epoch: 1 })('p-owned', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await store.flush();
+    await redis.hset(ownerKey(`spec-${test}`, ENV), 'owner', 'host-b', 'epoch', '5');
+    history.append(outputBytes(2, chunk(2)));
+    history.append(outputBytes(3, chunk(3)));
+    await store.flush();
+    history.append(outputBytes(4, chunk(4)));
+    await store.flush();
+    expect(failures.map((failure) => (failure instanceof StaleEpochError ? [failure.epoch, failure.currentEpoch] : failure.code))).toEqual([[1, 5]]);
+    const read = await (await readerOf(store, 'p-owned')).read(0, 1 << 20);
+    expect({ seqs: seqs(read.events), ended: read.ended }).toEqual({ seqs: [1], ended: true });
+  });
+
+  it('holds appends in memory while Redis is paused, is unready meanwhile, and writes them all when it answers again', async () => {
+    const { store, failures } = await open({ stallMs: 100, bufferBytes: 64 * 1024 });
+    const history = store.histories(ENV, { epoch: 1 })('p-paused', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await store.flush();
+    server.pause();
+    for (let seq = 2; seq <= 100; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    await sleep(300);
+    expect(await store.unready()).toBe('redis unreachable');
+    const reader = await readerOf(store, 'p-paused');
+    // What is not written is read from memory meanwhile.
+    expect(seqs(reader.readNow(1, 1 << 20)?.events ?? [])).toEqual(range(2, 100));
+    server.resume();
+    await store.flush();
+    expect(failures).toEqual([]);
+    expect(await store.unready()).toBeUndefined();
+    expect(seqs(await readAll(reader))).toEqual(range(1, 100));
+  });
+
+  it('holds appends while its connection is down (a restarted Redis) and writes them once ioredis reconnects', async () => {
+    const kept = tracker.track(await startRedisServer({ appendOnly: true }));
+    const redis = new Redis(kept.url, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 50 });
+    redis.on('error', () => undefined);
+    tracker.track({ stop: async () => void (await redis.quit().catch(() => redis.disconnect())) });
+    await redis.connect();
+    const store = await RedisLogStore.open({ redis, prefix: `spec-${test}` });
+    tracker.track({ close: () => store.close() });
+    const failures: LogStoreFailure[] = [];
+    store.failures$.subscribe((failure) => failures.push(failure));
+    const history = store.histories(ENV, { epoch: 1 })('p-restart', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await store.flush();
+    const restarting = kept.restart();
+    for (let seq = 2; seq <= 20; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    await restarting;
+    history.append(closed(21));
+    await store.flush();
+    expect(failures).toEqual([]);
+    expect(seqs(await readAll(await readerOf(store, 'p-restart')))).toEqual(range(1, 21));
+    expect(await redis.xlen(processLogKeys(`spec-${test}`, key('p-restart')).stream)).toBe(21);
+  });
+
+  it('fails a log alone past its buffer while Redis is unreachable: LOG_WRITE_FAILED (ENOBUFS), a writeFailed marker, never a hole', async () => {
+    const { store, failures, pressure } = await open({ stallMs: 100, bufferBytes: 2000, pressureBytes: 1000 });
+    const make = store.histories(ENV, { epoch: 1 });
+    const big = make('p-big', { argv: ['x'], tty: false });
+    const small = make('p-small', { argv: ['x'], tty: false });
+    big.append(outputBytes(1, chunk(1)));
+    small.append(outputBytes(1, chunk(1)));
+    await store.flush();
+    server.pause();
+    for (let seq = 2; seq <= 11; seq += 1) big.append(outputBytes(seq, chunk(seq)));
+    small.append(outputBytes(2, chunk(2)));
+    expect(pressure).toEqual([{ key: key('p-big'), behind: true, backlogBytes: 1000 }]);
+    await sleep(300); // unreachable now: 1000 bytes held, within the buffer
+    for (let seq = 12; seq <= 30; seq += 1) big.append(outputBytes(seq, chunk(seq)));
+    expect(failures.map((failure) => (failure instanceof OutputLogError ? [failure.code, failure.processId, failure.errno] : failure.code))).toEqual([['LOG_WRITE_FAILED', 'p-big', 'ENOBUFS']]);
+    expect(pressure.slice(1)).toEqual([{ key: key('p-big'), behind: false, backlogBytes: 0 }]);
+    server.resume();
+    big.append(closed(31));
+    small.append(closed(3));
+    await store.flush();
+    expect(seqs(await readAll(await readerOf(store, 'p-big')))).toEqual([1, ['writeFailed', 2, 31], 'LOG_WRITE_FAILED']);
+    expect(seqs(await readAll(await readerOf(store, 'p-small')))).toEqual([1, 2, 3]);
+  });
+
+  it('lets another store follow a log as it is written: one XREAD loop wakes its reader, and the close ends it', async () => {
+    const writer = await open({ followBlockMs: 200 });
+    const history = writer.store.histories(ENV, { epoch: 1 })('p-follow', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await writer.store.flush();
+    const { store } = await open({ followBlockMs: 200 });
+    const reader = await readerOf(store, 'p-follow');
+    expect(reader).toBe(await readerOf(store, 'p-follow'));
+    const got: number[] = [];
+    const following = (async () => {
+      let cursor = 0;
+      for (;;) {
+        const read = await reader.read(cursor, 1 << 20);
+        for (const event of read.events) if ('seq' in event) got.push(event.seq);
+        cursor = read.lastSeq;
+        if (read.ended) return;
+        if (read.caughtUp) await reader.waitFor(cursor);
+      }
+    })();
+    await sleep(50);
+    for (let seq = 2; seq <= 5; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    await sleep(50);
+    history.append(closed(6));
+    await following;
+    expect(got).toEqual(range(1, 6));
+  });
+
+  it('expires a released process with its keys, and forgets it in the index', async () => {
+    const { store, redis } = await open({ releasedRetentionMs: 300 });
+    const history = store.histories(ENV, { epoch: 1 })('p-expire', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    history.append(closed(2));
+    history.release();
+    await store.flush();
+    const keys = processLogKeys(`spec-${test}`, key('p-expire'));
+    const ttls = await Promise.all([redis.pttl(keys.stream), redis.pttl(keys.meta)]);
+    expect(ttls.every((ttl) => ttl > 0 && ttl <= 300)).toBe(true);
+    expect((await store.list()).map((meta) => meta.processId)).toEqual(['p-expire']);
+    await sleep(450);
+    expect(await redis.exists(keys.stream, keys.meta)).toBe(0);
+    expect(await store.list()).toEqual([]);
+    await store.enforce(); // lets go of its own log of it too
+    expect(await store.openReader(key('p-expire'))).toBeUndefined();
+  });
+});

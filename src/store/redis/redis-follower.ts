@@ -1,0 +1,264 @@
+/**
+ * Following the logs of one environment that other writers append to (another host, or this store's
+ * previous life): ONE blocking `XREAD BLOCK` loop per environment per store, on its own dedicated
+ * connection, covering every stream of the environment that has a waiter, its news fanned out through
+ * one rxjs Subject. Before each block it looks at the followed processes' meta hashes (an end that no
+ * entry says: a release, a failure, a loss, a removal); a waiter for a stream the blocked XREAD does not
+ * cover unblocks it (`CLIENT UNBLOCK`). The loop stops when no waiter remains, and on `stop()`.
+ */
+import type Redis from 'ioredis';
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { filter, Subject, take } from 'rxjs';
+import type { LogRead } from '../log-events';
+import { truncatedRange } from '../log-events';
+import type { PacedLogReader } from '../log-store';
+import type { ProcessKey } from '../process-meta';
+import { decodeCounters, seqOfId } from './redis-log-codec';
+import type { ProcessLogKeys } from './redis-log-keys';
+import type { StoredRange } from './redis-log-read';
+import { countFor, fetchStored, ReadBuilder } from './redis-log-read';
+
+/** What the loop learnt of one followed log: its last seq, and whether it takes no more appends. */
+export interface FollowedLog {
+  /** The process. */
+  readonly processId: string;
+  /** The last seq its stream holds. */
+  readonly lastSeq: number;
+  /** Nothing more will come (closed and all written, released, failed, lost, removed). */
+  readonly ended: boolean;
+}
+
+/** Whether a log read from its keys takes no more appends once a reader is at `lastSeq`. */
+export function endedBy(range: Pick<StoredRange, 'exists' | 'state' | 'released'> & { readonly closedSeq: number }, lastSeq: number): boolean {
+  if (!range.exists || range.released || range.state === 'failed' || range.state === 'lost') return true;
+  return range.closedSeq > 0 && lastSeq >= range.closedSeq;
+}
+
+/** A log followed: its keys and the waiters on it. */
+interface Followed {
+  readonly keys: ProcessLogKeys;
+  waiters: number;
+  /** The smallest seq a waiter waits after. */
+  afterSeq: number;
+}
+
+/** The follow loop of one environment (see the module's doc). */
+export class EnvironmentFollower {
+  /** What the loop learns, for every waiter of the environment. */
+  private readonly news = new Subject<FollowedLog>();
+  private readonly followed = new Map<string, Followed>();
+  private connection: { readonly redis: Redis; readonly id: Promise<number> } | undefined;
+  private running = false;
+  private blockedOn: ReadonlySet<string> = new Set();
+  private stopped = false;
+  private pause: Subscription | undefined;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly connect: () => Redis,
+    private readonly scheduler: SchedulerLike,
+    /** How long one XREAD blocks (and so how late an end no entry says is seen). */ private readonly blockMs: number,
+  ) {}
+
+  /** Resolves once `processId`'s log holds a seq after `afterSeq`, ends, or the follower stops. Never rejects. */
+  wait(processId: string, keys: ProcessLogKeys, afterSeq: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const entry = this.followed.get(processId) ?? { keys, waiters: 0, afterSeq };
+      entry.waiters += 1;
+      entry.afterSeq = Math.min(entry.afterSeq, afterSeq);
+      this.followed.set(processId, entry);
+      this.news.pipe(filter((news) => news.processId === processId && (news.lastSeq > afterSeq || news.ended)), take(1)).subscribe({
+        complete: () => {
+          entry.waiters -= 1;
+          if (entry.waiters === 0 && this.followed.get(processId) === entry) this.followed.delete(processId);
+          resolve();
+        },
+      });
+      this.kick(processId);
+    });
+  }
+
+  /** Stops the loop, resolves every waiter, closes the connection. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.pause?.unsubscribe();
+    this.news.complete();
+    this.followed.clear();
+    const connection = this.connection;
+    this.connection = undefined;
+    connection?.redis.disconnect();
+  }
+
+  private kick(processId: string): void {
+    if (!this.running) {
+      this.running = true;
+      void this.loop().finally(() => {
+        this.running = false;
+        if (!this.stopped && this.followed.size > 0) this.kick(processId);
+      });
+      return;
+    }
+    if (!this.blockedOn.has(processId)) void this.unblock();
+  }
+
+  private async unblock(): Promise<void> {
+    const connection = this.connection;
+    if (connection === undefined) return;
+    try {
+      await this.redis.client('UNBLOCK', await connection.id);
+    } catch {
+      // the block ends by its timeout
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped && this.followed.size > 0) {
+      try {
+        await this.look();
+        if (this.stopped || this.followed.size === 0) return;
+        await this.block();
+      } catch {
+        if (this.stopped) return;
+        await this.delay(this.blockMs); // Redis unreachable: look again later
+      }
+    }
+  }
+
+  /** The followed logs' meta hashes: their last seq and whether they ended. */
+  private async look(): Promise<void> {
+    const followed = [...this.followed.entries()];
+    const pipeline = this.redis.pipeline();
+    for (const [, entry] of followed) pipeline.hgetall(entry.keys.meta);
+    const replies = (await pipeline.exec()) ?? [];
+    followed.forEach(([processId], i) => {
+      const reply = replies[i];
+      if (reply === undefined || reply[0] !== null || typeof reply[1] !== 'object' || reply[1] === null) return;
+      const hash: Record<string, string> = {};
+      for (const [name, value] of Object.entries(reply[1])) if (typeof value === 'string') hash[name] = value;
+      const { lastSeq } = decodeCounters(hash);
+      const ended = endedBy({ exists: hash.startedAt !== undefined, state: hash.state, released: hash.released === '1', closedSeq: Number(hash.closedSeq ?? 0) || 0 }, lastSeq);
+      if (!this.news.closed) this.news.next({ processId, lastSeq, ended });
+    });
+  }
+
+  /** One XREAD BLOCK over every followed stream, from its smallest waited-after seq. */
+  private async block(): Promise<void> {
+    const connection = this.connect$();
+    await connection.id;
+    const followed = [...this.followed.entries()];
+    this.blockedOn = new Set(followed.map(([processId]) => processId));
+    const streams = followed.map(([, entry]) => entry.keys.stream);
+    const ids = followed.map(([, entry]) => `${entry.afterSeq}-0`);
+    try {
+      const reply = await connection.redis.xread('COUNT', 1, 'BLOCK', this.blockMs, 'STREAMS', ...streams, ...ids);
+      for (const [stream, items] of reply ?? []) {
+        const found = followed.find(([, entry]) => entry.keys.stream === stream);
+        const last = items[items.length - 1];
+        if (found === undefined || last === undefined) continue;
+        if (!this.news.closed) this.news.next({ processId: found[0], lastSeq: seqOfId(last[0]), ended: false });
+      }
+    } finally {
+      this.blockedOn = new Set();
+    }
+  }
+
+  private connect$(): { readonly redis: Redis; readonly id: Promise<number> } {
+    if (this.connection === undefined) {
+      const redis = this.connect();
+      const id = redis.client('ID');
+      id.catch(() => undefined); // awaited by the loop (which retries) and by `unblock`; never unhandled
+      this.connection = { redis, id };
+    }
+    return this.connection;
+  }
+
+  private delay(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.pause = this.scheduler.schedule(() => resolve(), ms);
+    });
+  }
+}
+
+/**
+ * A process's log that this store does not write (another host writes it, or it was written before a
+ * restart): read from Redis at the reader's pace, followed through the environment's loop.
+ */
+export class RemoteLogReader implements PacedLogReader {
+  /** Read at the reader's own pace. */
+  readonly pace = 'own';
+  /** The last seq the log was seen to hold. */
+  lastSeq = 0;
+  private ended = false;
+
+  constructor(
+    private readonly key: ProcessKey,
+    private readonly keys: ProcessLogKeys,
+    private readonly redis: Redis,
+    private readonly follower: EnvironmentFollower,
+  ) {}
+
+  /** The process's id. */
+  get processId(): string {
+    return this.key.processId;
+  }
+
+  /** The events after `afterSeq` the stream holds (see `PacedLogReader.read`). */
+  async read(afterSeq: number, maxBytes: number): Promise<LogRead> {
+    const read = new ReadBuilder(afterSeq, maxBytes);
+    const range = await fetchStored(this.redis, this.keys, this.processId, read.cursor, countFor(maxBytes));
+    if (!range.exists) {
+      // Removed (or expired): what the reader had not read is gone.
+      if (read.cursor < this.lastSeq) read.mark(truncatedRange('evicted', read.cursor + 1, this.lastSeq, 0));
+      this.ended = true;
+      return read.finish(read.cursor, true);
+    }
+    read.fromStored(range);
+    this.lastSeq = Math.max(this.lastSeq, range.counters.lastSeq);
+    this.ended = endedBy({ ...range, closedSeq: range.closedSeq }, range.counters.lastSeq);
+    return read.finish(range.counters.lastSeq, this.ended);
+  }
+
+  /** Undefined: every read of a log this store does not write goes to Redis. */
+  readNow(): LogRead | undefined {
+    return undefined;
+  }
+
+  /** Resolves once the log holds a seq after `afterSeq` or ends (the environment's follow loop). Never rejects. */
+  async waitFor(afterSeq: number): Promise<void> {
+    if (this.lastSeq > afterSeq || this.ended) return;
+    await this.follower.wait(this.processId, this.keys, afterSeq);
+  }
+}
+
+/** The follow loops of one store: one per environment, each on its own connection, made on first use. */
+export class Followers {
+  private readonly byEnvironment = new Map<string, EnvironmentFollower>();
+  private stopped = false;
+
+  constructor(
+    private readonly redis: Redis,
+    /** Makes a dedicated connection. */ private readonly connect: () => Redis,
+    private readonly scheduler: SchedulerLike,
+    private readonly blockMs: number,
+  ) {}
+
+  /** The follow loop of `environmentId`. */
+  of(environmentId: string): EnvironmentFollower {
+    let follower = this.byEnvironment.get(environmentId);
+    if (follower === undefined) {
+      const dedicated = (): Redis => this.connect().on('error', () => undefined); // its loop retries; the store's connection reports
+      follower = new EnvironmentFollower(this.redis, dedicated, this.scheduler, this.blockMs);
+      if (this.stopped) follower.stop();
+      this.byEnvironment.set(environmentId, follower);
+    }
+    return follower;
+  }
+
+  /** Stops every loop and closes its connection. */
+  stop(): void {
+    this.stopped = true;
+    for (const follower of this.byEnvironment.values()) follower.stop();
+  }
+}

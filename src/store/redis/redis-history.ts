@@ -1,0 +1,220 @@
+/**
+ * The exec layer's `OutputHistory` port backed by a process's log in Redis: what `RedisLogStore.histories`
+ * makes for each process (its output outlives the host, and other hosts read it). It is the disk's
+ * `DiskHistory` over a {@link RedisLog}: append to the log and to the live subscribers at once, replay
+ * asynchronously from the log at the reader's pace, then join the live ones in the turn it is caught up.
+ */
+import type { Subscriber } from 'rxjs';
+import { Observable } from 'rxjs';
+import { ExecClientError, OutputLogReadError } from '../../errors';
+import type { HistoryInput, OutputHistory } from '../../exec/output-history';
+import type { FailedEvent, ProcessEvent } from '../../exec/process-event';
+import type { SequencedEvent } from '../../wire/process-event';
+import type { LogEvent, TimedEvent } from '../log-events';
+import { truncatedRange } from '../log-events';
+import type { RedisLog } from './redis-log';
+
+/** Output bytes one read of a replay takes from the log: 1 MiB. */
+const REPLAY_READ_BYTES = 1024 * 1024;
+
+/** What the owner of a {@link RedisHistory} hears (the store's bookkeeping). */
+export interface RedisHistoryHooks {
+  /** The process failed (a `failed` event was appended). */
+  readonly onFailed?: () => void;
+  /** The history was released. */
+  readonly onRelease?: () => void;
+  /** Resolves once the process's metadata is in Redis (`OutputHistory.ready`); never rejects. */
+  readonly ready?: () => Promise<void>;
+}
+
+/** A subscriber of `eventsAfter$` and the last seq it has been given (or skips up to). */
+interface Reader {
+  readonly subscriber: Subscriber<ProcessEvent>;
+  afterSeq: number;
+}
+
+/**
+ * A process's `OutputHistory` kept in a {@link RedisLog} (see the module's doc and `DiskHistory`, whose
+ * rules it keeps: an asynchronous replay, `truncated` markers with a reason, a write failure that is not
+ * a process failure, a history that ends the log's writing but never removes it).
+ */
+export class RedisHistory implements OutputHistory {
+  private readonly live = new Set<Reader>();
+  private readonly readBytes: number;
+  private lastSeq = 0;
+  private appendedBytes = 0;
+  private ended = false;
+  private failure: FailedEvent | undefined;
+  private released = false;
+  private emitting = false;
+  private readonly deferred: HistoryInput[] = [];
+
+  constructor(
+    /** The log the history keeps its events in. */ readonly log: RedisLog,
+    private readonly hooks: RedisHistoryHooks = {},
+  ) {
+    this.readBytes = REPLAY_READ_BYTES;
+    // A log taken back after a restart already holds its process's output up to here.
+    this.lastSeq = log.lastSeq;
+  }
+
+  /** Resolves once the process's metadata is in Redis (see `OutputHistory.ready`); never rejects. */
+  ready(): Promise<void> {
+    return this.hooks.ready?.() ?? Promise.resolve();
+  }
+
+  /** The log's first seq (after what its quota dropped); after `release()`, the next seq to come. */
+  get historyStartSeq(): number {
+    return this.released ? this.lastSeq + 1 : this.log.firstSeq;
+  }
+
+  /** Events the log holds (0 once released). */
+  get retainedEvents(): number {
+    return this.released ? 0 : this.log.storedEvents;
+  }
+
+  /** Output bytes the log holds (0 once released). */
+  get retainedBytes(): number {
+    return this.released ? 0 : this.log.storedBytes;
+  }
+
+  /** Live subscribers (past their replay, not unsubscribed). */
+  get subscriberCount(): number {
+    return this.live.size;
+  }
+
+  /**
+   * Queues the event in the log and delivers it to the live subscribers; `closed` or `failed` ends
+   * the history (completes every subscriber). An append from inside a subscriber's callback is
+   * delivered after the current one. Never throws.
+   */
+  append(event: HistoryInput): void {
+    if (this.emitting) {
+      this.deferred.push(event);
+      return;
+    }
+    this.emitting = true;
+    try {
+      this.process(event);
+      for (let next = this.deferred.shift(); next !== undefined; next = this.deferred.shift()) this.process(next);
+    } finally {
+      this.emitting = false;
+    }
+  }
+
+  /**
+   * The events after `afterSeq`: the replay from the log (asynchronous, see the class doc), then live
+   * ones. Completes after `closed`; a failure is a `failed` value, then completion; it never errors.
+   * Unsubscribing stops the replay and leaves the live set.
+   */
+  eventsAfter$(afterSeq: number): Observable<ProcessEvent> {
+    return new Observable<ProcessEvent>((subscriber) => {
+      const reader: Reader = { subscriber, afterSeq: Math.max(0, afterSeq) };
+      void this.replay(reader);
+      return () => {
+        this.live.delete(reader);
+      };
+    });
+  }
+
+  /** Later subscribers get one `released` marker; the log takes no more events (the store may remove it first). Idempotent. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    void this.log.seal();
+    this.hooks.onRelease?.();
+  }
+
+  private process(event: HistoryInput): void {
+    if (this.ended) return;
+    if (event.type === 'failed') {
+      this.failure = event;
+      this.finish();
+      void this.log.seal();
+      this.hooks.onFailed?.();
+      return;
+    }
+    if (event.type === 'truncated') {
+      // The seqs before nextSeq will never come: the log records the hole (readers get it as an `evicted` marker).
+      if (event.nextSeq <= this.lastSeq + 1) return;
+      if (!this.released) this.log.appendGap(event.nextSeq, event.droppedBytes);
+      this.lastSeq = event.nextSeq - 1;
+      for (const reader of this.live) reader.subscriber.next(event);
+      return;
+    }
+    this.lastSeq = event.seq;
+    this.appendedBytes += event.type === 'output' ? event.chunk.byteLength : 0;
+    if (!this.released) this.log.append(event);
+    for (const reader of this.live) if (event.seq > reader.afterSeq) reader.subscriber.next(event);
+    if (event.type === 'closed') this.finish();
+  }
+
+  private finish(): void {
+    this.ended = true;
+    const readers = [...this.live];
+    this.live.clear();
+    for (const reader of readers) this.end(reader);
+  }
+
+  private end(reader: Reader): void {
+    if (this.failure !== undefined) reader.subscriber.next(this.failure);
+    reader.subscriber.complete();
+  }
+
+  /** Reads the log from the reader's cursor until caught up, then joins the live set (in that same turn). */
+  private async replay(reader: Reader): Promise<void> {
+    const subscriber = reader.subscriber;
+    try {
+      while (!subscriber.closed) {
+        if (reader.afterSeq >= this.lastSeq) return this.join(reader);
+        if (this.released) {
+          this.deliver(reader, truncatedRange('released', reader.afterSeq + 1, this.lastSeq, this.appendedBytes));
+          continue;
+        }
+        const read = await this.log.read(reader.afterSeq, this.readBytes);
+        if (subscriber.closed) return;
+        for (const event of read.events) this.deliver(reader, event);
+        if (read.events.length > 0 || reader.afterSeq >= this.lastSeq) continue;
+        // The log has nothing more and takes nothing more (removed, failed): a marker for the rest.
+        if (read.ended) this.deliver(reader, truncatedRange(this.log.failure === undefined ? 'evicted' : 'writeFailed', reader.afterSeq + 1, this.lastSeq, 0));
+        else await this.log.waitFor(reader.afterSeq);
+      }
+    } catch (error: unknown) {
+      if (subscriber.closed) return;
+      subscriber.next({ type: 'failed', error: readError(this.log.processId, error) });
+      subscriber.complete();
+    }
+  }
+
+  private deliver(reader: Reader, event: LogEvent): void {
+    if (event.type === 'failed') return; // the log's write failure: its marker came before it
+    if (event.type === 'truncated') {
+      reader.subscriber.next(event);
+      reader.afterSeq = Math.max(reader.afterSeq, event.toSeq);
+      return;
+    }
+    if (event.seq <= reader.afterSeq) return;
+    reader.afterSeq = event.seq;
+    reader.subscriber.next(untimed(event));
+  }
+
+  private join(reader: Reader): void {
+    if (this.ended) this.end(reader);
+    else this.live.add(reader);
+  }
+}
+
+/** The replayed event in the library's shape (live events are the appended objects: no `time` either). */
+function untimed(event: TimedEvent): SequencedEvent {
+  switch (event.type) {
+    case 'output':
+      return { type: 'output', seq: event.seq, stream: event.stream, chunk: event.chunk };
+    case 'exited':
+      return { type: 'exited', seq: event.seq, exitCode: event.exitCode, sandboxDenied: event.sandboxDenied };
+    case 'closed':
+      return { type: 'closed', seq: event.seq };
+  }
+}
+
+/** The error a replay ends with: the log's typed read error (anything else is a bug, reported the same way). */
+const readError = (processId: string, error: unknown): ExecClientError => (error instanceof ExecClientError ? error : new OutputLogReadError(processId, 'UNKNOWN'));

@@ -1,0 +1,166 @@
+/**
+ * The logs one Redis log store writes: each process's {@link RedisLog} with the state the store last wrote
+ * for it, each environment's newest writer epoch (a log written at an older one is fenced: it takes no
+ * more appends, and one StaleEpochError says so), and what the logs tell the store: their failures,
+ * backpressure, exits and closes (the meta hash follows them, at the writer's epoch).
+ */
+import type Redis from 'ioredis';
+import type { SchedulerLike } from 'rxjs';
+import { Subject } from 'rxjs';
+import type { LogWriteOperation } from '../../errors';
+import { OutputLogError, StaleEpochError } from '../../errors';
+import type { HistoryLaunch } from '../../exec/output-history';
+import { errnoOf } from '../errno';
+import type { LogPressure, LogStoreFailure } from '../log-store';
+import type { ProcessKey, ProcessLogState } from '../process-meta';
+import { keyOf, startingMeta } from '../process-meta';
+import type { ContextLog, RedisLogContext, RedisLogStart } from './redis-log-context';
+import { RedisLog } from './redis-log';
+import { encodeMeta } from './redis-log-codec';
+import { processLogKeys } from './redis-log-keys';
+import type { LogScripts } from './redis-log-scripts';
+import type { MetaWrite } from './redis-meta-writes';
+import { MetaWrites } from './redis-meta-writes';
+import type { Reachability } from './redis-reachability';
+
+/** A process this store writes (or wrote). */
+export interface LocalEntry {
+  /** Its log. */
+  readonly log: RedisLog;
+  /** Its state as this store last wrote it. */
+  state: ProcessLogState;
+  /** A StaleEpochError was reported for it. */
+  refused: boolean;
+}
+
+/** The bounds and retention the logs are written with. */
+export interface LocalLogsOptions {
+  /** See `RedisLogStoreOptions.quotaBytes`. */
+  readonly quotaBytes: number;
+  /** See `RedisLogStoreOptions.bufferBytes`. */
+  readonly bufferBytes: number;
+  /** See `RedisLogStoreOptions.pressureBytes`. */
+  readonly pressureBytes: number;
+  /** See `RedisLogStoreOptions.retentionMs`. */
+  readonly retentionMs: number;
+}
+
+/** The logs a store writes (see the module's doc). */
+export class LocalLogs {
+  /** The entries, by `keyOf`. */
+  readonly entries = new Map<string, LocalEntry>();
+  /** Failures of the logs and of the store's writes; stale writers refused. */
+  readonly failures = new Subject<LogStoreFailure>();
+  /** Each change of a log's backpressure. */
+  readonly pressures = new Subject<LogPressure>();
+  /** The meta writes and the index. */
+  readonly metas: MetaWrites;
+  private readonly epochs = new Map<string, number>();
+  private readonly context: RedisLogContext;
+
+  constructor(
+    redis: Redis,
+    scripts: LogScripts,
+    private readonly prefix: string,
+    private readonly scheduler: SchedulerLike,
+    reachability: Reachability,
+    private readonly options: LocalLogsOptions,
+  ) {
+    this.metas = new MetaWrites(redis, scripts, prefix, (processId, operation, error) => this.report(processId, operation, error));
+    this.context = {
+      redis,
+      scripts,
+      scheduler,
+      ...options,
+      reachable: () => reachability.now,
+      whenReachable: () => reachability.whenReachable(),
+      send: (call) => reachability.send(call),
+      afterError: () => reachability.afterError(),
+      answered: () => reachability.answered(),
+      failed: (error) => this.emit(error),
+      refused: (log, currentEpoch) => this.ifCurrent(log, (entry) => this.refuse(entry, currentEpoch)),
+      pressure: (pressure) => {
+        if (!this.pressures.closed) this.pressures.next(pressure);
+      },
+      lifecycle: (log, event) =>
+        this.ifCurrent(log, (entry) => {
+          const now = this.scheduler.now();
+          entry.state = event.type;
+          if (event.type === 'exited') this.write(entry, { mode: 'update', ttlMs: 0, fields: encodeMeta({ state: 'exited', exitCode: event.exitCode, exitedAt: now }) });
+          else this.write(entry, { mode: 'update', ttlMs: options.retentionMs, fields: [...encodeMeta({ state: 'closed', endedAt: now }), 'closedSeq', String(event.seq)] });
+        }),
+    };
+  }
+
+  /** The entry of `key`, if this store writes its log. */
+  get(key: ProcessKey): LocalEntry | undefined {
+    return this.entries.get(keyOf(key));
+  }
+
+  /**
+   * A new log for `key` written at `epoch`: continuing `adopted` (a process taken back), else a new one
+   * whose meta hash is made now (what its keys held goes first) and indexed. A log this store wrote for
+   * the key before takes nothing more. A stale `epoch` fences it at once.
+   */
+  make(key: ProcessKey, epoch: number, launch: HistoryLaunch | undefined, adopted: RedisLogStart | undefined): RedisLog {
+    this.get(key)?.log.removed();
+    const log = new RedisLog(key, processLogKeys(this.prefix, key), epoch, this.context, adopted);
+    const entry: LocalEntry = { log, state: 'running', refused: false };
+    this.entries.set(keyOf(key), entry);
+    if (adopted === undefined) {
+      const meta = startingMeta(key, launch ?? { argv: [], tty: false }, this.scheduler.now());
+      const counters = ['lastSeq', '0', 'storedBytes', '0', 'trimmedTo', '0', 'droppedBytes', '0'];
+      this.write(entry, { mode: 'create', ttlMs: 0, fields: [...encodeMeta(meta), 'epoch', String(epoch), ...counters] });
+      this.metas.index(key, meta.startedAt);
+    }
+    if (epoch < this.epochOf(key.environmentId)) this.refuse(entry, this.epochOf(key.environmentId));
+    return log;
+  }
+
+  /** The newest writer epoch of `environmentId` seen (0: none). */
+  epochOf(environmentId: string): number {
+    return this.epochs.get(environmentId) ?? 0;
+  }
+
+  /** A newer writer for `environmentId`: the logs written at an older epoch take no more appends. */
+  fence(environmentId: string, epoch: number): void {
+    if (epoch <= this.epochOf(environmentId)) return;
+    this.epochs.set(environmentId, epoch);
+    for (const entry of this.entries.values()) {
+      if (entry.log.key.environmentId === environmentId && entry.log.epoch < epoch && entry.log.end === undefined) this.refuse(entry, epoch);
+    }
+  }
+
+  /** Reports a failure of the store's own writes. */
+  report(processId: string, operation: LogWriteOperation, error: unknown): void {
+    this.emit(new OutputLogError(processId, errnoOf(error), operation));
+  }
+
+  /** Completes the streams (the store closed). */
+  complete(): void {
+    this.failures.complete();
+    this.pressures.complete();
+  }
+
+  /** A stale writer's log takes no more appends (what it took before is still written); reported once per log. */
+  private refuse(entry: LocalEntry, currentEpoch: number): void {
+    void entry.log.seal();
+    if (entry.refused) return;
+    entry.refused = true;
+    this.emit(new StaleEpochError(entry.log.key.environmentId, entry.log.epoch, currentEpoch));
+  }
+
+  /** A meta write of a log this store writes, at its epoch: a stale one refuses the log. */
+  private write(entry: LocalEntry, write: Omit<MetaWrite, 'epoch' | 'onStale'>): void {
+    void this.metas.write(entry.log.key, { ...write, epoch: entry.log.epoch, onStale: (current) => this.refuse(entry, current) });
+  }
+
+  private ifCurrent(log: ContextLog, then: (entry: LocalEntry) => void): void {
+    const entry = this.get(log.key);
+    if (entry !== undefined && entry.log === log) then(entry);
+  }
+
+  private emit(failure: LogStoreFailure): void {
+    if (!this.failures.closed) this.failures.next(failure);
+  }
+}

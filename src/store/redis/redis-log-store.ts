@@ -1,0 +1,299 @@
+/**
+ * The log store port on Redis (issue 33, replicas): every process's output in a Redis STREAM, its
+ * metadata in a HASH, both in its environment's hash tag (`./redis-log-keys`), so that any host of the
+ * replicas reads any process's log and a host restarted elsewhere takes its processes back.
+ *
+ * - Writing: the owner appends in batches of up to 64 events per script call (`./redis-log`); the script
+ *   refuses a writer whose epoch is below the environment's owner's, makes a seq already logged a no-op,
+ *   and keeps the process within `quotaBytes` by dropping its oldest entries (this store does not keep the
+ *   head: `keepsHead: false`), counting what went for exact `quota` markers.
+ * - Reading: {@link PacedLogReader}s at the reader's pace (`XRANGE`), the owner's unwritten tail from
+ *   memory; a log another writer appends to is followed by one `XREAD BLOCK` loop per environment on a
+ *   dedicated connection (`./redis-follower`).
+ * - Redis unreachable is this store's full disk: appends are held in memory up to `bufferBytes` per
+ *   process and written when Redis answers again; past it the log fails alone with LOG_WRITE_FAILED.
+ * - Lifetime: a process's keys expire (`PEXPIRE`) `retentionMs` after it ended (closed, failed, lost, or
+ *   `unknown` when its host stopped), `releasedRetentionMs` after its release; the index of every process
+ *   (`list()`) forgets expired ones lazily.
+ */
+import type Redis from 'ioredis';
+import type { Observable, SchedulerLike } from 'rxjs';
+import { asyncScheduler, EMPTY } from 'rxjs';
+import { ClosedError, OutputLogReadError } from '../../errors';
+import type { HistoryFactory } from '../../exec/output-history';
+import { errnoOf } from '../errno';
+import type { HistoriesOptions, LogPressure, LogStore, LogStoreCapabilities, LogStoreFailure, PacedLogReader } from '../log-store';
+import type { ProcessKey, ProcessLaunch, ProcessMeta } from '../process-meta';
+import { keyOf } from '../process-meta';
+import { Followers, RemoteLogReader } from './redis-follower';
+import { RedisHistory } from './redis-history';
+import type { RedisLogStart } from './redis-log-context';
+import { decodeCounters, decodeMeta, encodeMeta } from './redis-log-codec';
+import type { ProcessLogKeys } from './redis-log-keys';
+import { DEFAULT_REDIS_PREFIX, processLogKeys } from './redis-log-keys';
+import type { RedisLogStoreOptions } from './redis-log-options';
+import * as defaults from './redis-log-options';
+import { LogScripts } from './redis-log-scripts';
+import { LocalLogs } from './redis-local-logs';
+import type { MetaWrites } from './redis-meta-writes';
+import { Reachability } from './redis-reachability';
+
+export type { RedisLogStoreOptions } from './redis-log-options';
+
+/** What the Redis store can do: paced, durable, fallible writes; it drops the oldest at a quota; no files. */
+const CAPABILITIES: LogStoreCapabilities = { ownPace: true, durable: true, keepsHead: false, writeFailures: true, figures: false, listsEnded: true };
+
+/** A process taken back (`adopt`) and not yet continued by a history: where its log goes on, at which epoch. */
+type AdoptedEntry = { readonly key: ProcessKey; readonly start: RedisLogStart; epoch: number };
+
+/** The host's output logs on Redis (see the module's doc). Made by {@link RedisLogStore.open}; its owner calls `close()`. */
+export class RedisLogStore implements LogStore {
+  readonly capabilities = CAPABILITIES;
+  readonly figures = undefined;
+  readonly syncs$: Observable<number> = EMPTY;
+  /** The scripts on the store's connection (`calls` counts them). */
+  readonly scripts: LogScripts;
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly scheduler: SchedulerLike;
+  private readonly reachability: Reachability;
+  private readonly locals: LocalLogs;
+  private readonly remotes = new Map<string, RemoteLogReader>();
+  private readonly adopted = new Map<string, AdoptedEntry>();
+  private readonly followers: Followers;
+  private closed = false;
+
+  private constructor(private readonly options: RedisLogStoreOptions) {
+    this.redis = options.redis;
+    this.prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.scripts = new LogScripts(this.redis);
+    this.reachability = new Reachability(this.redis, this.scheduler, options.stallMs ?? defaults.DEFAULT_REDIS_STALL_MS, () => {
+      for (const entry of this.locals.entries.values()) entry.log.checkBuffer();
+    });
+    this.locals = new LocalLogs(this.redis, this.scripts, this.prefix, this.scheduler, this.reachability, {
+      quotaBytes: options.quotaBytes ?? defaults.DEFAULT_REDIS_QUOTA_BYTES,
+      bufferBytes: options.bufferBytes ?? defaults.DEFAULT_REDIS_BUFFER_BYTES,
+      pressureBytes: options.pressureBytes ?? defaults.DEFAULT_REDIS_PRESSURE_BYTES,
+      retentionMs: this.retentionMs,
+    });
+    const connect = options.subscriber ?? (() => this.redis.duplicate());
+    this.followers = new Followers(this.redis, connect, this.scheduler, options.followBlockMs ?? defaults.DEFAULT_REDIS_FOLLOW_BLOCK_MS);
+  }
+
+  /** Opens the store on `options.redis` (nothing is read: the processes of before are found in Redis as they are asked for). */
+  static open(options: RedisLogStoreOptions): Promise<RedisLogStore> {
+    return Promise.resolve(new RedisLogStore(options));
+  }
+
+  get failures$(): Observable<LogStoreFailure> {
+    return this.locals.failures.asObservable();
+  }
+
+  get pressure$(): Observable<LogPressure> {
+    return this.locals.pressures.asObservable();
+  }
+
+  /** For tests (the contract's `failWrites`): while on, Redis counts as unreachable, as a paused server would. */
+  simulateOutage(on: boolean): void {
+    this.reachability.simulateOutage(on);
+  }
+
+  histories(environmentId: string, { epoch }: HistoriesOptions): HistoryFactory {
+    this.locals.fence(environmentId, epoch);
+    return (processId, launch) => {
+      if (this.closed) throw new ClosedError('the output log store is closed');
+      const key = { environmentId, processId };
+      const adopted = this.adopted.get(keyOf(key));
+      this.adopted.delete(keyOf(key));
+      this.remotes.delete(keyOf(key));
+      const log = this.locals.make(key, epoch, launch, adopted?.start);
+      return new RedisHistory(log, { onFailed: () => void this.markFailed(key), onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
+    };
+  }
+
+  /** The log of a process: the one this store writes, else one read from Redis (the same object while it is held). Rejects with OutputLogReadError when Redis cannot be read. */
+  async openReader(key: ProcessKey): Promise<PacedLogReader | undefined> {
+    const local = this.locals.get(key);
+    if (local !== undefined) return local.log;
+    const keys = this.keysOf(key);
+    let exists: number;
+    try {
+      exists = await this.redis.exists(keys.meta);
+    } catch (error: unknown) {
+      throw new OutputLogReadError(key.processId, errnoOf(error));
+    }
+    const id = keyOf(key);
+    if (exists === 0) {
+      this.remotes.delete(id);
+      return undefined;
+    }
+    const reader = this.locals.get(key)?.log ?? this.remotes.get(id) ?? new RemoteLogReader(key, keys, this.redis, this.followers.of(key.environmentId));
+    if (reader instanceof RemoteLogReader) this.remotes.set(id, reader);
+    return reader;
+  }
+
+  /** Every process of the index whose keys are still there (expired ones leave the index here). */
+  list(): Promise<readonly ProcessMeta[]> {
+    return this.metas.list();
+  }
+
+  async meta(key: ProcessKey): Promise<ProcessMeta | undefined> {
+    return decodeMeta(key, await this.redis.hgetall(this.keysOf(key).meta));
+  }
+
+  describe(key: ProcessKey, launch: ProcessLaunch): Promise<void> {
+    return this.patch(key, { argv: [...launch.argv], tty: launch.tty });
+  }
+
+  noteStartedBy(key: ProcessKey, startedBy: string): Promise<void> {
+    return this.patch(key, { startedBy });
+  }
+
+  /** The history was released: its log takes no more appends (what it took is still written); its keys expire after `releasedRetentionMs`. */
+  release(key: ProcessKey): Promise<void> {
+    void this.locals.get(key)?.log.seal();
+    return this.patch(key, { released: true }, this.releasedRetentionMs);
+  }
+
+  /** Deletes the process's keys and leaves the index; a log this store writes takes nothing more (its readers get an `evicted` marker). */
+  async remove(key: ProcessKey): Promise<void> {
+    const id = keyOf(key);
+    this.locals.get(key)?.log.removed();
+    this.locals.entries.delete(id);
+    this.remotes.delete(id);
+    this.adopted.delete(id);
+    await this.metas.remove(key);
+  }
+
+  /** Forgets the processes whose keys expired: from the index, and the logs this store wrote. Never rejects. */
+  async enforce(): Promise<void> {
+    try {
+      await this.list();
+      for (const [id, entry] of this.locals.entries) {
+        if (entry.log.end !== undefined && (await this.redis.exists(entry.log.keys.meta)) === 0) this.locals.entries.delete(id);
+      }
+    } catch {
+      // Redis unreachable: the next sweep does it
+    }
+  }
+
+  /** See `MetaWrites.adoptable`: `unknown`, taken back and not continued, or running under a stale writer; not released. */
+  adoptable(environmentId: string): Promise<readonly ProcessMeta[]> {
+    return this.metas.adoptable(environmentId, (meta) => this.adopted.has(keyOf(meta)), (meta) => this.locals.get(meta) !== undefined);
+  }
+
+  async adopt(key: ProcessKey, epoch: number): Promise<number | undefined> {
+    if (this.closed) throw new ClosedError('the output log store is closed');
+    const id = keyOf(key);
+    this.locals.fence(key.environmentId, epoch);
+    const taken = this.adopted.get(id);
+    if (taken !== undefined) {
+      // Taken back again (the attempt before failed, its executor re-dialled): it goes on at the new epoch.
+      taken.epoch = Math.max(taken.epoch, epoch);
+      void this.metas.write(key, { epoch: taken.epoch, mode: 'update', ttlMs: -1, fields: ['epoch', String(taken.epoch)] });
+      return taken.start.lastSeq;
+    }
+    const keys = this.keysOf(key);
+    let found: [Record<string, string>, number];
+    try {
+      found = await Promise.all([this.redis.hgetall(keys.meta), this.redis.xlen(keys.stream)]);
+    } catch (error: unknown) {
+      throw new OutputLogReadError(key.processId, errnoOf(error));
+    }
+    if (this.closed) throw new ClosedError('the output log store is closed');
+    const [hash, storedEvents] = found;
+    if (decodeMeta(key, hash) === undefined) return undefined;
+    const { lastSeq, storedBytes, trimmedTo } = decodeCounters(hash);
+    this.locals.get(key)?.log.removed();
+    this.locals.entries.delete(id);
+    this.remotes.delete(id);
+    this.adopted.set(id, { key, start: { lastSeq, storedBytes, storedEvents, trimmedTo }, epoch });
+    // Running again, at the new epoch, and no longer expiring.
+    void this.metas.write(key, { epoch, mode: 'update', ttlMs: -1, fields: [...encodeMeta({ state: 'running', endedAt: null, lostReason: null }), 'epoch', String(epoch)] });
+    return lastSeq;
+  }
+
+  async markLost(key: ProcessKey, reason: string): Promise<void> {
+    this.adopted.delete(keyOf(key));
+    const meta = await this.meta(key).catch(() => undefined);
+    if (meta === undefined || meta.state === 'closed' || meta.state === 'failed') return;
+    const entry = this.locals.get(key);
+    if (entry !== undefined) entry.state = 'lost';
+    void entry?.log.seal();
+    await this.patch(key, { state: 'lost', lostReason: reason, endedAt: meta.endedAt ?? this.scheduler.now() }, this.retentionMs);
+  }
+
+  /**
+   * The process's stream failed on the host's side: state `failed`; its log takes no more appends. Once the
+   * store is closed it is not: the host stops and lets its executors go (`unknown`, to be taken back).
+   */
+  markFailed(key: ProcessKey): Promise<void> {
+    const entry = this.locals.get(key);
+    if (this.closed || entry === undefined || !(entry.state === 'running' || entry.state === 'exited')) return Promise.resolve();
+    entry.state = 'failed';
+    void entry.log.seal();
+    return this.patch(key, { state: 'failed', endedAt: this.scheduler.now() }, this.retentionMs);
+  }
+
+  metaWritten(key: ProcessKey): Promise<void> {
+    return this.metas.written(key);
+  }
+
+  /** `redis unreachable` while the connection is down, a script call stalls, or Redis does not answer a PING within `stallMs`. */
+  async unready(): Promise<string | undefined> {
+    if (!this.reachability.now) return 'redis unreachable';
+    const answered = await this.reachability.within(this.reachability.stallMs, this.redis.ping().then(() => true, () => false));
+    return answered === true ? undefined : 'redis unreachable';
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all([...this.locals.entries.values()].map((entry) => entry.log.flush()));
+    await this.metas.all();
+  }
+
+  /**
+   * Marks the processes still running `unknown` (a restarted host takes them back), writes what the logs
+   * took (waiting at most `closeTimeoutMs`: a log not written by then fails, LOG_WRITE_FAILED
+   * `ETIMEDOUT`), stops the follow loops and their connections, completes the streams. The caller's
+   * connection stays open. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const now = this.scheduler.now();
+    for (const entry of this.locals.entries.values()) {
+      if (entry.state === 'running' || entry.state === 'exited') {
+        entry.state = 'unknown';
+        void this.patch(entry.log.key, { state: 'unknown', endedAt: now }, this.retentionMs, entry.log.epoch);
+      }
+      void entry.log.seal();
+    }
+    for (const { key } of this.adopted.values()) void this.patch(key, { state: 'unknown', endedAt: now }, this.retentionMs);
+    await this.reachability.within(this.options.closeTimeoutMs ?? defaults.DEFAULT_REDIS_CLOSE_TIMEOUT_MS, this.flush());
+    for (const entry of this.locals.entries.values()) if (entry.log.backlogBytes > 0) entry.log.fail('ETIMEDOUT');
+    this.followers.stop();
+    this.reachability.stop();
+    this.locals.complete();
+  }
+
+  private get metas(): MetaWrites {
+    return this.locals.metas;
+  }
+
+  private get retentionMs(): number {
+    return this.options.retentionMs ?? defaults.DEFAULT_REDIS_RETENTION_MS;
+  }
+
+  private get releasedRetentionMs(): number {
+    return Math.min(this.retentionMs, this.options.releasedRetentionMs ?? defaults.DEFAULT_REDIS_RELEASED_RETENTION_MS);
+  }
+
+  private keysOf(key: ProcessKey): ProcessLogKeys {
+    return processLogKeys(this.prefix, key);
+  }
+
+  private patch(key: ProcessKey, patch: Partial<ProcessMeta>, ttlMs = 0, epoch = -1): Promise<void> {
+    return this.metas.write(key, { epoch, mode: 'update', ttlMs, fields: encodeMeta(patch) });
+  }
+}
