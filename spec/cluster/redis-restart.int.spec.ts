@@ -13,7 +13,7 @@ import type { SseEvent } from '../host/api/sse-reader';
 import { startDirectExecutor } from '../support/executor';
 import { replicaCluster } from './replicas';
 
-jest.setTimeout(180_000);
+jest.setTimeout(100_000);
 
 const CREDENTIALS = { keyId: 'AKIDREDISRESTART', secret: 'redis-restart-secret-do-not-print', token: 'redis-restart-token-do-not-print' };
 const LINES = 200;
@@ -79,6 +79,9 @@ describe('Redis restarted under two replicas, mid-stream', () => {
       const done = await new ApiClient(b.base, CREDENTIALS.token).get(paths.process(env, processId));
       expect(done.body).toMatchObject({ state: 'closed', exitCode: 0 });
       return { got, exited: executor.child.exitCode };
+    } catch (error: unknown) {
+      process.stderr.write(`--- a\n${cluster.stderr(a).slice(-6000)}\n--- b\n${cluster.stderr(b).slice(-6000)}\n`);
+      throw error;
     } finally {
       await executor.stop();
     }
