@@ -92,7 +92,8 @@ export class HostClient implements AsyncDisposable {
    * `signal.reason` when aborted.
    */
   async logUrl(environmentId: string, processId: string, options: LogUrlOptions = {}): Promise<string> {
-    return logUrlOf(await this.post(environmentId, processId, 'log/tickets', undefined, options, 'idempotent'), this.connection.baseUrl, options.stream);
+    const answer = await this.post(environmentId, processId, 'log/tickets', undefined, options, 'idempotent');
+    return logUrlOf(answer, answer.baseUrl ?? this.connection.urls.current, options.stream);
   }
 
   /**
