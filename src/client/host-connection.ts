@@ -148,7 +148,8 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
       const untried = walk.failed(url);
       const delay = retryAfter ?? (untried ? 0 : backoffDelay(failures, connection.policy, connection.random));
       if (retryAfter !== undefined || !untried) failures += 1;
-      await sleep(offline.next(delay, busy), request.signal, connection.scheduler);
+      const bounded = offline.next(delay, busy);
+      if (bounded > 0) await sleep(bounded, request.signal, connection.scheduler);
       continue;
     }
     const retryable = request.retry === 'idempotent' && (response === undefined || isGatewayFailure(response.status));
@@ -156,7 +157,7 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
     await response?.body?.cancel();
     if (walk.failed(url)) {
       // Another url of this round is untried: at once (still within the offline bound).
-      await sleep(offline.next(0, cause), request.signal, connection.scheduler);
+      offline.next(0, cause);
       continue;
     }
     await sleep(offline.next(backoffDelay(failures, connection.policy, connection.random), cause), request.signal, connection.scheduler);

@@ -76,11 +76,9 @@ const MAX_COME_BACK_MS = 30_000;
  * A stream that ends with the host's come-back event (`event: restart`, the host stops gracefully) is
  * not an end for the session (`onEnd` is not called) nor a failure: it is opened again after the
  * event's `retryMs` (at most 30 s), resuming by the session's path.
- *
- * With several urls (replicas of one cluster), a stream that drops, ends with the come-back event, or
- * cannot be opened (no answer, 502, 503, 504) is opened again on the next url, resuming by the
- * session's path (its last seq): the next url of a round at once (a come-back event's wait is not
- * needed on another replica), a round where every url failed after the backoff as with one url.
+ * With several urls (replicas), a stream that drops, comes back, or cannot be opened (no answer,
+ * 502/503/504) is opened again on the next url by the session's path (its last seq): at once while the
+ * round has an untried url, else after the backoff (or come-back wait) as with one url.
  */
 export async function runSse(connection: HostConnection, what: string, session: SseSession, signal: AbortSignal): Promise<void> {
   let failures = 0;
@@ -89,6 +87,7 @@ export async function runSse(connection: HostConnection, what: string, session: 
   const wait = (ms: number): Promise<void> => sleep(ms, signal, scheduler);
   const walk = new UrlWalk(connection.urls);
   while (!session.finished()) {
+    if (signal.aborted) return; // a move to another url does not wait: the caller's abort is seen here
     const url = walk.url;
     let response: Response | undefined;
     let cause: unknown;
@@ -161,15 +160,13 @@ export async function runSse(connection: HostConnection, what: string, session: 
         failures = 0;
         if (!session.finished()) {
           session.onDrop?.('the host is restarting');
-          // Another replica answers at once; the only host is waited for.
-          walk.answered();
+          walk.answered(); // another replica answers at once; the only host is waited for
           if (!walk.failed(url)) await wait(comeBackMs);
         }
         continue;
       }
       if (!session.finished()) session.onDrop?.(dropped);
-      // A cut after progress reconnects at once (on the next url, when there are several); streams that
-      // keep ending without progress back off.
+      // A cut after progress reconnects at once (on the next url); streams ending without progress back off.
       const progressed = session.progress() > before;
       failures = progressed ? 0 : failures + 1;
       if (progressed) walk.answered();
@@ -189,22 +186,18 @@ export async function runSse(connection: HostConnection, what: string, session: 
         await wait(retryAfter ?? backoffDelay(failures++, connection.policy, connection.random));
         continue;
       }
-      // Another replica may serve the stream: the next url, at once unless the host said when to come
-      // back (a replica answering for a process another owns does) or every url of this round said 503.
+      // The next url: at once unless the host said when (a replica for a process another owns) or the round failed.
       const untried = walk.failed(url);
       const delay = retryAfter ?? (untried ? 0 : backoffDelay(failures, connection.policy, connection.random));
       if (retryAfter === undefined && !untried) failures += 1;
-      await wait(offline.next(delay, cause));
+      const bounded = offline.next(delay, cause);
+      if (bounded > 0) await wait(bounded);
       continue;
     }
     if (response !== undefined && !isGatewayFailure(response.status)) throw await session.refusal(response);
     session.onDrop?.(response === undefined ? `the host is unreachable: ${messageOf(cause)}` : `a gateway could not reach the host (HTTP ${response.status})`);
     await response?.body?.cancel();
-    if (walk.failed(url)) {
-      // Another url of this round is untried: at once (still within the offline bound).
-      await wait(offline.next(0, cause));
-      continue;
-    }
+    if (walk.failed(url) && offline.next(0, cause) === 0) continue; // an untried url of this round: at once, within the bound
     await wait(offline.next(backoffDelay(failures++, connection.policy, connection.random), cause));
   }
 }
