@@ -123,6 +123,23 @@ describe('exec-rx run --host arguments', () => {
     });
   });
 
+  it('takes several hosts (the replicas of one cluster) from repeated --host, comma lists, or EXEC_RX_HOST', () => {
+    const a = 'http://127.0.0.1:8081';
+    const b = 'http://127.0.0.1:8082';
+    const c = 'https://h.example:8443';
+    const target = (args: readonly string[], env: NodeJS.ProcessEnv = { EXEC_RX_TOKEN: TOKEN }): unknown => parseRunArgs([...args, '--environment', 'e', '--', 'true'], env).target;
+    const access = { url: a, urls: [a, b, c], token: TOKEN };
+    expect(target(['--host', a, '--host', `${b}/`, '--host', c])).toEqual({ kind: 'host', access, environmentId: 'e' });
+    expect(target(['--host', `${a}, ${b},${c}`])).toEqual({ kind: 'host', access, environmentId: 'e' });
+    expect(target(['--host', `${a},${b}`, '--host', c])).toEqual({ kind: 'host', access, environmentId: 'e' });
+    expect(target([], { EXEC_RX_HOST: `${a},${b},${c}`, EXEC_RX_TOKEN: TOKEN })).toEqual({ kind: 'host', access, environmentId: 'e' });
+    // A repeat is one url; one url left is the single-host access it always was.
+    expect(target(['--host', a, '--host', a])).toEqual({ kind: 'host', access: { url: a, token: TOKEN }, environmentId: 'e' });
+    expect(() => target(['--host', `${a},,${b}`])).toThrow('--host expects urls separated by commas, without empty items');
+    expect(() => target(['--host', `${a},ftp://x`])).toThrow('--host expects an http:// or https:// url');
+    expect(parseLsArgs(['--host', `${a},${b}`], { EXEC_RX_TOKEN: TOKEN }).access).toEqual({ url: a, urls: [a, b], token: TOKEN });
+  });
+
   it('takes the host from EXEC_RX_HOST when --environment comes alone', () => {
     expect(parseRunArgs(['--environment', 'e', '--', 'true'], { EXEC_RX_HOST: 'http://127.0.0.1:9000', EXEC_RX_TOKEN: TOKEN }).target).toEqual({ kind: 'host', access: { url: 'http://127.0.0.1:9000', token: TOKEN }, environmentId: 'e' });
     // Without --environment, EXEC_RX_HOST does not take a local run away.

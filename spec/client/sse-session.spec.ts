@@ -6,6 +6,7 @@
 import { asyncScheduler } from 'rxjs';
 import { HostApiError } from '../../src/client';
 import type { HostConnection } from '../../src/client/host-connection';
+import { HostUrls } from '../../src/client/host-urls';
 import type { RetryPolicy } from '../../src/client/retry';
 import { DEFAULT_RETRY_POLICY } from '../../src/client/retry';
 import type { SseSession } from '../../src/client/sse-session';
@@ -59,7 +60,7 @@ function followingSession(): SseSession & { readonly seen: string[] } {
 describe('runSse', () => {
   it('ends with DECODE_FAILED (the cause kept) when handling an event throws a plain error, without opening the stream again', async () => {
     const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a'), frames.output(2, 'b')), new SseBody(frames.output(2, 'b')));
-    const connection: HostConnection = { baseUrl: 'http://host.test', token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5, scheduler: asyncScheduler };
+    const connection: HostConnection = { urls: new HostUrls('http://host.test'), token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5, scheduler: asyncScheduler };
     const cause = new TypeError('boom');
     const session = throwingSession(cause);
     const error = await runSse(connection, 'events', session, new AbortController().signal).then(
@@ -73,7 +74,7 @@ describe('runSse', () => {
 
   it('passes a HostApiError the handler throws through as it is', async () => {
     const fake = new FakeFetch().reply(new SseBody(frames.output(1, 'a'), frames.output(2, 'b')));
-    const connection: HostConnection = { baseUrl: 'http://host.test', token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5, scheduler: asyncScheduler };
+    const connection: HostConnection = { urls: new HostUrls('http://host.test'), token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5, scheduler: asyncScheduler };
     const thrown = new HostApiError('PROCESS_GAP', 'a hole', undefined, undefined);
     await expect(runSse(connection, 'events', throwingSession(thrown), new AbortController().signal)).rejects.toBe(thrown);
     expect(fake.calls).toHaveLength(1);
@@ -84,7 +85,7 @@ describe('runSse', () => {
     // The first stream brings seq 1, then goes silent: no ping, no close (a half-open connection).
     const silent = new SseBody(frames.output(1, 'a'));
     const fake = new FakeFetch(clock).reply(silent, new SseBody(frames.output(2, 'b'), frames.closed(3)).end());
-    const connection: HostConnection = { baseUrl: 'http://host.test', token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5, scheduler: clock };
+    const connection: HostConnection = { urls: new HostUrls('http://host.test'), token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5, scheduler: clock };
     const session = followingSession();
     const running = runSse(connection, 'events', session, new AbortController().signal);
     await clock.advance(policy.streamIdleMs - 1);
@@ -109,7 +110,7 @@ describe('runSse', () => {
       new SseBody(frames.output(3, 'c')).end(),
       new SseBody(frames.closed(4)).end(),
     );
-    const connection: HostConnection = { baseUrl: 'http://host.test', token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5, scheduler: asyncScheduler };
+    const connection: HostConnection = { urls: new HostUrls('http://host.test'), token: () => 'unit-spec-token-0123456789', fetch: fake.fetch, policy, random: () => 0.5, scheduler: asyncScheduler };
     const drops: string[] = [];
     const session = { ...followingSession(), onDrop: (reason: string) => void drops.push(reason) };
     await runSse(connection, 'events', session, new AbortController().signal);

@@ -10,7 +10,7 @@ import { within } from '../host/api/sse-reader';
 import { outputOf } from '../cli/host-child';
 import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 import { startDirectExecutor } from '../support/executor';
-import type { Haproxy } from '../support/haproxy';
+import type { SpecHaproxy as Haproxy } from '../support/haproxy';
 import { startHaproxy } from '../support/haproxy';
 import type { Replica } from './replicas';
 import { replicaCluster } from './replicas';

@@ -13,7 +13,7 @@ import { ApiClient, paths } from '../host/api/api-client';
 import { within } from '../host/api/sse-reader';
 import { outputOf } from '../cli/host-child';
 import { startDirectExecutor } from '../support/executor';
-import type { Haproxy } from '../support/haproxy';
+import type { SpecHaproxy as Haproxy } from '../support/haproxy';
 import { startHaproxy } from '../support/haproxy';
 import type { Replica } from './replicas';
 import { replicaCluster } from './replicas';

@@ -16,7 +16,7 @@ import { within } from '../host/api/sse-reader';
 import type { SseEvent } from '../host/api/sse-reader';
 import { outputOf } from '../cli/host-child';
 import { startDirectExecutor } from '../support/executor';
-import type { Haproxy } from '../support/haproxy';
+import type { SpecHaproxy as Haproxy } from '../support/haproxy';
 import { startHaproxy } from '../support/haproxy';
 import type { DisconnectableProxy } from '../support/ws-proxy';
 import { startDisconnectableProxy } from '../support/ws-proxy';

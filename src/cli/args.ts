@@ -89,7 +89,10 @@ export const USAGE = `usage:
       --token TOKEN      the listening executor's bearer token for --connect (not an operator token)
       --stdio            spawn a codex executor over stdio
       --host URL         run in an environment of a running exec-rx host (or EXEC_RX_HOST with
-                         --environment); operator token from --token-file FILE or EXEC_RX_TOKEN
+                         --environment); operator token from --token-file FILE or EXEC_RX_TOKEN.
+                         Replicas of one host cluster: repeat --host or give a comma list (also in
+                         EXEC_RX_HOST); a url that stops answering (or answers 502/503/504) is left
+                         for the next, and the output resumes there where it stopped
       --environment ID   the host's environment to run in (required with --host)
       --cwd DIR          working directory of the command
       --env K=V          set an environment variable (repeatable)
@@ -107,7 +110,8 @@ export const USAGE = `usage:
       a process's output as it was written (stdout to stdout, stderr to stderr): what the host holds,
       or with --follow everything until the process closed; --after SEQ: only what follows event SEQ.
       Exits 0 when done; a note on stderr where the host no longer holds the history.
-    ls and logs: the host from --host or EXEC_RX_HOST, the operator token from --token-file or EXEC_RX_TOKEN.
+    ls and logs: the host from --host or EXEC_RX_HOST (a comma list for the replicas of one cluster),
+    the operator token from --token-file or EXEC_RX_TOKEN.
   exec-rx host [--port N] [--host 127.0.0.1] [--tls-cert FILE --tls-key FILE]
       --credentials-file FILE  accepted "ACCESS_KEY_ID SECRET" pairs (or EXEC_RX_CREDENTIALS_FILE,
                                or EXEC_RX_ACCESS_KEY_ID + EXEC_RX_SECRET_ACCESS_KEY)
@@ -160,7 +164,7 @@ const RUN_OPTIONS = {
   connect: { type: 'string' },
   token: { type: 'string' },
   stdio: { type: 'boolean' },
-  host: { type: 'string' },
+  host: { type: 'string', multiple: true },
   environment: { type: 'string' },
   'token-file': { type: 'string' },
   cwd: { type: 'string' },

@@ -11,8 +11,14 @@ import { asUsage, UsageError } from './usage-error';
 
 /** Where a host is and the operator token to show it. */
 export interface HostAccess {
-  /** The host's base url, without a trailing slash (`http://127.0.0.1:8080`). */
+  /** The host's base url, without a trailing slash (`http://127.0.0.1:8080`): the first one given. */
   readonly url: string;
+  /**
+   * Every url given, in order, when there are several (replicas of one cluster, issue 33: repeated
+   * `--host`, or a comma list in `--host` or `EXEC_RX_HOST`); absent for one. The client moves to the
+   * next one when a url stops answering.
+   */
+  readonly urls?: readonly string[];
   /** The operator token (never printed). */
   readonly token: string;
 }
@@ -61,16 +67,25 @@ function checkHostUrl(url: string, from: string): string {
   return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, '');
 }
 
+/** The urls of `--host` values or `EXEC_RX_HOST`: each may be a comma list; empty items are refused; repeats are dropped. */
+function hostUrls(raw: readonly string[], from: string): readonly string[] {
+  const items = raw.flatMap((value) => value.split(',')).map((item) => item.trim());
+  if (items.some((item) => item === '')) throw new UsageError(`${from} expects urls separated by commas, without empty items`);
+  return [...new Set(items.map((item) => checkHostUrl(item, from)))];
+}
+
 /**
- * The host and token: the url from `host` (the `--host` flag) or `EXEC_RX_HOST`, the token from
- * `tokenFile` (its content trimmed, which must not be empty) or `EXEC_RX_TOKEN`. Throws UsageError
- * when either is missing, naming where it goes.
+ * The host and token: the url from `host` (the `--host` flag, repeated or a comma list for the replicas
+ * of one cluster) or `EXEC_RX_HOST` (a comma list too), the token from `tokenFile` (its content trimmed,
+ * which must not be empty) or `EXEC_RX_TOKEN`. Throws UsageError when either is missing, naming where it goes.
  */
-export function hostAccess(host: string | undefined, tokenFile: string | undefined, env: NodeJS.ProcessEnv, read: ReadText = readText): HostAccess {
+export function hostAccess(host: string | readonly string[] | undefined, tokenFile: string | undefined, env: NodeJS.ProcessEnv, read: ReadText = readText): HostAccess {
   const fromEnv = env['EXEC_RX_HOST'] === '' ? undefined : env['EXEC_RX_HOST'];
-  const rawUrl = host ?? fromEnv;
-  if (rawUrl === undefined) throw new UsageError('no host: pass --host URL or set EXEC_RX_HOST');
-  const url = checkHostUrl(rawUrl, host === undefined ? 'EXEC_RX_HOST' : '--host');
+  const given = typeof host === 'string' ? [host] : host !== undefined && host.length > 0 ? host : undefined;
+  const raw = given ?? (fromEnv === undefined ? undefined : [fromEnv]);
+  if (raw === undefined) throw new UsageError('no host: pass --host URL or set EXEC_RX_HOST');
+  const urls = hostUrls(raw, given === undefined ? 'EXEC_RX_HOST' : '--host');
+  const url = urls[0] ?? '';
   let token: string | undefined;
   if (tokenFile !== undefined) {
     let text: string;
@@ -87,7 +102,7 @@ export function hostAccess(host: string | undefined, tokenFile: string | undefin
     token = fromEnvToken === '' ? undefined : fromEnvToken;
   }
   if (token === undefined) throw new UsageError('no operator token: set EXEC_RX_TOKEN or pass --token-file FILE');
-  return { url, token };
+  return urls.length > 1 ? { url, urls, token } : { url, token };
 }
 
 const LS_OPTIONS = {

@@ -1,17 +1,29 @@
 /**
- * What a `HostClient` is built with: its options, and the connection (base url, token, fetch, retry
+ * What a `HostClient` is built with: its options, and the connection (base urls, token, fetch, retry
  * policy, randomness, clock) made from them with the defaults filled in.
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import type { HostConnection } from './host-connection';
+import { HostUrls } from './host-urls';
 import type { RetryPolicy } from './retry';
 import { DEFAULT_RETRY_POLICY } from './retry';
 
 /** Options of a {@link HostClient}. */
 export interface HostClientOptions {
-  /** The host's base url (`http://127.0.0.1:8080`). */
-  readonly url: string;
+  /**
+   * The host's base url (`http://127.0.0.1:8080`), or several: the replicas of one exec-rx cluster
+   * (issue 33), in the order to try them. With several, a request or an event stream's (re)connection
+   * that gets no answer (refused, reset, timed out) or a 502, 503 or 504 moves the client to the next url
+   * (round robin; the next url of a round is tried at once, and a full round that failed backs off as one
+   * url does); the client stays on the one that answered last. An event stream that drops resumes from
+   * its last seq on the next url. Every url must be a replica of the same cluster: they answer with the
+   * same `exec-rx-host-instance` (the cluster's id; each names itself in `exec-rx-host-replica`), so that
+   * moving between them is not taken for a host restart (only an instance id that changed makes a
+   * process the client saw and the host no longer knows `PROCESS_GONE`). Urls of independent hosts do
+   * not belong in one client. Throws RangeError for an empty list.
+   */
+  readonly url: string | readonly string[];
   /**
    * An operator token, or a function giving the current one (at once or as a promise). A function is
    * called before each request and before each (re)connection of an event stream, so a refreshed token
@@ -40,11 +52,11 @@ export interface HostClientOptions {
   readonly binaryEvents?: boolean;
 }
 
-/** The connection a client built with `options` uses: the base url without a trailing slash, the token as a function, the defaults. */
+/** The connection a client built with `options` uses: the base urls without trailing slashes, the token as a function, the defaults. */
 export function hostConnection(options: HostClientOptions): HostConnection {
   const token = options.token;
   return {
-    baseUrl: options.url.replace(/\/+$/, ''),
+    urls: new HostUrls(options.url),
     token: typeof token === 'string' ? () => token : token,
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },

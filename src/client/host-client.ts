@@ -41,7 +41,11 @@ import { overview, watch } from './watch-stream';
 const segment = encodeURIComponent;
 const newId = (): string => globalThis.crypto.randomUUID();
 
-/** A client of one host's operator API. Holds no connection between calls; every stream is cold. */
+/**
+ * A client of one host's operator API: one url, or the urls of the replicas of one cluster (see
+ * `HostClientOptions.url`), moved between when one stops answering. Holds no connection between calls;
+ * every stream is cold.
+ */
 export class HostClient implements AsyncDisposable {
   private readonly connection: HostConnection;
   private readonly lifetime = new ClientLifetime();
@@ -92,7 +96,8 @@ export class HostClient implements AsyncDisposable {
    * `signal.reason` when aborted.
    */
   async logUrl(environmentId: string, processId: string, options: LogUrlOptions = {}): Promise<string> {
-    return logUrlOf(await this.post(environmentId, processId, 'log/tickets', undefined, options, 'idempotent'), this.connection.baseUrl, options.stream);
+    const answer = await this.post(environmentId, processId, 'log/tickets', undefined, options, 'idempotent');
+    return logUrlOf(answer, answer.baseUrl ?? this.connection.urls.current, options.stream);
   }
 
   /**

@@ -7,13 +7,18 @@ import type { SchedulerLike } from 'rxjs';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
 import { HOST_INSTANCE_HEADER, Problem } from '../wire/operator-api';
+import type { HostUrls } from './host-urls';
+import { UrlWalk } from './host-urls';
 import type { RetryPolicy } from './retry';
 import { abortReason, backoffDelay, offlineWait, retryAfterMs, sleep } from './retry';
 
 /** Where and how the client reaches a host. */
 export interface HostConnection {
-  /** The host's base url, without a trailing slash (`http://127.0.0.1:8080`). */
-  readonly baseUrl: string;
+  /**
+   * The host's base urls (one, or several replicas of one cluster), without trailing slashes
+   * (`http://127.0.0.1:8080`), and which one is used now: shared by every call and stream of a client.
+   */
+  readonly urls: HostUrls;
   /** The operator token (asked for before each request and each stream's (re)connection, so it can rotate). */
   readonly token: () => string | Promise<string>;
   readonly fetch: typeof fetch;
@@ -48,6 +53,8 @@ export interface ApiAnswer {
   readonly status: number;
   readonly body: unknown;
   readonly hostInstance: string | undefined;
+  /** The base url that answered (one of the client's urls). */
+  readonly baseUrl?: string;
 }
 
 const decodeProblem = decodeWith(Problem);
@@ -83,7 +90,10 @@ export const isGatewayFailure = (status: number): boolean => status === 502 || s
  * Sends `request`, retrying as its mode allows, with backoff and jitter, honouring `Retry-After`, until
  * the host has been unreachable (no answer, 502, 504, or 503 after 503) for `maxOfflineMs`; a 429 only
  * slows it down. A connection that drops while a 2xx answer is read
- * counts as no answer. Resolves with a 2xx answer; rejects with HostApiError (the host's code;
+ * counts as no answer. With several urls, an attempt without a usable answer (no answer, 502, 503, 504)
+ * moves the client to the next url: tried at once while this round has one untried, else after the
+ * backoff (a 503's `Retry-After` is waited for either way: a replica that answers for a process another
+ * one owns asks for it). Resolves with a 2xx answer; rejects with HostApiError (the host's code;
  * `HOST_UNREACHABLE`; `DECODE_FAILED` for a 2xx body that is not JSON), with what the token function
  * threw, or with `signal.reason` when `signal` aborts, whether the request is out or its answer is being read.
  */
@@ -92,15 +102,17 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
   let failures = 0;
   const offline = new OfflineBound(connection.policy, what, connection.scheduler);
   const now = (): number => connection.scheduler.now();
+  const walk = new UrlWalk(connection.urls);
   for (;;) {
     // An aborted call sends nothing more.
     if (isAborted(request.signal)) throw abortReason(request.signal);
     let response: Response | undefined;
     let cause: unknown;
+    const url = walk.url;
     try {
       // The token comes first: a token function that fails fails the call with its own error.
       const options = await init(connection, request);
-      response = await connection.fetch(`${connection.baseUrl}${request.path}`, options);
+      response = await connection.fetch(`${url}${request.path}`, options);
     } catch (error: unknown) {
       if (isAborted(request.signal)) throw abortReason(request.signal);
       if (error instanceof TokenError) throw error.cause;
@@ -108,17 +120,19 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
     }
     if (response !== undefined && response.ok) {
       const text = await readText(response, request.signal);
-      if (typeof text === 'string') return answerOf(response, text, what);
+      if (typeof text === 'string') return { ...answerOf(response, text, what), baseUrl: url };
       // The connection dropped while the answer was read: no answer after all.
       response = undefined;
       cause = text.failure;
     }
     if (response !== undefined && isBusy(response.status)) {
-      const delay = retryAfterMs(response.headers.get('retry-after'), now) ?? backoffDelay(failures, connection.policy, connection.random);
-      failures += 1;
+      const retryAfter = retryAfterMs(response.headers.get('retry-after'), now);
       if (response.status === 429) {
+        const delay = retryAfter ?? backoffDelay(failures, connection.policy, connection.random);
+        failures += 1;
         // Only asks to slow down: the host answers and acts on other calls.
         offline.reached();
+        walk.answered();
         await response.body?.cancel();
         await sleep(delay, request.signal, connection.scheduler);
         continue;
@@ -127,13 +141,25 @@ export async function send(connection: HostConnection, request: ApiRequest): Pro
       // is unavailable like one that does not answer, as an event stream holds it: bounded by
       // maxOfflineMs, then HOST_UNREACHABLE with the host's last answer as its cause. Without the bound
       // a call could wait for ever.
+      // Another replica may answer (a draining one answers 503): the next url, at once unless the host
+      // said when to come back (a replica answering for a process another owns does) or every url of
+      // this round said 503.
       const busy = await errorOf(response, what);
-      await sleep(offline.next(delay, busy), request.signal, connection.scheduler);
+      const untried = walk.failed(url);
+      const delay = retryAfter ?? (untried ? 0 : backoffDelay(failures, connection.policy, connection.random));
+      if (retryAfter !== undefined || !untried) failures += 1;
+      const bounded = offline.next(delay, busy);
+      if (bounded > 0) await sleep(bounded, request.signal, connection.scheduler);
       continue;
     }
     const retryable = request.retry === 'idempotent' && (response === undefined || isGatewayFailure(response.status));
     if (!retryable) throw response === undefined ? unreachable(what, cause) : await errorOf(response, what);
     await response?.body?.cancel();
+    if (walk.failed(url)) {
+      // Another url of this round is untried: at once (still within the offline bound).
+      offline.next(0, cause);
+      continue;
+    }
     await sleep(offline.next(backoffDelay(failures, connection.policy, connection.random), cause), request.signal, connection.scheduler);
     failures += 1;
   }

@@ -9,7 +9,8 @@ import type { Observable } from 'rxjs';
 import type { ExecClientErrorCode } from '../errors';
 import { HostApiError } from './host-api-error';
 import { decodeWith, parseJson } from '../wire/decode';
-import { API_PREFIX, ClosedEventData, ExitedEventData, FailedEventData, HOST_INSTANCE_HEADER, OutputEventData, TruncatedEventData } from '../wire/operator-api';
+import { API_PREFIX, ClosedEventData, ExitedEventData, FailedEventData, OutputEventData, TruncatedEventData } from '../wire/operator-api';
+import { HOST_INSTANCE_HEADER, HOST_REPLICA_HEADER } from '../wire/operator-api';
 import { decodeBase64 } from './base64';
 import type { OutputFrame } from './binary-reader';
 import type { HostConnection } from './host-connection';
@@ -117,8 +118,10 @@ class Follower implements SseSession {
   /** The host ended a stream whole (with `follow: false`, all it held was delivered). */
   private drained = false;
   private everFound = false;
-  /** The host instance that served the last stream opened. */
+  /** The host instance (with replicas: the cluster's id) that served the last stream opened. */
   private instance: string | undefined;
+  /** The replica that served it, when the host names one (only for the messages). */
+  private replica: string | undefined;
 
   constructor(
     private readonly basePath: string,
@@ -153,14 +156,19 @@ class Follower implements SseSession {
   /**
    * An error answer: PROCESS_GONE when the process was found before and another host instance now says
    * it does not know it (the host restarted and lost it); the instance that served it saying so is its
-   * own answer (released), as is a process never found.
+   * own answer (released), as is a process never found. Replicas of one cluster share the instance id
+   * (`exec-rx-host-instance` is the cluster's; `exec-rx-host-replica` names the replica), so a stream
+   * that moved to another url of the client, or another replica behind one balancer, is not taken for
+   * a restart: a 404 from a replica with the same instance id is that cluster's own answer.
    */
   async refusal(response: Response): Promise<HostApiError> {
     const error = await errorOf(response, 'events');
     const restarted = error.hostInstance === undefined || error.hostInstance !== this.instance;
     if (this.everFound && restarted && (error.code === 'PROCESS_NOT_FOUND' || error.code === 'ENVIRONMENT_NOT_FOUND')) {
-      const was = this.instance ?? 'unknown';
-      const message = `events: the host restarted (instance ${was}, now ${error.hostInstance ?? 'unknown'}) and no longer knows this process: ${error.message}`;
+      const was = `${this.instance ?? 'unknown'}${this.replica === undefined ? '' : ` replica ${this.replica}`}`;
+      const replica = response.headers.get(HOST_REPLICA_HEADER);
+      const now = `${error.hostInstance ?? 'unknown'}${replica === null ? '' : ` replica ${replica}`}`;
+      const message = `events: the host restarted (instance ${was}, now ${now}) and no longer knows this process: ${error.message}`;
       return new HostApiError('PROCESS_GONE', message, error.status, error.hostInstance, { cause: error });
     }
     return error;
@@ -169,6 +177,7 @@ class Follower implements SseSession {
   onOpen(response: Response): void {
     this.everFound = true;
     this.instance = response.headers.get(HOST_INSTANCE_HEADER) ?? undefined;
+    this.replica = response.headers.get(HOST_REPLICA_HEADER) ?? undefined;
   }
 
   onEnd(): void {

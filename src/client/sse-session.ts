@@ -10,6 +10,7 @@ import { Observable } from 'rxjs';
 import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
 import { errorOf, init, isBusy, isGatewayFailure, OfflineBound, TokenError } from './host-connection';
+import { UrlWalk } from './host-urls';
 import { abortReason, backoffDelay, retryAfterMs, sleep } from './retry';
 import * as E from 'fp-ts/lib/Either';
 import { decodeWith, parseJson } from '../wire/decode';
@@ -75,13 +76,19 @@ const MAX_COME_BACK_MS = 30_000;
  * A stream that ends with the host's come-back event (`event: restart`, the host stops gracefully) is
  * not an end for the session (`onEnd` is not called) nor a failure: it is opened again after the
  * event's `retryMs` (at most 30 s), resuming by the session's path.
+ * With several urls (replicas), a stream that drops, comes back, or cannot be opened (no answer,
+ * 502/503/504) is opened again on the next url by the session's path (its last seq): at once while the
+ * round has an untried url, else after the backoff (or come-back wait) as with one url.
  */
 export async function runSse(connection: HostConnection, what: string, session: SseSession, signal: AbortSignal): Promise<void> {
   let failures = 0;
   const { scheduler } = connection;
   const offline = new OfflineBound(connection.policy, what, scheduler);
   const wait = (ms: number): Promise<void> => sleep(ms, signal, scheduler);
+  const walk = new UrlWalk(connection.urls);
   while (!session.finished()) {
+    if (signal.aborted) return; // a move to another url does not wait: the caller's abort is seen here
+    const url = walk.url;
     let response: Response | undefined;
     let cause: unknown;
     // One attempt's own abort: the caller's signal, or a stream gone silent past streamIdleMs.
@@ -106,7 +113,7 @@ export async function runSse(connection: HostConnection, what: string, session: 
       heard();
       // The token is asked for at each (re)connection; a token function that fails ends the stream with its error.
       const options = await init(connection, { method: 'GET', signal: attempt.signal, headers: { accept: session.binary === true ? BINARY_ACCEPT : SSE_MEDIA_TYPE } });
-      response = await connection.fetch(`${connection.baseUrl}${session.path()}`, options);
+      response = await connection.fetch(`${url}${session.path()}`, options);
     } catch (error: unknown) {
       if (signal.aborted) {
         endAttempt();
@@ -153,14 +160,18 @@ export async function runSse(connection: HostConnection, what: string, session: 
         failures = 0;
         if (!session.finished()) {
           session.onDrop?.('the host is restarting');
-          await wait(comeBackMs);
+          walk.answered(); // another replica answers at once; the only host is waited for
+          if (!walk.failed(url)) await wait(comeBackMs);
         }
         continue;
       }
       if (!session.finished()) session.onDrop?.(dropped);
-      // A cut after progress reconnects at once; streams that keep ending without progress back off.
-      failures = session.progress() > before ? 0 : failures + 1;
-      if (failures > 0 && !session.finished()) await wait(backoffDelay(failures - 1, connection.policy, connection.random));
+      // A cut after progress reconnects at once (on the next url); streams ending without progress back off.
+      const progressed = session.progress() > before;
+      failures = progressed ? 0 : failures + 1;
+      if (progressed) walk.answered();
+      const untried = walk.failed(url);
+      if (failures > 0 && !untried && !session.finished()) await wait(backoffDelay(failures - 1, connection.policy, connection.random));
       continue;
     }
     endAttempt();
@@ -169,13 +180,24 @@ export async function runSse(connection: HostConnection, what: string, session: 
       await response.body?.cancel();
       // A host that keeps answering 503 (its environment failed, its streams are full) is unavailable
       // like one that does not answer; 429 only asks to slow down.
-      const delay = retryAfterMs(response.headers.get('retry-after'), () => scheduler.now()) ?? backoffDelay(failures++, connection.policy, connection.random);
-      await wait(response.status === 503 ? offline.next(delay, cause) : delay);
+      const retryAfter = retryAfterMs(response.headers.get('retry-after'), () => scheduler.now());
+      if (response.status === 429) {
+        walk.answered();
+        await wait(retryAfter ?? backoffDelay(failures++, connection.policy, connection.random));
+        continue;
+      }
+      // The next url: at once unless the host said when (a replica for a process another owns) or the round failed.
+      const untried = walk.failed(url);
+      const delay = retryAfter ?? (untried ? 0 : backoffDelay(failures, connection.policy, connection.random));
+      if (retryAfter === undefined && !untried) failures += 1;
+      const bounded = offline.next(delay, cause);
+      if (bounded > 0) await wait(bounded);
       continue;
     }
     if (response !== undefined && !isGatewayFailure(response.status)) throw await session.refusal(response);
     session.onDrop?.(response === undefined ? `the host is unreachable: ${messageOf(cause)}` : `a gateway could not reach the host (HTTP ${response.status})`);
     await response?.body?.cancel();
+    if (walk.failed(url) && offline.next(0, cause) === 0) continue; // an untried url of this round: at once, within the bound
     await wait(offline.next(backoffDelay(failures++, connection.policy, connection.random), cause));
   }
 }

@@ -10,14 +10,14 @@ import { struct } from './struct';
 
 /** Every operator route starts with this. */
 export const API_PREFIX = '/api/v1';
-/** The response header naming the host instance (a UUID made at start): a restarted host has another one. */
-export const HOST_INSTANCE_HEADER = 'exec-rx-host-instance';
-
 /**
- * With replicas (`exec-rx host --redis-url-file`), the header naming the replica that answered; the
- * instance header then names the cluster, the same on every replica.
+ * The response header naming the host instance (a UUID made at start): a restarted host has another one.
+ * Replicas of one cluster (issue 33, one Redis) all answer with the cluster's id here, so that a client
+ * moving between them does not take it for a restart; {@link HOST_REPLICA_HEADER} names each replica.
  */
-export const REPLICA_HEADER = 'exec-rx-replica';
+export const HOST_INSTANCE_HEADER = 'exec-rx-host-instance';
+/** The response header naming the replica that answered, among those of one cluster (for logs and messages only: the client decides nothing by it). */
+export const HOST_REPLICA_HEADER = 'exec-rx-host-replica';
 /** The request header that makes a retried start return the same process. */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 

@@ -28,7 +28,7 @@ export async function logsCommand(options: LogsOptions, io: CliIo): Promise<numb
   const { url, token } = options.access;
   const watch = watchedFetch();
   const reporting = reportConnection(watch.states$, say, { verbose: false, peer: 'the host' });
-  const client = new HostClient({ url, token, fetch: watch.fetch, ...(options.follow ? {} : { retry: { maxOfflineMs: SNAPSHOT_OFFLINE_MS } }) });
+  const client = new HostClient({ url: options.access.urls ?? url, token, fetch: watch.fetch, ...(options.follow ? {} : { retry: { maxOfflineMs: SNAPSHOT_OFFLINE_MS } }) });
   try {
     const events = client.eventStream(options.environmentId, options.processId, { afterSeq: options.afterSeq, follow: options.follow, highWaterMark: EVENTS_AHEAD });
     const lost = new LostOutput();

@@ -16,7 +16,7 @@ const LS_OFFLINE_MS = 2_000;
  */
 export async function lsCommand(options: LsOptions, io: CliIo): Promise<number> {
   const { url, token } = options.access;
-  const client = new HostClient({ url, token, retry: { maxOfflineMs: LS_OFFLINE_MS } });
+  const client = new HostClient({ url: options.access.urls ?? url, token, retry: { maxOfflineMs: LS_OFFLINE_MS } });
   try {
     const environments = await firstValueFrom(client.environments$);
     io.stdout.write(options.json ? `${JSON.stringify(lsJson(url, environments), null, 2)}\n` : lsTable(environments));

@@ -53,8 +53,8 @@ export async function remoteRunCommand(options: RunOptions, target: Extract<RunT
   const watch = watchedFetch();
   const reporting = reportConnection(watch.states$, say, { verbose: options.verbose, peer: 'the host' });
   // The binary event stream: output as bytes (an older host answers SSE, read as such).
-  const client = new HostClient({ url: access.url, token: access.token, fetch: watch.fetch, binaryEvents: true });
-  const starter = new HostClient({ url: access.url, token: access.token, fetch: watch.fetch, retry: { maxOfflineMs: START_OFFLINE_MS } });
+  const client = new HostClient({ url: access.urls ?? access.url, token: access.token, fetch: watch.fetch, binaryEvents: true });
+  const starter = new HostClient({ url: access.urls ?? access.url, token: access.token, fetch: watch.fetch, retry: { maxOfflineMs: START_OFFLINE_MS } });
   const mode = stdinModeOf(options.tty, io.stdin);
   const request = startRequest(options, mode, io);
   try {

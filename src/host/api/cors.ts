@@ -14,7 +14,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ConfigError } from '../../errors';
-import { HOST_INSTANCE_HEADER, IDEMPOTENCY_KEY_HEADER } from '../../wire/operator-api';
+import { HOST_INSTANCE_HEADER, HOST_REPLICA_HEADER, IDEMPOTENCY_KEY_HEADER } from '../../wire/operator-api';
 import { ApiProblem } from './problem';
 
 /** The methods a preflight allows: those the routes have. */
@@ -22,7 +22,7 @@ const ALLOW_METHODS = 'GET, HEAD, POST, DELETE';
 /** The request headers a preflight allows. */
 const ALLOW_HEADERS = ['authorization', 'content-type', IDEMPOTENCY_KEY_HEADER, 'last-event-id', 'accept'].join(', ');
 /** The answer headers a page may read. */
-const EXPOSE_HEADERS = [HOST_INSTANCE_HEADER, 'idempotent-replayed', 'location', 'retry-after', 'www-authenticate', 'allow'].join(', ');
+const EXPOSE_HEADERS = [HOST_INSTANCE_HEADER, HOST_REPLICA_HEADER, 'idempotent-replayed', 'location', 'retry-after', 'www-authenticate', 'allow'].join(', ');
 /** How long a browser may keep a preflight's answer (seconds). */
 const MAX_AGE = '600';
 

@@ -9,7 +9,7 @@
  * redeemer says stands for a caller (see `./log-tickets`).
  * With `corsOrigins`, the CORS policy of `./cors` comes first. Every error is problem+json.
  */
-import { REPLICA_HEADER } from '../../wire/operator-api';
+import { HOST_REPLICA_HEADER } from '../../wire/operator-api';
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -57,7 +57,7 @@ export class HostRoutes {
     private readonly scheduler: SchedulerLike = asyncScheduler,
     /** Where each act through the operator API is recorded (see {@link AuditAct}). @default the host's log */
     private readonly audit: HostLogger = log,
-    /** With replicas: this replica's id, in every answer's `exec-rx-replica` header. @default none */
+    /** With replicas: this replica's id, in every answer's `exec-rx-host-replica` header. @default none */
     private readonly replica?: string,
   ) {
     this.router = new Router(rows);
@@ -82,7 +82,7 @@ export class HostRoutes {
 
   /** Answers one request. Never throws; every failure is a problem+json answer. */
   handle(req: IncomingMessage, res: ServerResponse): void {
-    if (this.replica !== undefined) res.setHeader(REPLICA_HEADER, this.replica);
+    if (this.replica !== undefined) res.setHeader(HOST_REPLICA_HEADER, this.replica);
     if (this.stopping && !this.router.answersWhileStopping(req.url ?? '/')) {
       return sendProblem(res, new ApiProblem(503, 'CLOSED', 'the host is stopping; retry shortly', { 'retry-after': '1', connection: 'close' }), this.hostInstance);
     }
