@@ -82,18 +82,18 @@ describe('a replica SIGSTOPped while another adopts its executor, then SIGCONTed
       expect(cluster.stderr(other)).toMatch(new RegExp(`environment ${ENV}: session \\S+ taken back: 1 process adopted, 0 lost`));
       const adopted = await redis.hgetall(ownerKey('exec-rx', ENV));
       expect(Number(adopted['epoch'])).toBeGreaterThan(epochBefore);
-      const session = await redis.get(sessionKey('exec-rx', ENV));
+      const session = await redis.hgetall(sessionKey('exec-rx', ENV));
       const onOther = new ApiClient(other.base, CREDENTIALS.token);
       const before = await logUpTo(onOther, processId, 60);
 
       owner.run.child.kill('SIGCONT');
       stopped = undefined;
       await within(owner.run.waitFor('stderr', `environment ${ENV}: let go at epoch ${epochBefore}`), 30_000, 'the late replica lets go');
-      expect(await cluster.metric(owner, 'exec_rx_stale_writes_total')).toBeGreaterThan(0);
-      expect(await cluster.metric(owner, 'exec_rx_fenced_total')).toBe(1);
+      expect(await cluster.metric(owner, 'exec_rx_host_stale_writes_total')).toBeGreaterThan(0);
+      expect(await cluster.metric(owner, 'exec_rx_host_fenced_total')).toBe(1);
       // Nothing of the new owner's changed.
       expect(await redis.hgetall(ownerKey('exec-rx', ENV))).toEqual(adopted);
-      expect(await redis.get(sessionKey('exec-rx', ENV))).toBe(session);
+      expect(await redis.hgetall(sessionKey('exec-rx', ENV))).toEqual(session);
       expect(existsSync(`/proc/${pid}`)).toBe(true);
       const listed = await onOther.get(paths.process(ENV, processId));
       expect(listed.body).toMatchObject({ id: processId, state: 'running' });

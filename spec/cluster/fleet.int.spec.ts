@@ -80,7 +80,7 @@ describe('two replicas, 20 environments, 200 processes', () => {
         }),
       );
     }
-    for (const replica of [a, b]) expect(await cluster.metric(replica, 'exec_rx_registrations_total', { outcome: '429' })).toBe(0);
+    for (const replica of [a, b]) expect(await cluster.metric(replica, 'exec_rx_host_registrations_total', { outcome: '429' })).toBe(0);
     for (const executor of executors) expect(executor.child.exitCode).toBeNull();
   });
 });

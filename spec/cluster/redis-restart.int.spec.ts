@@ -72,7 +72,7 @@ describe('Redis restarted under two replicas, mid-stream', () => {
         // The owner rewrote what it holds from memory: the same owner and epoch, its session, its registration.
         await a.run.waitFor('stderr', 'leases renewed');
         expect(await redis.hgetall(ownerKey('exec-rx', env))).toEqual(owner);
-        expect(await redis.get(sessionKey('exec-rx', env))).not.toBeNull();
+        expect(await redis.hget(sessionKey('exec-rx', env), 'sessionId')).not.toBeNull();
         expect(await redis.exists(registrationKey('exec-rx', env))).toBe(1);
       }
       const got = summary(await opened.stream.ended(90_000));

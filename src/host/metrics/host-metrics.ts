@@ -170,8 +170,8 @@ export class HostMetrics {
   };
 
   /**
-   * With replicas: the cluster's counts, read when scraped: `exec_rx_stale_writes_total{store}` (writes the
-   * shared stores refused as stale: a fenced replica's), `exec_rx_fenced_total`, `exec_rx_store_rewrites_total`.
+   * With replicas: the cluster's counts, read when scraped: `exec_rx_host_stale_writes_total{store}` (writes the
+   * shared stores refused as stale: a fenced replica's), `exec_rx_host_fenced_total`, `exec_rx_host_store_rewrites_total`.
    */
   observeCluster(read: () => ClusterFigures): void {
     const registers = [this.registry];
