@@ -132,12 +132,9 @@ export const USAGE = `usage:
                                and the next host on the data dir waits for it to re-dial instead of
                                starting another; with --data-dir none it stops with the host
       --local-executor-id ID   its environment id (default: local)
-      --redis-url-file FILE    run as one replica of several sharing this Redis (the file holds its url,
-                               redis://[:PASSWORD@]HOST:PORT[/DB] or rediss://; or EXEC_RX_REDIS_URL):
-                               registrations, sessions, owners and every process's output live there, so
-                               any replica behind a load balancer serves the same executors and operators
-                               (README, "Replicas"); SIGUSR2 drains the replica, then it exits. The data dir
-                               keeps this replica's own lock and port. Not with --local-executor
+      --redis-url-file FILE    one replica of several on the Redis whose url (redis:// or rediss://) the
+                               file holds, or EXEC_RX_REDIS_URL: state and output live there (README,
+                               "Replicas on Redis"); SIGUSR2 drains it, then it exits. Not with --local-executor
       --redis-prefix PREFIX    the prefix of this cluster's Redis keys (default exec-rx)
   exec-rx host --stop-local-executor [--data-dir DIR]
       ends the data dir's local executor (SIGTERM, its processes end with it; SIGKILL after 5 s), removes

@@ -19,7 +19,7 @@ import { startHostServer } from '../host/host-server';
 import { DiskStateStore } from '../store/disk/disk-state-store';
 import type { SharedStores } from '../store/redis/open-redis-stores';
 import type { StateStore } from '../store/state-store';
-import { openSharedStores, redisUrlOf } from './host-redis';
+import { openSharedStores, redisUrlOf, replicaOptions } from './host-redis';
 import { fleetBurst, LOCAL_WITH_REDIS } from './host-redis-flags';
 import type { StorageOptions } from './host-storage-args';
 import { dataDirOf, storageOptions } from './host-storage-args';
@@ -244,7 +244,7 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
     const operator = await operatorTokens(options, io, log, shared?.state ?? state);
     tokens = operator.tokens;
     shown = operator.shown;
-    const replica = shared === undefined ? {} : { cluster: { state: shared.state, id: shared.clusterId }, logStore: shared.logs };
+    const replica = shared === undefined ? {} : replicaOptions(shared);
     host = await startHostServer({ ...serverOptions(options, storage, keys, operator.tokens, logs.log, state), ...replica, audit: logs.audit });
     if (options.corsOrigins.length > 0) log(`operator API open to pages of ${options.corsOrigins.join(', ')} (CORS)`);
   } catch (error: unknown) {

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors';
 import type * as RedisStores from '../store/redis/open-redis-stores';
+import type { HostServerOptions } from '../host/host-options';
 import type { SharedStores } from '../store/redis/open-redis-stores';
 
 /** The environment variable the url may come from instead of a file. */
@@ -58,4 +59,9 @@ export async function openSharedStores(url: string, prefix: string | undefined, 
   } catch (error: unknown) {
     throw new ConfigError(`cannot use Redis at ${endpoint}`, { cause: error });
   }
+}
+
+/** The host's options of a replica on `shared`: its cluster (state, id, the logs' rewrite after a loss) and its log store. */
+export function replicaOptions(shared: SharedStores): Pick<HostServerOptions, 'cluster' | 'logStore'> {
+  return { cluster: { state: shared.state, id: shared.clusterId, rewriteLogs: () => shared.logs.rewrite() }, logStore: shared.logs };
 }

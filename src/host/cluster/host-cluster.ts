@@ -29,6 +29,8 @@ export interface ClusterOptions {
   readonly renewMs?: number;
   /** How long a draining replica reports not ready (the balancer's checks see it) before it lets its executors go. @default 3000 */
   readonly drainDelayMs?: number;
+  /** When the shared store lost its data: writes back what the shared log knows of the logs this replica writes. @default none */
+  readonly rewriteLogs?: () => Promise<number>;
 }
 
 /** The defaults of {@link ClusterOptions}. */
@@ -235,6 +237,8 @@ export class HostCluster {
       if (sessionId !== undefined && accessKeyId !== undefined) await state.setSession(id, { sessionId, accessKeyId }, epoch);
     }
     for (const registration of this.parts.registrations()) if (live.has(registration.id)) await state.setRegistration(registration);
+    const logs = (await this.options.rewriteLogs?.()) ?? 0;
+    log.info({}, `rewrote the ${live.size} environment(s) this replica owns into the shared store, and ${logs} log(s)`);
   }
 }
 

@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import type { SharedStateStore } from '../cluster-state';
-import type { LogStore } from '../log-store';
 import { DEFAULT_PREFIX } from './redis-keys';
 import { RedisLogStore } from './redis-log-store';
 import { RedisStateStore } from './redis-state-store';
@@ -22,7 +21,7 @@ export interface SharedStores {
   /** Registrations, sessions, owners and epochs, keyed starts, stdin records, the made token's digest. */
   readonly state: SharedStateStore;
   /** Every process's output, one stream per process. The host closes it. */
-  readonly logs: LogStore;
+  readonly logs: RedisLogStore;
   /** Closes the state store and quits both connections (after the host closed the log store). Never rejects. */
   close(): Promise<void>;
 }

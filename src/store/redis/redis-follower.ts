@@ -28,6 +28,12 @@ export interface FollowedLog {
   readonly ended: boolean;
 }
 
+/**
+ * How long a followed log's keys may be missing before its readers take it as removed: Redis restarted
+ * empty drops them too, and the owner writes them back within its renewal period (3 s by default).
+ */
+export const VANISHED_GRACE_MS = 15_000;
+
 /** Whether a log read from its keys takes no more appends once a reader is at `lastSeq`. */
 export function endedBy(range: Pick<StoredRange, 'exists' | 'state' | 'released'> & { readonly closedSeq: number }, lastSeq: number): boolean {
   if (!range.exists || range.released || range.state === 'failed' || range.state === 'lost') return true;
@@ -52,6 +58,8 @@ export class EnvironmentFollower {
   private blockedOn: ReadonlySet<string> = new Set();
   private stopped = false;
   private pause: Subscription | undefined;
+  /** When each followed log's meta hash was first seen missing (cleared when it is back). */
+  private readonly missingSince = new Map<string, number>();
 
   constructor(
     private readonly redis: Redis,
@@ -138,9 +146,25 @@ export class EnvironmentFollower {
       const hash: Record<string, string> = {};
       for (const [name, value] of Object.entries(reply[1])) if (typeof value === 'string') hash[name] = value;
       const { lastSeq } = decodeCounters(hash);
-      const ended = endedBy({ exists: hash.startedAt !== undefined, state: hash.state, released: hash.released === '1', closedSeq: Number(hash.closedSeq ?? 0) || 0 }, lastSeq);
+      const exists = hash.startedAt !== undefined || !this.vanished(processId, hash.startedAt === undefined);
+      const ended = endedBy({ exists, state: hash.state, released: hash.released === '1', closedSeq: Number(hash.closedSeq ?? 0) || 0 }, lastSeq);
       if (!this.news.closed) this.news.next({ processId, lastSeq, ended });
     });
+  }
+
+  /**
+   * Whether `processId`'s keys have been missing for longer than {@link VANISHED_GRACE_MS} (then it was
+   * removed); `missing`: they are missing now. A log whose keys come back is followed as before.
+   */
+  vanished(processId: string, missing: boolean): boolean {
+    if (!missing) {
+      this.missingSince.delete(processId);
+      return false;
+    }
+    const now = this.scheduler.now();
+    const since = this.missingSince.get(processId) ?? now;
+    this.missingSince.set(processId, since);
+    return now - since > VANISHED_GRACE_MS;
   }
 
   /** One XREAD BLOCK over every followed stream, from its smallest waited-after seq. */
@@ -208,6 +232,11 @@ export class RemoteLogReader implements PacedLogReader {
   async read(afterSeq: number, maxBytes: number): Promise<LogRead> {
     const read = new ReadBuilder(afterSeq, maxBytes);
     const range = await fetchStored(this.redis, this.keys, this.processId, read.cursor, countFor(maxBytes));
+    if (!range.exists && !this.follower.vanished(this.processId, true)) {
+      // Missing for a moment (Redis restarted empty: the owner writes the log's keys back): nothing yet.
+      return read.finish(read.cursor, false);
+    }
+    if (range.exists) this.follower.vanished(this.processId, false);
     if (!range.exists) {
       // Removed (or expired): what the reader had not read is gone.
       if (read.cursor < this.lastSeq) read.mark(truncatedRange('evicted', read.cursor + 1, this.lastSeq, 0));

@@ -131,6 +131,20 @@ export class LocalLogs {
     }
   }
 
+  /**
+   * Redis lost its data (restarted empty): writes back the meta hash and index entry of every log this
+   * store writes, at its epoch, with its counters from now on (appends go on after the last confirmed seq;
+   * what Redis lost reads as one `evicted` marker). Resolves with how many; never rejects.
+   */
+  async rewrite(): Promise<number> {
+    const entries = [...this.entries.values()];
+    for (const { log } of entries) {
+      const counters = ['epoch', String(log.epoch), 'lastSeq', String(log.confirmed), 'storedBytes', '0', 'trimmedTo', '0', 'droppedBytes', '0'];
+      await this.metas.restore(log.key, log.epoch, counters);
+    }
+    return entries.length;
+  }
+
   /** Reports a failure of the store's own writes. */
   report(processId: string, operation: LogWriteOperation, error: unknown): void {
     this.emit(new OutputLogError(processId, errnoOf(error), operation));

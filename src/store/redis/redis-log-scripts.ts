@@ -96,6 +96,10 @@ local current = redis.call('HGET', KEYS[2], 'epoch')
 if epoch >= 0 and current and tonumber(current) > epoch then return {-1, tonumber(current)} end
 if ARGV[2] == 'create' then
   redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
+elseif ARGV[2] == 'restore' then
+  if redis.call('HEXISTS', KEYS[1], 'startedAt') == 1 then return {0, 0} end
+  for i = 4, #ARGV - 1, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
+  return {1, tonumber(current or '0')}
 elseif redis.call('EXISTS', KEYS[1]) == 0 then
   return {0, 0}
 end
@@ -166,12 +170,13 @@ export class LogScripts {
 
   /**
    * Sets `fields` of a process's meta hash at `epoch` (-1: unchecked), `create`: what its keys held is
-   * deleted first; `ttlMs` > 0: its keys expire then (unless sooner already), < 0: they no longer expire.
+   * deleted first; `update`: only a hash that exists; `restore`: only the fields a hash lacks, when it
+   * lacks `startedAt` (Redis lost it; appends since made its counters); `ttlMs` > 0: its keys expire then (unless sooner already), < 0: they no longer expire.
    */
   async meta(
     keys: readonly [meta: string, owner: string, stream: string, trims: string],
     epoch: number,
-    mode: 'create' | 'update',
+    mode: 'create' | 'update' | 'restore',
     ttlMs: number,
     fields: readonly string[],
   ): Promise<MetaResult> {

@@ -204,6 +204,7 @@ export class RedisLogStore implements LogStore {
     if (this.closed) throw new ClosedError('the output log store is closed');
     const [hash, storedEvents] = found;
     if (decodeMeta(key, hash) === undefined) return undefined;
+    this.metas.seed(key, hash);
     const { lastSeq, storedBytes, trimmedTo } = decodeCounters(hash);
     this.locals.get(key)?.log.removed();
     this.locals.entries.delete(id);
@@ -236,9 +237,7 @@ export class RedisLogStore implements LogStore {
     return this.patch(key, { state: 'failed', endedAt: this.scheduler.now() }, this.retentionMs);
   }
 
-  metaWritten(key: ProcessKey): Promise<void> {
-    return this.metas.written(key);
-  }
+  readonly metaWritten = (key: ProcessKey): Promise<void> => this.metas.written(key);
 
   /** `redis unreachable` while the connection is down, a script call stalls, or Redis does not answer a PING within `stallMs`. */
   async unready(): Promise<string | undefined> {
@@ -251,6 +250,8 @@ export class RedisLogStore implements LogStore {
     await Promise.all([...this.locals.entries.values()].map((entry) => entry.log.flush()));
     await this.metas.all();
   }
+  /** Redis lost its data: writes back what this store knows of the logs it writes (see `LocalLogs.rewrite`). Never rejects. */
+  readonly rewrite = (): Promise<number> => this.locals.rewrite();
 
   /**
    * Marks the processes still running `unknown` (a restarted host takes them back), writes what the logs

@@ -81,6 +81,11 @@ export class RedisLog implements PacedLogReader {
     return this.stored.storedEvents + this.pending.length;
   }
 
+  /** The last seq Redis confirmed it holds. */
+  get confirmed(): number {
+    return this.confirmedSeq;
+  }
+
   /** Output bytes taken and not yet written. */
   get backlogBytes(): number {
     return this.pending.bytes;

@@ -18,8 +18,8 @@ import type { LogScripts } from './redis-log-scripts';
 export interface MetaWrite {
   /** The writer's epoch, or -1: unchecked. */
   readonly epoch: number;
-  /** `create` deletes what the keys held first; `update` writes only a known process. */
-  readonly mode: 'create' | 'update';
+  /** `create` deletes what the keys held first; `update` writes only a known process; `restore` only one Redis lost. */
+  readonly mode: 'create' | 'update' | 'restore';
   /** > 0: the keys expire then; < 0: they no longer expire; 0: unchanged. */
   readonly ttlMs: number;
   /** The hash's fields and values. */
@@ -31,6 +31,8 @@ export interface MetaWrite {
 /** The meta writes and the index of one store (see the module's doc). */
 export class MetaWrites {
   private readonly pending = new Map<string, Promise<void>>();
+  /** What this store wrote of each process's meta hash (fields by name), to write it back if Redis loses it. */
+  private readonly known = new Map<string, Map<string, string>>();
 
   constructor(
     private readonly redis: Redis,
@@ -42,6 +44,7 @@ export class MetaWrites {
   /** One meta script call, queued behind the process's others; resolves when done. Never rejects (a failure is reported). */
   write(key: ProcessKey, write: MetaWrite): Promise<void> {
     const id = keyOf(key);
+    this.remember(id, write);
     const keys = this.keysOf(key);
     const written = this.scripts.meta([keys.meta, keys.owner, keys.stream, keys.trims], write.epoch, write.mode, write.ttlMs, write.fields).then(
       (result) => {
@@ -54,6 +57,29 @@ export class MetaWrites {
       if (this.pending.get(id) === written) this.pending.delete(id);
     });
     return written;
+  }
+
+  /**
+   * Writes back a process's meta hash as this store last wrote it, with `fields` over it, when Redis lost
+   * it (restarted empty), at `epoch`; and its index entry. Resolves when done; never rejects.
+   */
+  async restore(key: ProcessKey, epoch: number, fields: readonly string[]): Promise<void> {
+    const kept = this.known.get(keyOf(key));
+    if (kept === undefined) return;
+    // `restore` sets only the fields the hash lacks (the appends since the loss made its counters): the first of a name wins.
+    await this.write(key, { epoch, mode: 'restore', ttlMs: 0, fields: [...fields, ...[...kept].flat()] });
+    this.index(key, Number(kept.get('startedAt') ?? '0') || 0);
+  }
+
+  /** What a process taken back had in its meta hash: written back, with what this store writes next, if Redis loses it. */
+  seed(key: ProcessKey, hash: Readonly<Record<string, string>>): void {
+    this.known.set(keyOf(key), new Map(Object.entries(hash)));
+  }
+
+  private remember(id: string, write: MetaWrite): void {
+    const fields = write.mode === 'create' ? new Map<string, string>() : (this.known.get(id) ?? new Map<string, string>());
+    for (let i = 0; i + 1 < write.fields.length; i += 2) fields.set(write.fields[i] ?? '', write.fields[i + 1] ?? '');
+    this.known.set(id, fields);
   }
 
   /** Resolves once the process's meta writes so far are done. Never rejects. */
@@ -77,6 +103,7 @@ export class MetaWrites {
   /** Deletes a process's keys, then its index entry. Never rejects. */
   async remove(key: ProcessKey): Promise<void> {
     const keys = this.keysOf(key);
+    this.known.delete(keyOf(key));
     try {
       await this.redis.del(keys.stream, keys.meta, keys.trims);
       await this.redis.zrem(processIndexKey(this.prefix), indexMember(key));
