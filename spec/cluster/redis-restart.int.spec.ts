@@ -51,7 +51,7 @@ describe('Redis restarted under two replicas, mid-stream', () => {
   let redis: Redis | undefined;
   afterAll(() => redis?.disconnect());
 
-  async function streamThrough(restart: { readonly empty: boolean }, env: string): Promise<{ got: ReturnType<typeof summary>; exited: number | null }> {
+  async function streamThrough(restart: { readonly empty: boolean }, env: string): Promise<{ got: ReturnType<typeof summary>; late: ReturnType<typeof summary>; exited: number | null }> {
     const a = await cluster.start(`a-${env}`);
     const b = await cluster.start(`b-${env}`);
     redis ??= new Redis(cluster.redis().url, { maxRetriesPerRequest: null });
@@ -75,10 +75,14 @@ describe('Redis restarted under two replicas, mid-stream', () => {
         expect(await redis.hget(sessionKey('exec-rx', env), 'sessionId')).not.toBeNull();
         expect(await redis.exists(registrationKey('exec-rx', env))).toBe(1);
       }
+      // A subscriber from the start, after the restart: older than the rebuilt log when Redis lost its data.
+      const after = await new ApiClient(b.base, CREDENTIALS.token).events(paths.events(env, processId));
+      if (!('stream' in after)) throw new Error(`events answered ${after.refused.status}`);
       const got = summary(await opened.stream.ended(60_000));
+      const late = summary(await after.stream.ended(60_000));
       const done = await new ApiClient(b.base, CREDENTIALS.token).get(paths.process(env, processId));
       expect(done.body).toMatchObject({ state: 'closed', exitCode: 0 });
-      return { got, exited: executor.child.exitCode };
+      return { got, late, exited: executor.child.exitCode };
     } catch (error: unknown) {
       process.stderr.write(`--- a\n${cluster.stderr(a).slice(-6000)}\n--- b\n${cluster.stderr(b).slice(-6000)}\n`);
       throw error;
@@ -88,26 +92,34 @@ describe('Redis restarted under two replicas, mid-stream', () => {
   }
 
   it('with its data (appendonly): nothing lost, every seq once and in order, no executor exits', async () => {
-    const { got, exited } = await streamThrough({ empty: false }, 'kept-1');
+    const { got, late, exited } = await streamThrough({ empty: false }, 'kept-1');
     expect(got.truncated).toEqual([]);
+    expect(late.truncated).toEqual([]);
+    expect(late.text).toBe(expectedLines.join(''));
     expect(got.others).toEqual(['exited', 'closed']);
     expect(got.covered.every((seq, index) => seq === index + 1)).toBe(true);
     expect(got.text).toBe(expectedLines.join(''));
     expect(exited).toBeNull();
   });
 
-  it('empty: the owner rewrites the registry, the subscriber gets truncated for exactly what Redis lost, no executor exits', async () => {
-    const { got, exited } = await streamThrough({ empty: true }, 'emptied-1');
-    expect(got.truncated.length).toBe(1);
-    expect(got.truncated[0]?.reason).toBe('evicted');
-    expect(got.others).toEqual(['exited', 'closed']);
-    // Every seq is given or covered by the marker, once, in order: no silent hole.
-    expect(got.covered.every((seq, index) => seq === index + 1)).toBe(true);
-    // What was given is the process's lines, less those the marker covers, in order.
-    const given = got.text.split('\n').filter((line) => line !== '');
-    const numbers = given.map((line) => Number(/^line (\d+)$/.exec(line)?.[1]));
-    expect(numbers.every((n, index) => index === 0 || n > (numbers[index - 1] ?? 0))).toBe(true);
-    expect(numbers[numbers.length - 1]).toBe(LINES);
+  it('empty: the owner rewrites the registry; a subscriber from the start gets one truncated marker for exactly what Redis lost; nothing silent; no executor exits', async () => {
+    const { got, late, exited } = await streamThrough({ empty: true }, 'emptied-1');
+    for (const reader of [got, late]) {
+      expect(reader.others).toEqual(['exited', 'closed']);
+      // Every seq is given or covered by a marker, once, in order: no silent hole.
+      expect(reader.covered.every((seq, index) => seq === index + 1)).toBe(true);
+      expect(reader.truncated.every((marker) => marker.reason === 'evicted')).toBe(true);
+      // What was given is the process's lines, less those a marker covers, in order, to the last.
+      const numbers = reader.text.split('\n').filter((line) => line !== '').map((line) => Number(/^line (\d+)$/.exec(line)?.[1]));
+      // Consecutive but where a marker covers (the live reader's, if any).
+      expect(numbers.every((n, index) => index === 0 || n === (numbers[index - 1] ?? 0) + 1 || (reader.truncated.length > 0 && n > (numbers[index - 1] ?? 0)))).toBe(true);
+      expect(numbers[numbers.length - 1]).toBe(LINES);
+    }
+    // The one that came after the loss reads from seq 1: the rebuilt log starts later, one marker says where.
+    expect(late.truncated.length).toBe(1);
+    expect(late.truncated[0]?.fromSeq).toBe(1);
+    // The live one had read up to the loss (a marker only for what it had not read and Redis lost).
+    expect(got.truncated.length).toBeLessThanOrEqual(1);
     expect(exited).toBeNull();
   });
 });
