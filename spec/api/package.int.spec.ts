@@ -75,10 +75,13 @@ describe('the packed tarball', () => {
       // @pinojs/redact, atomic-sleep, on-exit-leak-free, pino-abstract-transport (with split2),
       // pino-std-serializers, process-warning, quick-format-unescaped, real-require, safe-stable-stringify,
       // sonic-boom and thread-stream; @types/ws (the main entry's declarations name ws' WebSocket: without
-      // it a user's tsc fails) brings @types/node, which brings undici-types.
+      // it a user's tsc fails) brings @types/node, which brings undici-types; ioredis (the replicas' Redis
+      // client, loaded only with a Redis url) brings @ioredis/commands, cluster-key-slot, debug (with ms),
+      // denque, redis-errors, redis-parser and standard-as-callback.
       modules: [
-        '@opentelemetry', '@pinojs', '@types', 'atomic-sleep', 'aws4', 'bintrees', 'bufferutil', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'node-gyp-build', 'on-exit-leak-free', 'pino', 'pino-abstract-transport',
-        'pino-std-serializers', 'process-warning', 'prom-client', 'quick-format-unescaped', 'real-require', 'rxjs', 'safe-stable-stringify', 'sonic-boom', 'split2', 'tdigest', 'thread-stream', 'tslib', 'undici-types', 'ws',
+        '@ioredis', '@opentelemetry', '@pinojs', '@types', 'atomic-sleep', 'aws4', 'bintrees', 'bufferutil', 'cluster-key-slot', 'debug', 'denque', 'eventsource-parser', 'exec-rx', 'fp-ts', 'io-ts', 'ioredis',
+        'ms', 'node-gyp-build', 'on-exit-leak-free', 'pino', 'pino-abstract-transport', 'pino-std-serializers', 'process-warning', 'prom-client', 'quick-format-unescaped', 'real-require', 'redis-errors', 'redis-parser',
+        'rxjs', 'safe-stable-stringify', 'sonic-boom', 'split2', 'standard-as-callback', 'tdigest', 'thread-stream', 'tslib', 'undici-types', 'ws',
       ],
       bin: join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js'),
     });

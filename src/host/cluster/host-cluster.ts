@@ -34,7 +34,14 @@ export interface ClusterOptions {
 }
 
 /** The defaults of {@link ClusterOptions}. */
-export const CLUSTER_DEFAULTS = { leaseMs: 15_000, renewMs: 3_000, drainDelayMs: 3_000 } as const;
+export const CLUSTER_DEFAULTS = {
+  /** An owner's lease, unrenewed: 15 s. */
+  leaseMs: 15_000,
+  /** The renewal period: 3 s. */
+  renewMs: 3_000,
+  /** A draining replica's wait for the balancer: 3 s. */
+  drainDelayMs: 3_000,
+} as const;
 
 /** What the metrics read of a replica. */
 export interface ClusterFigures {
