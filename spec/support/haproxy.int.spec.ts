@@ -108,7 +108,7 @@ describe("the README's HAProxy configuration", () => {
   it('is the one the README shows, and the spec runs it with only its ports replaced', () => {
     const template = readFileSync(HAPROXY_TEMPLATE, 'utf8');
     const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-    expect(readme).toContain(`\`\`\`haproxy\n${template}\`\`\``);
+    expect(readme).toContain(`\`\`\`text\n${template}\`\`\``);
     expect(proxy.config).toContain(`bind 127.0.0.1:${proxy.port}\n`);
     expect(proxy.config).toContain(`server a 127.0.0.1:${a.port}\n    server b 127.0.0.1:${b.port}\n`);
     for (const line of ['mode http', 'timeout tunnel 1h', 'option redispatch', 'retries 3', 'option httpchk GET /readyz', 'http-check expect status 200', 'inter 1s fall 2 rise 1', 'no option http-buffer-request', 'balance roundrobin']) {

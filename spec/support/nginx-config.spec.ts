@@ -26,7 +26,7 @@ describe("the README's nginx configuration", () => {
 
   it('is the one the README shows, with what replicas need', () => {
     const config = readFileSync(CONFIG, 'utf8');
-    expect(readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8')).toContain(`\`\`\`nginx\n${config}\`\`\``);
+    expect(readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8')).toContain(`\`\`\`text\n${config}\`\`\``);
     for (const line of [
       'proxy_set_header Host $http_host;',
       'proxy_pass http://exec_rx_replicas;',
