@@ -63,7 +63,7 @@ describe('operator API: CORS', () => {
     expect({ status: ok.status, vary: ok.headers.vary, cors: corsHeaders(ok) }).toEqual({
       status: 200,
       vary: 'Origin',
-      cors: { 'access-control-allow-origin': UI, 'access-control-expose-headers': 'exec-rx-host-instance, idempotent-replayed, location, retry-after, www-authenticate, allow' },
+      cors: { 'access-control-allow-origin': UI, 'access-control-expose-headers': 'exec-rx-host-instance, exec-rx-host-replica, idempotent-replayed, location, retry-after, www-authenticate, allow' },
     });
     const refused = await api.get(paths.environments, { token: null, headers: { origin: UI } });
     expect({ status: refused.status, origin: refused.headers['access-control-allow-origin'] }).toEqual({ status: 401, origin: UI });
