@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import Redis from 'ioredis';
 import { ownerKey, sessionKey } from '../../src/store/redis/redis-keys';
+import { RedisStateStore } from '../../src/store/redis/redis-state-store';
 import { ApiClient, paths } from '../host/api/api-client';
 import { within } from '../host/api/sse-reader';
 import type { SseEvent } from '../host/api/sse-reader';
@@ -70,6 +71,8 @@ describe('a replica SIGSTOPped while another adopts its executor, then SIGCONTed
       expect(started.status).toBe(201);
       const processId = (started.body as { id: string }).id;
       expect((await onOwner.post(paths.stdin(ENV, processId), { writeId: 'w-1', data: Buffer.from('kept\n').toString('base64') })).status).toBe(200);
+      const state = await RedisStateStore.open({ redis, prefix: 'exec-rx' });
+      const stdinBefore = await state.stdin({ environmentId: ENV, processId });
       const early = await logUpTo(onOwner, processId, 20);
       const pid = Number(/^pid (\d+)\n/.exec(early.text)?.[1]);
       const epochBefore = Number(await redis.hget(ownerKey('exec-rx', ENV), 'epoch'));
@@ -102,6 +105,15 @@ describe('a replica SIGSTOPped while another adopts its executor, then SIGCONTed
       expect({ status: late.status, code: (late.body as { code?: string }).code }).toEqual({ status: 503, code: 'ENVIRONMENT_ELSEWHERE' });
       const after = await logUpTo(onOther, processId, 60);
       expect(sha256(after.text)).toBe(sha256(before.text));
+      // The new owner's stdin goes on after the ids the old one reserved: none is reused for new bytes.
+      expect((await onOther.post(paths.stdin(ENV, processId), { writeId: 'w-2', data: Buffer.from('more\n').toString('base64') })).status).toBe(200);
+      const stdinAfter = await state.stdin({ environmentId: ENV, processId });
+      const first = stdinBefore?.writes.find((write) => write.writeId === 'w-1');
+      const second = stdinAfter?.writes.find((write) => write.writeId === 'w-2');
+      expect(first).toBeDefined();
+      expect(second?.firstWriteId).toBeGreaterThanOrEqual((first?.firstWriteId ?? 0) + (first?.count ?? 0));
+      expect(stdinAfter?.nextWriteId).toBeGreaterThan(stdinBefore?.nextWriteId ?? 0);
+      await state.close();
 
       const opened = await onOther.events(paths.events(ENV, processId));
       if (!('stream' in opened)) throw new Error(`events answered ${opened.refused.status}`);

@@ -122,4 +122,45 @@ describe('Redis restarted under two replicas, mid-stream', () => {
     expect(got.truncated.length).toBeLessThanOrEqual(1);
     expect(exited).toBeNull();
   });
+
+  it('unreachable for a while (SIGSTOPped): the owner keeps serving, holds its appends, catches up; nothing lost, no executor exits', async () => {
+    const env = 'paused-1';
+    const a = await cluster.start(`a-${env}`);
+    const b = await cluster.start(`b-${env}`);
+    const executor = await startDirectExecutor({ remoteUrl: a.base, environmentId: env, credentials: { accessKeyId: CREDENTIALS.keyId, secretAccessKey: CREDENTIALS.secret } });
+    try {
+      await a.run.waitFor('stderr', `environment ${env} generation 1: connected`);
+      const onOwner = new ApiClient(a.base, CREDENTIALS.token);
+      const started = await onOwner.post(paths.processes(env), { argv: ['sh', '-c', SCRIPT] });
+      expect(started.status).toBe(201);
+      const processId = (started.body as { id: string }).id;
+      const live = await onOwner.events(paths.events(env, processId));
+      if (!('stream' in live)) throw new Error(`events answered ${live.refused.status}`);
+      await live.stream.next((event) => event.event === 'output' && Number(event.id ?? '0') >= 30, 30_000);
+      const unanswered = a.run.waitFor('stderr', 'the shared store does not answer');
+      cluster.redis().pause();
+      try {
+        await within(unanswered, 30_000, 'the owner notices');
+        // Meanwhile the owner serves what it holds: its own reader goes on from memory.
+        const seen = Number(live.stream.events[live.stream.events.length - 1]?.id ?? '0');
+        await live.stream.next((event) => Number(event.id ?? '0') > seen + 10, 30_000);
+      } finally {
+        cluster.redis().resume();
+      }
+      await within(a.run.waitFor('stderr', 'the shared store answers again'), 30_000, 'the owner reconnects');
+      const fromRedis = await new ApiClient(b.base, CREDENTIALS.token).events(paths.events(env, processId));
+      if (!('stream' in fromRedis)) throw new Error(`events answered ${fromRedis.refused.status}`);
+      for (const reader of [summary(await live.stream.ended(60_000)), summary(await fromRedis.stream.ended(60_000))]) {
+        expect(reader.truncated).toEqual([]);
+        expect(reader.others).toEqual(['exited', 'closed']);
+        expect(reader.covered.every((seq, index) => seq === index + 1)).toBe(true);
+        expect(reader.text).toBe(expectedLines.join(''));
+      }
+      expect(executor.child.exitCode).toBeNull();
+    } finally {
+      cluster.redis().resume();
+      await executor.stop();
+    }
+  });
+
 });
