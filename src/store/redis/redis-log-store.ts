@@ -26,7 +26,7 @@ import type { HistoriesOptions, LogPressure, LogStore, LogStoreCapabilities, Log
 import type { ProcessKey, ProcessLaunch, ProcessMeta } from '../process-meta';
 import { keyOf } from '../process-meta';
 import { Followers, RemoteLogReader } from './redis-follower';
-import { RedisHistory } from './redis-history';
+import { PacedHistory } from '../paced-history';
 import type { RedisLogStart } from './redis-log-context';
 import { decodeCounters, decodeMeta, encodeMeta } from './redis-log-codec';
 import type { ProcessLogKeys } from './redis-log-keys';
@@ -108,7 +108,7 @@ export class RedisLogStore implements LogStore {
       this.adopted.delete(keyOf(key));
       this.remotes.delete(keyOf(key));
       const log = this.locals.make(key, epoch, launch, adopted?.start);
-      return new RedisHistory(log, { onFailed: () => void this.markFailed(key), onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
+      return new PacedHistory(log, { onFailed: () => void this.markFailed(key), onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
     };
   }
 

@@ -1,29 +1,65 @@
 /**
- * The exec layer's `OutputHistory` port backed by a process's log in Redis: what `RedisLogStore.histories`
- * makes for each process (its output outlives the host, and other hosts read it). It is the disk's
- * `DiskHistory` over a {@link RedisLog}: append to the log and to the live subscribers at once, replay
- * asynchronously from the log at the reader's pace, then join the live ones in the turn it is caught up.
+ * The exec layer's `OutputHistory` port backed by a log read at the reader's pace: what the disk log store
+ * (`store/disk`, over an `OutputLog`) and the Redis log store (`store/redis`, over a `RedisLog`) make for
+ * each process, so that a process's output outlives the memory bound (and the host). One class for both:
+ * append to the log and to the live subscribers at once, replay asynchronously from the log at the
+ * reader's pace, then join the live ones in the turn it is caught up.
  */
 import type { Subscriber } from 'rxjs';
 import { Observable } from 'rxjs';
-import { ExecClientError, OutputLogReadError } from '../../errors';
-import type { HistoryInput, OutputHistory } from '../../exec/output-history';
-import type { FailedEvent, ProcessEvent } from '../../exec/process-event';
-import type { SequencedEvent } from '../../wire/process-event';
-import type { LogEvent, TimedEvent } from '../log-events';
-import { truncatedRange } from '../log-events';
-import type { RedisLog } from './redis-log';
+import { ExecClientError, OutputLogReadError } from '../errors';
+import type { HistoryInput, OutputHistory } from '../exec/output-history';
+import type { FailedEvent, ProcessEvent } from '../exec/process-event';
+import type { SequencedEvent } from '../wire/process-event';
+import type { OutputLogError } from '../errors';
+import type { LogEvent, LogRead, TimedEvent } from './log-events';
+import { truncatedRange } from './log-events';
 
-/** Output bytes one read of a replay takes from the log: 1 MiB. */
-const REPLAY_READ_BYTES = 1024 * 1024;
+/** What a {@link PacedHistory} needs of its log (the disk's `OutputLog` and Redis's `RedisLog` are such logs). */
+export interface PacedHistoryLog {
+  /** The process the log belongs to. */
+  readonly processId: string;
+  /** The first seq the log holds. */
+  readonly firstSeq: number;
+  /** The last seq the log took. */
+  readonly lastSeq: number;
+  /** Output bytes the log holds. */
+  readonly storedBytes: number;
+  /** Events the log holds. */
+  readonly storedEvents: number;
+  /** The log's write failure, once it failed. */
+  readonly failure: OutputLogError | undefined;
+  /** Queues an event (never throws, never blocks). */
+  append(event: SequencedEvent): unknown;
+  /** Records that the executor will never send the seqs before `nextSeq` (a hole of `droppedBytes`). */
+  appendGap(nextSeq: number, droppedBytes: number): void;
+  /** The events after `afterSeq`, up to about `maxBytes` (see `PacedLogReader.read`). */
+  read(afterSeq: number, maxBytes: number): Promise<LogRead>;
+  /** Resolves once the log holds a seq after `afterSeq`, or takes no more appends. */
+  waitFor(afterSeq: number): Promise<void>;
+  /** The log takes no more appends (what it took is still written). */
+  seal(): Promise<void>;
+}
 
-/** What the owner of a {@link RedisHistory} hears (the store's bookkeeping). */
-export interface RedisHistoryHooks {
+/** Default {@link PacedHistoryOptions.replayReadBytes}: 1 MiB. */
+export const DEFAULT_REPLAY_READ_BYTES = 1024 * 1024;
+
+/** How a {@link PacedHistory} replays. */
+export interface PacedHistoryOptions {
+  /**
+   * Output bytes one read of a replay takes from the log.
+   * @default 1048576 (1 MiB)
+   */
+  readonly replayReadBytes?: number;
+}
+
+/** What the owner of a {@link PacedHistory} hears (the store's bookkeeping). */
+export interface PacedHistoryHooks {
   /** The process failed (a `failed` event was appended). */
   readonly onFailed?: () => void;
   /** The history was released. */
   readonly onRelease?: () => void;
-  /** Resolves once the process's metadata is in Redis (`OutputHistory.ready`); never rejects. */
+  /** Resolves once the process's metadata is on the disk (`OutputHistory.ready`); never rejects. */
   readonly ready?: () => Promise<void>;
 }
 
@@ -34,11 +70,27 @@ interface Reader {
 }
 
 /**
- * A process's `OutputHistory` kept in a {@link RedisLog} (see the module's doc and `DiskHistory`, whose
- * rules it keeps: an asynchronous replay, `truncated` markers with a reason, a write failure that is not
- * a process failure, a history that ends the log's writing but never removes it).
+ * A process's `OutputHistory` kept in an {@link PacedHistoryLog}. `append` queues the event in the log (it
+ * never throws, never blocks; `log.pressure$` tells when the log's backlog is high) and delivers it to
+ * the live subscribers at once.
+ *
+ * Unlike the in-memory `EventHistory`, `eventsAfter$` replays ASYNCHRONOUSLY: nothing is delivered
+ * inside `subscribe`; the replay reads the log (files, then what is not yet written) at its own pace,
+ * then joins the live subscribers in the turn it finds itself caught up, so there is no gap and no
+ * duplicate. A reader that relies on a synchronous replay (the host's event stream pausing at a high
+ * mark) must read through the log's pull API (`OutputLog.read`, `waitFor`) instead.
+ *
+ * A replay gives `truncated` markers where the log cannot give events, with a `reason`: the quota's
+ * dropped range comes after the first segment (not first), damaged records where they were, and
+ * after `release()` one marker for everything. A write failure of the log is not a process failure:
+ * replays get a `writeFailed` marker for what it could not keep, then go live; the store's `failures$`
+ * carries the error. A read error ends a replay with a `failed` event (OutputLogReadError).
+ *
+ * Teardown: the history holds no timers. It ends the log's writing (`closed`, `failed` or `release()`
+ * seal it) but never closes it: the log belongs to whoever made it (the store closes its logs in
+ * `close()`).
  */
-export class RedisHistory implements OutputHistory {
+export class PacedHistory<L extends PacedHistoryLog = PacedHistoryLog> implements OutputHistory {
   private readonly live = new Set<Reader>();
   private readonly readBytes: number;
   private lastSeq = 0;
@@ -50,20 +102,21 @@ export class RedisHistory implements OutputHistory {
   private readonly deferred: HistoryInput[] = [];
 
   constructor(
-    /** The log the history keeps its events in. */ readonly log: RedisLog,
-    private readonly hooks: RedisHistoryHooks = {},
+    /** The log the history keeps its events in (its owner reads `pressure$` and `failures$` there). */ readonly log: L,
+    private readonly hooks: PacedHistoryHooks = {},
+    options: PacedHistoryOptions = {},
   ) {
-    this.readBytes = REPLAY_READ_BYTES;
+    this.readBytes = options.replayReadBytes ?? DEFAULT_REPLAY_READ_BYTES;
     // A log taken back after a restart already holds its process's output up to here.
     this.lastSeq = log.lastSeq;
   }
 
-  /** Resolves once the process's metadata is in Redis (see `OutputHistory.ready`); never rejects. */
+  /** Resolves once the process's metadata is on the disk (see `OutputHistory.ready`); never rejects. */
   ready(): Promise<void> {
     return this.hooks.ready?.() ?? Promise.resolve();
   }
 
-  /** The log's first seq (after what its quota dropped); after `release()`, the next seq to come. */
+  /** The log's first seq (its first segment is kept); after `release()`, the next seq to come. */
   get historyStartSeq(): number {
     return this.released ? this.lastSeq + 1 : this.log.firstSeq;
   }
