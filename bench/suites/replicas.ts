@@ -16,14 +16,15 @@
  *    re-dial landing there (`generation N: starting`), the take-back (`session … taken back`), and the
  *    first byte. Fresh cluster per turn.
  * 3. **Two replicas vs one**: 20 environments (20 executors, executor i dialling replica i mod n) × 100 processes of
- *    `echo x`, each environment's processes one after another on its owner (20 in flight); processes per
+ *    `echo x`, each environment's processes one after another on its owner (20 in flight, a token per
+ *    environment: the API's 100 requests/s per token would bound it otherwise); processes per
  *    second over the whole batch and the p99 of start → `closed` (POST, then the SSE stream to `closed`).
  *    Fresh cluster per turn; the cores each part used.
  * 4. **Redis memory per retained MiB**: `INFO memory` `used_memory` before and after 16 processes each
  *    wrote 4 MiB of random bytes (64 MiB), per MiB of output.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -367,9 +368,14 @@ async function fleetTurn(replicas: 1 | 2, environments: number, perEnvironment: 
   const executors: SpawnedExecutor[] = [];
   try {
     const urlFile = redisUrlFile(work.dir, redis.url);
-    for (let i = 0; i < replicas; i += 1) hosts.push(new HostProc(['--data-dir', join(work.dir, `r${i}`), '--redis-url-file', urlFile, ...FLEET_LIMITS], credentials, work.dir));
-    const urls = await Promise.all(hosts.map((host) => host.listening()));
     const ids = Array.from({ length: environments }, (_v, i) => `fleet-${String(i + 1).padStart(2, '0')}`);
+    // One operator token per environment: the API allows 100 requests per second per token (per replica),
+    // and a process here is two (its start, its event stream), so one token would cap each replica at 50/s.
+    const tokens = new Map(ids.map((id) => [id, randomBytes(24).toString('base64url')]));
+    const tokensFile = join(work.dir, 'operator-tokens');
+    writeFileSync(tokensFile, ids.map((id) => `${id} operate ${id} ${tokens.get(id) ?? ''}\n`).join(''), { mode: 0o600 });
+    for (let i = 0; i < replicas; i += 1) hosts.push(new HostProc(['--data-dir', join(work.dir, `r${i}`), '--redis-url-file', urlFile, '--operator-tokens-file', tokensFile, ...FLEET_LIMITS], credentials, work.dir));
+    const urls = await Promise.all(hosts.map((host) => host.listening()));
     const owners = new Map<string, string>();
     // Executor i dials replica i mod n directly: an even split. (Through HAProxy's roundrobin, executors
     // joining one after another put every upgrade on the same replica: each makes two connections, its
@@ -386,7 +392,7 @@ async function fleetTurn(replicas: 1 | 2, environments: number, perEnvironment: 
     const latencies: number[] = [];
     await Promise.all(
       ids.map(async (id) => {
-        for (let n = 0; n < perEnvironment; n += 1) latencies.push(await runOne(owners.get(id) ?? '', credentials.token, id));
+        for (let n = 0; n < perEnvironment; n += 1) latencies.push(await runOne(owners.get(id) ?? '', tokens.get(id) ?? '', id));
       }),
     );
     const wall = performance.now() - t0;
