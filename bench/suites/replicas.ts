@@ -26,7 +26,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { spawnExecutor } from '../../src/executor/spawn-executor';
@@ -387,6 +387,9 @@ async function fleetTurn(replicas: 1 | 2, environments: number, perEnvironment: 
     }
     const perReplica = urls.map((url) => [...owners.values()].filter((u) => u === url).length);
     await sleep(500);
+    // Unloaded: ten processes one after another on one environment, before the batch.
+    const alone: number[] = [];
+    for (let n = 0; n < 10; n += 1) alone.push(await runOne(owners.get(ids[0] ?? '') ?? '', tokens.get(ids[0] ?? '') ?? '', ids[0] ?? ''));
     const cpu0 = { hosts: hosts.map((h) => procCpu(h.pid).ownMs), redis: procCpu(redis.pid).ownMs, executors: executors.map((e) => cpuMsOfTree(e.pid)), bench: process.cpuUsage() };
     const t0 = performance.now();
     const latencies: number[] = [];
@@ -403,6 +406,7 @@ async function fleetTurn(replicas: 1 | 2, environments: number, perEnvironment: 
       perSecond: latencies.length / (wall / 1000),
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
+      alone: percentile([...alone].sort((a, b) => a - b), 50),
       wallS: wall / 1000,
       hostCores: (sum(hosts.map((h) => procCpu(h.pid).ownMs)) - sum(cpu0.hosts)) / wall,
       redisCores: (procCpu(redis.pid).ownMs - cpu0.redis) / wall,
@@ -466,6 +470,7 @@ async function fleetFigures(context: BenchContext): Promise<Row[]> {
     figure({ suite: 'replicas', label: `${environments} environments × ${perEnvironment} echo x, processes completed per second: two replicas (exec-rx column) vs one (raw column)`, unit: '/s', raw: series(results.one, 'perSecond'), rx: series(results.two, 'perSecond'), note }),
     figure({ suite: 'replicas', label: `${environments} environments × ${perEnvironment} echo x, p99 start → closed: two replicas vs one`, unit: 'ms', raw: series(results.one, 'p99'), rx: series(results.two, 'p99') }),
     figure({ suite: 'replicas', label: `${environments} environments × ${perEnvironment} echo x, p50 start → closed: two replicas vs one`, unit: 'ms', raw: series(results.one, 'p50'), rx: series(results.two, 'p50') }),
+    figure({ suite: 'replicas', label: 'one echo x alone (ten one after another before the batch), p50 start → closed: two replicas vs one', unit: 'ms', raw: series(results.one, 'alone'), rx: series(results.two, 'alone') }),
   ];
 }
 
@@ -540,8 +545,10 @@ export async function replicasSuite(context: BenchContext): Promise<Row[]> {
   // EXEC_RX_BENCH_REPLICAS=stream,failover,... runs only those parts (a re-run of one figure).
   const wanted = process.env['EXEC_RX_BENCH_REPLICAS']?.split(',');
   const failed: string[] = [];
+  const loads: string[] = [];
   for (const [name, part] of parts) {
     if (wanted !== undefined && !wanted.includes(name)) continue;
+    const before = loadavg()[0] ?? Number.NaN;
     try {
       rows.push(...(await part(context)));
     } catch (error: unknown) {
@@ -550,6 +557,9 @@ export async function replicasSuite(context: BenchContext): Promise<Row[]> {
       failed.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
       rows.push({ kind: 'check', suite: 'replicas', label: `${name} part`, value: 'failed', goal: 'runs', met: false, note: failed[failed.length - 1] ?? '' });
     }
+    loads.push(`${name} ${before.toFixed(1)}→${(loadavg()[0] ?? Number.NaN).toFixed(1)}`);
   }
+  // The machine may be shared: the load around each part says how much else ran.
+  rows.push({ kind: 'check', suite: 'replicas', label: '1-min load average before→after each part', value: loads.join(', '), goal: 'reported', met: true });
   return rows;
 }
