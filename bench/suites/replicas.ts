@@ -1,5 +1,5 @@
 /**
- * 15. Replicas on Redis (issue 33), `--only=replicas`: the built `exec-rx host` as child processes, a real
+ * 14. Replicas on Redis (issue 33), `--only=replicas`: the built `exec-rx host` as child processes, a real
  * redis-server and a real HAProxy running the README's configuration (`lib/replica-procs.ts`), codex
  * executors in direct mode. Four figures:
  * 1. **Redis log vs disk log**, paired turns in one run (order rotating, a second disk turn as the control
