@@ -124,6 +124,8 @@ async function streamTurn(side: StreamSide, credentials: HostCredentials, redis:
       redisCpuS: (procCpu(redis.pid).ownMs - redis0) / 1000,
       executorCpuS: (cpuMsOfTree(side.executor.pid) - executor0) / 1000,
       readerCpuS: (done['cpuMs'] ?? 0) / 1000,
+      // Bytes the reader got (binary frames included) per byte of output: below 1, output was lost (the Redis quota is 64 MiB per process).
+      readPerByte: (done['bytes'] ?? 0) / bytes,
     };
   } finally {
     await readers.close();
