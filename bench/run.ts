@@ -2,9 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui,paths,stdio]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui,paths,stdio,replicas]
  *
- * Every suite but the soak, disklog, restart, logs, ui, paths and stdio runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium) / `--only=paths` / `--only=stdio`.
+ * Every suite but the soak, disklog, restart, logs, ui, paths, stdio and replicas runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium) / `--only=paths` / `--only=stdio` / `--only=replicas` (issue 33: redis-server and haproxy must be installed).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -24,6 +24,7 @@ import { memorySuite } from './suites/memory';
 import { pathsSuite } from './suites/paths';
 import { rttSuite } from './suites/rtt';
 import { scaleSuite } from './suites/scale';
+import { replicasSuite } from './suites/replicas';
 import { restartSuite } from './suites/restart';
 import { soakSuite } from './suites/soak';
 import { startExitSuite } from './suites/start-exit';
@@ -46,10 +47,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['ui', uiSuite],
   ['paths', pathsSuite],
   ['stdio', stdioSuite],
+  ['replicas', replicasSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'paths', 'stdio']);
+const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'paths', 'stdio', 'replicas']);
 
 interface Args {
   readonly quick: boolean;
