@@ -111,7 +111,7 @@ describe("the README's HAProxy configuration", () => {
     expect(readme).toContain(`\`\`\`text\n${template}\`\`\``);
     expect(proxy.config).toContain(`bind 127.0.0.1:${proxy.port}\n`);
     expect(proxy.config).toContain(`server a 127.0.0.1:${a.port}\n    server b 127.0.0.1:${b.port}\n`);
-    for (const line of ['mode http', 'timeout tunnel 1h', 'option redispatch', 'retries 3', 'option httpchk GET /readyz', 'http-check expect status 200', 'inter 1s fall 2 rise 1', 'no option http-buffer-request', 'balance roundrobin']) {
+    for (const line of ['mode http', 'timeout tunnel 1h', 'option redispatch', 'retries 3', 'option httpchk GET /readyz', 'http-check expect status 200', 'inter 1s fall 2 rise 1', 'no option http-buffer-request', 'balance leastconn']) {
       expect(proxy.config).toContain(line);
     }
   });
