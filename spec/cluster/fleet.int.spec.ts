@@ -83,4 +83,29 @@ describe('two replicas, 20 environments, 200 processes', () => {
     for (const replica of [a, b]) expect(await cluster.metric(replica, 'exec_rx_host_registrations_total', { outcome: '429' })).toBe(0);
     for (const executor of executors) expect(executor.child.exitCode).toBeNull();
   });
+
+  it('spreads executors joining one after another over both replicas (the balancer goes by open connections)', async () => {
+    const a = await cluster.start('spread-a');
+    const b = await cluster.start('spread-b');
+    const spread = await startHaproxy({ backends: [{ name: 'a', port: a.port }, { name: 'b', port: b.port }], healthPath: '/readyz' });
+    try {
+      const credentials = { accessKeyId: CREDENTIALS.keyId, secretAccessKey: CREDENTIALS.secret };
+      const owned = new Map<Replica, number>([
+        [a, 0],
+        [b, 0],
+      ]);
+      for (let i = 1; i <= 6; i++) {
+        const id = `spread-${i}`;
+        executors.push(await startDirectExecutor({ remoteUrl: spread.url, environmentId: id, credentials }));
+        // Each joins once the one before is connected: a registration, then its long-lived upgrade.
+        const line = `environment ${id} generation 1: connected`;
+        const owner = await within(Promise.race([a, b].map(async (replica) => (await replica.run.waitFor('stderr', line), replica))), 30_000, line);
+        owned.set(owner, (owned.get(owner) ?? 0) + 1);
+      }
+      // Round robin put every upgrade on one replica (0 and 6): by open connections each gets its share.
+      expect(Math.min(owned.get(a) ?? 0, owned.get(b) ?? 0)).toBeGreaterThanOrEqual(2);
+    } finally {
+      await spread.stop();
+    }
+  });
 });
