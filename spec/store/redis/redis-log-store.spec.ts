@@ -4,6 +4,7 @@
  * hash, raw bytes, an unreachable Redis (a paused server) held in memory up to the buffer and the typed
  * failure past it, backpressure, a log another store writes followed, and expiry after a release.
  */
+import { filter, firstValueFrom, Subject } from 'rxjs';
 import Redis from 'ioredis';
 import { OutputLogError, StaleEpochError } from '../../../src/errors';
 import type { LogEvent } from '../../../src/store/log-events';
@@ -24,7 +25,8 @@ let test = 0;
 const ENV = 'env-redis';
 const key = (processId: string): ProcessKey => ({ environmentId: ENV, processId });
 const chunk = (seq: number, bytes = 100): Uint8Array => new Uint8Array(bytes).fill(seq & 0xff);
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves once the store counts Redis as unreachable (a call it sent went unanswered past `stallMs`). */
+const unreachable = (store: RedisLogStore): Promise<boolean> => firstValueFrom(store.reachable$.pipe(filter((up) => !up)));
 
 beforeAll(async () => {
   server = tracker.track(await startRedisServer());
@@ -148,7 +150,7 @@ describe('RedisLogStore', () => {
     await store.flush();
     server.pause();
     for (let seq = 2; seq <= 100; seq += 1) history.append(outputBytes(seq, chunk(seq)));
-    await sleep(300);
+    await unreachable(store);
     expect(await store.unready()).toBe('redis unreachable');
     const reader = await readerOf(store, 'p-paused');
     // What is not written is read from memory meanwhile.
@@ -195,7 +197,7 @@ describe('RedisLogStore', () => {
     for (let seq = 2; seq <= 11; seq += 1) big.append(outputBytes(seq, chunk(seq)));
     small.append(outputBytes(2, chunk(2)));
     expect(pressure).toEqual([{ key: key('p-big'), behind: true, backlogBytes: 1000 }]);
-    await sleep(300); // unreachable now: 1000 bytes held, within the buffer
+    await unreachable(store); // 1000 bytes held, within the buffer
     for (let seq = 12; seq <= 30; seq += 1) big.append(outputBytes(seq, chunk(seq)));
     expect(failures.map((failure) => (failure instanceof OutputLogError ? [failure.code, failure.processId, failure.errno] : failure.code))).toEqual([['LOG_WRITE_FAILED', 'p-big', 'ENOBUFS']]);
     expect(pressure.slice(1)).toEqual([{ key: key('p-big'), behind: false, backlogBytes: 0 }]);
@@ -216,6 +218,10 @@ describe('RedisLogStore', () => {
     const reader = await readerOf(store, 'p-follow');
     expect(reader).toBe(await readerOf(store, 'p-follow'));
     const got: number[] = [];
+    // Each time the reader is caught up and waits on the follow loop.
+    const waits = new Subject<number>();
+    const waiting = (cursor: number): Promise<number> => firstValueFrom(waits.pipe(filter((at) => at === cursor)));
+    const waitingAt1 = waiting(1);
     const following = (async () => {
       let cursor = 0;
       for (;;) {
@@ -223,12 +229,16 @@ describe('RedisLogStore', () => {
         for (const event of read.events) if ('seq' in event) got.push(event.seq);
         cursor = read.lastSeq;
         if (read.ended) return;
-        if (read.caughtUp) await reader.waitFor(cursor);
+        if (!read.caughtUp) continue;
+        const waited = reader.waitFor(cursor);
+        waits.next(cursor);
+        await waited;
       }
     })();
-    await sleep(50);
+    await waitingAt1;
+    const waitingAt5 = waiting(5);
     for (let seq = 2; seq <= 5; seq += 1) history.append(outputBytes(seq, chunk(seq)));
-    await sleep(50);
+    await waitingAt5;
     history.append(closed(6));
     await following;
     expect(got).toEqual(range(1, 6));
@@ -245,10 +255,32 @@ describe('RedisLogStore', () => {
     const ttls = await Promise.all([redis.pttl(keys.stream), redis.pttl(keys.meta)]);
     expect(ttls.every((ttl) => ttl > 0 && ttl <= 300)).toBe(true);
     expect((await store.list()).map((meta) => meta.processId)).toEqual(['p-expire']);
-    await sleep(450);
+    // Redis's own expiry, awaited as its keyspace events (expired) for both keys.
+    await expiredEvents(redis, [keys.stream, keys.meta]);
     expect(await redis.exists(keys.stream, keys.meta)).toBe(0);
     expect(await store.list()).toEqual([]);
     await store.enforce(); // lets go of its own log of it too
     expect(await store.openReader(key('p-expire'))).toBeUndefined();
   });
 });
+
+/** Resolves once Redis has expired each of `names` (its `expired` keyspace events, asked for on its own connection). */
+async function expiredEvents(redis: Redis, names: readonly string[]): Promise<void> {
+  await redis.config('SET', 'notify-keyspace-events', 'Ex');
+  const listener = redis.duplicate();
+  try {
+    const left = new Set(names);
+    const done = new Promise<void>((resolve) =>
+      listener.on('message', (_channel: string, name: string) => {
+        left.delete(name);
+        if (left.size === 0) resolve();
+      }),
+    );
+    await listener.subscribe('__keyevent@0__:expired');
+    // A key gone before the subscription counts as expired.
+    for (const name of names) if ((await redis.exists(name)) === 0) left.delete(name);
+    if (left.size > 0) await done;
+  } finally {
+    listener.disconnect();
+  }
+}

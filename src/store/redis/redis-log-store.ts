@@ -39,7 +39,6 @@ import type { MetaWrites } from './redis-meta-writes';
 import { Reachability } from './redis-reachability';
 
 export type { RedisLogStoreOptions } from './redis-log-options';
-
 /** What the Redis store can do: paced, durable, fallible writes; it drops the oldest at a quota; no files. */
 const CAPABILITIES: LogStoreCapabilities = { ownPace: true, durable: true, keepsHead: false, writeFailures: true, figures: false, listsEnded: true };
 
@@ -82,9 +81,7 @@ export class RedisLogStore implements LogStore {
   }
 
   /** Opens the store on `options.redis` (nothing is read: the processes of before are found in Redis as they are asked for). */
-  static open(options: RedisLogStoreOptions): Promise<RedisLogStore> {
-    return Promise.resolve(new RedisLogStore(options));
-  }
+  static readonly open = (options: RedisLogStoreOptions): Promise<RedisLogStore> => Promise.resolve(new RedisLogStore(options));
 
   get failures$(): Observable<LogStoreFailure> {
     return this.locals.failures.asObservable();
@@ -94,10 +91,13 @@ export class RedisLogStore implements LogStore {
     return this.locals.pressures.asObservable();
   }
 
-  /** For tests (the contract's `failWrites`): while on, Redis counts as unreachable, as a paused server would. */
-  simulateOutage(on: boolean): void {
-    this.reachability.simulateOutage(on);
+  /** Whether the store counts Redis as answering (see `unready`), now and at each change; completes on `close()`. */
+  get reachable$(): Observable<boolean> {
+    return this.reachability.changes$;
   }
+
+  /** For tests (the contract's `failWrites`): while on, Redis counts as unreachable, as a paused server would. */
+  readonly simulateOutage = (on: boolean): void => this.reachability.simulateOutage(on);
 
   histories(environmentId: string, { epoch }: HistoriesOptions): HistoryFactory {
     this.locals.fence(environmentId, epoch);

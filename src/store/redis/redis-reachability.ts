@@ -4,7 +4,7 @@
  * it off (`simulateOutage`). The flushers wait on it; a change to unreachable checks every log's buffer.
  */
 import type Redis from 'ioredis';
-import type { SchedulerLike } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
 import { BehaviorSubject, filter, firstValueFrom, map } from 'rxjs';
 
 /** How long a flusher waits before it resends a call that failed while the connection looked ready. */
@@ -38,6 +38,11 @@ export class Reachability {
   simulateOutage(on: boolean): void {
     this.outage = on;
     this.update();
+  }
+
+  /** Whether Redis answers, now and at each change; completes when the store stops. */
+  get changes$(): Observable<boolean> {
+    return this.reachable.asObservable();
   }
 
   /** Resolves once Redis answers again, or the store stops. */
