@@ -66,7 +66,8 @@ export class LocalLogs {
     reachability: Reachability,
     private readonly options: LocalLogsOptions,
   ) {
-    this.metas = new MetaWrites(redis, scripts, prefix, (processId, operation, error) => this.report(processId, operation, error));
+    const report = (processId: string, operation: LogWriteOperation, error: unknown): void => this.report(processId, operation, error);
+    this.metas = new MetaWrites(redis, scripts, prefix, report, (id) => this.entries.has(id));
     this.context = {
       redis,
       scripts,
@@ -115,6 +116,12 @@ export class LocalLogs {
     }
     if (epoch < this.epochOf(key.environmentId)) this.refuse(entry, this.epochOf(key.environmentId));
     return log;
+  }
+
+  /** Lets go of the log of `key` (removed, or expired once ended): its entry and what the meta writes remembered of it. */
+  drop(key: ProcessKey): void {
+    this.entries.delete(keyOf(key));
+    this.metas.forget(key);
   }
 
   /** The newest writer epoch of `environmentId` seen (0: none). */

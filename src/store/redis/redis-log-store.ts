@@ -160,7 +160,7 @@ export class RedisLogStore implements LogStore {
   async remove(key: ProcessKey): Promise<void> {
     const id = keyOf(key);
     this.locals.get(key)?.log.removed();
-    this.locals.entries.delete(id);
+    this.locals.drop(key);
     this.remotes.delete(id);
     this.adopted.delete(id);
     await this.metas.remove(key);
@@ -170,9 +170,7 @@ export class RedisLogStore implements LogStore {
   async enforce(): Promise<void> {
     try {
       await this.list();
-      for (const [id, entry] of this.locals.entries) {
-        if (entry.log.end !== undefined && (await this.redis.exists(entry.log.keys.meta)) === 0) this.locals.entries.delete(id);
-      }
+      for (const { log } of [...this.locals.entries.values()]) if (log.end !== undefined && (await this.redis.exists(log.keys.meta)) === 0) this.locals.drop(log.key);
     } catch {
       // Redis unreachable: the next sweep does it
     }
@@ -204,14 +202,15 @@ export class RedisLogStore implements LogStore {
     if (this.closed) throw new ClosedError('the output log store is closed');
     const [hash, storedEvents] = found;
     if (decodeMeta(key, hash) === undefined) return undefined;
-    this.metas.seed(key, hash);
     const { lastSeq, storedBytes, trimmedTo } = decodeCounters(hash);
     this.locals.get(key)?.log.removed();
     this.locals.entries.delete(id);
     this.remotes.delete(id);
     this.adopted.set(id, { key, start: { lastSeq, storedBytes, storedEvents, trimmedTo }, epoch });
     // Running again, at the new epoch, and no longer expiring.
-    void this.metas.write(key, { epoch, mode: 'update', ttlMs: -1, fields: [...encodeMeta({ state: 'running', endedAt: null, lostReason: null }), 'epoch', String(epoch)] });
+    const running = [...encodeMeta({ state: 'running', endedAt: null, lostReason: null }), 'epoch', String(epoch)];
+    this.metas.seed(key, hash, running);
+    void this.metas.write(key, { epoch, mode: 'update', ttlMs: -1, fields: running });
     return lastSeq;
   }
 

@@ -31,7 +31,7 @@ export interface MetaWrite {
 /** The meta writes and the index of one store (see the module's doc). */
 export class MetaWrites {
   private readonly pending = new Map<string, Promise<void>>();
-  /** What this store wrote of each process's meta hash (fields by name), to write it back if Redis loses it. */
+  /** What this store wrote of the meta hash of each process whose log it writes (fields by name), to write it back if Redis loses it. */
   private readonly known = new Map<string, Map<string, string>>();
 
   constructor(
@@ -39,6 +39,7 @@ export class MetaWrites {
     private readonly scripts: LogScripts,
     private readonly prefix: string,
     /** A write Redis refused. */ private readonly report: (processId: string, operation: LogWriteOperation, error: unknown) => void,
+    /** Whether this store writes the log of a process (`keyOf`): only those are remembered, while it does. */ private readonly local: (id: string) => boolean,
   ) {}
 
   /** One meta script call, queued behind the process's others; resolves when done. Never rejects (a failure is reported). */
@@ -71,12 +72,20 @@ export class MetaWrites {
     this.index(key, Number(kept.get('startedAt') ?? '0') || 0);
   }
 
-  /** What a process taken back had in its meta hash: written back, with what this store writes next, if Redis loses it. */
-  seed(key: ProcessKey, hash: Readonly<Record<string, string>>): void {
-    this.known.set(keyOf(key), new Map(Object.entries(hash)));
+  /** What a process taken back had in its meta hash, with `fields` over it: written back, with what this store writes next, if Redis loses it. */
+  seed(key: ProcessKey, hash: Readonly<Record<string, string>>, fields: readonly string[]): void {
+    const kept = new Map(Object.entries(hash));
+    for (let i = 0; i + 1 < fields.length; i += 2) kept.set(fields[i] ?? '', fields[i + 1] ?? '');
+    this.known.set(keyOf(key), kept);
+  }
+
+  /** Lets go of what it remembered of a process (its log is no longer this store's). */
+  forget(key: ProcessKey): void {
+    this.known.delete(keyOf(key));
   }
 
   private remember(id: string, write: MetaWrite): void {
+    if (!this.local(id)) return;
     const fields = write.mode === 'create' ? new Map<string, string>() : (this.known.get(id) ?? new Map<string, string>());
     for (let i = 0; i + 1 < write.fields.length; i += 2) fields.set(write.fields[i] ?? '', write.fields[i + 1] ?? '');
     this.known.set(id, fields);
@@ -103,7 +112,6 @@ export class MetaWrites {
   /** Deletes a process's keys, then its index entry. Never rejects. */
   async remove(key: ProcessKey): Promise<void> {
     const keys = this.keysOf(key);
-    this.known.delete(keyOf(key));
     try {
       await this.redis.del(keys.stream, keys.meta, keys.trims);
       await this.redis.zrem(processIndexKey(this.prefix), indexMember(key));
