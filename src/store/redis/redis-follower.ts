@@ -163,8 +163,13 @@ export class EnvironmentFollower {
     }
     const now = this.scheduler.now();
     const since = this.missingSince.get(processId) ?? now;
-    this.missingSince.set(processId, since);
-    return now - since > VANISHED_GRACE_MS;
+    if (now - since <= VANISHED_GRACE_MS) {
+      this.missingSince.set(processId, since);
+      return false;
+    }
+    // Removed: its readers end now, and nothing of it is kept here.
+    this.missingSince.delete(processId);
+    return true;
   }
 
   /** One XREAD BLOCK over every followed stream, from its smallest waited-after seq. */
