@@ -33,6 +33,9 @@ export interface ClusterOptions {
   readonly rewriteLogs?: () => Promise<number>;
 }
 
+/** How long one read of the environments other replicas own serves this replica's lists and overviews. */
+const ELSEWHERE_FRESH_MS = 1_000;
+
 /** The defaults of {@link ClusterOptions}. */
 export const CLUSTER_DEFAULTS = {
   /** An owner's lease, unrenewed: 15 s. */
@@ -80,6 +83,8 @@ export class HostCluster {
   private endDrainWait: (() => void) | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private counts = { staleLogWrites: 0, fenced: 0, rewrites: 0 };
+  /** The last read of {@link environmentsElsewhere}, shared while fresh. */
+  private elsewhere: { readonly at: number; readonly read: Promise<ReadonlyMap<string, string>> } | undefined;
   /** Lease renewals refused (another owner or a newer epoch): stale state writes the store does not count itself. */
   private refusedRenewals = 0;
 
@@ -148,8 +153,17 @@ export class HostCluster {
     return owner === undefined || owner.owner === this.parts.owner ? undefined : owner.owner;
   }
 
-  /** The environments other replicas own now (with a session recorded), each with its owner. Never rejects. */
-  async environmentsElsewhere(): Promise<ReadonlyMap<string, string>> {
+  /**
+   * The environments other replicas own now (with a session recorded), each with its owner. Read at most
+   * once per {@link ELSEWHERE_FRESH_MS}: every list and every overview stream of this replica asks. Never rejects.
+   */
+  environmentsElsewhere(): Promise<ReadonlyMap<string, string>> {
+    const now = this.parts.scheduler.now();
+    if (this.elsewhere === undefined || now - this.elsewhere.at >= ELSEWHERE_FRESH_MS) this.elsewhere = { at: now, read: this.readElsewhere() };
+    return this.elsewhere.read;
+  }
+
+  private async readElsewhere(): Promise<ReadonlyMap<string, string>> {
     const { state } = this.options;
     try {
       const found = new Map<string, string>();
