@@ -5,7 +5,8 @@
  *
  * The redis-server and HAProxy launch logic is a trimmed copy of `spec/support/redis-server.ts` and
  * `spec/support/haproxy.ts`: the bench is built with `tsconfig.build.json`, which includes `src` and `bench`
- * only, so `dist/bench` cannot import from `spec/`. Keep the two in step (flags, the template's lines).
+ * only, so `dist/bench` cannot import from `spec/` (the specs import the template's filling from here,
+ * `./haproxy-template`). Keep the flags in step.
  *
  * Every child is tracked (`trackChild`), so `stopEverything()` kills what a suite's `finally` missed.
  */
@@ -19,6 +20,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { cleanEnv } from './cli-host';
+import type { TemplateBackend } from './haproxy-template';
+import { fillHaproxyTemplate } from './haproxy-template';
 import { trackChild } from './executors';
 
 /** The built command line's entry point. */
@@ -116,26 +119,9 @@ export interface BenchHaproxy {
   stop(): Promise<void>;
 }
 
-const SERVER_LINE = /^(\s*server\s+)\S+(\s+)127\.0\.0\.1:\d+(.*)$/;
-const BIND_LINE = /^(\s*bind\s+)127\.0\.0\.1:\d+(.*)$/;
-
-/** The README's configuration with its frontend on `port` and one `server` line per backend (see `spec/support/haproxy.ts`). */
-function haproxyConfig(port: number, backends: readonly { readonly name: string; readonly port: number }[]): string {
-  const lines = readFileSync(HAPROXY_TEMPLATE, 'utf8').split('\n');
-  const first = lines.findIndex((line) => SERVER_LINE.test(line));
-  const bind = lines.findIndex((line) => BIND_LINE.test(line));
-  if (first < 0 || bind < 0) throw new Error(`${HAPROXY_TEMPLATE} has no "bind 127.0.0.1:PORT" or no "server NAME 127.0.0.1:PORT" line`);
-  const model = SERVER_LINE.exec(lines[first] ?? '');
-  const servers = backends.map((b) => `${model?.[1] ?? '    server '}${b.name}${model?.[2] ?? ' '}127.0.0.1:${b.port}${model?.[3] ?? ''}`);
-  const out: string[] = [];
-  lines.forEach((line, index) => {
-    if (index === first) out.push(...servers);
-    else if (SERVER_LINE.test(line)) return;
-    else if (index === bind) out.push(line.replace(BIND_LINE, `$1127.0.0.1:${port}$2`));
-    else out.push(line);
-  });
-  return out.join('\n');
-}
+/** The README's configuration with its frontend on `port` and one `server` line per backend. */
+const haproxyConfig = (port: number, backends: readonly TemplateBackend[]): string =>
+  fillHaproxyTemplate(readFileSync(HAPROXY_TEMPLATE, 'utf8'), HAPROXY_TEMPLATE, port, backends);
 
 /** Starts `haproxy -f CFG -db` on a free port in front of `backends`; resolves once it accepts connections. */
 export async function startBenchHaproxy(backends: readonly { readonly name: string; readonly port: number }[]): Promise<BenchHaproxy> {

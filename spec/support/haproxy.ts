@@ -5,6 +5,7 @@
  * with its own temp dir, ready once it accepts connections, stopped by the spec in `afterAll`. A machine
  * without `haproxy` fails the spec loudly with the command that installs it.
  */
+import { fillHaproxyTemplate } from '../../bench/lib/haproxy-template';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -60,28 +61,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const SERVER_LINE = /^(\s*server\s+)\S+(\s+)127\.0\.0\.1:\d+(.*)$/;
-const BIND_LINE = /^(\s*bind\s+)127\.0\.0\.1:\d+(.*)$/;
-
 /**
  * The template with the frontend on `port`, its `server` lines replaced by one per backend (at the first
- * one's place, with its options), and the health path. Throws when the template lacks what is replaced.
+ * one's place, with its options: `fillHaproxyTemplate`, which the bench fills it with too), and the health
+ * path. Throws when the template lacks what is replaced.
  */
 export function haproxyConfig(template: string, port: number, options: HaproxyOptions): string {
-  const lines = template.split('\n');
-  const first = lines.findIndex((line) => SERVER_LINE.test(line));
-  const bind = lines.findIndex((line) => BIND_LINE.test(line));
-  if (first < 0 || bind < 0) throw new Error(`${HAPROXY_TEMPLATE} has no "bind 127.0.0.1:PORT" or no "server NAME 127.0.0.1:PORT" line`);
-  const model = SERVER_LINE.exec(lines[first] ?? '');
-  const servers = options.backends.map((b) => `${model?.[1] ?? '    server '}${b.name}${model?.[2] ?? ' '}127.0.0.1:${b.port}${model?.[3] ?? ''}`);
-  const out: string[] = [];
-  lines.forEach((line, index) => {
-    if (index === first) out.push(...servers);
-    else if (SERVER_LINE.test(line)) return;
-    else if (index === bind) out.push(line.replace(BIND_LINE, `$1127.0.0.1:${port}$2`));
-    else out.push(line);
-  });
-  const config = out.join('\n');
+  const config = fillHaproxyTemplate(template, HAPROXY_TEMPLATE, port, options.backends);
   const health = options.healthPath ?? '/readyz';
   if (!config.includes('option httpchk GET /readyz')) throw new Error(`${HAPROXY_TEMPLATE} has no "option httpchk GET /readyz"`);
   return config.replace('option httpchk GET /readyz', `option httpchk GET ${health}`);
