@@ -19,9 +19,10 @@ export interface ClusterState {
   renewLease(id: string, owner: string, epoch: number, ttlMs: number): Promise<boolean>;
   /**
    * Writes `owner` at `epoch` as environment `id`'s owner unless the store holds a newer epoch for it (after
-   * the store lost its data, each owner rewrites what it holds): true when written or already so.
+   * the store lost its data, each owner rewrites what it holds), with `signedAt`, the signing time of the
+   * upgrade it claimed the environment on (see `ClaimOptions`), when known: true when written or already so.
    */
-  restoreOwner(id: string, owner: string, epoch: number): Promise<boolean>;
+  restoreOwner(id: string, owner: string, epoch: number, signedAt?: number): Promise<boolean>;
   /** Whether the store lost its data since it was opened (or since the last call that said so): the owners then rewrite it. */
   datasetLost(): Promise<boolean>;
   /** Writes refused so far because their epoch was stale (the host's metrics read it). */

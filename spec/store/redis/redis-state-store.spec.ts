@@ -183,7 +183,11 @@ describe('RedisStateStore', () => {
     expect(await store.owner('env-1')).toEqual({ owner: 'host-a', epoch: 2 });
     expect(await store.restoreOwner('env-1', 'host-c', 5)).toBe(true);
     expect(await store.owner('env-1')).toEqual({ owner: 'host-c', epoch: 5 });
-    expect(await store.claim('env-1', 'host-d')).toBe(6);
+    // With the signing time of its claim's upgrade: a stale upgrade's claim is refused after the rewrite too.
+    expect(await store.restoreOwner('env-1', 'host-c', 6, 60_000)).toBe(true);
+    expect(await store.owner('env-1')).toEqual({ owner: 'host-c', epoch: 6, signedAt: 60_000 });
+    await expect(store.claim('env-1', 'host-stale', { signedAt: 59_000 })).rejects.toMatchObject({ code: 'STALE_CLAIM', currentEpoch: 6 });
+    expect(await store.claim('env-1', 'host-d')).toBe(7);
   });
 
   it('bounds keyed starts across environments, deleting the oldest record from its own environment', async () => {

@@ -19,7 +19,9 @@ const integerOf = (text: string | undefined): number | undefined => {
 /** An owner hash (`owner`, `epoch`), or undefined. */
 export function ownerOf(hash: RedisHash): EnvironmentOwner | undefined {
   const epoch = integerOf(hash.epoch);
-  return hash.owner === undefined || epoch === undefined ? undefined : { owner: hash.owner, epoch };
+  const signedAt = integerOf(hash.signedAt);
+  if (hash.owner === undefined || epoch === undefined) return undefined;
+  return signedAt === undefined ? { owner: hash.owner, epoch } : { owner: hash.owner, epoch, signedAt };
 }
 
 /** Environment `id`'s session hash, or undefined. */

@@ -12,10 +12,10 @@
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
-import { ClosedError, StaleEpochError } from '../../errors';
+import { ClosedError, StaleClaimError, StaleEpochError } from '../../errors';
 import type { ProcessKey } from '../process-meta';
-import type { EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
-import { RECORDED_STARTS, sortedById } from '../state-store';
+import type { ClaimOptions, EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
+import { RECORDED_STARTS, sortedById, STALE_UPGRADE_WINDOW_MS } from '../state-store';
 import type { StdinRecord } from '../stdin-record';
 import { stdinFields } from '../stdin-record';
 import { markBoot, randomId } from './redis-boot';
@@ -118,8 +118,15 @@ export class RedisStateStore implements StateStore {
     return this.run(async () => ownerOf(await this.redis.hgetall(keys.ownerKey(this.prefix, id))));
   }
 
-  claim(id: string, owner: string): Promise<number> {
-    return this.run(async () => Number(await scripts.CLAIM.run(this.redis, [keys.ownerKey(this.prefix, id)], [owner, this.epochs])));
+  claim(id: string, owner: string, options?: ClaimOptions): Promise<number> {
+    return this.run(async () => {
+      const args = [owner, this.epochs, options?.signedAt ?? '', STALE_UPGRADE_WINDOW_MS];
+      const reply = await scripts.CLAIM.run(this.redis, [keys.ownerKey(this.prefix, id)], args);
+      const [status, first, second] = Array.isArray(reply) ? reply.map(String) : [];
+      if (status === 'stale') throw new StaleClaimError(id, options?.signedAt ?? 0, Number(first), Number(second));
+      if (status !== 'ok' || first === undefined) throw new Error(`redis: unexpected claim reply ${JSON.stringify(reply)}`);
+      return Number(first);
+    });
   }
 
   setSession(id: string, session: EnvironmentSession, epoch: number): Promise<void> {
@@ -212,10 +219,10 @@ export class RedisStateStore implements StateStore {
    * lower one: after Redis restarted empty, each owner rewrites what it holds from memory. True when
    * written, or when Redis already holds the same; false when another owner or a higher epoch is there.
    */
-  restoreOwner(id: string, owner: string, epoch: number): Promise<boolean> {
+  restoreOwner(id: string, owner: string, epoch: number, signedAt?: number): Promise<boolean> {
     return this.run(async () => {
       checkEpochArgument(epoch);
-      return (await scripts.RESTORE_OWNER.run(this.redis, [keys.ownerKey(this.prefix, id)], [owner, epoch])) === 1;
+      return (await scripts.RESTORE_OWNER.run(this.redis, [keys.ownerKey(this.prefix, id)], [owner, epoch, signedAt ?? ''])) === 1;
     });
   }
 
