@@ -227,6 +227,12 @@ export class DirectHost {
       this.log.warn({ environmentId: id, status: 409 }, `upgrade for ${id}: superseded registration (409, the executor re-registers)`);
       return refused(socket, 409);
     }
+    // An upgrade signed before the socket this environment's live generation holds: one the executor gave
+    // up on (it waited in a stopped replica's accept queue). 503, never a 4xx; nobody is at its other end.
+    if (this.table.isStaleUpgrade(id, auth.signedAt)) {
+      this.log.warn({ environmentId: id, status: 503 }, `upgrade for ${id}: signed before the socket it holds (a stale upgrade): 503`);
+      return refused(socket, 503, { 'retry-after': '2' });
+    }
     const live = this.table.liveIds();
     // A new generation (none yet, or the current one failed) must fit under the limit; a replacement always
     // does; with replicas the limit counted the cluster at the registration, which this upgrade presents.
@@ -235,7 +241,7 @@ export class DirectHost {
       return refused(socket, 503, { 'retry-after': '5' });
     }
     this.keyIds.set(id, auth.accessKeyId);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.table.adopt(id, ws));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.table.adopt(id, ws, auth.signedAt));
     return live.includes(id) ? 'replacement' : 'accepted';
   }
 

@@ -249,7 +249,7 @@ export class HostCluster {
     for (const id of live) {
       const epoch = table.epochOf(id);
       if (epoch === 0) continue;
-      if (!(await state.restoreOwner(id, owner, epoch))) {
+      if (!(await state.restoreOwner(id, owner, epoch, table.signedAtOf(id)))) {
         this.fence(id, `the store holds a newer epoch than ${epoch}`);
         continue;
       }
