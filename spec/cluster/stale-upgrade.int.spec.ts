@@ -81,6 +81,11 @@ describe('a stale upgrade held while its replica was stopped, let through after 
       const started = await onA.post(paths.processes(ENV), { argv: ['python3', '-c', SCRIPT] });
       expect(started.status).toBe(201);
       const processId = (started.body as { id: string }).id;
+      // a holds some of it before it stops.
+      const early = await onA.events(paths.events(ENV, processId));
+      if (!('stream' in early)) throw new Error(`events answered ${early.refused.status}`);
+      await early.stream.next((event) => Number(event.id ?? '0') >= 100, 30_000);
+      await early.stream.close();
 
       // a stops with its executor; its proxy holds whatever comes next; the executor's socket is cut.
       a.run.child.kill('SIGSTOP');

@@ -139,8 +139,25 @@ describe('RedisLogStore', () => {
     history.append(outputBytes(4, chunk(4)));
     await store.flush();
     expect(failures.map((failure) => (failure instanceof StaleEpochError ? [failure.epoch, failure.currentEpoch] : failure.code))).toEqual([[1, 5]]);
+    // Its readers read Redis now, where the new owner goes on: the log has not ended.
     const read = await (await readerOf(store, 'p-owned')).read(0, 1 << 20);
-    expect({ seqs: seqs(read.events), ended: read.ended }).toEqual({ seqs: [1], ended: true });
+    expect({ seqs: seqs(read.events), ended: read.ended }).toEqual({ seqs: [1], ended: false });
+  });
+
+  it('reads a log it wrote at an epoch another store took over from Redis, where the new writer goes on to the end', async () => {
+    const a = await open();
+    const b = await open();
+    // a's process stopped with a: its output went to b alone. a's manager let go of it (its log sealed, empty).
+    a.store.histories(ENV, { epoch: 1 })('p-moved', { argv: ['x'], tty: false });
+    await a.store.flush();
+    await a.store.markFailed(key('p-moved'));
+    await a.redis.hset(ownerKey(`spec-${test}`, ENV), 'owner', 'host-b', 'epoch', '2');
+    expect(await b.store.adopt(key('p-moved'), 2)).toBe(0);
+    const moved = b.store.histories(ENV, { epoch: 2 })('p-moved', { argv: ['x'], tty: false });
+    for (let seq = 1; seq <= 6; seq += 1) moved.append(outputBytes(seq, chunk(seq)));
+    moved.append(closed(7));
+    await b.store.flush();
+    expect(seqs(await readAll(await readerOf(a.store, 'p-moved')))).toEqual(range(1, 7));
   });
 
   it('holds appends in memory while Redis is paused, is unready meanwhile, and writes them all when it answers again', async () => {

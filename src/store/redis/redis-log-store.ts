@@ -42,6 +42,9 @@ export type { RedisLogStoreOptions } from './redis-log-options';
 /** What the Redis store can do: paced, durable, fallible writes; it drops the oldest at a quota; no files. */
 const CAPABILITIES: LogStoreCapabilities = { ownPace: true, durable: true, keepsHead: false, writeFailures: true, figures: false, listsEnded: true };
 
+/** How many stall periods (`stallMs`) an adopt's reads may take before it rejects (ETIMEDOUT). */
+const ADOPT_READ_STALLS = 2;
+
 /** A process taken back (`adopt`) and not yet continued by a history: where its log goes on, at which epoch. */
 type AdoptedEntry = { readonly key: ProcessKey; readonly start: RedisLogStart; epoch: number };
 
@@ -112,23 +115,37 @@ export class RedisLogStore implements LogStore {
     };
   }
 
-  /** The log of a process: the one this store writes, else one read from Redis (the same object while it is held). Rejects with OutputLogReadError when Redis cannot be read. */
+  /**
+   * The log of a process: the one this store writes while it is the environment's writer, else one read
+   * from Redis (the same object while it is held): a log this store wrote at an epoch another writer has
+   * taken over since is read from Redis, where that writer goes on. Rejects with OutputLogReadError when
+   * Redis cannot be read.
+   */
   async openReader(key: ProcessKey): Promise<PacedLogReader | undefined> {
-    const local = this.locals.get(key);
-    if (local !== undefined) return local.log;
     const keys = this.keysOf(key);
-    let exists: number;
-    try {
-      exists = await this.redis.exists(keys.meta);
-    } catch (error: unknown) {
-      throw new OutputLogReadError(key.processId, errnoOf(error));
+    const local = this.locals.get(key);
+    // Redis unreachable: this store's own log is served from what it holds (the owner keeps serving from memory).
+    const read = Promise.all([this.redis.exists(keys.meta), this.redis.hget(keys.owner, 'epoch')]).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    const answered = local !== undefined && !this.reachability.now ? undefined : await this.reachability.within(this.reachability.stallMs, read);
+    if (answered === undefined || 'error' in answered) {
+      if (local !== undefined) return local.log;
+      throw new OutputLogReadError(key.processId, answered === undefined ? 'ETIMEDOUT' : errnoOf(answered.error));
     }
+    const [exists, held] = answered.value;
+    const ownerEpoch = Number(held) || 0;
+    this.locals.fence(key.environmentId, ownerEpoch);
+    // This store's log is the process's while this store writes it, and once it closed here (whole): a log
+    // this store stopped writing (sealed when its manager let go) may hold only a part of what Redis does.
+    if (local !== undefined && !local.refused && (local.log.epoch >= ownerEpoch || local.log.end === 'closed')) return local.log;
     const id = keyOf(key);
     if (exists === 0) {
       this.remotes.delete(id);
-      return undefined;
+      return local?.log;
     }
-    const reader = this.locals.get(key)?.log ?? this.remotes.get(id) ?? new RemoteLogReader(key, keys, this.redis, this.followers.of(key.environmentId));
+    const reader = this.remotes.get(id) ?? new RemoteLogReader(key, keys, this.redis, this.followers.of(key.environmentId));
     if (reader instanceof RemoteLogReader) this.remotes.set(id, reader);
     return reader;
   }
@@ -176,9 +193,9 @@ export class RedisLogStore implements LogStore {
     }
   }
 
-  /** See `MetaWrites.adoptable`: `unknown`, taken back and not continued, or running under a stale writer; not released. */
+  /** See `MetaWrites.adoptable`: `unknown`, taken back and not continued, or running under a stale writer (this store's own too); not released. */
   adoptable(environmentId: string): Promise<readonly ProcessMeta[]> {
-    return this.metas.adoptable(environmentId, (meta) => this.adopted.has(keyOf(meta)), (meta) => this.locals.get(meta) !== undefined);
+    return this.metas.adoptable(environmentId, (meta) => this.adopted.has(keyOf(meta)));
   }
 
   async adopt(key: ProcessKey, epoch: number): Promise<number | undefined> {
@@ -193,12 +210,15 @@ export class RedisLogStore implements LogStore {
       return taken.start.lastSeq;
     }
     const keys = this.keysOf(key);
-    let found: [Record<string, string>, number];
-    try {
-      found = await Promise.all([this.redis.hgetall(keys.meta), this.redis.xlen(keys.stream)]);
-    } catch (error: unknown) {
-      throw new OutputLogReadError(key.processId, errnoOf(error));
-    }
+    // Bounded: a take-back waiting on an unreachable Redis fails (the executor's next socket tries again), never hangs.
+    const read = Promise.all([this.redis.hgetall(keys.meta), this.redis.xlen(keys.stream)]).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    const answered = await this.reachability.within(this.reachability.stallMs * ADOPT_READ_STALLS, read);
+    if (answered === undefined) throw new OutputLogReadError(key.processId, 'ETIMEDOUT');
+    if ('error' in answered) throw new OutputLogReadError(key.processId, errnoOf(answered.error));
+    const found = answered.value;
     if (this.closed) throw new ClosedError('the output log store is closed');
     const [hash, storedEvents] = found;
     if (decodeMeta(key, hash) === undefined) return undefined;
