@@ -1,10 +1,13 @@
 /**
- * Issue 38, what a replica shows of the environments another replica owns: two in-process replicas (`startHostServer` with `cluster`) on one
+ * Issue 38, what a replica shows of the environments another replica owns, and the room it makes for a
+ * new one under the cluster's limit: two in-process replicas (`startHostServer` with `cluster`) on one
  * real redis-server, and executors scripted on the signed upgrade (they answer `initialize`, or not).
  * - The other replica lists, overviews and pages an environment with its owner's real state as it changes
  *   (starting, connected with the owner's generation, failed with its error), where it showed `connected`,
  *   generation 0, whatever it was; `offline` once the owner's lease ran out (the owner stopped), a failed
  *   one staying `failed`.
+ * - At the limit, a replica evicts an environment that no replica serves and whose registration is older
+ *   than the stale bound, wherever it was registered; a served one never.
  * Each change is awaited as the overview stream's snapshot that shows it (the replica re-reads the cluster
  * every 2 s and sends what changed).
  */
@@ -14,6 +17,7 @@ import { OperatorTokens } from '../../src/host/api/operator-tokens';
 import type { HostServer } from '../../src/host/host-options';
 import { startHostServer } from '../../src/host/host-server';
 import { MemoryLogStore } from '../../src/store/memory/memory-log-store';
+import { registrationKey } from '../../src/store/redis/redis-keys';
 import { RedisStateStore } from '../../src/store/redis/redis-state-store';
 import type { EnvironmentResource, Overview } from '../../src/wire/operator-api';
 import { trackForCleanup } from '../support/executor';
@@ -21,14 +25,14 @@ import type { SpecRedis } from '../support/redis-server';
 import { startRedisServer } from '../support/redis-server';
 import { ApiClient, paths } from '../host/api/api-client';
 import type { EventStream } from '../host/api/api-client';
-import { registerOk, upgrade } from '../host/signed-client';
+import { register, registerOk, upgrade } from '../host/signed-client';
 
 jest.setTimeout(60_000);
 
 const CREDENTIALS = { accessKeyId: 'AKIDENVSTATES', secretAccessKey: 'environment-states-secret-do-not-print' };
 const TOKEN = 'environment-states-operator-token-do-not-print';
 
-describe('replicas on Redis: the owner\'s state of an environment on every replica', () => {
+describe('replicas on Redis: the owner\'s state of an environment on every replica, and eviction across the cluster', () => {
   let redis: SpecRedis;
   const connections: Redis[] = [];
   const sockets: WebSocket[] = [];
@@ -55,7 +59,7 @@ describe('replicas on Redis: the owner\'s state of an environment on every repli
   };
 
   /** A replica on the spec's Redis under `prefix` (each test its own cluster), with the operator API. */
-  async function replica(prefix: string): Promise<HostServer> {
+  async function replica(prefix: string, options: { readonly maxEnvironments?: number } = {}): Promise<HostServer> {
     const state = await RedisStateStore.open({ redis: connect(), prefix, epochs: 'clock' });
     return trackForCleanup(
       await startHostServer({
@@ -64,6 +68,7 @@ describe('replicas on Redis: the owner\'s state of an environment on every repli
         cluster: { state, id: `cluster-${prefix}`, leaseMs: 1_500, renewMs: 100 },
         logStore: new MemoryLogStore(),
         operator: { tokens: new OperatorTokens([TOKEN]) },
+        ...options,
       }),
     );
   }
@@ -127,5 +132,31 @@ describe('replicas on Redis: the owner\'s state of an environment on every repli
     expect(await onB.shows('live-1', { state: 'offline' })).toMatchObject({ generation: 0, error: null });
     expect(await pageOnB('live-1')).toMatchObject({ state: 'offline' });
     expect(await pageOnB('fail-1')).toMatchObject({ state: 'failed', generation: 1, error: onOwner.error });
+  });
+
+  it('evicts, at the limit, an environment no replica serves whose registration is stale, on any replica; a served one never', async () => {
+    const a = await replica('states-evict', { maxEnvironments: 2 });
+    const b = await replica('states-evict', { maxEnvironments: 2 });
+    const onA = await overviewOf(a);
+    const state = await RedisStateStore.open({ redis: connect(), prefix: 'states-evict' });
+    const age = async (id: string): Promise<void> => void (await connect().hincrby(registrationKey('states-evict', id), 'registeredAt', -60_000));
+
+    await join(a, 'served-1', true);
+    await onA.shows('served-1', { state: 'connected' });
+    await registerOk(a.url, 'stale-1', CREDENTIALS); // never upgraded: no replica owns it
+    await age('served-1');
+    await age('stale-1');
+    expect(await state.environmentCount()).toBe(2);
+
+    // The cluster is at its limit; replica b never saw stale-1, and makes room by evicting it.
+    expect((await register(b.url, 'new-1', CREDENTIALS)).status).toBe(200);
+    expect(log).toContain(`environment stale-1: evicted to make room for new-1 (no replica served it, registered over 30 s ago)`);
+    expect(await state.registration('stale-1')).toBeUndefined();
+    expect(await state.registration('served-1')).toBeDefined();
+    expect(await state.environmentCount()).toBe(2);
+    // Nothing left to evict: the old one is served, the new one is young.
+    expect((await register(a.url, 'new-2', CREDENTIALS)).status).toBe(503);
+    expect((await register(b.url, 'new-2', CREDENTIALS)).status).toBe(503);
+    await state.close();
   });
 });

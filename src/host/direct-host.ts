@@ -132,7 +132,7 @@ export class DirectHost {
       connectUrl: (host, id, issued) => this.connectUrl(host, id, issued),
       // A replica that stops still answers registrations (any replica can take the upgrade): a 503 would make the executor exit.
       stopping: () => this.closing && this.cluster === undefined,
-      cluster: this.cluster === undefined ? undefined : stores.cluster?.state,
+      cluster: this.cluster,
     };
     // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
