@@ -2,10 +2,13 @@
  * The logs one Redis log store writes: each process's {@link RedisLog} with the state the store last wrote
  * for it, each environment's newest writer epoch (a log written at an older one is fenced: it takes no
  * more appends, and one StaleEpochError says so), and what the logs tell the store: their failures,
- * backpressure, exits and closes (the meta hash follows them, at the writer's epoch).
+ * backpressure, exits and closes (the meta hash follows them, at the writer's epoch). A failed log's
+ * meta hash records what it could not write (`WriteFailure`) at once, then as it counts more lost (at
+ * most once per {@link FAILURE_META_MS}, and with its exit and close), so that readers on every replica
+ * get the owner's `writeFailed` marker.
  */
 import type Redis from 'ioredis';
-import type { SchedulerLike } from 'rxjs';
+import type { SchedulerLike, Subscription } from 'rxjs';
 import { Subject } from 'rxjs';
 import type { LogWriteOperation } from '../../errors';
 import { OutputLogError, StaleEpochError } from '../../errors';
@@ -16,12 +19,15 @@ import type { ProcessKey, ProcessLogState } from '../process-meta';
 import { keyOf, startingMeta } from '../process-meta';
 import type { ContextLog, RedisLogContext, RedisLogStart } from './redis-log-context';
 import { RedisLog } from './redis-log';
-import { encodeMeta } from './redis-log-codec';
+import { encodeMeta, encodeWriteFailure } from './redis-log-codec';
 import { processLogKeys } from './redis-log-keys';
 import type { LogScripts } from './redis-log-scripts';
 import type { MetaWrite } from './redis-meta-writes';
 import { MetaWrites } from './redis-meta-writes';
 import type { Reachability } from './redis-reachability';
+
+/** How often at most a failed log's meta hash is told it counted more lost (its exit and close tell it at once). */
+export const FAILURE_META_MS = 1_000;
 
 /** A process this store writes (or wrote). */
 export interface LocalEntry {
@@ -57,6 +63,8 @@ export class LocalLogs {
   readonly metas: MetaWrites;
   private readonly epochs = new Map<string, number>();
   private readonly context: RedisLogContext;
+  /** The failed logs whose meta hash is to be told what they lost since, by `keyOf`. */
+  private readonly failureWrites = new Map<string, Subscription>();
 
   constructor(
     redis: Redis,
@@ -78,7 +86,11 @@ export class LocalLogs {
       send: (call) => reachability.send(call),
       afterError: () => reachability.afterError(),
       answered: () => reachability.answered(),
-      failed: (error) => this.emit(error),
+      failed: (log, error) => {
+        this.emit(error);
+        this.ifCurrent(log, (entry) => this.writeFailure(entry));
+      },
+      lost: (log) => this.ifCurrent(log, (entry) => this.failureLater(entry)),
       refused: (log, currentEpoch) => this.ifCurrent(log, (entry) => this.refuse(entry, currentEpoch)),
       pressure: (pressure) => {
         if (!this.pressures.closed) this.pressures.next(pressure);
@@ -87,8 +99,14 @@ export class LocalLogs {
         this.ifCurrent(log, (entry) => {
           const now = this.scheduler.now();
           entry.state = event.type;
-          if (event.type === 'exited') this.write(entry, { mode: 'update', ttlMs: 0, fields: encodeMeta({ state: 'exited', exitCode: event.exitCode, exitedAt: now }) });
-          else this.write(entry, { mode: 'update', ttlMs: options.retentionMs, fields: [...encodeMeta({ state: 'closed', endedAt: now }), 'closedSeq', String(event.seq)] });
+          // A failed log's exit and close say what it lost by then too.
+          const failure = this.failureFields(entry);
+          if (event.type === 'exited') {
+            this.write(entry, { mode: 'update', ttlMs: 0, fields: [...encodeMeta({ state: 'exited', exitCode: event.exitCode, exitedAt: now }), ...failure] });
+          } else {
+            const closedAt = [...encodeMeta({ state: 'closed', endedAt: now }), 'closedSeq', String(event.seq)];
+            this.write(entry, { mode: 'update', ttlMs: options.retentionMs, fields: [...closedAt, ...failure] });
+          }
         }),
     };
   }
@@ -122,6 +140,8 @@ export class LocalLogs {
   drop(key: ProcessKey): void {
     this.entries.delete(keyOf(key));
     this.metas.forget(key);
+    this.failureWrites.get(keyOf(key))?.unsubscribe();
+    this.failureWrites.delete(keyOf(key));
   }
 
   /** The newest writer epoch of `environmentId` seen (0: none). */
@@ -157,10 +177,38 @@ export class LocalLogs {
     this.emit(new OutputLogError(processId, errnoOf(error), operation));
   }
 
-  /** Completes the streams (the store closed). */
+  /** Completes the streams (the store closed), and drops the failed logs' later meta writes. */
   complete(): void {
+    for (const later of this.failureWrites.values()) later.unsubscribe();
+    this.failureWrites.clear();
     this.failures.complete();
     this.pressures.complete();
+  }
+
+  /** A failed log's meta hash is told what it could not write, now (a later write of it is no longer needed). */
+  private writeFailure(entry: LocalEntry): void {
+    const failure = this.failureFields(entry);
+    if (failure.length > 0) this.write(entry, { mode: 'update', ttlMs: 0, fields: failure });
+  }
+
+  /** The meta fields of what `entry`'s log could not write ([] before it failed); the write they go with makes a later one needless. */
+  private failureFields(entry: LocalEntry): string[] {
+    const id = keyOf(entry.log.key);
+    this.failureWrites.get(id)?.unsubscribe();
+    this.failureWrites.delete(id);
+    const failure = entry.log.writeFailure;
+    return failure === undefined ? [] : encodeWriteFailure(failure);
+  }
+
+  /** A failed log counted more lost: its meta hash is told within {@link FAILURE_META_MS}. */
+  private failureLater(entry: LocalEntry): void {
+    const id = keyOf(entry.log.key);
+    if (this.failureWrites.has(id) || this.failures.closed) return;
+    const later = (): void => {
+      this.failureWrites.delete(id);
+      this.ifCurrent(entry.log, (current) => this.writeFailure(current));
+    };
+    this.failureWrites.set(id, this.scheduler.schedule(later, FAILURE_META_MS));
   }
 
   /** A stale writer's log takes no more appends (what it took before is still written); reported once per log. */

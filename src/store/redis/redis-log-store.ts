@@ -11,7 +11,8 @@
  *   memory; a log another writer appends to is followed by one `XREAD BLOCK` loop per environment on a
  *   dedicated connection (`./redis-follower`).
  * - Redis unreachable is this store's full disk: appends are held in memory up to `bufferBytes` per
- *   process and written when Redis answers again; past it the log fails alone with LOG_WRITE_FAILED.
+ *   process and written when Redis answers again; past it the log fails alone with LOG_WRITE_FAILED, and
+ *   its meta hash records what it lost, so that its readers on every replica get the same `writeFailed`.
  * - Lifetime: a process's keys expire (`PEXPIRE`) `retentionMs` after it ended (closed, failed, lost, or
  *   `unknown` when its host stopped), `releasedRetentionMs` after its release; the index of every process
  *   (`list()`) forgets expired ones lazily.
@@ -25,10 +26,12 @@ import { errnoOf } from '../errno';
 import type { HistoriesOptions, LogPressure, LogStore, LogStoreCapabilities, LogStoreFailure, PacedLogReader } from '../log-store';
 import type { ProcessKey, ProcessLaunch, ProcessMeta } from '../process-meta';
 import { keyOf } from '../process-meta';
-import { Followers, RemoteLogReader } from './redis-follower';
+import { Followers } from './redis-follower';
+import { RemoteLogReader } from './redis-remote-log';
+import { readTakenBack } from './redis-log-read';
 import { PacedHistory } from '../paced-history';
 import type { RedisLogStart } from './redis-log-context';
-import { decodeCounters, decodeMeta, encodeMeta } from './redis-log-codec';
+import { decodeCounters, decodeMeta, encodeMeta, takenBackFields } from './redis-log-codec';
 import type { ProcessLogKeys } from './redis-log-keys';
 import { DEFAULT_REDIS_PREFIX, processLogKeys } from './redis-log-keys';
 import type { RedisLogStoreOptions } from './redis-log-options';
@@ -192,23 +195,15 @@ export class RedisLogStore implements LogStore {
       void this.metas.write(key, { epoch: taken.epoch, mode: 'update', ttlMs: -1, fields: ['epoch', String(taken.epoch)] });
       return taken.start.lastSeq;
     }
-    const keys = this.keysOf(key);
-    let found: [Record<string, string>, number];
-    try {
-      found = await Promise.all([this.redis.hgetall(keys.meta), this.redis.xlen(keys.stream)]);
-    } catch (error: unknown) {
-      throw new OutputLogReadError(key.processId, errnoOf(error));
-    }
+    const [hash, storedEvents] = await readTakenBack(this.redis, this.keysOf(key), key.processId);
     if (this.closed) throw new ClosedError('the output log store is closed');
-    const [hash, storedEvents] = found;
     if (decodeMeta(key, hash) === undefined) return undefined;
     const { lastSeq, storedBytes, trimmedTo } = decodeCounters(hash);
     this.locals.get(key)?.log.removed();
     this.locals.entries.delete(id);
     this.remotes.delete(id);
     this.adopted.set(id, { key, start: { lastSeq, storedBytes, storedEvents, trimmedTo }, epoch });
-    // Running again, at the new epoch, and no longer expiring.
-    const running = [...encodeMeta({ state: 'running', endedAt: null, lostReason: null }), 'epoch', String(epoch)];
+    const running = takenBackFields(epoch);
     this.metas.seed(key, hash, running);
     void this.metas.write(key, { epoch, mode: 'update', ttlMs: -1, fields: running });
     return lastSeq;
