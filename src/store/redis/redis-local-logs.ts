@@ -71,7 +71,7 @@ export class LocalLogs {
     scripts: LogScripts,
     private readonly prefix: string,
     private readonly scheduler: SchedulerLike,
-    reachability: Reachability,
+    private readonly reachability: Reachability,
     private readonly options: LocalLogsOptions,
   ) {
     const report = (processId: string, operation: LogWriteOperation, error: unknown): void => this.report(processId, operation, error);
@@ -170,6 +170,16 @@ export class LocalLogs {
       await this.metas.restore(log.key, log.epoch, counters);
     }
     return entries.length;
+  }
+
+  /**
+   * Waits at most `ms` for every log and meta write so far, then fails each log still holding events it did
+   * not write (LOG_WRITE_FAILED `ETIMEDOUT`: its readers get a `writeFailed` marker). Never rejects.
+   */
+  async flushWithin(ms: number): Promise<void> {
+    const written = Promise.all([...this.entries.values()].map((entry) => entry.log.flush())).then(() => this.metas.all());
+    await this.reachability.within(ms, written);
+    for (const entry of this.entries.values()) if (entry.log.backlogBytes > 0) entry.log.fail('ETIMEDOUT');
   }
 
   /** Reports a failure of the store's own writes. */

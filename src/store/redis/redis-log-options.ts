@@ -18,6 +18,8 @@ export const DEFAULT_REDIS_STALL_MS = 2000;
 export const DEFAULT_REDIS_FOLLOW_BLOCK_MS = 1000;
 /** Default {@link RedisLogStoreOptions.closeTimeoutMs}: 5 s. */
 export const DEFAULT_REDIS_CLOSE_TIMEOUT_MS = 5000;
+/** Default {@link RedisLogStoreOptions.flushTimeoutMs}: 5 s. */
+export const DEFAULT_REDIS_FLUSH_TIMEOUT_MS = 5000;
 
 /** Options of `RedisLogStore.open`. */
 export interface RedisLogStoreOptions {
@@ -45,4 +47,9 @@ export interface RedisLogStoreOptions {
   readonly followBlockMs?: number;
   /** How long `close()` waits for the logs to be written before it fails those that are not. @default 5000 */
   readonly closeTimeoutMs?: number;
+  /**
+   * How long `flush()` (a host's graceful stop) waits for the logs to be written before it fails those
+   * that are not (LOG_WRITE_FAILED `ETIMEDOUT`: a `writeFailed` marker for their readers). @default 5000
+   */
+  readonly flushTimeoutMs?: number;
 }

@@ -13,6 +13,8 @@
  * - Redis unreachable is this store's full disk: appends are held in memory up to `bufferBytes` per
  *   process and written when Redis answers again; past it the log fails alone with LOG_WRITE_FAILED, and
  *   its meta hash records what it lost, so that its readers on every replica get the same `writeFailed`.
+ *   `flush()` (a host's graceful stop) and `close()` wait for Redis at most `flushTimeoutMs` and
+ *   `closeTimeoutMs`: a log not written by then fails too (`ETIMEDOUT`).
  * - Lifetime: a process's keys expire (`PEXPIRE`) `retentionMs` after it ended (closed, failed, lost, or
  *   `unknown` when its host stopped), `releasedRetentionMs` after its release; the index of every process
  *   (`list()`) forgets expired ones lazily.
@@ -240,9 +242,12 @@ export class RedisLogStore implements LogStore {
     return answered === true ? undefined : 'redis unreachable';
   }
 
-  async flush(): Promise<void> {
-    await Promise.all([...this.locals.entries.values()].map((entry) => entry.log.flush()));
-    await this.metas.all();
+  /**
+   * Writes what the logs took, waiting at most `flushTimeoutMs`: a log not written by then fails, LOG_WRITE_FAILED `ETIMEDOUT`
+   * (`failures$`; its readers, on every replica once Redis answers, get a `writeFailed` marker for what it held). Never rejects.
+   */
+  flush(): Promise<void> {
+    return this.locals.flushWithin(this.options.flushTimeoutMs ?? defaults.DEFAULT_REDIS_FLUSH_TIMEOUT_MS);
   }
   /** Redis lost its data: writes back what this store knows of the logs it writes (see `LocalLogs.rewrite`). Never rejects. */
   readonly rewrite = (): Promise<number> => this.locals.rewrite();
@@ -265,8 +270,7 @@ export class RedisLogStore implements LogStore {
       void entry.log.seal();
     }
     for (const { key } of this.adopted.values()) void this.patch(key, { state: 'unknown', endedAt: now }, this.retentionMs);
-    await this.reachability.within(this.options.closeTimeoutMs ?? defaults.DEFAULT_REDIS_CLOSE_TIMEOUT_MS, this.flush());
-    for (const entry of this.locals.entries.values()) if (entry.log.backlogBytes > 0) entry.log.fail('ETIMEDOUT');
+    await this.locals.flushWithin(this.options.closeTimeoutMs ?? defaults.DEFAULT_REDIS_CLOSE_TIMEOUT_MS);
     this.followers.stop();
     this.reachability.stop();
     this.locals.complete();
