@@ -35,7 +35,7 @@ export function elsewhereOf(owned: OwnedEnvironment): ElsewhereEnvironment {
   return { owner, state, generation, error: failure };
 }
 
-/** The reads of what other replicas own, shared while fresh. */
+/** The reads of what other replicas own, shared while fresh. Holds no timer: nothing to tear down. */
 export class Elsewhere {
   private last: { readonly at: number; readonly read: Promise<ReadonlyMap<string, ElsewhereEnvironment>> } | undefined;
 

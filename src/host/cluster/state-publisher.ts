@@ -16,7 +16,9 @@ import type { HostedEnvironments } from '../hosted-environments';
 
 /** What the publisher works with. */
 export interface PublisherParts {
+  /** The shared state the states go to. */
   readonly state: ClusterState;
+  /** The environments this replica serves (their current generations, and the epoch each claimed). */
   readonly table: HostedEnvironments;
   /** This replica as an owner. */
   readonly owner: string;
@@ -26,7 +28,7 @@ export interface PublisherParts {
   readonly fenced: (id: string, why: string) => void;
 }
 
-/** One replica's publisher (see the module's doc). `start()` until `stop()`. */
+/** One replica's publisher (see the module's doc). Publishes from `start()` until `stop()`; its owner (`HostCluster`) stops it. Holds no timer. */
 export class StatePublisher {
   /** What was published last of each environment (epoch and state, as text). */
   private readonly published = new Map<string, string>();

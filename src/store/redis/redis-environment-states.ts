@@ -42,7 +42,11 @@ export async function register(redis: RedisClient, prefix: string, registration:
   await Promise.all([redis.sadd(keys.environmentsKey(prefix), id), REGISTER.run(redis, [keys.registrationKey(prefix, id)], [registrationId, accessKeyId, tokenDigest])]);
 }
 
-/** The owners' states in Redis (see the module's doc), on the state store's connection and bookkeeping. */
+/**
+ * The owners' states in Redis (see the module's doc), on the state store's connection and bookkeeping:
+ * each call rejects with Redis's error, or ClosedError once the store is closed; the store's `close()`
+ * waits for the calls under way. Holds nothing of its own to tear down.
+ */
 export class RedisEnvironmentStates implements EnvironmentStates {
   constructor(
     private readonly redis: RedisClient,
@@ -50,6 +54,7 @@ export class RedisEnvironmentStates implements EnvironmentStates {
     private readonly run: StoreRun,
   ) {}
 
+  /** See `EnvironmentStates.publish`; rejects with a TypeError for an epoch or ttl that is not an integer (the ttl positive). */
   publish(id: string, owner: string, epoch: number, state: PublishedState, ttlMs: number): Promise<PublishOutcome> {
     if (!Number.isSafeInteger(epoch) || !Number.isSafeInteger(ttlMs) || ttlMs <= 0) return Promise.reject(new TypeError('an epoch and a ttl are integers (the ttl positive)'));
     const error = (state.error ?? '').slice(0, MAX_ERROR_CHARS);
@@ -61,6 +66,7 @@ export class RedisEnvironmentStates implements EnvironmentStates {
     });
   }
 
+  /** See `EnvironmentStates.owned`: one script per listed environment, all at once; sorted by id. */
   owned(graceMs: number): Promise<readonly OwnedEnvironment[]> {
     return this.run(async () => {
       const ids = await this.redis.smembers(keys.environmentsKey(this.prefix));
@@ -69,6 +75,7 @@ export class RedisEnvironmentStates implements EnvironmentStates {
     });
   }
 
+  /** See `EnvironmentStates.evictUnserved`: the listed environments one after another, until one is evicted. */
   evictUnserved(olderThanMs: number, graceMs: number): Promise<string | undefined> {
     return this.run(async () => {
       for (const id of await this.redis.smembers(keys.environmentsKey(this.prefix))) {
