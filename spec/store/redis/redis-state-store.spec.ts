@@ -73,8 +73,10 @@ describe('RedisStateStore', () => {
     const ours = (await redis.keys(`${prefix}:*`)).filter((key) => !key.startsWith(`${prefix}:{global}:`));
     expect(ours.length).toBeGreaterThanOrEqual(6);
     for (const key of ours) expect(key.startsWith(`${environmentTag(prefix, 'env-1')}:`)).toBe(true);
-    // No token anywhere: the registration holds the digest it was given.
-    expect(await redis.hgetall(`${environmentTag(prefix, 'env-1')}:registration`)).toEqual({ registrationId: 'reg-1', accessKeyId: 'AKID1', tokenDigest: 'a'.repeat(64) });
+    // No token anywhere: the registration holds the digest it was given, and when it was recorded (Redis's clock).
+    const registration = await redis.hgetall(`${environmentTag(prefix, 'env-1')}:registration`);
+    expect(registration).toEqual({ registrationId: 'reg-1', accessKeyId: 'AKID1', tokenDigest: 'a'.repeat(64), registeredAt: expect.stringMatching(/^\d{13}$/) });
+    expect(Number(registration.registeredAt)).toBeLessThanOrEqual(await redisTimeMs(redis));
   });
 
   it("forgets an environment's every key, the stdin records' too, and none of another's", async () => {

@@ -143,11 +143,11 @@ redis.call('SREM', KEYS[3], KEYS[2])
 return {'ok'}
 `);
 
-/** KEYS owner, lease, session, registration, stdins. Deletes the environment's records, its stdin records (the set's members) too. */
+/** KEYS the environment's records, its set of stdin records last. Deletes them, its stdin records (the set's members) too. */
 export const FORGET = new LuaScript(`
-local stdins = redis.call('SMEMBERS', KEYS[5])
+local stdins = redis.call('SMEMBERS', KEYS[#KEYS])
 for _, key in ipairs(stdins) do redis.call('DEL', key) end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('DEL', unpack(KEYS))
 return 1
 `);
 
