@@ -46,12 +46,13 @@ export interface ClusterView {
 
 /**
  * With replicas, throws ApiProblem 503 `ENVIRONMENT_ELSEWHERE` with `Retry-After` when another replica
- * owns `environmentId` and this one does not hold it: a call for one of its processes is answered by the
- * replica its executor is on (the client retries, or tries another url); reads (lists, events, `/log`)
- * are served from the shared log on any replica and never come here.
+ * owns `environmentId`: a call for one of its processes is answered by the replica its executor is on (the
+ * client retries, or tries another url), even when this one still holds a generation of it (one that
+ * failed, one whose claim is not made yet, or one another replica took over and this one has not let go
+ * of yet). Reads (lists, events, `/log`) are served from the shared log on any replica and never come here.
  */
 export async function refuseIfElsewhere(context: ApiContext, environmentId: string): Promise<void> {
-  if (context.cluster === undefined || context.environments.get(environmentId) !== undefined) return;
+  if (context.cluster === undefined) return;
   const owner = await context.cluster.ownerElsewhere(environmentId);
   if (owner !== undefined) {
     const detail = `environment ${environmentId} is served by another replica (${owner}); retry, through the load balancer`;

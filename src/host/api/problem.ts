@@ -41,6 +41,9 @@ const LIBRARY_STATUS: Readonly<Partial<Record<ExecClientErrorCode, number>>> = {
   PROCESS_GAP: 409,
   RESIZE_FAILED: 409,
   INVALID_TTY_SIZE: 400,
+  // With replicas: another replica owns the environment now (this one finds out on its write); it answers.
+  STALE_EPOCH: 503,
+  STALE_CLAIM: 503,
 };
 
 const statusOf = (error: ExecClientError): number => LIBRARY_STATUS[error.code] ?? 500;
