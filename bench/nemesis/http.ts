@@ -103,6 +103,8 @@ export interface Target {
 
 /** Options of {@link retrying}. */
 export interface RetryOptions {
+  /** The name of the replica an answer came from, by its `exec-rx-host-replica` header (for the trail). */
+  readonly who?: (replicaId: string) => string | undefined;
   /** Gives up after this long (the last answer or error is what it returns). @default 60000 */
   readonly deadlineMs?: number;
   /** Stops early when it turns true (the run is ending). */
@@ -129,7 +131,9 @@ export async function retrying(targets: () => readonly Target[], path: string, o
     try {
       last = await call(`${target.base}${path}`, options);
       error = undefined;
-      trail.push(`${target.where} ${said(last)}`);
+      const replica = last.headers['exec-rx-host-replica'];
+      const from = typeof replica === 'string' ? options.who?.(replica) : undefined;
+      trail.push(`${target.where}${from === undefined || from === target.where ? '' : `→${from}`} ${said(last)}`);
       if (!retryable(last.status)) return { answer: last, attempts: attempt, error, trail };
     } catch (failure: unknown) {
       last = undefined;
