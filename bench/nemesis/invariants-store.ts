@@ -9,7 +9,7 @@ import type { RedisAudit } from './redis-audit';
 
 /** Every keyed start: one process, the one it was answered with; none for a START_UNKNOWN; never two. */
 export function checkStarts(facts: RunFacts, why: Justifications, verdict: Verdict): void {
-  const byTag = new Map<string, string[]>();
+  const byTag = new Map<string, { readonly id: string; readonly state: string }[]>();
   for (const process of facts.audit.processes) {
     let argv: unknown;
     try {
@@ -18,28 +18,32 @@ export function checkStarts(facts: RunFacts, why: Justifications, verdict: Verdi
       argv = [];
     }
     const tag = Array.isArray(argv) ? tagOf(argv.map(String)) : undefined;
-    if (tag !== undefined) byTag.set(tag, [...(byTag.get(tag) ?? []), process.processId]);
+    if (tag !== undefined) byTag.set(tag, [...(byTag.get(tag) ?? []), { id: process.processId, state: process.meta['state'] ?? '?' }]);
   }
   for (const start of facts.history.starts) {
     const { key, plan } = start;
     const about = { environmentId: plan.environmentId, window: [start.firstAt, start.lastAt] as const };
     const add = (invariant: 'keyed-start-once' | 'progress', detail: string): void => void verdict.violations.push({ invariant, detail: `key ${key}: ${detail}`, ...about });
     const lossBetween = why.dataLoss(start.firstAt);
-    const found = byTag.get(plan.tag) ?? [];
+    const records = byTag.get(plan.tag) ?? [];
+    // A record the executor never ran (its start was lost with a socket) is `lost`: it made no process.
+    const ran = records.filter((record) => record.state !== 'lost');
+    const said = (list: readonly { readonly id: string; readonly state: string }[]): string => list.map((record) => `${record.id} (${record.state})`).join(', ');
     if (start.ids.length > 1) {
       if (lossBetween === undefined || lossBetween.start > start.lastAt) add('keyed-start-once', `answered with ${start.ids.length} processes: ${start.ids.join(', ')}`);
       else verdict.notes.push(`key ${key}: two processes after Redis lost its data (fault ${lossBetween.planned.index})`);
     }
-    if (found.length > 1 && lossBetween === undefined) add('keyed-start-once', `${found.length} processes in Redis carry its tag: ${found.join(', ')}`);
+    if (ran.length > 1 && lossBetween === undefined) add('keyed-start-once', `${ran.length} processes in Redis carry its tag: ${said(records)}`);
     switch (start.outcome) {
       case 'started': {
         const id = start.ids[0] ?? '';
-        if (found.length === 0 && lossBetween === undefined) add('keyed-start-once', `answered ${id}, which Redis does not hold`);
-        if (found.length === 1 && found[0] !== id) add('keyed-start-once', `answered ${id}, Redis holds ${found[0] ?? ''} for it`);
+        if (records.length === 0 && lossBetween === undefined) add('keyed-start-once', `answered ${id}, which Redis does not hold`);
+        if (records.length > 0 && !records.some((record) => record.id === id)) add('keyed-start-once', `answered ${id}, Redis holds ${said(records)} for it`);
         break;
       }
       case 'unknown':
-        if (found.length > 0) add('keyed-start-once', `answered 409 START_UNKNOWN ("it did not start"), yet made ${found.join(', ')}`);
+        // START_UNKNOWN: "it did not start, or was lost; start it again with a new key".
+        if (ran.length > 0) add('keyed-start-once', `answered 409 START_UNKNOWN ("it did not start, or was lost"), yet made ${said(ran)}`);
         break;
       case 'failed':
       case 'pending':
