@@ -62,7 +62,7 @@ export const processesPath = (environmentId: string): string => `/api/v1/environ
  * sends it once more after it started (as a client that lost the answer would: the same process must
  * come back). Records every attempt in the returned (and `starts`-pushed) record.
  */
-export async function keyedStart(caller: Caller, plan: PlannedProcess, key: string, starts: KeyedStart[], replay: boolean, deadlineMs = 60_000): Promise<KeyedStart> {
+export async function keyedStart(caller: Caller, plan: PlannedProcess, key: string, starts: KeyedStart[], replay: boolean, deadlineMs = 30_000): Promise<KeyedStart> {
   const start: KeyedStart = { key, plan, firstAt: Date.now(), lastAt: Date.now(), attempts: 0, trail: [], outcome: 'pending', ids: [] };
   starts.push(start);
   const body = { argv: plan.argv, ...(plan.role === 'echo' ? { pipeStdin: true } : {}) };

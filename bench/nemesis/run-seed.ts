@@ -109,7 +109,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedResult> {
     await nemesis.run();
     await nemesis.healAll();
     say(`seed ${options.seed}: schedule done at ${Math.round((Date.now() - t0) / 1000)} s; the workload ends`);
-    await workload.finish(60_000);
+    await workload.finish(30_000);
     await nemesis.scrapeAll();
     const known = workload.history.processes.map((tracked) => ({ environmentId: tracked.plan.environmentId, processId: tracked.processId }));
     if (lab.audit === undefined) throw new Error('the lab has no Redis client');

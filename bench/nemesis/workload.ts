@@ -75,7 +75,7 @@ export class Workload {
     await Promise.all(this.loops);
     for (const stdin of this.history.stdins) {
       const path = `${processesPath(stdin.environmentId)}/${encodeURIComponent(stdin.processId)}/stdin/end`;
-      const sent = await this.send(path, { method: 'POST', deadlineMs: 30_000 });
+      const sent = await this.send(path, { method: 'POST', deadlineMs: 20_000 });
       stdin.ended = sent.answer?.status === 200 || sent.answer?.status === 204;
       stdin.endTrail.push(...sent.trail);
     }
@@ -142,7 +142,7 @@ export class Workload {
       const write = { writeId: `${tracked.plan.tag}-w${n}`, line, sentAt: Date.now(), attempts: 0, trail: [] as string[], outcome: 'pending' as 'pending' | 'accepted' | 'failed' };
       stdin.writes.push(write);
       const json = { writeId: write.writeId, data: Buffer.from(line).toString('base64') };
-      const sent = await this.send(path, { method: 'POST', json, deadlineMs: 45_000 });
+      const sent = await this.send(path, { method: 'POST', json, deadlineMs: 25_000 });
       write.attempts = sent.attempts;
       write.trail.push(...sent.trail);
       write.outcome = sent.answer?.status === 200 ? 'accepted' : 'failed';
@@ -194,7 +194,7 @@ export class Workload {
   /** The API's last word on `tracked`: state, exit code, error (reads refused as another replica's are recorded). */
   private async settle(tracked: TrackedProcess): Promise<void> {
     const path = `${processesPath(tracked.plan.environmentId)}/${encodeURIComponent(tracked.processId)}`;
-    const sent = await this.send(path, { deadlineMs: 15_000 });
+    const sent = await this.send(path, { deadlineMs: 10_000 });
     for (const step of sent.trail) if (step.endsWith(' 503 ENVIRONMENT_ELSEWHERE')) this.history.refusedReads.push(`${step.split(' ')[0] ?? ''} GET ${path}`);
     const body = sent.answer === undefined ? undefined : jsonOf(sent.answer);
     if (sent.answer?.status !== 200 || typeof body !== 'object' || body === null) {
