@@ -56,6 +56,8 @@ export class Lab {
   front: RedisFront | undefined;
   haproxy: RunningHaproxy | undefined;
   executors: LabExecutors | undefined;
+  /** What the lab itself had to do that a report should say (a replica started again). */
+  readonly notes: string[] = [];
   /** A client straight to Redis (not through the front): the audit's. */
   audit: Redis | undefined;
   private stopping: Promise<void> | undefined;
@@ -92,8 +94,25 @@ export class Lab {
     return proc;
   }
 
-  /** Starts a new incarnation of `name` (its last one must have exited) on the same data dir; retargets its proxy. */
+  /**
+   * Starts a new incarnation of `name` (its last one must have exited) on the same data dir; retargets its
+   * proxy. A replica that cannot start (it exits when Redis does not answer within its connect timeout: Redis
+   * restarting, or its proxy refusing) is started again, up to four times a second apart, as a service
+   * manager would; each such start is noted.
+   */
   async startReplica(name: string): Promise<ReplicaProc> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.startOnce(name);
+      } catch (error: unknown) {
+        if (attempt >= 4) throw error;
+        this.notes.push(`${error instanceof Error ? error.message.slice(0, 200) : String(error)}: started again`);
+        await sleep(1_000);
+      }
+    }
+  }
+
+  private async startOnce(name: string): Promise<ReplicaProc> {
     const slot = this.slot(name);
     const launch = {
       name,

@@ -5,11 +5,12 @@
  * (`./invariants`), prints each failing seed with its violations, and writes the report to
  * `bench/results/` (markdown and json). Exits 1 on any violation (or a seed that could not run).
  *
- *   node dist/bench/nemesis/main.js [--seeds N | --seeds 7,19] [--first-seed S] [--minutes M] [--faults F]
- *                                   [--environments E] [--via cluster|balancer]
+ *   node dist/bench/nemesis/main.js [--seeds N | --seeds 7,19 | --seed S] [--first-seed S] [--minutes M]
+ *                                   [--faults F] [--environments E] [--via cluster|balancer]
  *
- * `--seeds N` runs seeds S..S+N-1 (S from `--first-seed`, default 1); a list runs those. A failing seed's
- * replica logs (whole) and history go to `bench/results/nemesis-logs/seed-<n>/` (not committed).
+ * `--seeds N` runs seeds S..S+N-1 (S from `--first-seed`, default 1); a list runs those; `--seed S` runs
+ * seed S alone (what replays a failing one). A failing seed's replica logs (whole) and history go to
+ * `bench/results/nemesis-logs/seed-<n>/` (not committed).
  */
 import { join } from 'node:path';
 import { buildReport, writeReport } from './report';
@@ -39,8 +40,9 @@ function parse(argv: readonly string[]): Args {
     if (!Number.isFinite(parsed) || parsed < 0) throw new Error(`--${name} must be a number, not ${String(text)}`);
     return parsed;
   };
-  const seeds = value('seeds') ?? '10';
-  const list = seeds.includes(',') ? seeds.split(',').map((seed) => Number(seed.trim())) : undefined;
+  const one = value('seed');
+  const seeds = one ?? value('seeds') ?? '10';
+  const list = one !== undefined || seeds.includes(',') ? seeds.split(',').filter((seed) => seed.trim() !== '').map((seed) => Number(seed.trim())) : undefined;
   if (list?.some((seed) => !Number.isInteger(seed))) throw new Error(`--seeds must be a count or a list of integers, not ${seeds}`);
   const via = value('via') ?? 'cluster';
   if (via !== 'cluster' && via !== 'balancer') throw new Error('--via must be cluster or balancer');

@@ -81,14 +81,14 @@ export function markdown(report: RunReport): string {
     ),
   ];
   for (const seed of report.seeds.filter((one) => one.violations.length > 0 || one.error !== undefined)) out.push('', ...failing(seed));
-  const notes = [...new Set(report.seeds.flatMap((seed) => seed.notes.filter((note) => /not available|absent|failed/.test(note))))];
+  const notes = [...new Set(report.seeds.flatMap((seed) => seed.notes.filter((note) => /not available|absent|failed|^lab:/.test(note))))];
   if (notes.length > 0) out.push('', '## Notes', '', ...notes.map((note) => `- ${note}`));
   return `${out.join('\n')}\n`;
 }
 
 /** One failing seed: its schedule as applied, its error, its violations with their log lines. */
 function failing(seed: SeedResult): string[] {
-  const out = [`## Seed ${seed.seed}`, '', `Replay: \`npm run nemesis -- --seeds ${seed.seed}\``, ''];
+  const out = [`## Seed ${seed.seed}`, '', `Replay: \`npm run nemesis -- --seed ${seed.seed}\``, ''];
   const rows = seed.faults.map((f) => [f.index, f.kind, `${(f.atMs / 1000).toFixed(1)} s`, `${f.durationMs} ms`, f.target, `${f.tookMs} ms`, f.note]);
   out.push(...table(['#', 'kind', 'at', 'duration', 'target', 'took', 'note'], rows));
   if (seed.error !== undefined) out.push('', '```text', seed.error.slice(0, 2_000), '```');

@@ -118,6 +118,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedResult> {
     const { applied, unaccounted, drains } = nemesis;
     const facts = { history: workload.history, applied, audit, unexpected: lab.executors?.unexpected ?? [], unaccounted, drains, runEnd };
     const verdict = checkInvariants(facts);
+    verdict.notes.push(...lab.notes.map((note) => `lab: ${note}`));
     const lines = lab.lines();
     if (verdict.violations.length > 0 && options.logDir !== undefined) writeLogs(options.logDir, options.seed, lab, { history: workload.history, audit, applied: nemesis.applied });
     return { ...base, ...counts(workload), faults: records(applied), injected: injected(applied), ...excerpts(verdict, lines), ms: Date.now() - t0, error: undefined };

@@ -5,7 +5,7 @@
  * per environment), with the workload running through them (bench/nemesis/workload.ts) and every
  * invariant checked after each (bench/nemesis/invariants.ts). The seeds were chosen so that between them
  * every fault kind is injected (the first test checks it: a change of the schedule's drawing must pick
- * new ones). A failing seed replays with `npm run nemesis -- --seeds <seed>`; its violations come with the
+ * new ones). A failing seed replays with `npm run nemesis -- --seed <seed>`; its violations come with the
  * replicas' log lines about each. Needs the build (`npm run build`), redis-server and haproxy.
  */
 import { requireHaproxy } from '../../bench/lib/haproxy';
@@ -40,7 +40,7 @@ describe('the nemesis: seeded fault schedules against three replicas behind HAPr
   });
 
   it.each(SEEDS)(
-    'seed %i: every invariant holds (npm run nemesis -- --seeds SEED replays it)',
+    'seed %i: every invariant holds (npm run nemesis -- --seed SEED replays it)',
     async (seed) => {
       const result = await runSeed({ seed, faults: FAULTS });
       expect(said(result)).toEqual([]);
