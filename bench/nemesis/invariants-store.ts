@@ -7,9 +7,17 @@ import type { RunFacts, Verdict, Justifications } from './invariants';
 import { tagOf } from './plans';
 import type { RedisAudit } from './redis-audit';
 
+/** A process record Redis holds for a tag. */
+interface StartRecord {
+  readonly id: string;
+  readonly state: string;
+  /** Its last seq, its writer's epoch, whether released. */
+  readonly detail: string;
+}
+
 /** Every keyed start: one process, the one it was answered with; none for a START_UNKNOWN; never two. */
 export function checkStarts(facts: RunFacts, why: Justifications, verdict: Verdict): void {
-  const byTag = new Map<string, { readonly id: string; readonly state: string }[]>();
+  const byTag = new Map<string, StartRecord[]>();
   for (const process of facts.audit.processes) {
     let argv: unknown;
     try {
@@ -18,7 +26,10 @@ export function checkStarts(facts: RunFacts, why: Justifications, verdict: Verdi
       argv = [];
     }
     const tag = Array.isArray(argv) ? tagOf(argv.map(String)) : undefined;
-    if (tag !== undefined) byTag.set(tag, [...(byTag.get(tag) ?? []), { id: process.processId, state: process.meta['state'] ?? '?' }]);
+    const { meta } = process;
+    const detail = `lastSeq ${meta['lastSeq'] ?? '?'}, epoch ${meta['epoch'] ?? '?'}${meta['released'] === '1' ? ', released' : ''}`;
+    const record = { id: process.processId, state: meta['state'] ?? '?', detail };
+    if (tag !== undefined) byTag.set(tag, [...(byTag.get(tag) ?? []), record]);
   }
   for (const start of facts.history.starts) {
     const { key, plan } = start;
@@ -28,7 +39,7 @@ export function checkStarts(facts: RunFacts, why: Justifications, verdict: Verdi
     const records = byTag.get(plan.tag) ?? [];
     // A record the executor never ran (its start was lost with a socket) is `lost`: it made no process.
     const ran = records.filter((record) => record.state !== 'lost');
-    const said = (list: readonly { readonly id: string; readonly state: string }[]): string => list.map((record) => `${record.id} (${record.state})`).join(', ');
+    const said = (list: readonly StartRecord[]): string => list.map((record) => `${record.id} (${record.state}, ${record.detail})`).join('; ');
     if (start.ids.length > 1) {
       if (lossBetween === undefined || lossBetween.start > start.lastAt) add('keyed-start-once', `answered with ${start.ids.length} processes: ${start.ids.join(', ')}`);
       else verdict.notes.push(`key ${key}: two processes after Redis lost its data (fault ${lossBetween.planned.index})`);

@@ -137,6 +137,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedResult> {
   } finally {
     workload?.abort();
     await lab?.stop();
+    await workload?.quiet();
     running.delete(live);
   }
 }

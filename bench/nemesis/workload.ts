@@ -73,12 +73,13 @@ export class Workload {
   async finish(deadlineMs: number): Promise<void> {
     this.ending = true;
     await Promise.all(this.loops);
-    for (const stdin of this.history.stdins) {
-      const path = `${processesPath(stdin.environmentId)}/${encodeURIComponent(stdin.processId)}/stdin/end`;
-      const sent = await this.send(path, { method: 'POST', deadlineMs: 20_000 });
-      stdin.ended = sent.answer?.status === 200 || sent.answer?.status === 204;
-      stdin.endTrail.push(...sent.trail);
-    }
+    await Promise.all(
+      this.history.stdins.map(async (stdin) => {
+        const sent = await this.send(`${processesPath(stdin.environmentId)}/${encodeURIComponent(stdin.processId)}/stdin/end`, { method: 'POST', deadlineMs: 20_000 });
+        stdin.ended = sent.answer?.status === 200 || sent.answer?.status === 204;
+        stdin.endTrail.push(...sent.trail);
+      }),
+    );
     this.deadline = Date.now() + deadlineMs;
     await Promise.all(this.watchers);
   }
@@ -86,6 +87,11 @@ export class Workload {
   /** Stops every loop and reader at once (a run that is being torn down). */
   abort(): void {
     this.aborted = true;
+  }
+
+  /** Resolves once every loop and watcher has returned (after {@link abort}, within a request's timeout). */
+  async quiet(): Promise<void> {
+    await Promise.allSettled([...this.loops, ...this.watchers]);
   }
 
   private replicas(): Place[] {

@@ -19,7 +19,7 @@ const SEEDS = [260, 376, 562];
 /** Faults per schedule: `npm run nemesis`'s default, so that a seed replays as it ran here. */
 const FAULTS = 5;
 /** One seed: the lab's start, its schedule (~15 s), the workload's end (its streams outlast the schedule by 10 s), the checks; bounded. */
-const SEED_TIMEOUT_MS = 150_000;
+const SEED_TIMEOUT_MS = 180_000;
 
 /** A seed's violations as lines, each with the last log lines about it. */
 function said(result: SeedResult): string[] {
