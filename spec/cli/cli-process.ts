@@ -24,8 +24,8 @@ export interface CliRun {
   readonly stderr: Chunk[];
   /** Resolves when the child exited and its pipes closed. */
   readonly done: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>;
-  /** Resolves when the concatenated stream contains `text`. */
-  waitFor(stream: 'stdout' | 'stderr', text: string): Promise<void>;
+  /** Resolves when the concatenated stream contains `text` (or matches it), at or after character `from` (0: anywhere). */
+  waitFor(stream: 'stdout' | 'stderr', text: string | RegExp, from?: number): Promise<void>;
 }
 
 const joined = (chunks: readonly Chunk[]): string => chunks.map((c) => c.text).join('');
@@ -71,11 +71,12 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = proce
     });
   }
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  const waitFor = (stream: 'stdout' | 'stderr', text: string): Promise<void> =>
+  const waitFor = (stream: 'stdout' | 'stderr', text: string | RegExp, from = 0): Promise<void> =>
     new Promise((resolve, reject) => {
       const check = (): void => {
-        if (joined(output[stream]).includes(text)) return resolve();
-        if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`cli ended without printing ${JSON.stringify(text)} on ${stream}: ${joined(output.stderr)}`));
+        const seen = joined(output[stream]).slice(from);
+        if (typeof text === 'string' ? seen.includes(text) : text.test(seen)) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`cli ended without printing ${String(text)} on ${stream}: ${joined(output.stderr)}`));
         waiters.push(check);
       };
       check();

@@ -119,7 +119,8 @@ describe('EnvironmentManager.adoptAcceptedWebsocket against the real executor', 
     const before = follow(process);
     await within(firstValueFrom(process.lines$('stdout').pipe(filter((line) => line === 'line 1999'))), 20_000, 'line 1999');
 
-    const persisted: SessionAdoption = { sessionId: sessionIdOf(environment), processes: [{ processId: process.processId, lastSeq: before.lastSeq(), nextWriteId: process.nextWriteId }] };
+    const record = { processId: process.processId, lastSeq: before.lastSeq(), nextWriteId: process.nextWriteId };
+    const persisted: SessionAdoption = { sessionId: sessionIdOf(environment), processes: [record] };
     const socket = await hostDies(executor, manager);
     writeFileSync(gate, ''); // the rest is written while nobody is attached, and after
     const adopted = await adopt(executor, socket, persisted);
@@ -130,7 +131,7 @@ describe('EnvironmentManager.adoptAcceptedWebsocket against the real executor', 
     expect(again.processId).toBe(process.processId);
     expect(adopted.manager.defaultEnvironment()?.getProcess(process.processId)).toBe(again);
     const after = await allEvents(again);
-    const lastSeq = persisted.processes[0]?.lastSeq ?? 0;
+    const lastSeq = record.lastSeq;
     // The last event whole: a `failed` one shows its error (a clean-clone run under load 10 ended `failed` once).
     expect({ last: after.at(-1), count: after.length }).toMatchObject({ last: { type: 'closed' } });
     expect(seqsOf(after)).toEqual(seqsOf(after).map((_, i) => lastSeq + 1 + i));
@@ -152,7 +153,8 @@ describe('EnvironmentManager.adoptAcceptedWebsocket against the real executor', 
     await within(firstValueFrom(process.lines$('stdout').pipe(filter((line) => line === 'one'))), 20_000, 'the echo of one');
     expect(process.nextWriteId).toBe(2);
 
-    const persisted: SessionAdoption = { sessionId: sessionIdOf(environment), processes: [{ processId: process.processId, lastSeq: before.lastSeq(), nextWriteId: process.nextWriteId }] };
+    const record = { processId: process.processId, lastSeq: before.lastSeq(), nextWriteId: process.nextWriteId };
+    const persisted: SessionAdoption = { sessionId: sessionIdOf(environment), processes: [record] };
     const adopted = await adopt(executor, await hostDies(executor, manager), persisted);
     const again = onlyProcess(adopted);
     expect(again.nextWriteId).toBe(2);

@@ -23,8 +23,9 @@ function signedPost(overrides: { secret?: string; at?: number; region?: string; 
 }
 
 describe('verifySigV4', () => {
-  it('accepts a request signed with an accepted key and names the key', () => {
-    expect(verifySigV4(signedPost(), policy)).toEqual({ ok: true, accessKeyId: KEY.accessKeyId });
+  it('accepts a request signed with an accepted key and names the key and when it was signed', () => {
+    expect(verifySigV4(signedPost(), policy)).toEqual({ ok: true, accessKeyId: KEY.accessKeyId, signedAt: NOW });
+    expect(verifySigV4(signedPost({ at: NOW - 61_000 }), policy)).toEqual({ ok: true, accessKeyId: KEY.accessKeyId, signedAt: NOW - 61_000 });
   });
 
   it('accepts the exact headers the 0.171.0 executor sent for its upgrade (host;x-amz-date, empty body)', () => {

@@ -6,15 +6,17 @@
  *
  * The rules: what is written is read back (made token, registrations, sessions, owners, keyed starts,
  * stdin records), as copies; writes of one record land in order; each claim is the next epoch and every
- * write for an environment at an older one is refused with StaleEpochError, changing nothing; keyed
+ * write for an environment at an older one is refused with StaleEpochError, changing nothing; a claim
+ * for an upgrade signed before the owner's (within the window) is refused with StaleClaimError; keyed
  * starts are bounded, the oldest going first; forgetting an environment forgets what is its own; a
  * closed store refuses every call; a durable store keeps all of it across a reopen, and reads a damaged
  * record as absent (its crash points); a store that is not durable remembers nothing once made again.
  */
 import type { SchedulerLike } from 'rxjs';
 import { VirtualTimeScheduler } from 'rxjs';
-import { ClosedError, StaleEpochError } from '../../src/errors';
+import { ClosedError, StaleClaimError, StaleEpochError } from '../../src/errors';
 import type { NewStartRecord, StateStore } from '../../src/store/state-store';
+import { STALE_UPGRADE_WINDOW_MS } from '../../src/store/state-store';
 import type { StdinRecord } from '../../src/store/stdin-record';
 
 /** What a state adapter can do, as its contract entry declares it. */
@@ -117,6 +119,31 @@ export function describeStateStoreContract(adapters: readonly StateStoreAdapter[
       expect(await store.claim('env-1', 'host-b')).toBe(2);
       expect(await store.owner('env-1')).toEqual({ owner: 'host-b', epoch: 2 });
       expect(await store.owner('env-2')).toEqual({ owner: 'host-a', epoch: 1 });
+    });
+
+    it("refuses a claim whose upgrade was signed before the owner's, within the window, with StaleClaimError, keeping nothing", async () => {
+      const store = await open();
+      const at = Date.UTC(2026, 11, 6, 12, 0, 0);
+      expect(await store.claim('env-1', 'host-a', { signedAt: at })).toBe(1);
+      expect(await store.owner('env-1')).toEqual({ owner: 'host-a', epoch: 1, signedAt: at });
+      const error: unknown = await store.claim('env-1', 'host-b', { signedAt: at - 1_000 }).then(() => undefined, (rejected: unknown) => rejected);
+      expect(error).toBeInstanceOf(StaleClaimError);
+      expect(error).toMatchObject({
+        code: 'STALE_CLAIM',
+        environmentId: 'env-1',
+        signedAt: at - 1_000,
+        ownerSignedAt: at,
+        currentEpoch: 1,
+        message: 'environment env-1: a claim for an upgrade signed at 2026-12-06T11:59:59.000Z was refused: the owner at epoch 1 claimed it on one signed at 2026-12-06T12:00:00.000Z',
+      });
+      expect(await store.owner('env-1')).toEqual({ owner: 'host-a', epoch: 1, signedAt: at });
+      // The same second (x-amz-date's unit), a later one, one past the window (a clock that stepped back), and a claim that says nothing all pass.
+      expect(await store.claim('env-1', 'host-b', { signedAt: at })).toBe(2);
+      expect(await store.claim('env-1', 'host-a', { signedAt: at + 1_000 })).toBe(3);
+      expect(await store.claim('env-1', 'host-b', { signedAt: at + 1_000 - STALE_UPGRADE_WINDOW_MS - 1 })).toBe(4);
+      expect(await store.claim('env-1', 'host-a')).toBe(5);
+      expect(await store.owner('env-1')).toEqual({ owner: 'host-a', epoch: 5 });
+      expect(await store.claim('env-1', 'host-b', { signedAt: 0 })).toBe(6);
     });
 
     it('refuses every write of an environment at a stale epoch with StaleEpochError, keeping nothing of it', async () => {

@@ -7,7 +7,7 @@ import type { HistoryFactory } from '../exec/output-history';
 import type { ProcessStreamOptions } from '../exec/process-stream-options';
 import type { AbortOptions } from '../rpc/abort';
 import type { CallObserver, KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
-import type { ExecClientOptions } from '../session/exec-client-options';
+import type { ExecClientOptions, SessionAdmission } from '../session/exec-client-options';
 import type { DialOptions } from '../transport/dial';
 import type { NetworkPolicyDecider } from './network-policy';
 import { networkPolicyHandler } from './network-policy';
@@ -51,6 +51,14 @@ export interface EnvironmentManagerOptions {
   readonly infoPollMs?: number;
   /** Hears every JSON-RPC call's outcome and latency, on every socket of the session (a host's metrics). @default none */
   readonly onCall?: CallObserver;
+  /**
+   * The caller's say on the first socket's session: called once the executor has answered `initialize` on
+   * it, before any process is read and before the manager resolves (see `SessionAdmission`). A host claims
+   * the environment there: a socket its executor gave up on (a stale upgrade) never answers, so it never
+   * gets so far. A rejection rejects the building of the manager with its error, and closes the socket.
+   * @default none
+   */
+  readonly admit?: SessionAdmission;
 }
 
 /**
@@ -82,6 +90,7 @@ export function clientOptions(options: EnvironmentManagerOptions, reconnectable:
     scheduler: options.scheduler,
     rpc,
     reconnectable,
+    admit: options.admit,
   };
 }
 

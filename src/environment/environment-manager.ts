@@ -14,9 +14,9 @@ import { isAbortOf, whileNotAborted } from '../rpc/abort';
 import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
 import { ExecClient } from '../session/exec-client';
-import type { SessionTakeover } from '../session/exec-client-options';
+import type { AdmittedSession, SessionTakeover } from '../session/exec-client-options';
 import type { ExecProcess } from '../exec/exec-process';
-import type { LostProcess, SessionAdoption } from './session-adoption';
+import type { AdoptedProcessRecord, LostProcess, SessionAdoption } from './session-adoption';
 import type { SocketPort } from '../transport/socket-port';
 import { stdioSocketPort } from '../transport/stdio-socket-port';
 import { wsSocketPort } from '../transport/ws-socket-port';
@@ -122,38 +122,53 @@ export class EnvironmentManager {
 
   /**
    * Takes over an executor's session on its accepted WebSocket after the host restarted (the executor
-   * dialled in again with a new socket). Each record's process is registered first (its history made by
-   * `options.outputHistory`, its seqs going on after `lastSeq`, its writeIds from `nextWriteId`), then
-   * `initialize {clientName, resumeSessionId: adoption.sessionId}` is sent, then one
-   * `process/read {afterSeq: lastSeq}` per process. When the executor's retained window no longer reaches
-   * `lastSeq + 1`, the process's events start with ONE `truncated` marker, then the rest.
+   * dialled in again with a new socket). Each record's process is registered (its history made by
+   * `options.outputHistory`, its seqs going on after `lastSeq`, its writeIds from `nextWriteId`): before
+   * `initialize {clientName, resumeSessionId: adoption.sessionId}` is sent when the records are given, or
+   * once the executor answered it when they are asked for (`AdoptionRecords`, after `options.admit`); then
+   * one `process/read {afterSeq: lastSeq}` per process. When the executor's retained window no longer
+   * reaches `lastSeq + 1`, the process's events start with ONE `truncated` marker, then the rest.
    *
    * Resolves once the session is installed: `resumed: false` when the executor no longer had the session
    * (-32600 unknown session id: a plain `initialize` followed on the same socket, and every record is
    * `lost`); a record whose process the resumed session no longer knows is `lost` too. Rejects with the
-   * handshake's typed error (RpcError, RequestTimeoutError, TransportClosedError ...) after closing the
-   * socket; the records' histories are then left as they were. `options.resumeSessionId` is not used.
-   * Afterwards the manager is like one from {@link fromAcceptedWebsocket}; the caller closes it.
+   * handshake's typed error (RpcError, RequestTimeoutError, TransportClosedError ...), or the admission's
+   * or the records' error, after closing the socket; the records' histories are then left as they were.
+   * `options.resumeSessionId` is not used. Afterwards the manager is like one from
+   * {@link fromAcceptedWebsocket}; the caller closes it.
    */
   static async adoptAcceptedWebsocket(environmentId: string, socket: AcceptedSocket, adoption: SessionAdoption, options: EnvironmentManagerOptions): Promise<AdoptedEnvironment> {
     const lost: LostProcess[] = [];
     let resumed = true;
+    const goneReason = `the executor no longer has session ${adoption.sessionId} (its 80 s retention passed); the process was killed with it`;
+    const given = typeof adoption.processes === 'function' ? [] : adoption.processes;
+    const asked = typeof adoption.processes === 'function' ? adoption.processes : undefined;
     const takeover: SessionTakeover = {
       sessionId: adoption.sessionId,
       sessionLost: () => {
         resumed = false;
-        const reason = `the executor no longer has session ${adoption.sessionId} (its 80 s retention passed); the process was killed with it`;
-        for (const record of adoption.processes) lost.push({ processId: record.processId, reason });
+        for (const record of given) lost.push({ processId: record.processId, reason: goneReason });
       },
       processLost: (processId, error) =>
         lost.push({ processId, reason: `the executor no longer knows process ${processId} in session ${adoption.sessionId} (${error.rpcMessage})` }),
     };
+    const adopted: { readonly record: AdoptedProcessRecord; readonly process: ExecProcess }[] = [];
+    const adopt = (record: AdoptedProcessRecord): void => {
+      adopted.push({ record, process: backend.adopt(record.processId, record, { argv: record.argv ?? [], tty: record.tty ?? false }) });
+    };
+    const admit = async (session: AdmittedSession): Promise<void> => {
+      await options.admit?.(session);
+      if (asked === undefined) return;
+      const records = await asked(session);
+      if (session.resumed) records.forEach(adopt);
+      else for (const record of records) lost.push({ processId: record.processId, reason: goneReason });
+    };
     const accepted = new AcceptedSockets(toPort(socket, 'accepted'));
-    const client = new ExecClient(accepted.sockets$, { ...clientOptions(options, true), resumeSessionId: undefined, takeover });
+    const client = new ExecClient(accepted.sockets$, { ...clientOptions(options, true), resumeSessionId: undefined, takeover, admit });
     accepted.watch(client);
     const manager = EnvironmentManager.build(environmentId, client, accepted, options);
     const backend = manager.environment.getExecBackend();
-    const adopted = adoption.processes.map((record) => ({ record, process: backend.adopt(record.processId, record, { argv: record.argv ?? [], tty: record.tty ?? false }) }));
+    given.forEach(adopt);
     await client.start();
     const lostIds = new Set(lost.map((l) => l.processId));
     const processes = adopted.filter(({ record }) => !lostIds.has(record.processId));

@@ -1,3 +1,5 @@
+import type { AdmittedSession } from '../session/exec-client-options';
+
 /** One process a restarted host held, as it persisted it (see {@link SessionAdoption}). */
 export interface AdoptedProcessRecord {
   /** The process id on the executor. */
@@ -14,12 +16,25 @@ export interface AdoptedProcessRecord {
   readonly unlisted?: boolean;
 }
 
+/**
+ * The records of a {@link SessionAdoption} asked for once the executor has answered `initialize` on the
+ * socket (so a host claims the environment only on a socket whose executor answers, and reads each
+ * process's last seq only once it owns it). `session.resumed` false: the executor no longer had the
+ * session (a new one was made), and every record returned is `lost`. A rejection fails the adoption with
+ * its error (the socket closes).
+ */
+export type AdoptionRecords = (session: AdmittedSession) => Promise<readonly AdoptedProcessRecord[]>;
+
 /** What a restarted host persisted of an executor's session, to take it over on the executor's new socket. */
 export interface SessionAdoption {
   /** The executor's session id (`Environment.sessionId` before the restart). */
   readonly sessionId: string;
-  /** The processes the host followed in that session. */
-  readonly processes: readonly AdoptedProcessRecord[];
+  /**
+   * The processes the host followed in that session: known before the handshake (registered first, so
+   * notifications redirected during `initialize` reach them), or asked for once the executor answered it
+   * ({@link AdoptionRecords}: they are registered then, and what came for them before is in their reads).
+   */
+  readonly processes: readonly AdoptedProcessRecord[] | AdoptionRecords;
 }
 
 /** A process of a {@link SessionAdoption} that could not be adopted, and why. */

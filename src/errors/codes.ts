@@ -37,6 +37,7 @@ export type ExecClientErrorCode =
   | 'LOG_WRITE_FAILED'
   | 'LOG_READ_FAILED'
   | 'STALE_EPOCH'
+  | 'STALE_CLAIM'
   | OperatorApiErrorCode;
 
 /**

@@ -33,3 +33,25 @@ export class StaleEpochError extends ExecClientError {
     super(`environment ${environmentId} is owned at epoch ${currentEpoch}: a write of epoch ${epoch} was refused`);
   }
 }
+
+/**
+ * A claim the host's store refused because the socket it was for is older than the current owner's: the
+ * executor signed that upgrade (`x-amz-date`) before the upgrade the current owner claimed the environment
+ * on, so it is one the executor gave up on, handled late (it waited in a stopped replica's accept queue).
+ * Nothing was kept; the claimer closes the socket (the executor has long moved on). The message names the
+ * environment, both signing times and the epoch that stays, never a secret.
+ */
+export class StaleClaimError extends ExecClientError {
+  readonly code = 'STALE_CLAIM';
+  constructor(
+    /** The environment whose claim was refused. */ readonly environmentId: string,
+    /** When the refused claim's upgrade was signed (epoch ms). */ readonly signedAt: number,
+    /** When the current owner's upgrade was signed (epoch ms). */ readonly ownerSignedAt: number,
+    /** The environment's epoch, which stays. */ readonly currentEpoch: number,
+  ) {
+    super(
+      `environment ${environmentId}: a claim for an upgrade signed at ${new Date(signedAt).toISOString()} was refused: ` +
+        `the owner at epoch ${currentEpoch} claimed it on one signed at ${new Date(ownerSignedAt).toISOString()}`,
+    );
+  }
+}

@@ -132,7 +132,7 @@ export class DirectHost {
       connectUrl: (host, id, issued) => this.connectUrl(host, id, issued),
       // A replica that stops still answers registrations (any replica can take the upgrade): a 503 would make the executor exit.
       stopping: () => this.closing && this.cluster === undefined,
-      cluster: this.cluster === undefined ? undefined : stores.cluster?.state,
+      cluster: this.cluster,
     };
     // No client list: each socket it accepts goes to `table.adopt` at once, which owns it from there.
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes, perMessageDeflate: false });
@@ -157,10 +157,7 @@ export class DirectHost {
     // answering is a 503 (the executor retries), never a 409 or 401.
     this.clusterUpgrade(this.cluster, req, socket, head).then(
       (outcome) => this.metrics?.upgrade(outcome),
-      (error: unknown) => {
-        this.log.warn({ status: 503 }, `upgrade: the shared store did not answer (${messageOf(error)}): 503`);
-        this.metrics?.upgrade(refused(socket, 503, { 'retry-after': '2' }));
-      },
+      (error: unknown) => this.metrics?.upgrade(this.unavailable(socket, undefined, `the shared store did not answer (${messageOf(error)})`, '2')),
     );
   };
 
@@ -196,10 +193,7 @@ export class DirectHost {
   /** A replica's upgrade (see `prepareUpgrade`), then as a single host's. Rejects when the shared store does not answer. */
   private async clusterUpgrade(cluster: HostCluster, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<HandshakeOutcome> {
     const why = await prepareUpgrade(cluster, this.registrations, this.table, req.url);
-    if (why !== undefined) {
-      this.log.warn({ status: 503 }, `upgrade: ${why} (503, the executor retries)`);
-      return refused(socket, 503, { 'retry-after': '2' });
-    }
+    if (why !== undefined) return this.unavailable(socket, undefined, why, '2');
     // The executor gave up while the store was read: nothing to answer.
     if (socket.destroyed) return '503';
     return this.upgrade(req, socket, head);
@@ -227,15 +221,16 @@ export class DirectHost {
       this.log.warn({ environmentId: id, status: 409 }, `upgrade for ${id}: superseded registration (409, the executor re-registers)`);
       return refused(socket, 409);
     }
+    // Signed before the socket its live generation holds: an upgrade the executor gave up on, handled late.
+    if (this.table.isStaleUpgrade(id, auth.signedAt)) return this.unavailable(socket, id, 'signed before the socket it holds (a stale upgrade)', '2');
     const live = this.table.liveIds();
     // A new generation (none yet, or the current one failed) must fit under the limit; a replacement always
     // does; with replicas the limit counted the cluster at the registration, which this upgrade presents.
     if (!live.includes(id) && live.length >= this.maxEnvironments && this.cluster === undefined) {
-      this.log.warn({ environmentId: id, status: 503 }, `upgrade for ${id}: at the limit of ${this.maxEnvironments} environments (503)`);
-      return refused(socket, 503, { 'retry-after': '5' });
+      return this.unavailable(socket, id, `at the limit of ${this.maxEnvironments} environments`, '5');
     }
     this.keyIds.set(id, auth.accessKeyId);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.table.adopt(id, ws));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.table.adopt(id, ws, auth.signedAt));
     return live.includes(id) ? 'replacement' : 'accepted';
   }
 
@@ -258,6 +253,13 @@ export class DirectHost {
     if (accessKeyId === undefined) return Promise.resolve();
     const failed = (error: unknown): void => this.log.error({ environmentId: id }, `environment ${id}: could not record its session: ${errnoOf(error)}`);
     return this.stores.state.setSession(id, { sessionId, accessKeyId }, epoch).catch(failed);
+  }
+
+  /** 503 for an upgrade (of `id`, when known): the executor retries it after `retryAfter` seconds. Says why. */
+  private unavailable(socket: Duplex, id: string | undefined, why: string, retryAfter: string): HandshakeOutcome {
+    const fields = id === undefined ? { status: 503 } : { environmentId: id, status: 503 };
+    this.log.warn(fields, `upgrade${id === undefined ? '' : ` for ${id}`}: ${why} (503, the executor retries)`);
+    return refused(socket, 503, { 'retry-after': retryAfter });
   }
 
   private unauthorized(socket: Duplex, why: string, id?: string): HandshakeOutcome {

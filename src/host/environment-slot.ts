@@ -42,6 +42,8 @@ export class EnvironmentSlot {
   socket: WebSocket | undefined;
   /** The epoch this generation claimed the environment at (every write for it carries it); 0 until claimed. */
   epoch = 0;
+  /** When the executor signed the upgrade of the socket it holds (epoch ms), when known: an older upgrade is a stale one. */
+  signedAt: number | undefined;
   private watching: Subscription | undefined;
 
   constructor(

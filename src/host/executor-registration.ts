@@ -9,8 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SchedulerLike } from 'rxjs';
 import { errnoOf } from '../store/errno';
-import type { ClusterState } from '../store/cluster-state';
-import type { StateStore } from '../store/state-store';
+import type { PersistedRegistration, StateStore } from '../store/state-store';
 import { decodeEnvironmentId, parseTarget, readBody, REGISTER_PATH, safeHostHeader, sendJson } from './host-http';
 import type { HostLogger } from './host-logger';
 import { DIRECT_TRANSPORT } from './host-options';
@@ -25,6 +24,16 @@ const MAX_REGISTER_BODY_BYTES = 16 * 1024;
 const STALE_REGISTRATION_MS = 30_000;
 /** How long after answering an environment 409 its re-registration is let past the limits. */
 export const RECENT_CONFLICT_MS = 5 * 60_000;
+
+/** What the admission of a registration asks of a replica's cluster (`HostCluster`). Each call rejects when the shared store does not answer. */
+export interface ClusterAdmission {
+  /** Environment `id`'s latest registration, whichever replica recorded it. */
+  registration(id: string): Promise<PersistedRegistration | undefined>;
+  /** How many environments the cluster knows: what its limit counts. */
+  environmentCount(): Promise<number>;
+  /** Evicts one environment no replica serves whose registration is older than `olderThanMs`, cluster-wide: its id, or undefined. */
+  evictUnserved(olderThanMs: number): Promise<string | undefined>;
+}
 
 /** What a registration is checked against and recorded in. */
 export interface RegistrationParts {
@@ -44,8 +53,8 @@ export interface RegistrationParts {
   readonly connectUrl: (host: string, id: string, issued: IssuedRegistration) => string;
   /** Whether the host is stopping (then every registration gets 503; a replica never says so). */
   readonly stopping: () => boolean;
-  /** With replicas: the shared state, where the environment limit counts the cluster and known environments are found. */
-  readonly cluster: ClusterState | undefined;
+  /** With replicas: the cluster, where the environment limit counts and known environments are found, and where room is made. */
+  readonly cluster: ClusterAdmission | undefined;
 }
 
 /** Answers one registration request (see the module's doc). Rejects only on an internal error (the caller answers 500). */
@@ -112,9 +121,12 @@ async function admit(parts: RegistrationParts, id: string): Promise<boolean> {
  * With replicas the limit counts the cluster: a registration fits when the environment is known (any
  * replica registered it or recorded its session) or the cluster holds fewer than the limit. The store not
  * answering admits it (a refusal would make the executor exit; the upgrade then waits for the store with
- * 503s). Eviction stays each replica's own: its failed environments.
+ * 503s). At the limit, room is made as on one host, first of this replica's own failed environments, then
+ * cluster-wide: an environment no replica serves (no owner, or its owner's lease ran out) whose
+ * registration is older than the stale bound, evicted by whichever replica needs the room (one step in the
+ * store per candidate: of replicas evicting at once, each environment goes to one).
  */
-async function admitInCluster(parts: RegistrationParts, cluster: ClusterState, id: string): Promise<boolean> {
+async function admitInCluster(parts: RegistrationParts, cluster: ClusterAdmission, id: string): Promise<boolean> {
   try {
     if ((await cluster.registration(id)) !== undefined || (await isKnown(parts, id))) return true;
     if ((await cluster.environmentCount()) < parts.maxEnvironments) return true;
@@ -122,12 +134,24 @@ async function admitInCluster(parts: RegistrationParts, cluster: ClusterState, i
     return true;
   }
   const failed = parts.table.failedIds()[0];
-  if (failed === undefined) return false;
-  parts.registrations.forget(failed);
-  parts.table.remove(failed);
-  parts.keyIds.delete(failed);
-  await parts.state.forget(failed).catch(() => parts.log.error({ environmentId: failed }, `environment ${failed}: could not forget its recorded session`));
+  if (failed !== undefined) {
+    forgetHere(parts, failed);
+    await parts.state.forget(failed).catch(() => parts.log.error({ environmentId: failed }, `environment ${failed}: could not forget its recorded session`));
+    return true;
+  }
+  const evicted = await cluster.evictUnserved(STALE_REGISTRATION_MS).catch(() => undefined);
+  if (evicted === undefined) return false;
+  forgetHere(parts, evicted);
+  const why = `no replica served it, registered over ${STALE_REGISTRATION_MS / 1000} s ago`;
+  parts.log.info({ environmentId: evicted }, `environment ${evicted}: evicted to make room for ${id} (${why})`);
   return true;
+}
+
+/** Forgets environment `gone` in this replica's memory: its registrations, its key id, and its slot unless it is live here. */
+function forgetHere(parts: RegistrationParts, gone: string): void {
+  parts.registrations.forget(gone);
+  if (!parts.table.liveIds().includes(gone)) parts.table.remove(gone);
+  parts.keyIds.delete(gone);
 }
 
 /**

@@ -8,18 +8,20 @@ import type { Environment } from '../environment/environment';
 import type { LogStore } from '../store/log-store';
 import type { StateStore } from '../store/state-store';
 import type { HostLogger } from './host-logger';
-import { messageOf } from '../errors';
+import { messageOf, StaleClaimError } from '../errors';
 
 
 /**
- * Environment `id`'s next epoch, `owner` its owner. A claim the store could not keep (a full disk) holds
- * for this run when the store still names `owner` the owner: the environment is served and the failure
- * logged. Otherwise rejects with the store's error (the generation fails; the executor re-dials).
+ * Environment `id`'s next epoch, `owner` its owner, for a socket whose upgrade the executor signed at
+ * `signedAt`. A claim the store could not keep (a full disk) holds for this run when the store still names
+ * `owner` the owner: the environment is served and the failure logged. Otherwise rejects with the store's
+ * error (the generation fails; the executor re-dials), and always with StaleClaimError (a stale upgrade).
  */
-export async function claimEnvironment(state: StateStore, id: string, owner: string, log: HostLogger): Promise<number> {
+export async function claimEnvironment(state: StateStore, id: string, owner: string, log: HostLogger, signedAt?: number): Promise<number> {
   try {
-    return await state.claim(id, owner);
+    return await state.claim(id, owner, signedAt === undefined ? {} : { signedAt });
   } catch (error: unknown) {
+    if (error instanceof StaleClaimError) throw error;
     const current = await state.owner(id).catch(() => undefined);
     if (current?.owner !== owner) throw error;
     log.error({ environmentId: id }, `environment ${id}: its claim (epoch ${current.epoch}) could not be kept: ${messageOf(error)}`);

@@ -31,6 +31,11 @@ export interface HostFacts {
   readonly eventStreams: number;
   /** Times an executor was paused because a process's output log on disk could not keep up (ever, not now). */
   readonly diskPauses: number;
+  /**
+   * Processes a take-back left neither adopted nor lost (ever): a broken invariant, 0 unless there is a
+   * bug (each is logged, and marked `lost` so that its readers get an end).
+   */
+  readonly unaccountedTakeBacks: number;
 }
 
 /** Reads a host's facts and events. Built by the host; lives as long as it (its streams complete on close). */
@@ -71,7 +76,9 @@ export class HostMonitor {
       historySubscribers += facts.historySubscribers;
     }
     const diskPauses = this.environments.diskPauses.pauses;
-    return { environments, processes, pendingCalls, processRoutes, retainedEvents, retainedBytes, historySubscribers, eventStreams: this.eventStreams(), diskPauses };
+    const unaccountedTakeBacks = this.environments.unaccountedTakeBacks;
+    const streams = this.eventStreams();
+    return { environments, processes, pendingCalls, processRoutes, retainedEvents, retainedBytes, historySubscribers, eventStreams: streams, diskPauses, unaccountedTakeBacks };
   }
 
   /**

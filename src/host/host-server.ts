@@ -167,6 +167,7 @@ const EMPTY_FACTS: HostFacts = {
   historySubscribers: 0,
   eventStreams: 0,
   diskPauses: 0,
+  unaccountedTakeBacks: 0,
 };
 
 /**

@@ -1,20 +1,25 @@
 /**
  * The environments a host serves, one slot per environment id. The first socket of an id (or the first
- * after its environment failed) starts a new generation: the host claims the environment in its state
- * store (a new epoch, which every write for it carries), then `EnvironmentManager.fromAcceptedWebsocket`
- * (or, for the first socket since a restart of an executor whose session the state remembers, a take-back:
- * see `./take-back`); later sockets of a live generation go to `replaceAcceptedWebsocket`. Each
- * generation's processes keep their output in the host's log store, read through its port.
+ * after its environment failed) starts a new generation (`./generation-begin`): a new session
+ * (`EnvironmentManager.fromAcceptedWebsocket`) or the executor's session taken back (`./take-back`), and,
+ * once the executor answered `initialize` on that socket, the environment claimed in the state store (a
+ * new epoch, which every write for it carries). Later sockets of a live generation go to
+ * `replaceAcceptedWebsocket`, but for an upgrade signed before the one the generation holds (a stale one,
+ * refused before it is upgraded). Each generation's processes keep their output in the host's log store,
+ * read through its port.
  */
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { asyncScheduler, BehaviorSubject, Subject } from 'rxjs';
 import type WebSocket from 'ws';
 import { ExecClientError, messageOf } from '../errors';
+import { STALE_UPGRADE_WINDOW_MS } from '../store/state-store';
 import type { EnvironmentManagerOptions } from '../environment/environment-manager-options';
-import { EnvironmentManager } from '../environment/environment-manager';
+import type { EnvironmentManager } from '../environment/environment-manager';
 import type { HistoryFactory } from '../exec/output-history';
 import type { ConnectionFlow } from '../rpc/connection-flow';
-import { claimEnvironment, describeProcesses } from './generation-records';
+import { describeProcesses } from './generation-records';
+import type { GenerationParts } from './generation-begin';
+import { beginGeneration } from './generation-begin';
 import type { DiskPauseCount } from './disk-backpressure';
 import type { SlotTable } from './environment-slot';
 import { EnvironmentSlot } from './environment-slot';
@@ -34,8 +39,6 @@ export type { EnvironmentStores, SessionRecords } from './environment-stores';
  * back: the executor keeps a detached session 80 s, plus a margin for its backoff and its handshake.
  */
 export const TAKE_BACK_WAIT_MS = 90_000;
-
-const NO_SESSION = "the host had no record of its executor's session to take it back";
 
 /** Owns every manager and socket it adopts; `close()` releases them all. */
 export class HostedEnvironments {
@@ -63,6 +66,8 @@ export class HostedEnvironments {
   private readonly waits: TakeBackWait;
   /** Where this table writes what happens. */
   private readonly log: HostLogger;
+  /** What a new generation begins with (see `./generation-begin`). */
+  private readonly generationParts: GenerationParts;
 
   constructor(
     private readonly managerOptions: EnvironmentManagerOptions,
@@ -76,7 +81,10 @@ export class HostedEnvironments {
   ) {
     this.log = hostLoggerOf(logTo);
     this.waits = new TakeBackWait((id) => stores.sessions.rememberedAt(id), takeBackWaitMs, this.scheduler);
-    this.takeBacks = new TakeBacks({ logs: stores.logs, state: stores.state, log: this.log, managerOptions, historiesOf: (id, epoch) => this.outputHistory(id, epoch) });
+    const outputHistory = (id: string, epoch: number): HistoryFactory => this.outputHistory(id, epoch);
+    this.takeBacks = new TakeBacks({ logs: stores.logs, state: stores.state, log: this.log, managerOptions, historiesOf: outputHistory });
+    const holds = (slot: EnvironmentSlot): boolean => !this.closed && this.slots.get(slot.view.id) === slot;
+    this.generationParts = { stores, managerOptions, log: this.log, takeBacks: this.takeBacks, waits: this.waits, outputHistory, holds };
     const flow = (id: string): ConnectionFlow | undefined => this.slots.get(id)?.view.environment?.flow;
     const say = (id: string, line: string): void => this.log.info({ environmentId: id }, `environment ${id}: ${line}`);
     this.pausing = holdWhileBehind(stores.logs.pressure$, flow, say, { count: this.diskPauses, now: () => this.now() });
@@ -146,8 +154,11 @@ export class HostedEnvironments {
     this.publish();
   }
 
-  /** Takes an authenticated executor socket for `id` (see the file comment). Never throws. */
-  adopt(id: string, socket: WebSocket): void {
+  /**
+   * Takes an authenticated executor socket for `id` (see the file comment), whose upgrade the executor
+   * signed at `signedAt` (epoch ms; undefined when unknown). Never throws.
+   */
+  adopt(id: string, socket: WebSocket, signedAt?: number): void {
     const slot = this.slots.get(id);
     if (this.closed || slot?.view.state === 'starting') {
       // A second socket during the first handshake: the executor re-dials after its backoff.
@@ -156,11 +167,29 @@ export class HostedEnvironments {
     }
     if (slot !== undefined && slot.view.state !== 'failed' && slot.manager !== undefined) {
       slot.socket = socket;
+      slot.signedAt = signedAt ?? slot.signedAt;
       const refused = (error: unknown): void => this.log.warn({ environmentId: id }, `environment ${id}: replacement refused: ${messageOf(error)}`);
       slot.manager.replaceAcceptedWebsocket(id, socket).catch(refused);
       return;
     }
-    this.startGeneration(id, socket, (slot?.view.generation ?? 0) + 1);
+    this.startGeneration(id, socket, (slot?.view.generation ?? 0) + 1, signedAt);
+  }
+
+  /**
+   * Whether an upgrade of `id` signed at `signedAt` is older than the socket its live generation here
+   * holds (within `STALE_UPGRADE_WINDOW_MS`): one the executor gave up on, handled late. The host answers
+   * it 503 before it upgrades, so it never replaces the live socket.
+   */
+  isStaleUpgrade(id: string, signedAt: number): boolean {
+    const slot = this.slots.get(id);
+    const held = slot?.signedAt;
+    if (slot === undefined || slot.view.state === 'failed' || held === undefined) return false;
+    return signedAt < held && held - signedAt <= STALE_UPGRADE_WINDOW_MS;
+  }
+
+  /** Processes take-backs left neither adopted nor lost (an invariant's violations; see `TakeBacks.unaccounted`). */
+  get unaccountedTakeBacks(): number {
+    return this.takeBacks.unaccounted;
   }
 
   /** The stdin a process taken back after a restart had (see {@link TakenBackStdin}), while it runs. */
@@ -184,6 +213,11 @@ export class HostedEnvironments {
     this.log.warn(fields, `environment ${id}: let go at epoch ${slot.epoch} (${why}): its socket and state here are dropped`);
     this.publish();
     return true;
+  }
+
+  /** When the executor signed the upgrade of the socket `id`'s current generation holds (epoch ms), when known. */
+  signedAtOf(id: string): number | undefined {
+    return this.slots.get(id)?.signedAt;
   }
 
   /** The executor session of `id`'s current generation, once connected. */
@@ -217,60 +251,28 @@ export class HostedEnvironments {
     return this.scheduler.now();
   }
 
-  private startGeneration(id: string, socket: WebSocket, generation: number): void {
+  private startGeneration(id: string, socket: WebSocket, generation: number, signedAt: number | undefined): void {
     void this.slots.get(id)?.release();
     const table: SlotTable = {
-      holds: (slot) => !this.closed && this.slots.get(id) === slot,
+      holds: (held) => !this.closed && this.slots.get(id) === held,
       log: this.log,
       emit: (event) => this.eventSubject.next(event),
       publish: () => this.publish(),
       connected: (slot, sessionId) => this.sessionWrites.set(id, this.stores.sessions.record(id, sessionId, slot.epoch)),
     };
     const slot = new EnvironmentSlot(id, generation, socket, table);
+    slot.signedAt = signedAt;
     this.slots.set(id, slot);
     this.log.info({ environmentId: id, generation, state: 'starting' }, `environment ${id} generation ${generation}: starting`);
     this.publish();
     this.eventSubject.next({ type: 'state', environmentId: id, generation, state: 'starting', errorCode: undefined });
-    this.begin(id, socket, slot).then(
+    beginGeneration(this.generationParts, id, socket, slot).then(
       (manager) => this.started(slot, manager),
       (error: unknown) => {
         socket.terminate();
         slot.update({ state: 'failed', error: messageOf(error), errorCode: error instanceof ExecClientError ? error.code : 'HOST_ERROR' });
       },
     );
-  }
-
-  /** Claims the environment, then takes its executor's session back (the first since a restart that remembers it) or makes a new one. */
-  private async begin(id: string, socket: WebSocket, slot: EnvironmentSlot): Promise<EnvironmentManager> {
-    slot.epoch = await claimEnvironment(this.stores.state, id, this.stores.owner, this.log);
-    const sessionId = await this.sessionToTakeBack(id);
-    if (sessionId === undefined) return this.fresh(id, socket, slot.epoch);
-    const manager = await this.takeBacks.run(id, socket, sessionId, slot.epoch);
-    this.waits.settle(id);
-    return manager;
-  }
-
-  /**
-   * The session to take `id`'s executor back from: with a shared state, the one it records now (whichever
-   * replica recorded it); else the one remembered at the start, for the first session since.
-   */
-  private async sessionToTakeBack(id: string): Promise<string | undefined> {
-    if (this.stores.shared === true) return (await this.stores.state.environment(id))?.sessionId;
-    return this.waits.installedSinceStart(id) ? undefined : this.stores.sessions.rememberedAt(id);
-  }
-
-  /**
-   * A new session on the executor's socket. The first one for `id` since this host started, when the
-   * host had no session of its executor to take back: the processes its logs found `unknown` are `lost`
-   * (the executor's old session, if any, dies with them after its 80 s retention).
-   */
-  private async fresh(id: string, socket: WebSocket, epoch: number): Promise<EnvironmentManager> {
-    const manager = await EnvironmentManager.fromAcceptedWebsocket(id, socket, { ...this.managerOptions, outputHistory: this.outputHistory(id, epoch) });
-    if (this.stores.shared === true || !this.waits.installedSinceStart(id)) {
-      await this.takeBacks.loseAll(id, epoch, NO_SESSION);
-      this.waits.settle(id);
-    }
-    return manager;
   }
 
   /**

@@ -18,7 +18,7 @@ export { DIRECT_TRANSPORT } from './host-options';
 // Replicas on one shared store (`HostServerOptions.cluster`; the Redis adapters are `exec-rx host --redis-url-file`'s).
 export type { ClusterFigures, ClusterOptions } from './cluster/host-cluster';
 export { CLUSTER_DEFAULTS } from './cluster/host-cluster';
-export type { ClusterState, SharedStateStore } from '../store/cluster-state';
+export type { ClusterState, EnvironmentStates, OwnedEnvironment, OwnerState, PublishedState, PublishOutcome, SharedStateStore } from '../store/cluster-state';
 
 /* Where it logs (`log`, `audit`): a logger of its own, or a line function */
 export type { HostLogger, HostLogOption, LogFields, LogFieldValue } from './host-logger';

@@ -40,8 +40,8 @@ export interface SigV4Policy {
 /** Why a request was refused; safe to log (it names no secret, no signature, no key id). */
 export type SigV4Failure = 'missing' | 'malformed' | 'scope' | 'stale' | 'unknown-key' | 'mismatch';
 
-/** The outcome: the access key id that signed, or why not. */
-export type SigV4Result = { readonly ok: true; readonly accessKeyId: string } | { readonly ok: false; readonly reason: SigV4Failure };
+/** The outcome: a verified request names the access key id that signed it and when (its `x-amz-date`, epoch ms); a refused one says why. */
+export type SigV4Result = { readonly ok: true; readonly accessKeyId: string; readonly signedAt: number } | { readonly ok: false; readonly reason: SigV4Failure };
 
 /** The parts of an `Authorization: AWS4-HMAC-SHA256 ...` header. */
 interface ParsedAuthorization {
@@ -155,5 +155,7 @@ export function verifySigV4(request: SignedRequest, policy: SigV4Policy): SigV4R
   if (expected === undefined) return { ok: false, reason: 'malformed' };
   const matches = constantTimeEqual(expected, auth.signature);
   if (secret === undefined) return { ok: false, reason: 'unknown-key' };
-  return matches ? { ok: true, accessKeyId: auth.accessKeyId } : { ok: false, reason: 'mismatch' };
+  // checkShape parsed it already: a request that got here carries a valid x-amz-date.
+  const signedAt = parseAmzDate(single(request.headers['x-amz-date']) ?? '') ?? 0;
+  return matches ? { ok: true, accessKeyId: auth.accessKeyId, signedAt } : { ok: false, reason: 'mismatch' };
 }

@@ -25,6 +25,26 @@ export interface ExecClientOptions {
   readonly reconnectable: boolean;
   /** Take over an executor's session on the first socket (a host restarted; accepted mode). */
   readonly takeover?: SessionTakeover | undefined;
+  /** The caller's say on the first socket's session, before any process is read on it (see {@link SessionAdmission}). */
+  readonly admit?: SessionAdmission | undefined;
+}
+
+/**
+ * Called once, on the first socket, when the executor has answered `initialize` on it (the session is
+ * attached to this connection now, and the executor lets no other connection hold it) and before any
+ * process is read or the client attaches: a host claims the environment there, since only a socket whose
+ * executor answers can get so far. `resumed`: the session asked for was resumed (false for a new one).
+ * Processes the caller registers meanwhile (`ExecClient.addProcess`) are bound and read on this socket.
+ * A rejection fails the attempt with its error (the first socket's: the client fails, the socket closes).
+ */
+export type SessionAdmission = (session: AdmittedSession) => Promise<void>;
+
+/** The session a {@link SessionAdmission} is asked about. */
+export interface AdmittedSession {
+  /** The executor's session id on this socket. */
+  readonly sessionId: string;
+  /** Whether it is the session the client asked to resume (false: a new one). */
+  readonly resumed: boolean;
 }
 
 /**

@@ -5,7 +5,7 @@
  * happened is reported to the client as {@link AttachEvent}s.
  */
 import type { Observable, SchedulerLike } from 'rxjs';
-import { merge, of, throwError } from 'rxjs';
+import { from, merge, of, throwError } from 'rxjs';
 import { catchError, finalize, map, mergeMap, tap } from 'rxjs/operators';
 import type { ExecClientError, TransportClosedError } from '../errors';
 import { RpcError } from '../errors';
@@ -59,7 +59,12 @@ export function socketAttempt(port: SocketPort, client: AttemptContext): Observa
   const takeover = client.sessionId === undefined ? options.takeover : undefined;
   const resumeSessionId = client.sessionId ?? options.resumeSessionId ?? takeover?.sessionId;
   // Routes first: a resume redirects notifications during initialize (docs/protocol.md#resume).
-  const routes = [...processes.values()].map((process) => process.bind(rpc));
+  const routes = new Map<string, { unsubscribe(): void }>();
+  const bindAll = (): void => {
+    for (const [processId, process] of processes) if (!routes.has(processId)) routes.set(processId, process.bind(rpc));
+  };
+  bindAll();
+  const admit = client.sessionId === undefined ? options.admit : undefined;
   const reading = rpc.open();
   const shake = (resume: string | undefined): Observable<Session> =>
     handshake(rpc, {
@@ -78,7 +83,14 @@ export function socketAttempt(port: SocketPort, client: AttemptContext): Observa
     takeover === undefined
       ? shake(resumeSessionId)
       : shake(resumeSessionId).pipe(catchError((error: unknown) => sessionGone(processes, error, takeover, () => shake(undefined))));
-  const attempt$ = session$.pipe(
+  // The admission (first socket only) may register processes: they are bound before they are read, and a
+  // notification that came for one before is in what its read brings.
+  const admitted$ =
+    admit === undefined
+      ? session$
+      : session$.pipe(mergeMap((session) => from(admit({ sessionId: session.sessionId, resumed: session.sessionId === resumeSessionId })).pipe(map(() => session))));
+  const attempt$ = admitted$.pipe(
+    tap(() => bindAll()),
     mergeMap((session) => recoverProcesses(rpc, processes.values(), failed).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
     tap(() => {
       detachFlow = client.flow.attach(rpc.reader);
@@ -92,7 +104,7 @@ export function socketAttempt(port: SocketPort, client: AttemptContext): Observa
   return attempt$.pipe(
     finalize(() => {
       detachFlow();
-      for (const route of routes) route.unsubscribe();
+      for (const route of routes.values()) route.unsubscribe();
       reading.unsubscribe();
     }),
   );

@@ -14,7 +14,7 @@
  * Adapters: the data dir (`store/disk`, `HostState`), memory (`store/memory`) and Redis (`store/redis`,
  * shared by replicas). The contract suite (`spec/store/state-store.contract.ts`) is the port's definition.
  */
-import { StaleEpochError } from '../errors';
+import { StaleClaimError, StaleEpochError } from '../errors';
 import type { ProcessKey } from './process-meta';
 import type { StdinRecord } from './stdin-record';
 
@@ -55,7 +55,29 @@ export interface EnvironmentOwner {
   readonly owner: string;
   /** The environment's epoch: 1 at its first claim, one more at each claim since. */
   readonly epoch: number;
+  /** When the executor signed the upgrade of the socket the owner claimed it on (epoch ms), when the claim said. */
+  readonly signedAt?: number;
 }
+
+/** What a claim says of itself (`StateStore.claim`). */
+export interface ClaimOptions {
+  /**
+   * When the executor signed the upgrade of the socket this claim is made on (epoch ms, its `x-amz-date`):
+   * an order the executor fixes, which a stale upgrade cannot change however late a replica handles it.
+   * A claim whose upgrade was signed before the current owner's, by at most {@link STALE_UPGRADE_WINDOW_MS},
+   * is refused (StaleClaimError); one that says nothing, or an owner that recorded nothing, is not checked.
+   */
+  readonly signedAt?: number;
+}
+
+/**
+ * How far before the current owner's upgrade another claim's upgrade may be signed and still be refused as
+ * stale: 60 s. The executor signs every re-dial with its own clock, so a later upgrade is never signed
+ * earlier unless that clock stepped back; past this window such a claim is let through (the claim after
+ * `initialize` still keeps a stale socket out), so an executor whose clock stepped back is refused for at
+ * most 60 s, within the 80 s it keeps a detached session.
+ */
+export const STALE_UPGRADE_WINDOW_MS = 60_000;
 
 /** `sent`: the start was (or was about to be) sent; `started`: the executor answered it. */
 export type StartRecordState = 'sent' | 'started';
@@ -116,10 +138,12 @@ export interface StateStore {
   owner(id: string): Promise<EnvironmentOwner | undefined>;
   /**
    * Makes `owner` the owner of environment `id` at the next epoch, and resolves with it: from then on a
-   * write for `id` at an older epoch is refused. Ownership moves on a claim (an accepted executor socket);
-   * it does not wait for the old owner.
+   * write for `id` at an older epoch is refused. Ownership moves on a claim (a socket whose executor
+   * answered `initialize`); it does not wait for the old owner. Rejects with StaleClaimError, nothing
+   * kept, when `options.signedAt` says the claim's upgrade is older than the current owner's (see
+   * {@link ClaimOptions}).
    */
-  claim(id: string, owner: string): Promise<number>;
+  claim(id: string, owner: string, options?: ClaimOptions): Promise<number>;
   /** Records environment `id`'s session, at `epoch`; the same session again writes nothing. Rejects with StaleEpochError. */
   setSession(id: string, session: EnvironmentSession, epoch: number): Promise<void>;
   /** Forgets environment `id`: its session, registration, owner and stdin records. */
@@ -149,6 +173,17 @@ export interface StateStore {
 
 /** A list as the port answers it (`registrations()`, `environments()`): sorted by id, in UTF-16 code unit order. */
 export const sortedById = <T extends { readonly id: string }>(values: Iterable<T>): T[] => [...values].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+/** Throws StaleClaimError when a claim signed at `signedAt` comes from an upgrade older than the current owner's (see {@link ClaimOptions}). */
+export function checkClaim(environmentId: string, signedAt: number | undefined, current: EnvironmentOwner | undefined): void {
+  const ownerSignedAt = current?.signedAt;
+  if (signedAt === undefined || ownerSignedAt === undefined || current === undefined) return;
+  if (signedAt < ownerSignedAt && ownerSignedAt - signedAt <= STALE_UPGRADE_WINDOW_MS) throw new StaleClaimError(environmentId, signedAt, ownerSignedAt, current.epoch);
+}
+
+/** The owner a claim makes: `owner` at `epoch`, with the claim's `signedAt` when it said one. */
+export const claimedOwner = (owner: string, epoch: number, options: ClaimOptions = {}): EnvironmentOwner =>
+  options.signedAt === undefined ? { owner, epoch } : { owner, epoch, signedAt: options.signedAt };
 
 /** Throws StaleEpochError unless `epoch` is at least the environment's current one (none claimed: every epoch passes). */
 export function checkEpoch(environmentId: string, epoch: number, current: EnvironmentOwner | undefined): void {

@@ -40,6 +40,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   LOG_WRITE_FAILED: null,
   LOG_READ_FAILED: null,
   STALE_EPOCH: null,
+  STALE_CLAIM: null,
   UNAUTHORIZED: null,
   FORBIDDEN_ROLE: null,
   FORBIDDEN_ENVIRONMENT: null,

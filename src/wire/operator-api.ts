@@ -104,7 +104,8 @@ export type TerminateResult = t.TypeOf<typeof TerminateResult>;
 /**
  * One environment as the API shows it: its current generation, connection state and info. `offline`
  * (generation 0, no info) is an environment the host's output logs know but no executor joined since
- * the host started: its processes are the stored ones.
+ * the host started: its processes are the stored ones. With replicas, an environment another replica
+ * owns has its owner's state, generation and error (no info), and is `offline` once the owner's lease ran out.
  */
 export const EnvironmentResource = struct('EnvironmentResource', {
   id: t.string,

@@ -2,7 +2,8 @@
  * The Redis log store beyond the port's contract (`../log-store.contract.ts` runs that): its batches of
  * 64 events per script call, the script's no-op for a seq already logged, its own fencing by the owner
  * hash, raw bytes, an unreachable Redis (a paused server) held in memory up to the buffer and the typed
- * failure past it, backpressure, a log another store writes followed, and expiry after a release.
+ * failure past it, recorded for readers on every store, a flush bounded while Redis does not answer,
+ * backpressure, a log another store writes followed, and expiry after a release.
  */
 import { filter, firstValueFrom, Subject } from 'rxjs';
 import Redis from 'ioredis';
@@ -18,6 +19,7 @@ import type { SpecRedis } from '../../support/redis-server';
 import { startRedisServer } from '../../support/redis-server';
 import { trackExecutors } from '../../support/resources';
 import { closed, outputBytes } from '../../exec/event-builders';
+import { VirtualClock } from '../../support/virtual-time';
 
 const tracker = trackExecutors();
 let server: SpecRedis;
@@ -139,8 +141,25 @@ describe('RedisLogStore', () => {
     history.append(outputBytes(4, chunk(4)));
     await store.flush();
     expect(failures.map((failure) => (failure instanceof StaleEpochError ? [failure.epoch, failure.currentEpoch] : failure.code))).toEqual([[1, 5]]);
+    // Its readers read Redis now, where the new owner goes on: the log has not ended.
     const read = await (await readerOf(store, 'p-owned')).read(0, 1 << 20);
-    expect({ seqs: seqs(read.events), ended: read.ended }).toEqual({ seqs: [1], ended: true });
+    expect({ seqs: seqs(read.events), ended: read.ended }).toEqual({ seqs: [1], ended: false });
+  });
+
+  it('reads a log it wrote at an epoch another store took over from Redis, where the new writer goes on to the end', async () => {
+    const a = await open();
+    const b = await open();
+    // a's process stopped with a: its output went to b alone. a's manager let go of it (its log sealed, empty).
+    a.store.histories(ENV, { epoch: 1 })('p-moved', { argv: ['x'], tty: false });
+    await a.store.flush();
+    await a.store.markFailed(key('p-moved'));
+    await a.redis.hset(ownerKey(`spec-${test}`, ENV), 'owner', 'host-b', 'epoch', '2');
+    expect(await b.store.adopt(key('p-moved'), 2)).toBe(0);
+    const moved = b.store.histories(ENV, { epoch: 2 })('p-moved', { argv: ['x'], tty: false });
+    for (let seq = 1; seq <= 6; seq += 1) moved.append(outputBytes(seq, chunk(seq)));
+    moved.append(closed(7));
+    await b.store.flush();
+    expect(seqs(await readAll(await readerOf(a.store, 'p-moved')))).toEqual(range(1, 7));
   });
 
   it('holds appends in memory while Redis is paused, is unready meanwhile, and writes them all when it answers again', async () => {
@@ -207,6 +226,63 @@ describe('RedisLogStore', () => {
     await store.flush();
     expect(seqs(await readAll(await readerOf(store, 'p-big')))).toEqual([1, ['writeFailed', 2, 31], 'LOG_WRITE_FAILED']);
     expect(seqs(await readAll(await readerOf(store, 'p-small')))).toEqual([1, 2, 3]);
+  });
+
+  it("records a write failure in the process's meta: a reader on another store gets the owner's writeFailed marker, range and bytes, then LOG_WRITE_FAILED", async () => {
+    const writer = await open({ stallMs: 100, bufferBytes: 2000 });
+    const history = writer.store.histories(ENV, { epoch: 1 })('p-lost', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await writer.store.flush();
+    const other = await open({ followBlockMs: 200 });
+    const remote = await readerOf(other.store, 'p-lost');
+    expect(seqs((await remote.read(0, 1 << 20)).events)).toEqual([1]);
+    const woken = remote.waitFor(1);
+    server.pause();
+    for (let seq = 2; seq <= 11; seq += 1) history.append(outputBytes(seq, chunk(seq))); // one batch, in flight
+    await unreachable(writer.store);
+    for (let seq = 12; seq <= 30; seq += 1) history.append(outputBytes(seq, chunk(seq))); // past the buffer at 22
+    expect(writer.failures.map((failure) => (failure instanceof OutputLogError ? failure.errno : failure.code))).toEqual(['ENOBUFS']);
+    server.resume();
+    // The process goes on: what it sends is counted lost, its close reaches the metadata.
+    history.append(outputBytes(31, chunk(31)));
+    history.append(closed(32));
+    await writer.store.flush();
+    await writer.store.metaWritten(key('p-lost'));
+    await woken;
+    const onOwner = await readAll(await readerOf(writer.store, 'p-lost'));
+    expect(seqs(onOwner)).toEqual([1, ['writeFailed', 2, 32], 'LOG_WRITE_FAILED']);
+    expect(onOwner[1]).toMatchObject({ droppedEvents: 31, droppedBytes: 3100 - 100 });
+    // The batch in flight landed in the stream once Redis answered: neither reader is served it.
+    expect(await writer.redis.xlen(processLogKeys(`spec-${test}`, key('p-lost')).stream)).toBe(11);
+    const elsewhere = await readAll(remote);
+    expect(elsewhere).toEqual(onOwner);
+    expect(elsewhere[2]).toMatchObject({ type: 'failed', error: { code: 'LOG_WRITE_FAILED', errno: 'ENOBUFS', processId: 'p-lost' } });
+    expect(await other.store.meta(key('p-lost'))).toMatchObject({ state: 'closed' });
+  });
+
+  it('bounds flush() while Redis does not answer: at flushTimeoutMs the log fails (ETIMEDOUT), and its readers on every store get a writeFailed marker', async () => {
+    const clock = new VirtualClock(1_000_000);
+    const { store, failures } = await open({ scheduler: clock, stallMs: 100, flushTimeoutMs: 1_000 });
+    const history = store.histories(ENV, { epoch: 1 })('p-stop', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await store.flush();
+    server.pause();
+    for (let seq = 2; seq <= 5; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    let flushed = false;
+    const flushing = store.flush().then(() => (flushed = true));
+    await clock.advance(999);
+    expect({ flushed, failures }).toEqual({ flushed: false, failures: [] });
+    await clock.advance(1);
+    await flushing;
+    expect(failures.map((failure) => (failure instanceof OutputLogError ? [failure.code, failure.processId, failure.errno] : failure.code))).toEqual([['LOG_WRITE_FAILED', 'p-stop', 'ETIMEDOUT']]);
+    history.append(closed(6)); // after the failure: counted lost
+    server.resume();
+    await store.metaWritten(key('p-stop'));
+    const onOwner = await readAll(await readerOf(store, 'p-stop'));
+    expect(seqs(onOwner)).toEqual([1, ['writeFailed', 2, 6], 'LOG_WRITE_FAILED']);
+    expect(onOwner[1]).toMatchObject({ droppedBytes: 400 });
+    const other = await open();
+    expect(await readAll(await readerOf(other.store, 'p-stop'))).toEqual(onOwner);
   });
 
   it('lets another store follow a log as it is written: one XREAD loop wakes its reader, and the close ends it', async () => {

@@ -73,8 +73,10 @@ describe('RedisStateStore', () => {
     const ours = (await redis.keys(`${prefix}:*`)).filter((key) => !key.startsWith(`${prefix}:{global}:`));
     expect(ours.length).toBeGreaterThanOrEqual(6);
     for (const key of ours) expect(key.startsWith(`${environmentTag(prefix, 'env-1')}:`)).toBe(true);
-    // No token anywhere: the registration holds the digest it was given.
-    expect(await redis.hgetall(`${environmentTag(prefix, 'env-1')}:registration`)).toEqual({ registrationId: 'reg-1', accessKeyId: 'AKID1', tokenDigest: 'a'.repeat(64) });
+    // No token anywhere: the registration holds the digest it was given, and when it was recorded (Redis's clock).
+    const registration = await redis.hgetall(`${environmentTag(prefix, 'env-1')}:registration`);
+    expect(registration).toEqual({ registrationId: 'reg-1', accessKeyId: 'AKID1', tokenDigest: 'a'.repeat(64), registeredAt: expect.stringMatching(/^\d{13}$/) });
+    expect(Number(registration.registeredAt)).toBeLessThanOrEqual(await redisTimeMs(redis));
   });
 
   it("forgets an environment's every key, the stdin records' too, and none of another's", async () => {
@@ -183,7 +185,11 @@ describe('RedisStateStore', () => {
     expect(await store.owner('env-1')).toEqual({ owner: 'host-a', epoch: 2 });
     expect(await store.restoreOwner('env-1', 'host-c', 5)).toBe(true);
     expect(await store.owner('env-1')).toEqual({ owner: 'host-c', epoch: 5 });
-    expect(await store.claim('env-1', 'host-d')).toBe(6);
+    // With the signing time of its claim's upgrade: a stale upgrade's claim is refused after the rewrite too.
+    expect(await store.restoreOwner('env-1', 'host-c', 6, 60_000)).toBe(true);
+    expect(await store.owner('env-1')).toEqual({ owner: 'host-c', epoch: 6, signedAt: 60_000 });
+    await expect(store.claim('env-1', 'host-stale', { signedAt: 59_000 })).rejects.toMatchObject({ code: 'STALE_CLAIM', currentEpoch: 6 });
+    expect(await store.claim('env-1', 'host-d')).toBe(7);
   });
 
   it('bounds keyed starts across environments, deleting the oldest record from its own environment', async () => {

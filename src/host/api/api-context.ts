@@ -1,6 +1,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { Environment } from '../../environment/environment';
 import type { ProcessSummary } from '../../exec/process-table';
+import type { ElsewhereEnvironment } from '../cluster/elsewhere';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { LogStore } from '../../store/log-store';
 import type { HostedProcesses } from './hosted-processes';
@@ -36,8 +37,11 @@ export interface ApiContext {
 export interface ClusterView {
   /** The replica that owns `id` now, when it is not this one. Never rejects. */
   ownerElsewhere(id: string): Promise<string | undefined>;
-  /** The environments other replicas own now (with a session recorded), by id, each with its owner. Never rejects (empty when the store does not answer). */
-  environmentsElsewhere(): Promise<ReadonlyMap<string, string>>;
+  /**
+   * The environments other replicas own now, by id, each with its owner and the state its owner published
+   * (`offline` once the owner's lease ran out). Never rejects (empty when the store does not answer).
+   */
+  environmentsElsewhere(): Promise<ReadonlyMap<string, ElsewhereEnvironment>>;
 }
 
 /**

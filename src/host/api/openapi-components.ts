@@ -44,7 +44,10 @@ const ENVIRONMENT: Record<string, Json> = {
   generation: { type: 'integer', minimum: 0 },
   state: {
     enum: ['starting', 'connecting', 'connected', 'disconnected', 'failed', 'closed', 'offline'],
-    description: '`offline` (generation 0, no info): only the output logs know the environment; no executor joined under its id since the host started.',
+    description:
+      '`offline` (generation 0, no info): only the output logs know the environment; no executor joined under its id since the host started. ' +
+      "With replicas, an environment another replica owns has its owner's state, generation and error (its info only there), " +
+      "and is `offline` once the owner's lease ran out (a `failed` one stays `failed`).",
   },
   error: { oneOf: [ref('ApiError'), { type: 'null' }] },
   info: { type: ['object', 'null'] },

@@ -5,6 +5,7 @@
  * are) and while its owner has not released it (an operator's DELETE).
  */
 import type { ProcessMeta } from '../../store/process-meta';
+import type { ElsewhereEnvironment } from '../cluster/elsewhere';
 import type { EnvironmentResource, ProcessResource } from '../../wire/operator-api';
 import type { ApiContext } from './api-context';
 import { isoOf } from './process-waits';
@@ -55,8 +56,8 @@ export class StoredProcesses {
     shownMetas: readonly ProcessMeta[],
     /** With replicas: the store is shared, its running processes are other replicas' live ones. */
     private readonly shared: boolean,
-    /** With replicas: the environments other replicas own, by id (each with its owner). */
-    private readonly elsewhere: ReadonlyMap<string, string> = new Map(),
+    /** With replicas: the environments other replicas own, by id (each with its owner and its state there). */
+    private readonly elsewhere: ReadonlyMap<string, ElsewhereEnvironment> = new Map(),
   ) {
     for (const meta of shownMetas) {
       const metas = this.byEnvironment.get(meta.environmentId);
@@ -67,7 +68,7 @@ export class StoredProcesses {
 
   /** The store's shown processes now. */
   static async read(context: ApiContext): Promise<StoredProcesses> {
-    const elsewhere = context.cluster === undefined ? new Map<string, string>() : await context.cluster.environmentsElsewhere();
+    const elsewhere = context.cluster === undefined ? new Map<string, ElsewhereEnvironment>() : await context.cluster.environmentsElsewhere();
     return new StoredProcesses((await context.logs.list()).filter(shown), context.cluster !== undefined, elsewhere);
   }
 
@@ -83,12 +84,14 @@ export class StoredProcesses {
   }
 
   /**
-   * An environment this replica does not hold, as the API shows it: `connected` when another replica owns
-   * it (that replica tells more: its connection state is its own), else `offline`, generation 0.
+   * An environment this replica does not hold, as the API shows it: when another replica owns it, the
+   * state, generation and error its owner published (`offline`, generation 0, once the owner's lease ran
+   * out: see `cluster/elsewhere`); else `offline`, generation 0. Its info is the owner's own.
    */
   notHere(id: string): EnvironmentResource {
     const resource = offlineEnvironment(id, this.of(id).length);
-    return this.elsewhere.has(id) ? { ...resource, state: 'connected' } : resource;
+    const there = this.elsewhere.get(id);
+    return there === undefined ? resource : { ...resource, state: there.state, generation: there.generation, error: there.error === undefined ? null : { ...there.error } };
   }
 }
 

@@ -1,9 +1,11 @@
 /**
  * A host replica's part in a cluster of replicas sharing one state store (Redis): it renews the lease of
- * each environment it owns, fences itself out of one whose epoch moved on (another replica adopted it on
+ * each environment it owns, publishes their states for the other replicas (`./state-publisher`) and reads
+ * theirs (`./elsewhere`), fences itself out of one whose epoch moved on (another replica adopted it on
  * the executor's newer socket), rewrites what it owns after the store lost its data, says when its lease
- * is in doubt (then upgrades get 503, never 409 or 401), and drains for a deploy: not ready first, then
- * its executors' sockets let go so that they re-dial another replica, which takes their sessions back.
+ * is in doubt (then upgrades get 503, never 409 or 401), evicts an environment no replica serves when a
+ * registration needs its place, and drains for a deploy: not ready first, then its executors' sockets let
+ * go so that they re-dial another replica, which takes their sessions back.
  */
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { timer } from 'rxjs';
@@ -12,6 +14,9 @@ import type { SharedStateStore } from '../../store/cluster-state';
 import type { PersistedRegistration } from '../../store/state-store';
 import type { HostLogger } from '../host-logger';
 import type { HostedEnvironments } from '../hosted-environments';
+import type { ElsewhereEnvironment } from './elsewhere';
+import { Elsewhere } from './elsewhere';
+import { StatePublisher } from './state-publisher';
 
 /** How a replica takes part in a cluster (see `HostServerOptions.cluster`). */
 export interface ClusterOptions {
@@ -32,9 +37,6 @@ export interface ClusterOptions {
   /** When the shared store lost its data: writes back what the shared log knows of the logs this replica writes. @default none */
   readonly rewriteLogs?: () => Promise<number>;
 }
-
-/** How long one read of the environments other replicas own serves this replica's lists and overviews. */
-const ELSEWHERE_FRESH_MS = 1_000;
 
 /** The defaults of {@link ClusterOptions}. */
 export const CLUSTER_DEFAULTS = {
@@ -83,8 +85,10 @@ export class HostCluster {
   private endDrainWait: (() => void) | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private counts = { staleLogWrites: 0, fenced: 0, rewrites: 0 };
-  /** The last read of {@link environmentsElsewhere}, shared while fresh. */
-  private elsewhere: { readonly at: number; readonly read: Promise<ReadonlyMap<string, string>> } | undefined;
+  /** The reads of {@link environmentsElsewhere}, shared while fresh. */
+  private readonly elsewhere: Elsewhere;
+  /** Publishes the state of each environment this replica owns. */
+  private readonly publisher: StatePublisher;
   /** Lease renewals refused (another owner or a newer epoch): stale state writes the store does not count itself. */
   private refusedRenewals = 0;
 
@@ -96,6 +100,9 @@ export class HostCluster {
     this.renewMs = options.renewMs ?? CLUSTER_DEFAULTS.renewMs;
     this.drainDelayMs = options.drainDelayMs ?? CLUSTER_DEFAULTS.drainDelayMs;
     this.lastRenewedAt = parts.scheduler.now();
+    this.elsewhere = new Elsewhere(options.state, parts.owner, parts.scheduler, this.leaseMs);
+    const fenced = (id: string, why: string): void => this.fence(id, why);
+    this.publisher = new StatePublisher({ state: options.state, table: parts.table, owner: parts.owner, leaseMs: this.leaseMs, fenced });
   }
 
   /** The cluster's id (see {@link ClusterOptions.id}). */
@@ -103,19 +110,21 @@ export class HostCluster {
     return this.options.id;
   }
 
-  /** Starts renewing leases every `renewMs`, on the host's clock, until {@link stop}. */
+  /** Starts publishing its environments' states, and renewing leases every `renewMs` on the host's clock, until {@link stop}. */
   start(): void {
+    this.publisher.start();
     this.renewing ??= timer(this.renewMs, this.renewMs, this.parts.scheduler).subscribe(() => {
       this.ticking = this.ticking.then(() => this.tick());
     });
   }
 
-  /** Stops renewing (a stop or a drain), and ends a drain's wait; resolves once a renewal under way settled. Never rejects. */
+  /** Stops renewing and publishing (a stop or a drain), and ends a drain's wait; resolves once a renewal under way settled. Never rejects. */
   async stop(): Promise<void> {
     this.renewing?.unsubscribe();
     this.renewing = undefined;
     this.endDrainWait?.();
     await this.ticking;
+    await this.publisher.stop();
   }
 
   /**
@@ -154,27 +163,31 @@ export class HostCluster {
   }
 
   /**
-   * The environments other replicas own now (with a session recorded), each with its owner. Read at most
-   * once per {@link ELSEWHERE_FRESH_MS}: every list and every overview stream of this replica asks. Never rejects.
+   * The environments other replicas own now, each with its owner and the state its owner published (see
+   * `./elsewhere`: `offline` once the owner's lease ran out). Read at most once a second: every list and
+   * every overview stream of this replica asks. Never rejects (empty when the store does not answer).
    */
-  environmentsElsewhere(): Promise<ReadonlyMap<string, string>> {
-    const now = this.parts.scheduler.now();
-    if (this.elsewhere === undefined || now - this.elsewhere.at >= ELSEWHERE_FRESH_MS) this.elsewhere = { at: now, read: this.readElsewhere() };
-    return this.elsewhere.read;
+  environmentsElsewhere(): Promise<ReadonlyMap<string, ElsewhereEnvironment>> {
+    return this.elsewhere.environments();
   }
 
-  private async readElsewhere(): Promise<ReadonlyMap<string, string>> {
-    const { state } = this.options;
-    try {
-      const found = new Map<string, string>();
-      for (const { id } of await state.environments()) {
-        const owner = await state.owner(id);
-        if (owner !== undefined && owner.owner !== this.parts.owner) found.set(id, owner.owner);
-      }
-      return found;
-    } catch {
-      return new Map();
-    }
+  /** Environment `id`'s latest registration, whichever replica recorded it (the registrations' admission reads it). Rejects when the store does not answer. */
+  registration(id: string): Promise<PersistedRegistration | undefined> {
+    return this.options.state.registration(id);
+  }
+
+  /** How many environments the cluster knows: what its limit counts. Rejects when the store does not answer. */
+  environmentCount(): Promise<number> {
+    return this.options.state.environmentCount();
+  }
+
+  /**
+   * Evicts one environment no replica serves (no owner, or its owner's lease ran out) whose registration is
+   * older than `olderThanMs`, cluster-wide and in one step per candidate (see `EnvironmentStates.evictUnserved`):
+   * resolves with its id, or undefined when there is none. Rejects when the store does not answer.
+   */
+  evictUnserved(olderThanMs: number): Promise<string | undefined> {
+    return this.options.state.environmentStates.evictUnserved(olderThanMs, this.leaseMs);
   }
 
   /** A log's stale writer was refused: the environment moved on, so this replica lets go of it. */
@@ -226,6 +239,7 @@ export class HostCluster {
         this.fence(id, `its lease at epoch ${epoch} could not be renewed`);
       }
       this.lastRenewedAt = this.parts.scheduler.now();
+      await this.publisher.publishChanged();
       if (this.unreachableSaid) log.info({}, 'the shared store answers again: leases renewed');
       this.unreachableSaid = false;
     } catch (error: unknown) {
@@ -244,12 +258,13 @@ export class HostCluster {
     const { state } = this.options;
     const { table, owner, log } = this.parts;
     this.counts.rewrites++;
+    this.publisher.forget();
     const live = new Set(table.liveIds());
     log.warn({}, `the shared store lost its data: rewriting the ${live.size} environment(s) this replica owns`);
     for (const id of live) {
       const epoch = table.epochOf(id);
       if (epoch === 0) continue;
-      if (!(await state.restoreOwner(id, owner, epoch))) {
+      if (!(await state.restoreOwner(id, owner, epoch, table.signedAtOf(id)))) {
         this.fence(id, `the store holds a newer epoch than ${epoch}`);
         continue;
       }

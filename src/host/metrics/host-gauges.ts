@@ -52,6 +52,15 @@ export function registerGauges(registry: Registry, prefix: string, facts: () => 
       pauses.inc(facts().diskPauses);
     },
   });
+  const unaccounted = new Counter({
+    name: `${prefix}take_back_unaccounted_total`,
+    help: 'Processes a take-back left neither adopted nor lost (a broken invariant: 0 unless there is a bug; each is logged and marked lost).',
+    registers,
+    collect: () => {
+      unaccounted.reset();
+      unaccounted.inc(facts().unaccountedTakeBacks);
+    },
+  });
   if (outputLog === undefined) return;
   single('output_log_bytes', "Bytes of every output log's segments on disk.", () => outputLog().diskBytes);
   single('output_log_segments', 'Segment files of the output logs.', () => outputLog().segments);

@@ -13,8 +13,9 @@ import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import { ClosedError } from '../../errors';
 import type { ProcessKey } from '../process-meta';
-import type { BoundPort, EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
-import { checkEpoch, RECORDED_STARTS, sortedById } from '../state-store';
+import type { BoundPort, ClaimOptions, EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment } from '../state-store';
+import type { PersistedRegistration, StartRecord, StateStore } from '../state-store';
+import { checkClaim, checkEpoch, claimedOwner, RECORDED_STARTS, sortedById } from '../state-store';
 import type { StdinRecord } from '../stdin-record';
 import { FileQueue } from './file-queue';
 import { HostLock } from './host-lock';
@@ -128,10 +129,12 @@ export class DiskStateStore implements StateStore, BoundPort {
     return this.read(() => this.state.owners.get(id));
   }
 
-  claim(id: string, owner: string): Promise<number> {
+  claim(id: string, owner: string, options?: ClaimOptions): Promise<number> {
     return this.open(async () => {
-      const epoch = (this.state.owners.get(id)?.epoch ?? 0) + 1;
-      this.state.owners.set(id, { owner, epoch });
+      const current = this.state.owners.get(id);
+      checkClaim(id, options?.signedAt, current);
+      const epoch = (current?.epoch ?? 0) + 1;
+      this.state.owners.set(id, claimedOwner(owner, epoch, options));
       await this.writeEnvironment(id);
       return epoch;
     });

@@ -45,9 +45,9 @@ function toSession(object: Readonly<Record<string, unknown>>): PersistedEnvironm
 }
 
 function toOwner(object: Readonly<Record<string, unknown>>): EnvironmentOwner | undefined {
-  const { owner, epoch } = object;
+  const { owner, epoch, signedAt } = object;
   if (!text(owner) || typeof epoch !== 'number' || !Number.isSafeInteger(epoch) || epoch < 1) return undefined;
-  return { owner, epoch };
+  return typeof signedAt === 'number' && Number.isSafeInteger(signedAt) ? { owner, epoch, signedAt } : { owner, epoch };
 }
 
 /** Reads every state file of `dataDir` (see the module's doc). Rejects with the file system's error when a folder cannot be read. */

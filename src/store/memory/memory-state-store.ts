@@ -10,8 +10,8 @@ import { asyncScheduler } from 'rxjs';
 import { ClosedError } from '../../errors';
 import type { ProcessKey } from '../process-meta';
 import { keyOf } from '../process-meta';
-import type { EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
-import { checkEpoch, RECORDED_STARTS, sortedById } from '../state-store';
+import type { ClaimOptions, EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
+import { checkClaim, checkEpoch, claimedOwner, RECORDED_STARTS, sortedById } from '../state-store';
 import type { StdinRecord } from '../stdin-record';
 import { stdinFields } from '../stdin-record';
 
@@ -71,10 +71,12 @@ export class MemoryStateStore implements StateStore {
     return this.run(() => this.owners.get(id));
   }
 
-  claim(id: string, owner: string): Promise<number> {
+  claim(id: string, owner: string, options?: ClaimOptions): Promise<number> {
     return this.run(() => {
-      const epoch = (this.owners.get(id)?.epoch ?? 0) + 1;
-      this.owners.set(id, { owner, epoch });
+      const current = this.owners.get(id);
+      checkClaim(id, options?.signedAt, current);
+      const epoch = (current?.epoch ?? 0) + 1;
+      this.owners.set(id, claimedOwner(owner, epoch, options));
       return epoch;
     });
   }

@@ -4,19 +4,15 @@
  * connection, covering every stream of the environment that has a waiter, its news fanned out through
  * one rxjs Subject. Before each block it looks at the followed processes' meta hashes (an end that no
  * entry says: a release, a failure, a loss, a removal); a waiter for a stream the blocked XREAD does not
- * cover unblocks it (`CLIENT UNBLOCK`). The loop stops when no waiter remains, and on `stop()`.
+ * cover unblocks it (`CLIENT UNBLOCK`). The loop stops when no waiter remains, and on `stop()`. Its
+ * readers are `./redis-remote-log`'s.
  */
 import type Redis from 'ioredis';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { filter, Subject, take } from 'rxjs';
-import type { LogRead } from '../log-events';
-import { truncatedRange } from '../log-events';
-import type { PacedLogReader } from '../log-store';
-import type { ProcessKey } from '../process-meta';
-import { decodeCounters, seqOfId } from './redis-log-codec';
+import { decodeCounters, decodeWriteFailure, seqOfId } from './redis-log-codec';
 import type { ProcessLogKeys } from './redis-log-keys';
 import type { StoredRange } from './redis-log-read';
-import { countFor, fetchStored, ReadBuilder } from './redis-log-read';
 
 /** What the loop learnt of one followed log: its last seq, and whether it takes no more appends. */
 export interface FollowedLog {
@@ -34,9 +30,9 @@ export interface FollowedLog {
  */
 export const VANISHED_GRACE_MS = 15_000;
 
-/** Whether a log read from its keys takes no more appends once a reader is at `lastSeq`. */
-export function endedBy(range: Pick<StoredRange, 'exists' | 'state' | 'released'> & { readonly closedSeq: number }, lastSeq: number): boolean {
-  if (!range.exists || range.released || range.state === 'failed' || range.state === 'lost') return true;
+/** Whether a log read from its keys takes no more appends once a reader is at `lastSeq` (one whose owner's write failed takes none). */
+export function endedBy(range: Pick<StoredRange, 'exists' | 'state' | 'released' | 'writeFailure'> & { readonly closedSeq: number }, lastSeq: number): boolean {
+  if (!range.exists || range.released || range.state === 'failed' || range.state === 'lost' || range.writeFailure !== undefined) return true;
   return range.closedSeq > 0 && lastSeq >= range.closedSeq;
 }
 
@@ -147,7 +143,8 @@ export class EnvironmentFollower {
       for (const [name, value] of Object.entries(reply[1])) if (typeof value === 'string') hash[name] = value;
       const { lastSeq } = decodeCounters(hash);
       const exists = hash.startedAt !== undefined || !this.vanished(processId, hash.startedAt === undefined);
-      const ended = endedBy({ exists, state: hash.state, released: hash.released === '1', closedSeq: Number(hash.closedSeq ?? 0) || 0 }, lastSeq);
+      const writeFailure = decodeWriteFailure(hash);
+      const ended = endedBy({ exists, state: hash.state, released: hash.released === '1', writeFailure, closedSeq: Number(hash.closedSeq ?? 0) || 0 }, lastSeq);
       if (!this.news.closed) this.news.next({ processId, lastSeq, ended });
     });
   }
@@ -207,62 +204,6 @@ export class EnvironmentFollower {
     return new Promise((resolve) => {
       this.pause = this.scheduler.schedule(() => resolve(), ms);
     });
-  }
-}
-
-/**
- * A process's log that this store does not write (another host writes it, or it was written before a
- * restart): read from Redis at the reader's pace, followed through the environment's loop.
- */
-export class RemoteLogReader implements PacedLogReader {
-  /** Read at the reader's own pace. */
-  readonly pace = 'own';
-  /** The last seq the log was seen to hold. */
-  lastSeq = 0;
-  private ended = false;
-
-  constructor(
-    private readonly key: ProcessKey,
-    private readonly keys: ProcessLogKeys,
-    private readonly redis: Redis,
-    private readonly follower: EnvironmentFollower,
-  ) {}
-
-  /** The process's id. */
-  get processId(): string {
-    return this.key.processId;
-  }
-
-  /** The events after `afterSeq` the stream holds (see `PacedLogReader.read`). */
-  async read(afterSeq: number, maxBytes: number): Promise<LogRead> {
-    const read = new ReadBuilder(afterSeq, maxBytes);
-    const range = await fetchStored(this.redis, this.keys, this.processId, read.cursor, countFor(maxBytes));
-    if (!range.exists && !this.follower.vanished(this.processId, true)) {
-      // Missing for a moment (Redis restarted empty: the owner writes the log's keys back): nothing yet.
-      return read.finish(read.cursor, false);
-    }
-    if (range.exists) this.follower.vanished(this.processId, false);
-    if (!range.exists) {
-      // Removed (or expired): what the reader had not read is gone.
-      if (read.cursor < this.lastSeq) read.mark(truncatedRange('evicted', read.cursor + 1, this.lastSeq, 0));
-      this.ended = true;
-      return read.finish(read.cursor, true);
-    }
-    read.fromStored(range);
-    this.lastSeq = Math.max(this.lastSeq, range.counters.lastSeq);
-    this.ended = endedBy({ ...range, closedSeq: range.closedSeq }, range.counters.lastSeq);
-    return read.finish(range.counters.lastSeq, this.ended);
-  }
-
-  /** Undefined: every read of a log this store does not write goes to Redis. */
-  readNow(): LogRead | undefined {
-    return undefined;
-  }
-
-  /** Resolves once the log holds a seq after `afterSeq` or ends (the environment's follow loop). Never rejects. */
-  async waitFor(afterSeq: number): Promise<void> {
-    if (this.lastSeq > afterSeq || this.ended) return;
-    await this.follower.wait(this.processId, this.keys, afterSeq);
   }
 }
 

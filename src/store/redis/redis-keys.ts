@@ -7,7 +7,9 @@
  *     <prefix>:{env:<id>}:owner              HASH owner, epoch (the epoch as the text of an integer)
  *     <prefix>:{env:<id>}:lease              STRING owner's lease (PX ttl)
  *     <prefix>:{env:<id>}:session            HASH sessionId, accessKeyId, updatedAt
- *     <prefix>:{env:<id>}:registration       HASH registrationId, accessKeyId, tokenDigest
+ *     <prefix>:{env:<id>}:registration       HASH registrationId, accessKeyId, tokenDigest, registeredAt (Redis's clock, ms)
+ *     <prefix>:{env:<id>}:state              HASH what its owner published: owner, epoch, state, generation, errorCode, error
+ *                                            (or, for a claim that said nothing yet, owner, epoch, graceUntil)
  *     <prefix>:{env:<id>}:stdin:<processId>  STRING a stdin record's JSON
  *     <prefix>:{env:<id>}:stdins             SET the process ids with a stdin record
  *     <prefix>:{env:<id>}:start:<digest>     HASH a keyed start
@@ -49,6 +51,9 @@ export const sessionKey = (prefix: string, environmentId: string): string => `${
 
 /** The HASH of environment `environmentId`'s latest registration (the token's digest, never the token). */
 export const registrationKey = (prefix: string, environmentId: string): string => `${environmentTag(prefix, environmentId)}:registration`;
+
+/** The HASH of what environment `environmentId`'s owner published of it (see `./redis-environment-states`). */
+export const stateKey = (prefix: string, environmentId: string): string => `${environmentTag(prefix, environmentId)}:state`;
 
 /** The STRING (JSON) of one process's stdin record. */
 export const stdinKey = (prefix: string, environmentId: string, processId: string): string => `${environmentTag(prefix, environmentId)}:stdin:${segment(processId)}`;

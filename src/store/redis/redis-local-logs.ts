@@ -2,10 +2,13 @@
  * The logs one Redis log store writes: each process's {@link RedisLog} with the state the store last wrote
  * for it, each environment's newest writer epoch (a log written at an older one is fenced: it takes no
  * more appends, and one StaleEpochError says so), and what the logs tell the store: their failures,
- * backpressure, exits and closes (the meta hash follows them, at the writer's epoch).
+ * backpressure, exits and closes (the meta hash follows them, at the writer's epoch). A failed log's
+ * meta hash records what it could not write (`WriteFailure`) at once, then as it counts more lost (at
+ * most once per {@link FAILURE_META_MS}, and with its exit and close), so that readers on every replica
+ * get the owner's `writeFailed` marker.
  */
 import type Redis from 'ioredis';
-import type { SchedulerLike } from 'rxjs';
+import type { SchedulerLike, Subscription } from 'rxjs';
 import { Subject } from 'rxjs';
 import type { LogWriteOperation } from '../../errors';
 import { OutputLogError, StaleEpochError } from '../../errors';
@@ -16,12 +19,15 @@ import type { ProcessKey, ProcessLogState } from '../process-meta';
 import { keyOf, startingMeta } from '../process-meta';
 import type { ContextLog, RedisLogContext, RedisLogStart } from './redis-log-context';
 import { RedisLog } from './redis-log';
-import { encodeMeta } from './redis-log-codec';
+import { encodeMeta, encodeWriteFailure } from './redis-log-codec';
 import { processLogKeys } from './redis-log-keys';
 import type { LogScripts } from './redis-log-scripts';
 import type { MetaWrite } from './redis-meta-writes';
 import { MetaWrites } from './redis-meta-writes';
 import type { Reachability } from './redis-reachability';
+
+/** How often at most a failed log's meta hash is told it counted more lost (its exit and close tell it at once). */
+export const FAILURE_META_MS = 1_000;
 
 /** A process this store writes (or wrote). */
 export interface LocalEntry {
@@ -57,13 +63,15 @@ export class LocalLogs {
   readonly metas: MetaWrites;
   private readonly epochs = new Map<string, number>();
   private readonly context: RedisLogContext;
+  /** The failed logs whose meta hash is to be told what they lost since, by `keyOf`. */
+  private readonly failureWrites = new Map<string, Subscription>();
 
   constructor(
     redis: Redis,
     scripts: LogScripts,
     private readonly prefix: string,
     private readonly scheduler: SchedulerLike,
-    reachability: Reachability,
+    private readonly reachability: Reachability,
     private readonly options: LocalLogsOptions,
   ) {
     const report = (processId: string, operation: LogWriteOperation, error: unknown): void => this.report(processId, operation, error);
@@ -78,7 +86,11 @@ export class LocalLogs {
       send: (call) => reachability.send(call),
       afterError: () => reachability.afterError(),
       answered: () => reachability.answered(),
-      failed: (error) => this.emit(error),
+      failed: (log, error) => {
+        this.emit(error);
+        this.ifCurrent(log, (entry) => this.writeFailure(entry));
+      },
+      lost: (log) => this.ifCurrent(log, (entry) => this.failureLater(entry)),
       refused: (log, currentEpoch) => this.ifCurrent(log, (entry) => this.refuse(entry, currentEpoch)),
       pressure: (pressure) => {
         if (!this.pressures.closed) this.pressures.next(pressure);
@@ -87,8 +99,14 @@ export class LocalLogs {
         this.ifCurrent(log, (entry) => {
           const now = this.scheduler.now();
           entry.state = event.type;
-          if (event.type === 'exited') this.write(entry, { mode: 'update', ttlMs: 0, fields: encodeMeta({ state: 'exited', exitCode: event.exitCode, exitedAt: now }) });
-          else this.write(entry, { mode: 'update', ttlMs: options.retentionMs, fields: [...encodeMeta({ state: 'closed', endedAt: now }), 'closedSeq', String(event.seq)] });
+          // A failed log's exit and close say what it lost by then too.
+          const failure = this.failureFields(entry);
+          if (event.type === 'exited') {
+            this.write(entry, { mode: 'update', ttlMs: 0, fields: [...encodeMeta({ state: 'exited', exitCode: event.exitCode, exitedAt: now }), ...failure] });
+          } else {
+            const closedAt = [...encodeMeta({ state: 'closed', endedAt: now }), 'closedSeq', String(event.seq)];
+            this.write(entry, { mode: 'update', ttlMs: options.retentionMs, fields: [...closedAt, ...failure] });
+          }
         }),
     };
   }
@@ -122,6 +140,8 @@ export class LocalLogs {
   drop(key: ProcessKey): void {
     this.entries.delete(keyOf(key));
     this.metas.forget(key);
+    this.failureWrites.get(keyOf(key))?.unsubscribe();
+    this.failureWrites.delete(keyOf(key));
   }
 
   /** The newest writer epoch of `environmentId` seen (0: none). */
@@ -139,6 +159,22 @@ export class LocalLogs {
   }
 
   /**
+   * The store closes: each log still running here is left `unknown` (at its epoch), as is each process taken
+   * back and not continued (`takenBack`), with `retentionMs` to be taken back in; every log takes no more appends.
+   */
+  leave(now: number, retentionMs: number, takenBack: readonly ProcessKey[]): void {
+    const fields = encodeMeta({ state: 'unknown', endedAt: now });
+    for (const entry of this.entries.values()) {
+      if (entry.state === 'running' || entry.state === 'exited') {
+        entry.state = 'unknown';
+        void this.metas.write(entry.log.key, { epoch: entry.log.epoch, mode: 'update', ttlMs: retentionMs, fields });
+      }
+      void entry.log.seal();
+    }
+    for (const key of takenBack) void this.metas.write(key, { epoch: -1, mode: 'update', ttlMs: retentionMs, fields });
+  }
+
+  /**
    * Redis lost its data (restarted empty): writes back the meta hash and index entry of every log this
    * store writes, at its epoch, with its counters from now on (appends go on after the last confirmed seq;
    * what Redis lost reads as one `evicted` marker). Resolves with how many; never rejects.
@@ -152,15 +188,53 @@ export class LocalLogs {
     return entries.length;
   }
 
+  /**
+   * Waits at most `ms` for every log and meta write so far, then fails each log still holding events it did
+   * not write (LOG_WRITE_FAILED `ETIMEDOUT`: its readers get a `writeFailed` marker). Never rejects.
+   */
+  async flushWithin(ms: number): Promise<void> {
+    const written = Promise.all([...this.entries.values()].map((entry) => entry.log.flush())).then(() => this.metas.all());
+    await this.reachability.within(ms, written);
+    for (const entry of this.entries.values()) if (entry.log.backlogBytes > 0) entry.log.fail('ETIMEDOUT');
+  }
+
   /** Reports a failure of the store's own writes. */
   report(processId: string, operation: LogWriteOperation, error: unknown): void {
     this.emit(new OutputLogError(processId, errnoOf(error), operation));
   }
 
-  /** Completes the streams (the store closed). */
+  /** Completes the streams (the store closed), and drops the failed logs' later meta writes. */
   complete(): void {
+    for (const later of this.failureWrites.values()) later.unsubscribe();
+    this.failureWrites.clear();
     this.failures.complete();
     this.pressures.complete();
+  }
+
+  /** A failed log's meta hash is told what it could not write, now (a later write of it is no longer needed). */
+  private writeFailure(entry: LocalEntry): void {
+    const failure = this.failureFields(entry);
+    if (failure.length > 0) this.write(entry, { mode: 'update', ttlMs: 0, fields: failure });
+  }
+
+  /** The meta fields of what `entry`'s log could not write ([] before it failed); the write they go with makes a later one needless. */
+  private failureFields(entry: LocalEntry): string[] {
+    const id = keyOf(entry.log.key);
+    this.failureWrites.get(id)?.unsubscribe();
+    this.failureWrites.delete(id);
+    const failure = entry.log.writeFailure;
+    return failure === undefined ? [] : encodeWriteFailure(failure);
+  }
+
+  /** A failed log counted more lost: its meta hash is told within {@link FAILURE_META_MS}. */
+  private failureLater(entry: LocalEntry): void {
+    const id = keyOf(entry.log.key);
+    if (this.failureWrites.has(id) || this.failures.closed) return;
+    const later = (): void => {
+      this.failureWrites.delete(id);
+      this.ifCurrent(entry.log, (current) => this.writeFailure(current));
+    };
+    this.failureWrites.set(id, this.scheduler.schedule(later, FAILURE_META_MS));
   }
 
   /** A stale writer's log takes no more appends (what it took before is still written); reported once per log. */

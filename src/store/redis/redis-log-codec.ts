@@ -166,3 +166,44 @@ export function decodeCounters(hash: Readonly<Record<string, string>>): LogCount
     epoch: numberOr(hash.epoch, 0),
   };
 }
+
+/**
+ * What the owner of a process's log could not write, once its log failed (LOG_WRITE_FAILED): the meta
+ * hash records it (`writeFailedErrno`, `…From`, `…To`, `…Bytes`) so that a reader on any replica gets the
+ * owner's `writeFailed` marker and failure. The owner updates it as it counts more lost.
+ */
+export interface WriteFailure {
+  /** Why the write failed (`ENOBUFS`, `ETIMEDOUT`, a reply error's code). */
+  readonly errno: string;
+  /** The first seq not written: the stream's entries from it on are not served (a call in flight may have landed them). */
+  readonly fromSeq: number;
+  /** The last seq known lost. */
+  readonly toSeq: number;
+  /** The output bytes known lost. */
+  readonly lostBytes: number;
+}
+
+/** The meta hash's fields of `failure`; of none, the fields that clear it (a new writer took the process back). */
+export const encodeWriteFailure = (failure: WriteFailure | undefined): string[] =>
+  failure === undefined
+    ? ['writeFailedErrno', '', 'writeFailedFrom', '', 'writeFailedTo', '', 'writeFailedBytes', '']
+    : ['writeFailedErrno', failure.errno, 'writeFailedFrom', String(failure.fromSeq), 'writeFailedTo', String(failure.toSeq), 'writeFailedBytes', String(failure.lostBytes)];
+
+/** The write failure a meta hash records, if any. */
+export function decodeWriteFailure(hash: Readonly<Record<string, string>>): WriteFailure | undefined {
+  const errno = hash.writeFailedErrno;
+  if (errno === undefined || errno === '') return undefined;
+  const fromSeq = numberOr(hash.writeFailedFrom, 1);
+  return { errno, fromSeq, toSeq: numberOr(hash.writeFailedTo, fromSeq - 1), lostBytes: numberOr(hash.writeFailedBytes, 0) };
+}
+
+/**
+ * The meta fields of a process taken back at `epoch`: running again, no longer expiring, and without a write
+ * failure of the writer before (the new one goes on from what Redis holds).
+ */
+export const takenBackFields = (epoch: number): string[] => [
+  ...encodeMeta({ state: 'running', endedAt: null, lostReason: null }),
+  'epoch',
+  String(epoch),
+  ...encodeWriteFailure(undefined),
+];

@@ -40,8 +40,10 @@ export interface RedisLogContext {
   afterError(error: unknown): Promise<void>;
   /** A script call was answered: Redis is reachable. */
   answered(): void;
-  /** The log failed (reported on `failures$`). */
-  failed(error: OutputLogError): void;
+  /** `log` failed (reported on `failures$`; its meta hash records what it could not write). */
+  failed(log: ContextLog, error: OutputLogError): void;
+  /** `log`, failed, counted more lost (the meta hash follows, at most once per `FAILURE_META_MS`). */
+  lost(log: ContextLog): void;
   /** The script refused `log`'s writer: the owner's epoch is `currentEpoch`. */
   refused(log: ContextLog, currentEpoch: number): void;
   /** The backlog's pressure changed. */

@@ -12,12 +12,17 @@ export const DEFAULT_REDIS_PRESSURE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_REDIS_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 /** Default {@link RedisLogStoreOptions.releasedRetentionMs}: 1 hour. */
 export const DEFAULT_REDIS_RELEASED_RETENTION_MS = 60 * 60 * 1000;
+/** How many stall periods (`stallMs`) a take-back's reads (`adopt`) may take before it rejects (ETIMEDOUT). */
+export const ADOPT_READ_STALLS = 2;
+
 /** Default {@link RedisLogStoreOptions.stallMs}: 2 s. */
 export const DEFAULT_REDIS_STALL_MS = 2000;
 /** Default {@link RedisLogStoreOptions.followBlockMs}: 1 s. */
 export const DEFAULT_REDIS_FOLLOW_BLOCK_MS = 1000;
 /** Default {@link RedisLogStoreOptions.closeTimeoutMs}: 5 s. */
 export const DEFAULT_REDIS_CLOSE_TIMEOUT_MS = 5000;
+/** Default {@link RedisLogStoreOptions.flushTimeoutMs}: 5 s. */
+export const DEFAULT_REDIS_FLUSH_TIMEOUT_MS = 5000;
 
 /** Options of `RedisLogStore.open`. */
 export interface RedisLogStoreOptions {
@@ -45,4 +50,9 @@ export interface RedisLogStoreOptions {
   readonly followBlockMs?: number;
   /** How long `close()` waits for the logs to be written before it fails those that are not. @default 5000 */
   readonly closeTimeoutMs?: number;
+  /**
+   * How long `flush()` (a host's graceful stop) waits for the logs to be written before it fails those
+   * that are not (LOG_WRITE_FAILED `ETIMEDOUT`: a `writeFailed` marker for their readers). @default 5000
+   */
+  readonly flushTimeoutMs?: number;
 }

@@ -7,12 +7,13 @@
  * (`writeFailed`), a removed log (`evicted`).
  */
 import type Redis from 'ioredis';
+import type { OutputLogError } from '../../errors';
 import { OutputLogReadError } from '../../errors';
 import { errnoOf } from '../errno';
 import type { LogEvent, LogRead, LogTruncatedEvent } from '../log-events';
 import { truncatedRange } from '../log-events';
-import type { LogCounters, LogRecord } from './redis-log-codec';
-import { decodeCounters, decodeEntry, payloadOf } from './redis-log-codec';
+import type { LogCounters, LogRecord, WriteFailure } from './redis-log-codec';
+import { decodeCounters, decodeEntry, decodeWriteFailure, payloadOf } from './redis-log-codec';
 import type { ProcessLogKeys } from './redis-log-keys';
 
 /** What one look at a process's keys found after a cursor. */
@@ -31,6 +32,8 @@ export interface StoredRange {
   readonly records: readonly LogRecord[];
   /** Output bytes the quota dropped up to the cursor's seq, or the newest dropped seq before it remembered (0: none). */
   readonly droppedBefore: number;
+  /** What the owner could not write, once its log failed. */
+  readonly writeFailure: WriteFailure | undefined;
 }
 
 /** Entries one read asks for: about `maxBytes` of 256-byte chunks, within 16..1024. */
@@ -66,7 +69,30 @@ export async function fetchStored(redis: Redis, keys: ProcessLogKeys, processId:
     counters: decodeCounters(hash),
     records,
     droppedBefore: Number(trim.split(':')[1] ?? 0) || 0,
+    writeFailure: decodeWriteFailure(hash),
   };
+}
+
+/** Bounds a read: its value, or undefined when it took too long. */
+export type ReadBound = <T>(read: Promise<T>) => Promise<T | undefined>;
+
+/** `read`'s value within `bound`; rejects with OutputLogReadError: Redis refused, or did not answer in time (ETIMEDOUT). */
+async function bounded<T>(read: Promise<T>, bound: ReadBound, processId: string): Promise<T> {
+  const answered = await bound(read.then((value) => ({ value }), (error: unknown) => ({ error })));
+  if (answered === undefined) throw new OutputLogReadError(processId, 'ETIMEDOUT');
+  if ('error' in answered) throw new OutputLogReadError(processId, errnoOf(answered.error));
+  return answered.value;
+}
+
+/** A process's meta hash and its stream's length: what a take-back starts from. Rejects as {@link bounded} does. */
+export function readTakenBack(redis: Redis, keys: ProcessLogKeys, processId: string, bound: ReadBound): Promise<[Record<string, string>, number]> {
+  return bounded(Promise.all([redis.hgetall(keys.meta), redis.xlen(keys.stream)]), bound, processId);
+}
+
+/** Whether a process's log is there, and its environment's owner epoch now (0: none). Rejects as {@link bounded} does. */
+export async function readHeld(redis: Redis, keys: ProcessLogKeys, processId: string, bound: ReadBound): Promise<{ readonly exists: boolean; readonly ownerEpoch: number }> {
+  const [exists, epoch] = await bounded(Promise.all([redis.exists(keys.meta), redis.hget(keys.owner, 'epoch')]), bound, processId);
+  return { exists: exists > 0, ownerEpoch: Number(epoch) || 0 };
 }
 
 /** A `HGETALL` reply as a record of strings. */
@@ -150,6 +176,12 @@ export class ReadBuilder {
   /** Gives a failure: the `failed` event, last. */
   fail(event: LogEvent & { readonly type: 'failed' }): void {
     this.events.push(event);
+  }
+
+  /** Gives a failed write's end: a `writeFailed` marker up to `toSeq` (when the cursor is before it) of `lostBytes`, then `failed` with `error`. */
+  writeFailed(toSeq: number, lostBytes: number, error: OutputLogError): void {
+    if (toSeq > this.cursor) this.mark(truncatedRange('writeFailed', this.cursor + 1, toSeq, lostBytes));
+    this.fail({ type: 'failed', error });
   }
 
   /** The read's answer, `heldSeq` being the last seq the log holds or covers and `ended` whether nothing more will come once there. */

@@ -11,7 +11,10 @@
  *   memory; a log another writer appends to is followed by one `XREAD BLOCK` loop per environment on a
  *   dedicated connection (`./redis-follower`).
  * - Redis unreachable is this store's full disk: appends are held in memory up to `bufferBytes` per
- *   process and written when Redis answers again; past it the log fails alone with LOG_WRITE_FAILED.
+ *   process and written when Redis answers again; past it the log fails alone with LOG_WRITE_FAILED, and
+ *   its meta hash records what it lost, so that its readers on every replica get the same `writeFailed`.
+ *   `flush()` (a host's graceful stop) and `close()` wait for Redis at most `flushTimeoutMs` and
+ *   `closeTimeoutMs`: a log not written by then fails too (`ETIMEDOUT`).
  * - Lifetime: a process's keys expire (`PEXPIRE`) `retentionMs` after it ended (closed, failed, lost, or
  *   `unknown` when its host stopped), `releasedRetentionMs` after its release; the index of every process
  *   (`list()`) forgets expired ones lazily.
@@ -19,16 +22,18 @@
 import type Redis from 'ioredis';
 import type { Observable, SchedulerLike } from 'rxjs';
 import { asyncScheduler, EMPTY } from 'rxjs';
-import { ClosedError, OutputLogReadError } from '../../errors';
+import { ClosedError } from '../../errors';
 import type { HistoryFactory } from '../../exec/output-history';
-import { errnoOf } from '../errno';
 import type { HistoriesOptions, LogPressure, LogStore, LogStoreCapabilities, LogStoreFailure, PacedLogReader } from '../log-store';
 import type { ProcessKey, ProcessLaunch, ProcessMeta } from '../process-meta';
 import { keyOf } from '../process-meta';
-import { Followers, RemoteLogReader } from './redis-follower';
+import { Followers } from './redis-follower';
+import { RemoteLogReader } from './redis-remote-log';
+import type { ReadBound } from './redis-log-read';
+import { readHeld, readTakenBack } from './redis-log-read';
 import { PacedHistory } from '../paced-history';
 import type { RedisLogStart } from './redis-log-context';
-import { decodeCounters, decodeMeta, encodeMeta } from './redis-log-codec';
+import { decodeCounters, decodeMeta, encodeMeta, takenBackFields } from './redis-log-codec';
 import type { ProcessLogKeys } from './redis-log-keys';
 import { DEFAULT_REDIS_PREFIX, processLogKeys } from './redis-log-keys';
 import type { RedisLogStoreOptions } from './redis-log-options';
@@ -96,6 +101,8 @@ export class RedisLogStore implements LogStore {
     return this.reachability.changes$;
   }
 
+  /** A read bound of `stalls` times `stallMs`. */
+  private readonly bound = (stalls: number): ReadBound => (read) => this.reachability.within(this.reachability.stallMs * stalls, read);
   /** For tests (the contract's `failWrites`): while on, Redis counts as unreachable, as a paused server would. */
   readonly simulateOutage = (on: boolean): void => this.reachability.simulateOutage(on);
 
@@ -105,30 +112,36 @@ export class RedisLogStore implements LogStore {
       if (this.closed) throw new ClosedError('the output log store is closed');
       const key = { environmentId, processId };
       const adopted = this.adopted.get(keyOf(key));
-      this.adopted.delete(keyOf(key));
-      this.remotes.delete(keyOf(key));
+      for (const map of [this.adopted, this.remotes]) map.delete(keyOf(key));
       const log = this.locals.make(key, epoch, launch, adopted?.start);
       return new PacedHistory(log, { onFailed: () => void this.markFailed(key), onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
     };
   }
 
-  /** The log of a process: the one this store writes, else one read from Redis (the same object while it is held). Rejects with OutputLogReadError when Redis cannot be read. */
+  /**
+   * The log of a process: the one this store writes while it is the environment's writer, else one read from
+   * Redis (the same object while it is held), where another writer goes on. Rejects with OutputLogReadError.
+   */
   async openReader(key: ProcessKey): Promise<PacedLogReader | undefined> {
-    const local = this.locals.get(key);
-    if (local !== undefined) return local.log;
     const keys = this.keysOf(key);
-    let exists: number;
-    try {
-      exists = await this.redis.exists(keys.meta);
-    } catch (error: unknown) {
-      throw new OutputLogReadError(key.processId, errnoOf(error));
-    }
-    const id = keyOf(key);
-    if (exists === 0) {
-      this.remotes.delete(id);
+    const local = this.locals.get(key);
+    // Redis unreachable: this store's own log is served from what it holds (the owner keeps serving from memory).
+    if (local !== undefined && !this.reachability.now) return local.log;
+    const held = await readHeld(this.redis, keys, key.processId, this.bound(1)).catch((error: unknown) => {
+      if (local === undefined) throw error;
       return undefined;
+    });
+    if (held === undefined) return local?.log;
+    this.locals.fence(key.environmentId, held.ownerEpoch);
+    // This store's log is the process's while this store writes it, and once it closed here (whole): a log
+    // this store stopped writing (sealed when its manager let go) may hold only a part of what Redis does.
+    if (local !== undefined && !local.refused && (local.log.epoch >= held.ownerEpoch || local.log.end === 'closed')) return local.log;
+    const id = keyOf(key);
+    if (!held.exists) {
+      this.remotes.delete(id);
+      return local?.log;
     }
-    const reader = this.locals.get(key)?.log ?? this.remotes.get(id) ?? new RemoteLogReader(key, keys, this.redis, this.followers.of(key.environmentId));
+    const reader = this.remotes.get(id) ?? new RemoteLogReader(key, keys, this.redis, this.followers.of(key.environmentId));
     if (reader instanceof RemoteLogReader) this.remotes.set(id, reader);
     return reader;
   }
@@ -176,9 +189,9 @@ export class RedisLogStore implements LogStore {
     }
   }
 
-  /** See `MetaWrites.adoptable`: `unknown`, taken back and not continued, or running under a stale writer; not released. */
+  /** See `MetaWrites.adoptable`: `unknown`, taken back and not continued, or running under a stale writer (this store's own too); not released. */
   adoptable(environmentId: string): Promise<readonly ProcessMeta[]> {
-    return this.metas.adoptable(environmentId, (meta) => this.adopted.has(keyOf(meta)), (meta) => this.locals.get(meta) !== undefined);
+    return this.metas.adoptable(environmentId, (meta) => this.adopted.has(keyOf(meta)));
   }
 
   async adopt(key: ProcessKey, epoch: number): Promise<number | undefined> {
@@ -192,23 +205,16 @@ export class RedisLogStore implements LogStore {
       void this.metas.write(key, { epoch: taken.epoch, mode: 'update', ttlMs: -1, fields: ['epoch', String(taken.epoch)] });
       return taken.start.lastSeq;
     }
-    const keys = this.keysOf(key);
-    let found: [Record<string, string>, number];
-    try {
-      found = await Promise.all([this.redis.hgetall(keys.meta), this.redis.xlen(keys.stream)]);
-    } catch (error: unknown) {
-      throw new OutputLogReadError(key.processId, errnoOf(error));
-    }
+    // Bounded: a take-back waiting on an unreachable Redis fails (the executor's next socket tries again), never hangs.
+    const [hash, storedEvents] = await readTakenBack(this.redis, this.keysOf(key), key.processId, this.bound(defaults.ADOPT_READ_STALLS));
     if (this.closed) throw new ClosedError('the output log store is closed');
-    const [hash, storedEvents] = found;
     if (decodeMeta(key, hash) === undefined) return undefined;
     const { lastSeq, storedBytes, trimmedTo } = decodeCounters(hash);
     this.locals.get(key)?.log.removed();
     this.locals.entries.delete(id);
     this.remotes.delete(id);
     this.adopted.set(id, { key, start: { lastSeq, storedBytes, storedEvents, trimmedTo }, epoch });
-    // Running again, at the new epoch, and no longer expiring.
-    const running = [...encodeMeta({ state: 'running', endedAt: null, lostReason: null }), 'epoch', String(epoch)];
+    const running = takenBackFields(epoch);
     this.metas.seed(key, hash, running);
     void this.metas.write(key, { epoch, mode: 'update', ttlMs: -1, fields: running });
     return lastSeq;
@@ -233,7 +239,8 @@ export class RedisLogStore implements LogStore {
     if (this.closed || entry === undefined || !(entry.state === 'running' || entry.state === 'exited')) return Promise.resolve();
     entry.state = 'failed';
     void entry.log.seal();
-    return this.patch(key, { state: 'failed', endedAt: this.scheduler.now() }, this.retentionMs);
+    // At its writer's epoch: a replica another took the environment from cannot fail the process there.
+    return this.patch(key, { state: 'failed', endedAt: this.scheduler.now() }, this.retentionMs, entry.log.epoch);
   }
 
   readonly metaWritten = (key: ProcessKey): Promise<void> => this.metas.written(key);
@@ -245,9 +252,12 @@ export class RedisLogStore implements LogStore {
     return answered === true ? undefined : 'redis unreachable';
   }
 
-  async flush(): Promise<void> {
-    await Promise.all([...this.locals.entries.values()].map((entry) => entry.log.flush()));
-    await this.metas.all();
+  /**
+   * Writes what the logs took, waiting at most `flushTimeoutMs`: a log not written by then fails, LOG_WRITE_FAILED `ETIMEDOUT`
+   * (`failures$`; its readers, on every replica once Redis answers, get a `writeFailed` marker for what it held). Never rejects.
+   */
+  flush(): Promise<void> {
+    return this.locals.flushWithin(this.options.flushTimeoutMs ?? defaults.DEFAULT_REDIS_FLUSH_TIMEOUT_MS);
   }
   /** Redis lost its data: writes back what this store knows of the logs it writes (see `LocalLogs.rewrite`). Never rejects. */
   readonly rewrite = (): Promise<number> => this.locals.rewrite();
@@ -261,17 +271,8 @@ export class RedisLogStore implements LogStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const now = this.scheduler.now();
-    for (const entry of this.locals.entries.values()) {
-      if (entry.state === 'running' || entry.state === 'exited') {
-        entry.state = 'unknown';
-        void this.patch(entry.log.key, { state: 'unknown', endedAt: now }, this.retentionMs, entry.log.epoch);
-      }
-      void entry.log.seal();
-    }
-    for (const { key } of this.adopted.values()) void this.patch(key, { state: 'unknown', endedAt: now }, this.retentionMs);
-    await this.reachability.within(this.options.closeTimeoutMs ?? defaults.DEFAULT_REDIS_CLOSE_TIMEOUT_MS, this.flush());
-    for (const entry of this.locals.entries.values()) if (entry.log.backlogBytes > 0) entry.log.fail('ETIMEDOUT');
+    this.locals.leave(this.scheduler.now(), this.retentionMs, [...this.adopted.values()].map(({ key }) => key));
+    await this.locals.flushWithin(this.options.closeTimeoutMs ?? defaults.DEFAULT_REDIS_CLOSE_TIMEOUT_MS);
     this.followers.stop();
     this.reachability.stop();
     this.locals.complete();

@@ -4,8 +4,9 @@
  * order, one call in flight per log. A call that fails for want of Redis (a dropped or paused connection)
  * is sent again once Redis answers (the script makes a resend a no-op); while Redis is unreachable the
  * backlog is held up to the store's `bufferBytes`, and past it the log fails with LOG_WRITE_FAILED
- * (`ENOBUFS`): readers get a `writeFailed` marker for what it could not keep, never a silent hole. A
- * writer the script finds stale is refused: the log takes no more appends.
+ * (`ENOBUFS`): readers get a `writeFailed` marker for what it could not keep, never a silent hole (the
+ * store records it in the meta hash for readers elsewhere: {@link RedisLog.writeFailure}). A writer the
+ * script finds stale is refused: the log takes no more appends.
  */
 import { OutputLogError } from '../../errors';
 import type { SequencedEvent } from '../../wire/process-event';
@@ -15,7 +16,7 @@ import type { PacedLogReader } from '../log-store';
 import type { ProcessKey } from '../process-meta';
 import type { RedisLogContext, RedisLogEnd, RedisLogStart } from './redis-log-context';
 import { deferred, isReplyError, replyCode } from './redis-log-context';
-import type { LogRecord } from './redis-log-codec';
+import type { LogRecord, WriteFailure } from './redis-log-codec';
 import { encodeRecord } from './redis-log-codec';
 import { LogTail } from './redis-log-tail';
 import type { ProcessLogKeys } from './redis-log-keys';
@@ -97,7 +98,10 @@ export class RedisLog implements PacedLogReader {
    */
   append(event: SequencedEvent): void {
     if (this.failure !== undefined) {
-      if (event.seq > this.lastSeq) this.lose(event.seq, event.type === 'output' ? event.chunk.byteLength : 0);
+      if (!(event.seq > this.lastSeq)) return;
+      this.lose(event.seq, event.type === 'output' ? event.chunk.byteLength : 0);
+      // The process goes on: its exit and its close still reach the metadata.
+      if (event.type !== 'output') this.context.lifecycle(this, event);
       return;
     }
     if (this.end !== undefined || !(Number.isSafeInteger(event.seq) && event.seq > this.lastSeq)) return;
@@ -173,7 +177,7 @@ export class RedisLog implements PacedLogReader {
     this.end = 'failed';
     this.wake();
     this.release();
-    this.context.failed(this.failure);
+    this.context.failed(this, this.failure);
   }
 
   /** Fails the log when Redis is unreachable and its backlog is past the store's buffer. */
@@ -193,6 +197,12 @@ export class RedisLog implements PacedLogReader {
   private lose(seq: number, bytes: number): void {
     this.lastSeq = seq;
     this.lostBytes += bytes;
+    this.context.lost(this);
+  }
+
+  /** What could not be written, once the log failed (what its readers' `writeFailed` marker says, and the meta hash records). */
+  get writeFailure(): WriteFailure | undefined {
+    return this.failure === undefined ? undefined : { errno: this.failure.errno, fromSeq: this.writtenLimit + 1, toSeq: this.lastSeq, lostBytes: this.lostBytes };
   }
 
   private get writing(): boolean {
@@ -264,8 +274,7 @@ export class RedisLog implements PacedLogReader {
     }
     if (!read.full) read.fromMemory(this.pending);
     if (this.failure !== undefined && read.cursor >= this.heldSeq) {
-      if (this.lastSeq > read.cursor) read.mark(truncatedRange('writeFailed', read.cursor + 1, this.lastSeq, this.lostBytes));
-      read.fail({ type: 'failed', error: this.failure });
+      read.writeFailed(this.lastSeq, this.lostBytes, this.failure);
       return read.finish(read.cursor, true);
     }
     return read.finish(this.heldSeq, this.end !== undefined);

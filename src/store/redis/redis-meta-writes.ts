@@ -144,16 +144,17 @@ export class MetaWrites {
 
   /**
    * Processes of `environmentId` to take back: `unknown` (their host stopped), `taken` (taken back and not
-   * continued), or still `running`/`exited` by a writer other than this store (not `local`) whose epoch is
-   * below the environment's owner's now (their host died without a word); never released ones.
+   * continued), or still `running`/`exited` by a writer whose epoch is below the environment's owner's now
+   * (their host died without a word, or was fenced: this store's own generation of before too); never
+   * released ones.
    */
-  async adoptable(environmentId: string, taken: (meta: ProcessMeta) => boolean, local: (meta: ProcessMeta) => boolean): Promise<ProcessMeta[]> {
+  async adoptable(environmentId: string, taken: (meta: ProcessMeta) => boolean): Promise<ProcessMeta[]> {
     const metas = (await this.list()).filter((meta) => meta.environmentId === environmentId && !meta.released);
     const owner = Number(await this.redis.hget(ownerKey(this.prefix, environmentId), 'epoch')) || 0;
     const found: ProcessMeta[] = [];
     for (const meta of metas) {
       if (meta.state === 'unknown' || taken(meta)) found.push(meta);
-      else if (stillRunning(meta) && !local(meta) && (Number(await this.redis.hget(this.keysOf(meta).meta, 'epoch')) || 0) < owner) found.push(meta);
+      else if (stillRunning(meta) && (Number(await this.redis.hget(this.keysOf(meta).meta, 'epoch')) || 0) < owner) found.push(meta);
     }
     return found;
   }

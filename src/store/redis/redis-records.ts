@@ -1,8 +1,10 @@
 /**
  * The state store's records as Redis holds them (hashes of text fields, a stdin record's JSON), read back
  * into the port's shapes. A record with a field missing or wrong reads as absent, as a damaged file does
- * on disk: nothing here throws on what Redis answers.
+ * on disk: nothing here throws on what Redis answers, but for a claim's reply, which may be a refusal
+ * (`claimedEpoch`).
  */
+import { StaleClaimError } from '../../errors';
 import type { EnvironmentOwner, PersistedEnvironment, PersistedRegistration, StartRecord } from '../state-store';
 import type { StdinRecord } from '../stdin-record';
 import { stdinRecordOf } from '../stdin-record';
@@ -19,7 +21,9 @@ const integerOf = (text: string | undefined): number | undefined => {
 /** An owner hash (`owner`, `epoch`), or undefined. */
 export function ownerOf(hash: RedisHash): EnvironmentOwner | undefined {
   const epoch = integerOf(hash.epoch);
-  return hash.owner === undefined || epoch === undefined ? undefined : { owner: hash.owner, epoch };
+  const signedAt = integerOf(hash.signedAt);
+  if (hash.owner === undefined || epoch === undefined) return undefined;
+  return signedAt === undefined ? { owner: hash.owner, epoch } : { owner: hash.owner, epoch, signedAt };
 }
 
 /** Environment `id`'s session hash, or undefined. */
@@ -73,4 +77,12 @@ export function indexedStartOf(entry: string | null): IndexedStart | undefined {
   if (entry === null) return undefined;
   const space = entry.indexOf(' ');
   return space <= 0 ? undefined : { nonce: entry.slice(0, space), environmentId: entry.slice(space + 1), entry };
+}
+
+/** The epoch the claim script's `reply` made; throws StaleClaimError when it refused a claim signed at `signedAt` (a stale upgrade's). */
+export function claimedEpoch(id: string, signedAt: number | undefined, reply: unknown): number {
+  const [status, first, second] = Array.isArray(reply) ? reply.map(String) : [];
+  if (status === 'stale') throw new StaleClaimError(id, signedAt ?? 0, Number(first), Number(second));
+  if (status !== 'ok' || first === undefined) throw new Error(`redis: unexpected claim reply ${JSON.stringify(reply)}`);
+  return Number(first);
 }

@@ -37,11 +37,19 @@ if tonumber(ARGV[1]) < current then return {'stale', string.format('%.0f', curre
 `;
 
 /**
- * KEYS owner; ARGV owner, mode. The next epoch: the current one plus one (1 at the first claim), and in
- * `clock` mode at least Redis's TIME in ms, so epochs only grow even after Redis restarted empty.
+ * KEYS owner; ARGV owner, mode, signedAt (ms, or '' when the claim says none), window (ms). The next epoch:
+ * the current one plus one (1 at the first claim), and in `clock` mode at least Redis's TIME in ms, so
+ * epochs only grow even after Redis restarted empty. A claim whose upgrade was signed before the current
+ * owner's by at most `window` is refused, nothing written: `{'stale', signedAt, epoch}` of the owner.
  */
 export const CLAIM = new LuaScript(`
-local current = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')
+local held = redis.call('HMGET', KEYS[1], 'epoch', 'signedAt')
+local current = tonumber(held[1] or '0')
+local signed = tonumber(ARGV[3])
+local ownerSigned = tonumber(held[2] or '')
+if signed and ownerSigned and signed < ownerSigned and ownerSigned - signed <= tonumber(ARGV[4]) then
+  return {'stale', string.format('%.0f', ownerSigned), string.format('%.0f', current)}
+end
 local epoch = current + 1
 if ARGV[2] == 'clock' then
   local time = redis.call('TIME')
@@ -50,7 +58,8 @@ if ARGV[2] == 'clock' then
 end
 local text = string.format('%.0f', epoch)
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'epoch', text)
-return text
+if signed then redis.call('HSET', KEYS[1], 'signedAt', ARGV[3]) else redis.call('HDEL', KEYS[1], 'signedAt') end
+return {'ok', text}
 `);
 
 /** KEYS owner, session; ARGV epoch, sessionId, accessKeyId, now. The same session again writes nothing. */
@@ -134,11 +143,11 @@ redis.call('SREM', KEYS[3], KEYS[2])
 return {'ok'}
 `);
 
-/** KEYS owner, lease, session, registration, stdins. Deletes the environment's records, its stdin records (the set's members) too. */
+/** KEYS the environment's records, its set of stdin records last. Deletes them, its stdin records (the set's members) too. */
 export const FORGET = new LuaScript(`
-local stdins = redis.call('SMEMBERS', KEYS[5])
+local stdins = redis.call('SMEMBERS', KEYS[#KEYS])
 for _, key in ipairs(stdins) do redis.call('DEL', key) end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('DEL', unpack(KEYS))
 return 1
 `);
 
@@ -150,13 +159,17 @@ redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. ARGV[2], 'PX', ARGV[3])
 return 1
 `);
 
-/** KEYS owner; ARGV owner, epoch. Writes the owner hash when Redis has no epoch or a lower one: 1; 1 too when it holds the same; else 0. */
+/**
+ * KEYS owner; ARGV owner, epoch, signedAt (or ''). Writes the owner hash (with the signing time of its
+ * claim's upgrade, when known) when Redis has no epoch or a lower one: 1; 1 too when it holds the same; else 0.
+ */
 export const RESTORE_OWNER = new LuaScript(`
 local held = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
 local current = tonumber(held[2])
 local epoch = tonumber(ARGV[2])
 if current == nil or current < epoch then
   redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'epoch', ARGV[2])
+  if tonumber(ARGV[3]) then redis.call('HSET', KEYS[1], 'signedAt', ARGV[3]) else redis.call('HDEL', KEYS[1], 'signedAt') end
   return 1
 end
 if current == epoch and held[1] == ARGV[1] then return 1 end

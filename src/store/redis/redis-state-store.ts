@@ -8,19 +8,21 @@
  *
  * Beyond the port, what the host's cluster mode reads: one registration, the count of environments, an
  * owner's lease (`renewLease`), the owners' rewrite after Redis lost its data (`restoreOwner`,
- * `datasetLost`), and the count of refused stale writes (`staleRefusals`).
+ * `datasetLost`), the count of refused stale writes (`staleRefusals`), and what owners say of their
+ * environments (`environmentStates`).
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
 import { ClosedError, StaleEpochError } from '../../errors';
 import type { ProcessKey } from '../process-meta';
-import type { EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
-import { RECORDED_STARTS, sortedById } from '../state-store';
+import type { ClaimOptions, EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
+import { RECORDED_STARTS, sortedById, STALE_UPGRADE_WINDOW_MS } from '../state-store';
 import type { StdinRecord } from '../stdin-record';
 import { stdinFields } from '../stdin-record';
 import { markBoot, randomId } from './redis-boot';
+import { environmentRecords, RedisEnvironmentStates, register } from './redis-environment-states';
 import * as keys from './redis-keys';
-import { ownerOf, registrationOf, sessionOf, startOf, stdinOf } from './redis-records';
+import { claimedEpoch, ownerOf, registrationOf, sessionOf, startOf, stdinOf } from './redis-records';
 import type { LuaScript, RedisClient } from './redis-scripts';
 import type { EpochMode, RedisStateStoreOptions } from './redis-state-options';
 import * as scripts from './redis-scripts';
@@ -38,6 +40,8 @@ export class RedisStateStore implements StateStore {
   private readonly pending = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
   private refused = 0;
+  /** What owners publish of their environments, read and evicted by (`./redis-environment-states`). */
+  readonly environmentStates: RedisEnvironmentStates;
 
   private constructor(
     private readonly redis: RedisClient,
@@ -47,7 +51,9 @@ export class RedisStateStore implements StateStore {
     private readonly epochs: EpochMode,
     private readonly ownsConnection: boolean,
     private seenBootId: string,
-  ) {}
+  ) {
+    this.environmentStates = new RedisEnvironmentStates(redis, prefix, (task) => this.run(task));
+  }
 
   /**
    * A store on `options.redis` under `options.prefix`. Sets the boot marker when Redis has none, and
@@ -90,15 +96,7 @@ export class RedisStateStore implements StateStore {
   }
 
   setRegistration(registration: PersistedRegistration): Promise<void> {
-    const { id, registrationId, accessKeyId, tokenDigest } = registration;
-    // Two steps (the set of ids is in another hash slot): the id first, so a registration is never kept
-    // unlisted; an id listed without records (a write that failed half way) reads as absent.
-    return this.run(async () => {
-      await Promise.all([
-        this.redis.sadd(keys.environmentsKey(this.prefix), id),
-        this.redis.hset(keys.registrationKey(this.prefix, id), { registrationId, accessKeyId, tokenDigest }),
-      ]);
-    });
+    return this.run(() => register(this.redis, this.prefix, registration));
   }
 
   /** How many environments have a registration or a session, across every host on this store (one read). */
@@ -118,8 +116,11 @@ export class RedisStateStore implements StateStore {
     return this.run(async () => ownerOf(await this.redis.hgetall(keys.ownerKey(this.prefix, id))));
   }
 
-  claim(id: string, owner: string): Promise<number> {
-    return this.run(async () => Number(await scripts.CLAIM.run(this.redis, [keys.ownerKey(this.prefix, id)], [owner, this.epochs])));
+  claim(id: string, owner: string, options?: ClaimOptions): Promise<number> {
+    return this.run(async () => {
+      const args = [owner, this.epochs, options?.signedAt ?? '', STALE_UPGRADE_WINDOW_MS];
+      return claimedEpoch(id, options?.signedAt, await scripts.CLAIM.run(this.redis, [keys.ownerKey(this.prefix, id)], args));
+    });
   }
 
   setSession(id: string, session: EnvironmentSession, epoch: number): Promise<void> {
@@ -136,8 +137,7 @@ export class RedisStateStore implements StateStore {
   forget(id: string): Promise<void> {
     const p = this.prefix;
     return this.run(async () => {
-      const records = [keys.ownerKey(p, id), keys.leaseKey(p, id), keys.sessionKey(p, id), keys.registrationKey(p, id), keys.stdinSetKey(p, id)];
-      await scripts.FORGET.run(this.redis, records, []);
+      await scripts.FORGET.run(this.redis, environmentRecords(p, id), []);
       // Unlisted last (another hash slot): an id is never unlisted while its records remain.
       await this.redis.srem(keys.environmentsKey(p), id);
     });
@@ -212,10 +212,10 @@ export class RedisStateStore implements StateStore {
    * lower one: after Redis restarted empty, each owner rewrites what it holds from memory. True when
    * written, or when Redis already holds the same; false when another owner or a higher epoch is there.
    */
-  restoreOwner(id: string, owner: string, epoch: number): Promise<boolean> {
+  restoreOwner(id: string, owner: string, epoch: number, signedAt?: number): Promise<boolean> {
     return this.run(async () => {
       checkEpochArgument(epoch);
-      return (await scripts.RESTORE_OWNER.run(this.redis, [keys.ownerKey(this.prefix, id)], [owner, epoch])) === 1;
+      return (await scripts.RESTORE_OWNER.run(this.redis, [keys.ownerKey(this.prefix, id)], [owner, epoch, signedAt ?? ''])) === 1;
     });
   }
 
