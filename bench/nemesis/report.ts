@@ -81,8 +81,15 @@ export function markdown(report: RunReport): string {
     ),
   ];
   for (const seed of report.seeds.filter((one) => one.violations.length > 0 || one.error !== undefined)) out.push('', ...failing(seed));
-  const notes = [...new Set(report.seeds.flatMap((seed) => seed.notes.filter((note) => /not available|absent|failed|^lab:/.test(note))))];
-  if (notes.length > 0) out.push('', '## Notes', '', ...notes.map((note) => `- ${note}`));
+  // The run's notes, alike ones (numbers aside) said once with how many seeds said them.
+  const notes = new Map<string, { note: string; seeds: number }>();
+  for (const seed of report.seeds) {
+    for (const note of new Set(seed.notes.filter((one) => /not available|absent|failed|^lab:/.test(one)))) {
+      const key = note.replace(/\d+/g, 'N');
+      notes.set(key, { note, seeds: (notes.get(key)?.seeds ?? 0) + 1 });
+    }
+  }
+  if (notes.size > 0) out.push('', '## Notes', '', ...[...notes.values()].map(({ note, seeds }) => `- ${note}${seeds > 1 ? ` (and alike in ${seeds - 1} more seed(s))` : ''}`));
   return `${out.join('\n')}\n`;
 }
 
