@@ -14,7 +14,8 @@
 export { EnvironmentManager, memoryHistories } from './environment/environment-manager';
 export type { AcceptedSocket, AdoptedEnvironment } from './environment/environment-manager';
 export type { CloseOptions, ConnectOptions, EnvironmentManagerOptions } from './environment/environment-manager-options';
-export type { AdoptedProcessRecord, LostProcess, SessionAdoption } from './environment/session-adoption';
+export type { AdoptedProcessRecord, AdoptionRecords, LostProcess, SessionAdoption } from './environment/session-adoption';
+export type { AdmittedSession, SessionAdmission } from './session/exec-client-options';
 export { Environment } from './environment/environment';
 export type { ConnectionState, EnvironmentObservedStatus } from './environment/connection-state';
 export type { EnvironmentInfoState } from './environment/environment-polls';

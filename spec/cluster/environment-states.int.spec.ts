@@ -3,15 +3,17 @@
  * new one under the cluster's limit: two in-process replicas (`startHostServer` with `cluster`) on one
  * real redis-server, and executors scripted on the signed upgrade (they answer `initialize`, or not).
  * - The other replica lists, overviews and pages an environment with its owner's real state as it changes
- *   (starting, connected with the owner's generation, failed with its error), where it showed `connected`,
- *   generation 0, whatever it was; `offline` once the owner's lease ran out (the owner stopped), a failed
- *   one staying `failed`.
+ *   (connected with the owner's generation, disconnected, failed with its error), where it showed
+ *   `connected`, generation 0, whatever it was; `offline` once the owner's lease ran out (the owner
+ *   stopped), a failed one staying `failed`. An environment whose executor never answered `initialize` is
+ *   never claimed (issue 38), so it has no state elsewhere.
  * - At the limit, a replica evicts an environment that no replica serves and whose registration is older
  *   than the stale bound, wherever it was registered; a served one never.
  * Each change is awaited as the overview stream's snapshot that shows it (the replica re-reads the cluster
  * every 2 s and sends what changed).
  */
 import Redis from 'ioredis';
+import { filter, firstValueFrom } from 'rxjs';
 import type WebSocket from 'ws';
 import { OperatorTokens } from '../../src/host/api/operator-tokens';
 import type { HostServer } from '../../src/host/host-options';
@@ -24,6 +26,7 @@ import { trackForCleanup } from '../support/executor';
 import type { SpecRedis } from '../support/redis-server';
 import { startRedisServer } from '../support/redis-server';
 import { ApiClient, paths } from '../host/api/api-client';
+import { within as bounded } from '../host/api/sse-reader';
 import type { EventStream } from '../host/api/api-client';
 import { register, registerOk, upgrade } from '../host/signed-client';
 
@@ -59,7 +62,7 @@ describe('replicas on Redis: the owner\'s state of an environment on every repli
   };
 
   /** A replica on the spec's Redis under `prefix` (each test its own cluster), with the operator API. */
-  async function replica(prefix: string, options: { readonly maxEnvironments?: number } = {}): Promise<HostServer> {
+  async function replica(prefix: string, options: { readonly maxEnvironments?: number; readonly manager?: { readonly recoveryDeadlineMs: number } } = {}): Promise<HostServer> {
     const state = await RedisStateStore.open({ redis: connect(), prefix, epochs: 'clock' });
     return trackForCleanup(
       await startHostServer({
@@ -107,8 +110,9 @@ describe('replicas on Redis: the owner\'s state of an environment on every repli
     };
   }
 
-  it("shows the owner's state as it changes: starting, connected with its generation, failed with its error; offline once its lease ran out", async () => {
-    const a = await replica('states-shown');
+  it("shows the owner's state as it changes: connected with its generation, disconnected, failed with its error; offline once its lease ran out", async () => {
+    // A lost connection fails its environment after 5 s here (25 s by default): two of b's re-reads see it disconnected.
+    const a = await replica('states-shown', { manager: { recoveryDeadlineMs: 5_000 } });
     const b = await replica('states-shown');
     const onB = await overviewOf(b);
     const pageOnB = async (id: string): Promise<unknown> => (await new ApiClient(b.url, TOKEN).get(paths.environment(id))).body;
@@ -118,9 +122,18 @@ describe('replicas on Redis: the owner\'s state of an environment on every repli
     expect(live).toMatchObject({ generation: 1, error: null });
     expect(await pageOnB('live-1')).toMatchObject({ id: 'live-1', state: 'connected', generation: 1 });
 
-    const silent = await join(a, 'fail-1', false);
-    await onB.shows('fail-1', { state: 'starting' });
-    silent.terminate(); // its first handshake fails on the owner
+    // An executor that never answers `initialize` (a socket it gave up on) is never claimed: the owner's
+    // starting generation fails there alone, and the other replica has no state of it to show.
+    const silent = await join(a, 'silent-1', false);
+    silent.terminate();
+    await bounded(firstValueFrom(a.environments$.pipe(filter((list) => list.some((e) => e.id === 'silent-1' && e.state === 'failed')))), 20_000, 'silent-1 failed on a');
+    expect((await new ApiClient(b.url, TOKEN).get(paths.environment('silent-1'))).status).toBe(404);
+
+    // One that answered and then lost its socket: disconnected, then failed once its recovery ran out.
+    const lost = await join(a, 'fail-1', true);
+    await onB.shows('fail-1', { state: 'connected' });
+    lost.terminate();
+    await onB.shows('fail-1', { state: 'disconnected' });
     const failed = await onB.shows('fail-1', { state: 'failed' });
     const onOwner = (await new ApiClient(a.url, TOKEN).get(paths.environment('fail-1'))).body as EnvironmentResource;
     expect(onOwner).toMatchObject({ state: 'failed', generation: 1 });

@@ -89,6 +89,9 @@ describe('an operable host: probes and metrics', () => {
     expect(exposition.types.get(`${P}environments`)).toBe('gauge');
     expect(exposition.types.get(`${P}rpc_call_duration_seconds`)).toBe('histogram');
     expect(exposition.types.get('process_cpu_user_seconds_total')).toBe('counter');
+    // The take-back invariant's counter is served, at 0, before any take-back.
+    expect(exposition.types.get(`${P}take_back_unaccounted_total`)).toBe('counter');
+    expect(sampleValue(exposition, `${P}take_back_unaccounted_total`, {})).toBe(0);
     expect(sampleValue(exposition, `${P}environments`, { state: 'connected' })).toBe(1);
     expect((await getText(`${withDisk.host.url}/metrics`)).status).not.toBe(200);
     expect((await getText(url.replace(/\/metrics$/, '/other'))).status).toBe(404);

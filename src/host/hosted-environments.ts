@@ -280,7 +280,7 @@ export class HostedEnvironments {
    * factory, wrapped by the host's observer (its metrics).
    */
   private outputHistory(id: string, epoch: number): HistoryFactory {
-    return this.observeHistories(this.stores.logs.histories(id, { epoch }));
+    return this.observeHistories(this.stores.logs.histories(id, { epoch, writer: this.stores.owner }));
   }
 
   private started(slot: EnvironmentSlot, manager: EnvironmentManager): void {

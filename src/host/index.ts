@@ -33,6 +33,7 @@ export type { HostFacts } from './host-monitor';
 /* Its durable state (`state`): the port every store adapter implements, and what it keeps */
 export type {
   BoundPort,
+  ClaimOptions,
   EnvironmentOwner,
   EnvironmentSession,
   NewStartRecord,
@@ -42,10 +43,10 @@ export type {
   StartRecordState,
   StateStore,
 } from '../store/state-store';
-export { RECORDED_STARTS } from '../store/state-store';
+export { RECORDED_STARTS, STALE_UPGRADE_WINDOW_MS } from '../store/state-store';
 export type { StdinRecord, StdinWriteRecord } from '../store/stdin-record';
 export { PERSISTED_WRITES } from '../store/stdin-record';
-export { StaleEpochError } from '../errors';
+export { StaleClaimError, StaleEpochError } from '../errors';
 
 /* Its output logs (`logStore`, `outputLog`): the port every store adapter implements, and what its readers get */
 export type {

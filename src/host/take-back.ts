@@ -95,7 +95,7 @@ export class TakeBacks {
     this.keepStdins(id, taken.processes, stdins);
     this.resumeSizedTtys(taken.manager, taken.processes, stdins);
     for (const lost of taken.lost) await this.lose({ environmentId: id, processId: lost.processId }, epoch, lost.reason);
-    await this.account(id, epoch, lostHere);
+    await this.account(id, epoch, new Set(taken.processes.map((process) => process.processId)), lostHere);
     const allLost = [...lostHere, ...taken.lost];
     const how = taken.resumed ? `session ${sessionId} taken back` : `session ${sessionId} is gone, a new one was made`;
     const helpers = helperIds(stdins);
@@ -118,8 +118,9 @@ export class TakeBacks {
    * nor lost. That breaks the promise (its readers would wait for an end that never comes): it is counted,
    * logged, and marked `lost` so that its readers get an end. Never rejects.
    */
-  private async account(id: string, epoch: number, lost: LostProcess[]): Promise<void> {
-    const left = await this.parts.logs.adoptable(id).catch(() => []);
+  private async account(id: string, epoch: number, adopted: ReadonlySet<string>, lost: LostProcess[]): Promise<void> {
+    // An adopted one may still be listed while the store writes its new epoch: it is accounted for.
+    const left = (await this.parts.logs.adoptable(id).catch(() => [])).filter((meta) => !adopted.has(meta.processId));
     for (const meta of left) {
       this.unaccountedCount++;
       const line = `environment ${id}: process ${meta.processId} was neither adopted nor lost by the take-back at epoch ${epoch}`;

@@ -105,6 +105,8 @@ export interface HistoriesOptions {
    * environment's newest takes no more appends, and the store reports a StaleEpochError on `failures$`.
    */
   readonly epoch: number;
+  /** The writer's name (the host's owner name): a store that keeps who wrote each entry (Redis) stamps it. @default '' */
+  readonly writer?: string;
 }
 
 /**

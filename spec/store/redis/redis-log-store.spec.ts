@@ -103,7 +103,7 @@ describe('RedisLogStore', () => {
     await store.flush();
     const keys = processLogKeys(`spec-${test}`, key('p-overlap'));
     const batch = (from: number, to: number): (string | Buffer)[] => range(from, to).flatMap((seq) => encodeRecord({ type: 'output', seq, stream: 'stdout', chunk: chunk(seq, 10), time: 1 }));
-    const append = (from: number, to: number): Promise<unknown> => store.scripts.append([keys.stream, keys.meta, keys.owner, keys.trims], 1, 0, to - from + 1, batch(from, to));
+    const append = (from: number, to: number): Promise<unknown> => store.scripts.append([keys.stream, keys.meta, keys.owner, keys.trims], { epoch: 1, name: 'spec' }, 0, to - from + 1, batch(from, to));
     await append(1, 3);
     expect(await append(2, 5)).toMatchObject({ accepted: true, lastSeq: 5, storedEvents: 5, storedBytes: 50 });
     expect(await append(1, 5)).toMatchObject({ lastSeq: 5, storedEvents: 5, storedBytes: 50 });
@@ -160,6 +160,31 @@ describe('RedisLogStore', () => {
     moved.append(closed(7));
     await b.store.flush();
     expect(seqs(await readAll(await readerOf(a.store, 'p-moved')))).toEqual(range(1, 7));
+  });
+
+  it("stamps each entry with its writer's name and epoch: who wrote what, across a take-over", async () => {
+    const a = await open();
+    const b = await open();
+    const first = a.store.histories(ENV, { epoch: 1, writer: 'replica-a' })('p-stamped', { argv: ['x'], tty: false });
+    for (let seq = 1; seq <= 2; seq += 1) first.append(outputBytes(seq, chunk(seq)));
+    await a.store.flush();
+    await a.redis.hset(ownerKey(`spec-${test}`, ENV), 'owner', 'replica-b', 'epoch', '2');
+    expect(await b.store.adopt(key('p-stamped'), 2)).toBe(2);
+    const moved = b.store.histories(ENV, { epoch: 2, writer: 'replica-b' })('p-stamped', { argv: ['x'], tty: false });
+    moved.append(outputBytes(3, chunk(3)));
+    moved.append(closed(4));
+    await b.store.flush();
+    const entries = await a.redis.xrange(processLogKeys(`spec-${test}`, key('p-stamped')).stream, '-', '+');
+    const stamps = entries.map(([id, fields]) => {
+      const field = (name: string): string | undefined => fields.find((value, at) => at % 2 === 1 && fields[at - 1] === name);
+      return [id, field('w'), field('p')];
+    });
+    expect(stamps).toEqual([
+      ['1-0', 'replica-a', '1'],
+      ['2-0', 'replica-a', '1'],
+      ['3-0', 'replica-b', '2'],
+      ['4-0', 'replica-b', '2'],
+    ]);
   });
 
   it('holds appends in memory while Redis is paused, is unready meanwhile, and writes them all when it answers again', async () => {

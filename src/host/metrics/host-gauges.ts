@@ -43,24 +43,20 @@ export function registerGauges(registry: Registry, prefix: string, facts: () => 
   single('event_streams', 'Open operator API event streams (SSE subscribers).', () => facts().eventStreams);
   single('rpc_pending_calls', 'JSON-RPC calls sent to executors and not answered yet.', () => facts().pendingCalls);
   // Counters the host keeps itself: set to its total at each scrape.
-  const pauses = new Counter({
-    name: `${prefix}disk_pauses_total`,
-    help: "Times an executor was paused because a process's output log on disk could not keep up.",
-    registers,
-    collect: () => {
-      pauses.reset();
-      pauses.inc(facts().diskPauses);
-    },
-  });
-  const unaccounted = new Counter({
-    name: `${prefix}take_back_unaccounted_total`,
-    help: 'Processes a take-back left neither adopted nor lost (a broken invariant: 0 unless there is a bug; each is logged and marked lost).',
-    registers,
-    collect: () => {
-      unaccounted.reset();
-      unaccounted.inc(facts().unaccountedTakeBacks);
-    },
-  });
+  const total = (name: string, help: string, read: () => number): void => {
+    const counter: Counter = new Counter({
+      name: prefix + name,
+      help,
+      registers,
+      collect: () => {
+        counter.reset();
+        counter.inc(read());
+      },
+    });
+  };
+  total('disk_pauses_total', "Times an executor was paused because a process's output log on disk could not keep up.", () => facts().diskPauses);
+  const unaccounted = 'Processes a take-back left neither adopted nor lost (a broken invariant: 0 unless there is a bug; each is logged and marked lost).';
+  total('take_back_unaccounted_total', unaccounted, () => facts().unaccountedTakeBacks);
   if (outputLog === undefined) return;
   single('output_log_bytes', "Bytes of every output log's segments on disk.", () => outputLog().diskBytes);
   single('output_log_segments', 'Segment files of the output logs.', () => outputLog().segments);

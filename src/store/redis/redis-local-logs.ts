@@ -117,13 +117,14 @@ export class LocalLogs {
   }
 
   /**
-   * A new log for `key` written at `epoch`: continuing `adopted` (a process taken back), else a new one
+   * A new log for `key` written by `writer` (its name and epoch): continuing `adopted` (a process taken back), else a new one
    * whose meta hash is made now (what its keys held goes first) and indexed. A log this store wrote for
    * the key before takes nothing more. A stale `epoch` fences it at once.
    */
-  make(key: ProcessKey, epoch: number, launch: HistoryLaunch | undefined, adopted: RedisLogStart | undefined): RedisLog {
+  make(key: ProcessKey, writer: { readonly epoch: number; readonly name: string }, launch: HistoryLaunch | undefined, adopted: RedisLogStart | undefined): RedisLog {
     this.get(key)?.log.removed();
-    const log = new RedisLog(key, processLogKeys(this.prefix, key), epoch, this.context, adopted);
+    const epoch = writer.epoch;
+    const log = new RedisLog(key, processLogKeys(this.prefix, key), epoch, writer.name, this.context, adopted);
     const entry: LocalEntry = { log, state: 'running', refused: false };
     this.entries.set(keyOf(key), entry);
     if (adopted === undefined) {

@@ -5,7 +5,9 @@
  * kind (`o` output, `x` exited, `c` closed, `g` a hole the executor left), `t` the receipt time, and for
  * output `s` the stream and `b` the chunk's raw bytes (binary-safe, never base64); for an exit `e` the code
  * and `d` whether the sandbox denied it; for a hole `f` its first seq (the entry's id is its last) and `n`
- * the output bytes it held when known.
+ * the output bytes it held when known. The append script stamps every entry with `w`, its writer (the
+ * replica's owner name), and `p`, the writer's epoch: a record of who wrote what, which readers ignore and
+ * an audit of the log (the nemesis suite's) reads back.
  */
 import type { OutputStream } from '../../wire/process-event';
 import type { TimedEvent } from '../log-events';

@@ -3,9 +3,10 @@
  * (every key a script touches carries the environment's hash tag: one slot). They are defined on the
  * store's connection with `defineCommand` (ioredis sends EVAL the first time on a socket, EVALSHA after).
  *
- * - `append`: a batch of events (up to 64) to a process's stream; a seq at or below the last one
- *   logged is a no-op (a recovery read that overlaps live events never doubles); a writer whose epoch is
- *   below the owner's is refused, nothing written; then the quota: the oldest entries go (the newest
+ * - `append`: a batch of events (up to 64) to a process's stream, each entry stamped with its writer (`w`)
+ *   and the writer's epoch (`p`); a seq at or below the last one logged is a no-op (a recovery read that
+ *   overlaps live events never doubles); a writer whose epoch is below the owner's is refused, nothing
+ *   written; then the quota: the oldest entries go (the newest
  *   always stays) until the output bytes held are within it; the meta hash counts what went, and the trims
  *   ZSET remembers each dropped seq with the bytes dropped up to it (a reader's marker starts where it was).
  * - `meta`: sets fields of a process's meta hash at an epoch (or unchecked), `create` first deleting
@@ -28,7 +29,7 @@ local last = tonumber(redis.call('HGET', KEYS[2], 'lastSeq') or '0')
 local stored = tonumber(redis.call('HGET', KEYS[2], 'storedBytes') or '0')
 local trimmedTo = tonumber(redis.call('HGET', KEYS[2], 'trimmedTo') or '0')
 local dropped = tonumber(redis.call('HGET', KEYS[2], 'droppedBytes') or '0')
-local i = 4
+local i = 5
 for _ = 1, tonumber(ARGV[3]) do
   local seqText = ARGV[i]
   local seq = tonumber(seqText)
@@ -36,6 +37,10 @@ for _ = 1, tonumber(ARGV[3]) do
   if seq > last then
     local fields = {}
     for j = 1, pairCount * 2 do fields[j] = ARGV[i + 2 + j] end
+    fields[#fields + 1] = 'w'
+    fields[#fields + 1] = ARGV[4]
+    fields[#fields + 1] = 'p'
+    fields[#fields + 1] = ARGV[1]
     redis.call('XADD', KEYS[1], seqText .. '-0', unpack(fields))
     last = seq
     stored = stored + tonumber(ARGV[i + 1])
@@ -154,16 +159,20 @@ export class LogScripts {
     redis.defineCommand(META_COMMAND, { numberOfKeys: 4, lua: META_LUA });
   }
 
-  /** Appends `args` (see `encodeEvent`, `count` events) at `epoch`, keeping the stream within `quotaBytes` (0: unbounded). */
+  /**
+   * Appends `args` (see `encodeEvent`, `count` events) at `epoch`, each entry stamped with `writer` and
+   * `epoch`, keeping the stream within `quotaBytes` (0: unbounded).
+   */
   async append(
     keys: readonly [stream: string, meta: string, owner: string, trims: string],
-    epoch: number,
+    writer: { readonly epoch: number; readonly name: string },
     quotaBytes: number,
     count: number,
     args: readonly ScriptArg[],
   ): Promise<AppendResult> {
     this.calls += 1;
-    const reply = numbers(await this.call(APPEND_COMMAND, [...keys, String(epoch), String(quotaBytes), String(count), ...args]), 7);
+    const head = [String(writer.epoch), String(quotaBytes), String(count), writer.name];
+    const reply = numbers(await this.call(APPEND_COMMAND, [...keys, ...head, ...args]), 7);
     const [status = 0, lastSeq = 0, storedBytes = 0, storedEvents = 0, trimmedTo = 0, droppedBytes = 0, currentEpoch = 0] = reply;
     return { accepted: status === 1, lastSeq, storedBytes, storedEvents, trimmedTo, droppedBytes, currentEpoch };
   }

@@ -106,14 +106,14 @@ export class RedisLogStore implements LogStore {
   /** For tests (the contract's `failWrites`): while on, Redis counts as unreachable, as a paused server would. */
   readonly simulateOutage = (on: boolean): void => this.reachability.simulateOutage(on);
 
-  histories(environmentId: string, { epoch }: HistoriesOptions): HistoryFactory {
+  histories(environmentId: string, { epoch, writer = '' }: HistoriesOptions): HistoryFactory {
     this.locals.fence(environmentId, epoch);
     return (processId, launch) => {
       if (this.closed) throw new ClosedError('the output log store is closed');
       const key = { environmentId, processId };
       const adopted = this.adopted.get(keyOf(key));
       for (const map of [this.adopted, this.remotes]) map.delete(keyOf(key));
-      const log = this.locals.make(key, epoch, launch, adopted?.start);
+      const log = this.locals.make(key, { epoch, name: writer }, launch, adopted?.start);
       return new PacedHistory(log, { onFailed: () => void this.markFailed(key), onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
     };
   }

@@ -52,6 +52,7 @@ export class RedisLog implements PacedLogReader {
     /** The process. */ readonly key: ProcessKey,
     /** Its keys. */ readonly keys: ProcessLogKeys,
     /** The writer's epoch. */ readonly epoch: number,
+    /** The writer's name (each entry is stamped with it and the epoch). */ private readonly writer: string,
     private readonly context: RedisLogContext,
     start: RedisLogStart = { lastSeq: 0, storedBytes: 0, storedEvents: 0, trimmedTo: 0 },
   ) {
@@ -223,7 +224,8 @@ export class RedisLog implements PacedLogReader {
       try {
         const keys = [this.keys.stream, this.keys.meta, this.keys.owner, this.keys.trims] as const;
         const args = batch.flatMap(encodeRecord);
-        result = await this.context.send(() => this.context.scripts.append(keys, this.epoch, this.context.quotaBytes, batch.length, args));
+        const writer = { epoch: this.epoch, name: this.writer };
+        result = await this.context.send(() => this.context.scripts.append(keys, writer, this.context.quotaBytes, batch.length, args));
       } catch (error: unknown) {
         if (!this.writing) return;
         if (isReplyError(error)) return this.fail(replyCode(error));
