@@ -3,55 +3,26 @@
  * README's configuration (`docs/haproxy.cfg`, only its ports replaced), and the built `exec-rx host`
  * (a child process) with its stderr lines time-stamped as they arrive.
  *
- * The redis-server and HAProxy launch logic is a trimmed copy of `spec/support/redis-server.ts` and
- * `spec/support/haproxy.ts`: the bench is built with `tsconfig.build.json`, which includes `src` and `bench`
- * only, so `dist/bench` cannot import from `spec/` (the specs import the template's filling from here,
- * `./haproxy-template`). Keep the flags in step.
+ * The redis-server and HAProxy come from the one launcher of each (`./redis-server`, `./haproxy`), which
+ * the specs use too (`spec/support/` re-exports them).
  *
- * Every child is tracked (`trackChild`), so `stopEverything()` kills what a suite's `finally` missed.
+ * Every child is tracked (`trackChild`, `trackCloser`), so `stopEverything()` stops what a suite's
+ * `finally` missed.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { cleanEnv } from './cli-host';
-import type { TemplateBackend } from './haproxy-template';
-import { fillHaproxyTemplate } from './haproxy-template';
-import { trackChild } from './executors';
+import { startHaproxy } from './haproxy';
+import { halt } from './loopback';
+import { startRedisServer } from './redis-server';
+import { trackChild, trackCloser } from './executors';
 
 /** The built command line's entry point. */
 const CLI = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
-/** The README's HAProxy configuration (from `dist/bench/lib`, the repository's `docs/`). */
-const HAPROXY_TEMPLATE = join(__dirname, '..', '..', '..', 'docs', 'haproxy.cfg');
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** SIGTERM (SIGCONT first, in case it was stopped), SIGKILL after 5 s; resolves once it exited. */
-async function halt(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGCONT');
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 /** A running redis-server (no persistence: `--save ''`, `--appendonly no`) and a client on it. */
 export interface BenchRedis {
@@ -62,40 +33,15 @@ export interface BenchRedis {
   stop(): Promise<void>;
 }
 
-/** Starts a redis-server on a free loopback port with its own temp dir (as `spec/support/redis-server.ts` does). */
+/** Starts a redis-server on a free loopback port with its own temp dir (`./redis-server`). */
 export async function startBenchRedis(): Promise<BenchRedis> {
-  const dir = mkdtempSync(join(tmpdir(), 'exec-rx-bench-redis-'));
-  const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--protected-mode', 'yes', '--appendonly', 'no'];
-  const child = trackChild(spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] }));
-  try {
-    await new Promise<void>((resolve, reject) => {
-      let seen = '';
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start in 10 s: ${seen.slice(-500)}`)), 10_000);
-      const onData = (chunk: Buffer): void => {
-        seen += chunk.toString('utf8');
-        if (!/Ready to accept connections/.test(seen)) return;
-        clearTimeout(timer);
-        child.stdout?.off('data', onData);
-        child.stdout?.resume();
-        child.stderr?.resume();
-        resolve();
-      };
-      child.stdout?.on('data', onData);
-      child.once('error', reject);
-      child.once('exit', (code) => reject(new Error(`redis-server exited (${String(code)}) before it was ready: ${seen.slice(-500)}`)));
-    });
-  } catch (error: unknown) {
-    await halt(child);
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
-  const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const server = await startRedisServer();
+  const closer = trackCloser({ close: () => server.stop() });
+  const client = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   let stopped = false;
   return {
-    url,
-    pid: child.pid ?? 0,
+    url: server.url,
+    pid: server.pid,
     memory: async (field) => {
       if (client.status === 'wait') await client.connect();
       const info = await client.info('memory');
@@ -107,8 +53,7 @@ export async function startBenchRedis(): Promise<BenchRedis> {
       if (stopped) return;
       stopped = true;
       client.disconnect();
-      await halt(child);
-      rmSync(dir, { recursive: true, force: true });
+      await closer.close();
     },
   };
 }
@@ -119,40 +64,11 @@ export interface BenchHaproxy {
   stop(): Promise<void>;
 }
 
-/** The README's configuration with its frontend on `port` and one `server` line per backend. */
-const haproxyConfig = (port: number, backends: readonly TemplateBackend[]): string =>
-  fillHaproxyTemplate(readFileSync(HAPROXY_TEMPLATE, 'utf8'), HAPROXY_TEMPLATE, port, backends);
-
-/** Starts `haproxy -f CFG -db` on a free port in front of `backends`; resolves once it accepts connections. */
+/** Starts `haproxy -f CFG -db` (`./haproxy`) on a free port in front of `backends`; resolves once it accepts connections. */
 export async function startBenchHaproxy(backends: readonly { readonly name: string; readonly port: number }[]): Promise<BenchHaproxy> {
-  const dir = mkdtempSync(join(tmpdir(), 'exec-rx-bench-haproxy-'));
-  const port = await freePort();
-  const file = join(dir, 'haproxy.cfg');
-  writeFileSync(file, haproxyConfig(port, backends));
-  const child = trackChild(spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir }));
-  let output = '';
-  const keep = (chunk: Buffer): void => void (output = `${output}${chunk.toString('utf8')}`.slice(-4_000));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const stop = async (): Promise<void> => {
-    await halt(child);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const deadline = performance.now() + 10_000;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
-      socket.once('error', () => (socket.destroy(), resolve(false)));
-    });
-    if (ok) break;
-    if (child.exitCode !== null || performance.now() > deadline) {
-      await stop();
-      throw new Error(`haproxy did not start: ${output.slice(-800)}`);
-    }
-    await sleep(20);
-  }
-  return { url: `http://127.0.0.1:${port}`, stop };
+  const haproxy = await startHaproxy({ backends });
+  const closer = trackCloser({ close: () => haproxy.stop() });
+  return { url: haproxy.url, stop: () => closer.close() };
 }
 
 /** The credentials every bench host accepts. */

@@ -12,10 +12,15 @@
  *   and the connection passes from then on: a request that waited in a stopped process's accept queue
  *   after its client gave up on it.
  *
+ * A connection another listener accepted can be handed to it ({@link FaultProxy.adopt}): one port in front
+ * of Redis, whose connections go to each replica's own proxy by the process that made them
+ * (`./redis-front`).
+ *
  * Only loopback: it listens on 127.0.0.1 and dials 127.0.0.1. Its owner closes it.
  */
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
+import { ProxyCore } from './fault-pair';
 
 /** What the proxy does with connections (see the module's doc). */
 export type FaultMode = 'pass' | 'refuse' | 'blackhole' | 'hold';
@@ -67,192 +72,12 @@ export interface FaultProxy {
   release(): void;
   /** Back to passing: blackholed connections pass again (what waited first); held ones stay held until their time. */
   heal(): void;
+  /** Takes a connection another listener accepted on 127.0.0.1, as if this proxy had accepted it (in its mode now). */
+  adopt(client: Socket): void;
   /** Resolves once `predicate(counts)` holds; rejects after `timeoutMs`. */
   until(predicate: (counts: FaultProxyCounts) => boolean, timeoutMs: number, what: string): Promise<void>;
   /** Stops listening and destroys every connection; resolves once all are closed. Idempotent. */
   close(): Promise<void>;
-}
-
-/** One connection through the proxy: the client's socket and, once dialled, the target's. */
-class Pair {
-  upstream: Socket | undefined;
-  private flowing = false;
-  private heldUntil: NodeJS.Timeout | undefined;
-  private holdEnd: HoldEnd = 'forward';
-  private readonly kept: Buffer[] = [];
-  /** The client ended or closed while held. */
-  private clientGone = false;
-  /** Released after its client went: it lives as long as the target's side does. */
-  private orphan = false;
-
-  constructor(
-    readonly client: Socket,
-    private readonly proxy: ProxyCore,
-  ) {}
-
-  /** Holds the client's bytes for `ms`, then goes on (see {@link release} and {@link HoldEnd}). */
-  hold(ms: number, end: HoldEnd): void {
-    this.holdEnd = end;
-    this.client.on('data', this.keep);
-    this.client.once('end', () => void (this.clientGone = true));
-    this.heldUntil = setTimeout(() => this.release(), ms);
-  }
-
-  /** Whether its first bytes are held now. */
-  get held(): boolean {
-    return this.heldUntil !== undefined;
-  }
-
-  /** The client's socket closed: whether the pair goes with it (a held or orphaned one stays for its target's side). */
-  clientClosed(): boolean {
-    if (this.held) this.clientGone = true;
-    return !this.held && !this.orphan;
-  }
-
-  /**
-   * Ends the hold: dials the target and sends what was kept; then passes on, or, when the client went
-   * meanwhile, forwards its end (or not: {@link HoldEnd}) and drains the target's answer until it closes.
-   */
-  release(): void {
-    if (this.heldUntil === undefined) return;
-    clearTimeout(this.heldUntil);
-    this.heldUntil = undefined;
-    this.client.off('data', this.keep);
-    this.proxy.released += 1;
-    const upstream = this.dial();
-    for (const chunk of this.kept.splice(0)) upstream.write(chunk);
-    if (this.clientGone || this.client.destroyed) {
-      this.orphan = true;
-      upstream.resume();
-      if (this.holdEnd === 'forward') upstream.end();
-    } else {
-      this.route();
-    }
-    this.proxy.changed();
-  }
-
-  /** Dials the target and passes bytes both ways (nothing while the proxy blackholes). */
-  open(): void {
-    this.dial();
-    this.route();
-  }
-
-  /** Passes bytes both ways, or nothing while the proxy blackholes. */
-  route(): void {
-    if (this.proxy.mode === 'blackhole') this.stop();
-    else this.flow();
-  }
-
-  /** Passes bytes both ways. */
-  flow(): void {
-    const upstream = this.upstream;
-    if (this.flowing || this.held || upstream === undefined || this.client.destroyed) return;
-    this.flowing = true;
-    this.client.pipe(upstream);
-    upstream.pipe(this.client);
-  }
-
-  /** Passes nothing either way (the sockets stay open; TCP's windows fill up). */
-  stop(): void {
-    if (this.held) return;
-    this.flowing = false;
-    this.client.unpipe();
-    this.client.pause();
-    this.upstream?.unpipe();
-    this.upstream?.pause();
-  }
-
-  /** Closes both sides; `reset`: with a TCP reset, as a cut does (a plain close sends a FIN, which a half-open peer may sit on). */
-  destroy(reset = false): void {
-    if (this.heldUntil !== undefined) clearTimeout(this.heldUntil);
-    this.heldUntil = undefined;
-    for (const socket of [this.client, this.upstream]) {
-      if (socket === undefined || socket.destroyed) continue;
-      if (reset && socket.readyState === 'open') socket.resetAndDestroy();
-      else socket.destroy();
-    }
-  }
-
-  private dial(): Socket {
-    const upstream = connect(this.proxy.target, '127.0.0.1');
-    this.upstream = upstream;
-    this.proxy.track(upstream);
-    upstream.once('close', () => this.proxy.drop(this));
-    return upstream;
-  }
-
-  private readonly keep = (chunk: Buffer): void => void this.kept.push(chunk);
-}
-
-/** The proxy's state, shared with its pairs. */
-class ProxyCore {
-  mode: FaultMode = 'pass';
-  holdMs = 0;
-  holdEnd: HoldEnd = 'forward';
-  accepted = 0;
-  cutCount = 0;
-  refused = 0;
-  released = 0;
-  readonly pairs = new Set<Pair>();
-  readonly sockets = new Set<Socket>();
-  private readonly waiters = new Set<() => void>();
-
-  constructor(public target: number) {}
-
-  get counts(): FaultProxyCounts {
-    const held = [...this.pairs].filter((pair) => pair.held).length;
-    return { accepted: this.accepted, open: this.pairs.size, held, cut: this.cutCount, refused: this.refused, released: this.released };
-  }
-
-  track(socket: Socket): void {
-    this.sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.once('close', () => this.sockets.delete(socket));
-  }
-
-  drop(pair: Pair, reset = false): void {
-    if (!this.pairs.delete(pair)) return;
-    pair.destroy(reset);
-    this.changed();
-  }
-
-  accept(client: Socket): void {
-    this.track(client);
-    this.accepted += 1;
-    if (this.mode === 'refuse') {
-      this.refused += 1;
-      client.destroy();
-      this.changed();
-      return;
-    }
-    const pair = new Pair(client, this);
-    this.pairs.add(pair);
-    client.once('close', () => (pair.clientClosed() ? this.drop(pair) : undefined));
-    if (this.mode === 'hold') pair.hold(this.holdMs, this.holdEnd);
-    else pair.open();
-    this.changed();
-  }
-
-  changed(): void {
-    for (const waiter of [...this.waiters]) waiter();
-  }
-
-  until(predicate: (counts: FaultProxyCounts) => boolean, timeoutMs: number, what: string): Promise<void> {
-    if (predicate(this.counts)) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
-        if (!predicate(this.counts)) return;
-        clearTimeout(timer);
-        this.waiters.delete(check);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(check);
-        reject(new Error(`fault proxy on ${this.target}: ${what} did not happen in ${timeoutMs} ms (${JSON.stringify(this.counts)})`));
-      }, timeoutMs);
-      this.waiters.add(check);
-    });
-  }
 }
 
 /** Starts a proxy on a free loopback port in front of `target` (a port on 127.0.0.1), passing. */
@@ -304,6 +129,10 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     heal: () => {
       setMode('pass');
       for (const pair of core.pairs) pair.flow();
+    },
+    adopt: (client) => {
+      if (closing !== undefined) client.destroy();
+      else core.accept(client);
     },
     until: (predicate, timeoutMs, what) => core.until(predicate, timeoutMs, what),
     close: () => {

@@ -1,7 +1,7 @@
 /**
  * The nemesis's TCP proxy (bench/nemesis/fault-proxy.ts) on real loopback sockets: it passes, cuts,
  * refuses, blackholes and heals, holds a connection's first bytes (forwarding the client's end after them,
- * or keeping the connection open), and moves to a new target.
+ * or keeping the connection open), takes connections another listener accepted, and moves to a new target.
  */
 import { connect, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
@@ -233,6 +233,23 @@ describe('the fault proxy', () => {
     await c.until((text) => text === 'pong:early');
     c.socket.write('-more');
     await target.until(() => target.seen[0]?.text === 'early-more');
+  });
+
+  it('takes a connection another listener accepted, in its mode, and cuts it like its own', async () => {
+    const front = createServer((socket) => proxy.adopt(socket));
+    const port = await listenOnLoopback(front, 'front');
+    others.push({ close: () => new Promise<void>((resolve) => front.close(() => resolve())) });
+    const c = await client(port);
+    c.socket.write('via-front');
+    await c.until((text) => text === 'pong:via-front');
+    expect(proxy.counts).toMatchObject({ accepted: 1, open: 1 });
+    proxy.blackhole();
+    const stalled = await client(port);
+    stalled.socket.write('waits');
+    await proxy.until((counts) => counts.accepted === 2, 5_000, 'the second adopted');
+    expect(target.seen.some((seen) => seen.text === 'waits')).toBe(false);
+    expect(proxy.cut()).toBe(2);
+    await Promise.all([c.closed(), stalled.closed()]);
   });
 
   it('sends new connections to a new target, leaving open ones where they are', async () => {
