@@ -162,6 +162,24 @@ describe('RedisLogStore', () => {
     expect(seqs(await readAll(await readerOf(a.store, 'p-moved')))).toEqual(range(1, 7));
   });
 
+  it('cannot release or fail a process under the store that took it over: those writes carry its writer\'s epoch', async () => {
+    const a = await open();
+    const b = await open();
+    const history = a.store.histories(ENV, { epoch: 1 })('p-kept', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await a.store.flush();
+    await a.redis.hset(ownerKey(`spec-${test}`, ENV), 'owner', 'host-b', 'epoch', '2');
+    expect(await b.store.adopt(key('p-kept'), 2)).toBe(1);
+    b.store.histories(ENV, { epoch: 2 })('p-kept', { argv: ['x'], tty: false });
+    await b.store.flush();
+    // a lets go of the environment: its manager closes, failing and releasing what it held.
+    await a.store.markFailed(key('p-kept'));
+    history.release();
+    await a.store.flush();
+    expect(await b.store.meta(key('p-kept'))).toMatchObject({ state: 'running', released: false });
+    expect(await b.store.adoptable(ENV)).toEqual([]);
+  });
+
   it("stamps each entry with its writer's name and epoch: who wrote what, across a take-over", async () => {
     const a = await open();
     const b = await open();

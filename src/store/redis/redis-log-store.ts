@@ -30,10 +30,10 @@ import { keyOf } from '../process-meta';
 import { Followers } from './redis-follower';
 import { RemoteLogReader } from './redis-remote-log';
 import type { ReadBound } from './redis-log-read';
-import { readHeld, readTakenBack } from './redis-log-read';
+import { readHeld } from './redis-log-read';
+import { TakenBackLogs } from './redis-taken-back';
 import { PacedHistory } from '../paced-history';
-import type { RedisLogStart } from './redis-log-context';
-import { decodeCounters, decodeMeta, encodeMeta, takenBackFields } from './redis-log-codec';
+import { decodeMeta, encodeMeta } from './redis-log-codec';
 import type { ProcessLogKeys } from './redis-log-keys';
 import { DEFAULT_REDIS_PREFIX, processLogKeys } from './redis-log-keys';
 import type { RedisLogStoreOptions } from './redis-log-options';
@@ -47,8 +47,6 @@ export type { RedisLogStoreOptions } from './redis-log-options';
 /** What the Redis store can do: paced, durable, fallible writes; it drops the oldest at a quota; no files. */
 const CAPABILITIES: LogStoreCapabilities = { ownPace: true, durable: true, keepsHead: false, writeFailures: true, figures: false, listsEnded: true };
 
-/** A process taken back (`adopt`) and not yet continued by a history: where its log goes on, at which epoch. */
-type AdoptedEntry = { readonly key: ProcessKey; readonly start: RedisLogStart; epoch: number };
 
 /** The host's output logs on Redis (see the module's doc). Made by {@link RedisLogStore.open}; its owner calls `close()`. */
 export class RedisLogStore implements LogStore {
@@ -63,7 +61,7 @@ export class RedisLogStore implements LogStore {
   private readonly reachability: Reachability;
   private readonly locals: LocalLogs;
   private readonly remotes = new Map<string, RemoteLogReader>();
-  private readonly adopted = new Map<string, AdoptedEntry>();
+  private readonly adopted: TakenBackLogs;
   private readonly followers: Followers;
   private closed = false;
 
@@ -81,6 +79,8 @@ export class RedisLogStore implements LogStore {
       pressureBytes: options.pressureBytes ?? defaults.DEFAULT_REDIS_PRESSURE_BYTES,
       retentionMs: this.retentionMs,
     });
+    const parts = { redis: this.redis, locals: this.locals, keysOf: (key: ProcessKey) => this.keysOf(key), bound: this.bound(defaults.ADOPT_READ_STALLS) };
+    this.adopted = new TakenBackLogs({ ...parts, dropRemote: (id) => this.remotes.delete(id) });
     const connect = options.subscriber ?? (() => this.redis.duplicate());
     this.followers = new Followers(this.redis, connect, this.scheduler, options.followBlockMs ?? defaults.DEFAULT_REDIS_FOLLOW_BLOCK_MS);
   }
@@ -111,9 +111,9 @@ export class RedisLogStore implements LogStore {
     return (processId, launch) => {
       if (this.closed) throw new ClosedError('the output log store is closed');
       const key = { environmentId, processId };
-      const adopted = this.adopted.get(keyOf(key));
-      for (const map of [this.adopted, this.remotes]) map.delete(keyOf(key));
-      const log = this.locals.make(key, { epoch, name: writer }, launch, adopted?.start);
+      const adopted = this.adopted.take(key);
+      this.remotes.delete(keyOf(key));
+      const log = this.locals.make(key, { epoch, name: writer }, launch, adopted);
       return new PacedHistory(log, { onFailed: () => void this.markFailed(key), onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
     };
   }
@@ -163,10 +163,15 @@ export class RedisLogStore implements LogStore {
     return this.patch(key, { startedBy });
   }
 
-  /** The history was released: its log takes no more appends (what it took is still written); its keys expire after `releasedRetentionMs`. */
+  /**
+   * The history was released: its log takes no more appends (what it took is still written); its keys
+   * expire after `releasedRetentionMs`. At its writer's epoch: a replica that let go of the environment
+   * (its manager closed, releasing its processes) cannot release them under the replica that took over.
+   */
   release(key: ProcessKey): Promise<void> {
-    void this.locals.get(key)?.log.seal();
-    return this.patch(key, { released: true }, this.releasedRetentionMs);
+    const log = this.locals.get(key)?.log;
+    void log?.seal();
+    return this.patch(key, { released: true }, this.releasedRetentionMs, log?.epoch);
   }
 
   /** Deletes the process's keys and leaves the index; a log this store writes takes nothing more (its readers get an `evicted` marker). */
@@ -175,7 +180,7 @@ export class RedisLogStore implements LogStore {
     this.locals.get(key)?.log.removed();
     this.locals.drop(key);
     this.remotes.delete(id);
-    this.adopted.delete(id);
+    this.adopted.forget(key);
     await this.metas.remove(key);
   }
 
@@ -191,37 +196,18 @@ export class RedisLogStore implements LogStore {
 
   /** See `MetaWrites.adoptable`: `unknown`, taken back and not continued, or running under a stale writer (this store's own too); not released. */
   adoptable(environmentId: string): Promise<readonly ProcessMeta[]> {
-    return this.metas.adoptable(environmentId, (meta) => this.adopted.has(keyOf(meta)));
+    return this.metas.adoptable(environmentId, (meta) => this.adopted.has(meta));
   }
 
   async adopt(key: ProcessKey, epoch: number): Promise<number | undefined> {
     if (this.closed) throw new ClosedError('the output log store is closed');
-    const id = keyOf(key);
-    this.locals.fence(key.environmentId, epoch);
-    const taken = this.adopted.get(id);
-    if (taken !== undefined) {
-      // Taken back again (the attempt before failed, its executor re-dialled): it goes on at the new epoch.
-      taken.epoch = Math.max(taken.epoch, epoch);
-      void this.metas.write(key, { epoch: taken.epoch, mode: 'update', ttlMs: -1, fields: ['epoch', String(taken.epoch)] });
-      return taken.start.lastSeq;
-    }
-    // Bounded: a take-back waiting on an unreachable Redis fails (the executor's next socket tries again), never hangs.
-    const [hash, storedEvents] = await readTakenBack(this.redis, this.keysOf(key), key.processId, this.bound(defaults.ADOPT_READ_STALLS));
+    const lastSeq = await this.adopted.adopt(key, epoch);
     if (this.closed) throw new ClosedError('the output log store is closed');
-    if (decodeMeta(key, hash) === undefined) return undefined;
-    const { lastSeq, storedBytes, trimmedTo } = decodeCounters(hash);
-    this.locals.get(key)?.log.removed();
-    this.locals.entries.delete(id);
-    this.remotes.delete(id);
-    this.adopted.set(id, { key, start: { lastSeq, storedBytes, storedEvents, trimmedTo }, epoch });
-    const running = takenBackFields(epoch);
-    this.metas.seed(key, hash, running);
-    void this.metas.write(key, { epoch, mode: 'update', ttlMs: -1, fields: running });
     return lastSeq;
   }
 
   async markLost(key: ProcessKey, reason: string): Promise<void> {
-    this.adopted.delete(keyOf(key));
+    this.adopted.forget(key);
     const meta = await this.meta(key).catch(() => undefined);
     if (meta === undefined || meta.state === 'closed' || meta.state === 'failed') return;
     const entry = this.locals.get(key);
@@ -271,7 +257,7 @@ export class RedisLogStore implements LogStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.locals.leave(this.scheduler.now(), this.retentionMs, [...this.adopted.values()].map(({ key }) => key));
+    this.locals.leave(this.scheduler.now(), this.retentionMs, this.adopted.keys());
     await this.locals.flushWithin(this.options.closeTimeoutMs ?? defaults.DEFAULT_REDIS_CLOSE_TIMEOUT_MS);
     this.followers.stop();
     this.reachability.stop();
