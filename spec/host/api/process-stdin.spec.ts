@@ -137,6 +137,30 @@ describe('ProcessStdin with persistence', () => {
     expect(recorder.last).toMatchObject({ target: 'pty', writerProcessId: 'cmd', nextWriteId: 3, ttyPath: '/tmp/exec-rx-tty-1' });
   });
 
+  it('sends a write whose record failed once its retry is recorded, with the ids it reserved; the same for an end', async () => {
+    current = await rig();
+    const { port, command, helper } = current;
+    const recorder = new Recorder(port);
+    const stdin = new ProcessStdin(command, { kind: 'fifo', feeder: new FifoFeeder(helper) }, { persist: recorder.persist });
+    await turns();
+    recorder.fail = new Error('Reached the max retries per request limit');
+    await expect(stdin.write('w1', bytes('a\n'))).rejects.toMatchObject({ status: 503, code: 'HOST_ERROR' });
+    await expect(stdin.write('w1', bytes('a\n'))).rejects.toMatchObject({ status: 503, code: 'HOST_ERROR' });
+    await expect(stdin.end()).rejects.toMatchObject({ status: 503, code: 'HOST_ERROR' });
+    expect(writesOf(port)).toEqual([]);
+    // Redis answers again: the same write id goes out once, with the writeId it reserved first.
+    recorder.fail = undefined;
+    await expect(stdin.write('w1', bytes('b\n'))).rejects.toMatchObject({ status: 422, code: 'WRITE_ID_REUSED' });
+    await stdin.write('w1', bytes('a\n'));
+    await stdin.write('w1', bytes('a\n'));
+    await stdin.end();
+    expect(writesOf(port)).toEqual([
+      ['feeder', '1', '2\na\n'],
+      ['feeder', '2', '0\n'],
+    ]);
+    expect(recorder.last).toMatchObject({ nextWriteId: 3, endWriteId: 2, writes: [{ writeId: 'w1', firstWriteId: 1, count: 1 }] });
+  });
+
   it('made again from a record: a retried write goes out with its recorded ids, new ones after the recorded counter', async () => {
     current = await rig();
     const { port, command, helper } = current;

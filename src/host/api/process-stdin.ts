@@ -53,6 +53,11 @@ export class ProcessStdin {
   private persisted: StdinWriteRecord[] = [];
   /** Writes of before a restart, by client writeId: a retry goes out again with their executor writeIds. */
   private readonly before = new Map<string, StdinWriteRecord>();
+  /**
+   * Writes whose record could not be written (503, nothing sent), by client writeId, with their bytes'
+   * fingerprint: a retry records and sends them with the executor writeIds they reserved (never new ones).
+   */
+  private readonly unrecorded = new Map<string, StdinWriteRecord & { readonly fingerprint: string }>();
   private queue: Promise<unknown> = Promise.resolve();
   private ended: Promise<void> | undefined;
   private endWriteId: number | null = null;
@@ -107,30 +112,45 @@ export class ProcessStdin {
     }
     const earlier = this.before.get(writeId);
     if (earlier === undefined && this.ended !== undefined) return Promise.reject(new ApiProblem(409, 'STDIN_CLOSED', 'the input of this process was ended'));
+    const unrecorded = this.unrecorded.get(writeId);
+    const reused = (): Promise<void> => Promise.reject(new ApiProblem(422, 'WRITE_ID_REUSED', `writeId ${writeId} was used for other bytes`));
+    if (unrecorded !== undefined && unrecorded.fingerprint !== fingerprint) return reused();
     const outcome =
       earlier === undefined
-        ? this.enqueue(() => this.sendNew(writeId, bytes))
+        ? this.enqueue(() => this.sendNew(writeId, bytes, fingerprint))
         : this.ended !== undefined
           ? Promise.resolve()
           : this.enqueue(() => this.send(bytes, earlier.firstWriteId, true));
-    this.writes.set(writeId, { fingerprint, outcome });
+    const remembered = { fingerprint, outcome };
+    this.writes.set(writeId, remembered);
     if (this.writes.size > REMEMBERED_WRITES) {
       const oldest = this.writes.keys().next().value;
       if (oldest !== undefined) this.writes.delete(oldest);
     }
-    outcome.catch(() => undefined);
+    // Not recorded, so not sent: a retry of the same writeId tries again (with the writeIds it reserved).
+    outcome.catch(() => (this.unrecorded.has(writeId) && this.writes.get(writeId) === remembered ? this.writes.delete(writeId) : undefined));
     return outcome;
   }
 
-  /** Ends the input after every earlier write (idempotent: a second end resolves with the first). */
+  /**
+   * Ends the input after every earlier write (idempotent: a second end resolves with the first). An end
+   * whose record could not be written (503, nothing sent) is tried again by the next call, with its writeId.
+   */
   end(): Promise<void> {
-    this.ended ??= this.enqueue(async () => {
-      const endWriteId = this.reserve(1);
+    if (this.ended !== undefined) return this.ended;
+    const ending = this.enqueue(async () => {
+      const endWriteId = this.endWriteId ?? this.reserve(1);
       this.endWriteId = endWriteId;
-      await this.persist();
+      try {
+        await this.persist();
+      } catch (error: unknown) {
+        if (this.ended === ending) this.ended = undefined;
+        throw error;
+      }
       await this.sendEnd(endWriteId);
     });
-    return this.ended;
+    this.ended = ending;
+    return ending;
   }
 
   /**
@@ -172,15 +192,25 @@ export class ProcessStdin {
     return run;
   }
 
-  /** Reserves the write's executor writeIds, persists them, then sends. */
-  private async sendNew(writeId: string, bytes: Uint8Array): Promise<void> {
+  /** Reserves the write's executor writeIds (or takes those it reserved before its record failed), persists them, then sends. */
+  private async sendNew(writeId: string, bytes: Uint8Array, fingerprint: string): Promise<void> {
     if (this.process.state !== 'running') throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer runs');
-    const count = this.target.kind === 'fifo' ? this.target.feeder.writeIdsOf(bytes) : writeIdsFor(bytes.byteLength);
-    const firstWriteId = this.reserve(count);
-    this.persisted.push({ writeId, firstWriteId, count });
-    if (this.persisted.length > PERSISTED_WRITES) this.persisted.shift();
-    await this.persist();
-    await this.send(bytes, firstWriteId, false);
+    let entry: StdinWriteRecord | undefined = this.unrecorded.get(writeId);
+    if (entry === undefined) {
+      const count = this.target.kind === 'fifo' ? this.target.feeder.writeIdsOf(bytes) : writeIdsFor(bytes.byteLength);
+      entry = { writeId, firstWriteId: this.reserve(count), count };
+      this.persisted.push(entry);
+      if (this.persisted.length > PERSISTED_WRITES) this.persisted.shift();
+    }
+    try {
+      await this.persist();
+    } catch (error: unknown) {
+      this.unrecorded.set(writeId, { ...entry, fingerprint });
+      if (this.unrecorded.size > REMEMBERED_WRITES) this.unrecorded.delete(this.unrecorded.keys().next().value ?? writeId);
+      throw error;
+    }
+    this.unrecorded.delete(writeId);
+    await this.send(bytes, entry.firstWriteId, false);
   }
 
   private async persist(): Promise<void> {
