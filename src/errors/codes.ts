@@ -38,6 +38,7 @@ export type ExecClientErrorCode =
   | 'LOG_READ_FAILED'
   | 'STALE_EPOCH'
   | 'STALE_CLAIM'
+  | 'STORE_UNAVAILABLE'
   | OperatorApiErrorCode;
 
 /**

@@ -25,5 +25,5 @@ export type { HelperKind } from './setup-errors';
 export { ConfigError, ExecutorExitedError, ExecutorStartError, HelperFailedError } from './setup-errors';
 export type { LogWriteOperation } from './log-errors';
 export { OutputLogError, OutputLogReadError } from './log-errors';
-export { DataDirInUseError, StaleClaimError, StaleEpochError } from './state-errors';
+export { DataDirInUseError, StaleClaimError, StaleEpochError, StoreUnavailableError } from './state-errors';
 export { messageOf } from './message-of';

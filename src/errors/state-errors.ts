@@ -55,3 +55,16 @@ export class StaleClaimError extends ExecClientError {
     );
   }
 }
+
+/**
+ * The host's shared state store (Redis, with replicas) did not answer: its connection is down, a command
+ * timed out, or it refused for a while (out of memory, loading). Nothing is known of whether a write was
+ * kept; the caller retries (the operator API answers 503 with `Retry-After`). The message carries the
+ * store's own words, never its url or password.
+ */
+export class StoreUnavailableError extends ExecClientError {
+  readonly code = 'STORE_UNAVAILABLE';
+  constructor(reason: string, options?: ErrorOptions) {
+    super(`the shared state store did not answer: ${reason}`, options);
+  }
+}

@@ -46,7 +46,7 @@ export type {
 export { RECORDED_STARTS, STALE_UPGRADE_WINDOW_MS } from '../store/state-store';
 export type { StdinRecord, StdinWriteRecord } from '../store/stdin-record';
 export { PERSISTED_WRITES } from '../store/stdin-record';
-export { StaleClaimError, StaleEpochError } from '../errors';
+export { StaleClaimError, StaleEpochError, StoreUnavailableError } from '../errors';
 
 /* Its output logs (`logStore`, `outputLog`): the port every store adapter implements, and what its readers get */
 export type {

@@ -27,6 +27,8 @@ export interface ClusterState {
   restoreOwner(id: string, owner: string, epoch: number, signedAt?: number): Promise<boolean>;
   /** Whether the store lost its data since it was opened (or since the last call that said so): the owners then rewrite it. */
   datasetLost(): Promise<boolean>;
+  /** The store's boot marker (made when it has none): another one than before means it lost its data since. */
+  bootId(): Promise<string>;
   /** Writes refused so far because their epoch was stale (the host's metrics read it). */
   readonly staleRefusals: number;
   /** What each owner says of the environments it owns, read by every replica; and the eviction of one no replica serves. */

@@ -7,7 +7,7 @@
  */
 import type { Subscriber } from 'rxjs';
 import { Observable } from 'rxjs';
-import { ExecClientError, OutputLogReadError } from '../errors';
+import { ExecClientError, OutputLogReadError, ResumeFailedError } from '../errors';
 import type { HistoryInput, OutputHistory } from '../exec/output-history';
 import type { FailedEvent, ProcessEvent } from '../exec/process-event';
 import type { SequencedEvent } from '../wire/process-event';
@@ -53,10 +53,24 @@ export interface PacedHistoryOptions {
   readonly replayReadBytes?: number;
 }
 
+/**
+ * Why a process whose stream failed is `lost` rather than `failed`, or undefined: its executor no longer
+ * had its session (the executor restarted, or the session outlived its 80 s retention), so the process was
+ * killed with it, whatever this host did; its log says so to every reader.
+ */
+export function lostReasonOf(failure: FailedEvent): string | undefined {
+  for (let error: unknown = failure.error; error instanceof Error; error = error.cause) {
+    if (error instanceof ResumeFailedError && error.reason === 'unknownSession') {
+      return 'the executor no longer had its session (it restarted, or the session outlived its 80 s retention): the process was killed with it';
+    }
+  }
+  return undefined;
+}
+
 /** What the owner of a {@link PacedHistory} hears (the store's bookkeeping). */
 export interface PacedHistoryHooks {
-  /** The process failed (a `failed` event was appended). */
-  readonly onFailed?: () => void;
+  /** The process failed (a `failed` event was appended): `lost` says why it is lost rather than failed (see {@link lostReasonOf}). */
+  readonly onFailed?: (lost: string | undefined) => void;
   /** The history was released. */
   readonly onRelease?: () => void;
   /** Resolves once the process's metadata is on the disk (`OutputHistory.ready`); never rejects. */
@@ -184,7 +198,7 @@ export class PacedHistory<L extends PacedHistoryLog = PacedHistoryLog> implement
       this.failure = event;
       this.finish();
       void this.log.seal();
-      this.hooks.onFailed?.();
+      this.hooks.onFailed?.(lostReasonOf(event));
       return;
     }
     if (event.type === 'truncated') {

@@ -41,6 +41,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   LOG_READ_FAILED: null,
   STALE_EPOCH: null,
   STALE_CLAIM: null,
+  STORE_UNAVAILABLE: null,
   UNAUTHORIZED: null,
   FORBIDDEN_ROLE: null,
   FORBIDDEN_ENVIRONMENT: null,

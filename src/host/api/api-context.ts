@@ -35,8 +35,10 @@ export interface ApiContext {
 
 /** What the operator API asks of a replica's cluster. */
 export interface ClusterView {
-  /** The replica that owns `id` now, when it is not this one. Never rejects. */
+  /** The replica that owns `id` now, when it is not this one. Rejects when the shared store does not answer. */
   ownerElsewhere(id: string): Promise<string | undefined>;
+  /** Whether the shared store lost its data a moment ago (its owners may not have written an environment back yet). Rejects when it does not answer. */
+  unsettled(): Promise<boolean>;
   /**
    * The environments other replicas own now, by id, each with its owner and the state its owner published
    * (`offline` once the owner's lease ran out). Never rejects (empty when the store does not answer).
@@ -50,12 +52,18 @@ export interface ClusterView {
  * client retries, or tries another url), even when this one still holds a generation of it (one that
  * failed, one whose claim is not made yet, or one another replica took over and this one has not let go
  * of yet). Reads (lists, events, `/log`) are served from the shared log on any replica and never come here.
+ * Rejects with the store's error (StoreUnavailableError: 503 too) when the shared store does not answer.
  */
 export async function refuseIfElsewhere(context: ApiContext, environmentId: string): Promise<void> {
   if (context.cluster === undefined) return;
   const owner = await context.cluster.ownerElsewhere(environmentId);
   if (owner !== undefined) {
     const detail = `environment ${environmentId} is served by another replica (${owner}); retry, through the load balancer`;
+    throw new ApiProblem(503, 'ENVIRONMENT_ELSEWHERE', detail, { 'retry-after': '1' });
+  }
+  const hosted = context.environments.get(environmentId);
+  if ((hosted === undefined || hosted.state === 'failed') && (await context.cluster.unsettled())) {
+    const detail = `the shared store lost its data a moment ago: environment ${environmentId} may not be written back yet; retry`;
     throw new ApiProblem(503, 'ENVIRONMENT_ELSEWHERE', detail, { 'retry-after': '1' });
   }
 }

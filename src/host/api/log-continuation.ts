@@ -4,7 +4,8 @@
  * in its log is `unknown` until its executor comes back: while the host expects it back
  * (`HostedEnvironments.awaitingTakeBack`), the follower waits; once the process is taken back it reads on
  * in the log that takes its appends again (the store's reader now, not the sealed one it read), once it is found
- * `lost` (or the wait ran out) it ends with `failed` PROCESS_GONE, saying why.
+ * `lost` (or the wait ran out) it ends with `failed` PROCESS_GONE, saying why. A process whose stream failed
+ * on the host's side (`failed` in the store) ends with `failed` PROCESS_FAILED: a reader never waits for more.
  */
 import type { Observable } from 'rxjs';
 import { defer, from, of, switchMap } from 'rxjs';
@@ -40,6 +41,8 @@ async function continuationOf(store: Pick<LogStore, 'meta' | 'openReader'>, key:
   if (meta === undefined) return END;
   if (meta.state === 'unknown') return { type: 'gone', message: UNKNOWN_END };
   if (meta.state === 'lost') return { type: 'gone', message: `it was running when the host stopped and could not be taken back: ${meta.lostReason ?? 'no reason given'}` };
+  // Its stream failed on the host's side: the log ends there, and says so (a reader never waits for more).
+  if (meta.state === 'failed') return { type: 'gone', code: 'PROCESS_FAILED', message: "the process's stream failed on the host's side: its log ends here" };
   const current = await store.openReader(key).catch(() => undefined);
   return current?.pace === 'own' && current !== log ? { type: 'log', log: current } : END;
 }

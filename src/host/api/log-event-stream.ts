@@ -15,6 +15,7 @@
 import type { Observable, Subscription } from 'rxjs';
 import { take } from 'rxjs';
 import type { EventSink } from './sse-stream';
+import type { ExecClientErrorCode } from '../../errors';
 import { ExecClientError } from '../../errors';
 import type { LogEvent } from '../../store/log-events';
 import type { PacedLogReader } from '../../store/log-store';
@@ -42,8 +43,9 @@ export type LogContinuation =
       readonly log: PacedLogReader;
     }
   | {
-      /** Nothing more will come and how the process ended is not known: `failed` PROCESS_GONE with `message`. */
+      /** Nothing more will come and how the process ended is not known: `failed` with `code` (PROCESS_GONE unless said) and `message`. */
       readonly type: 'gone';
+      readonly code?: ExecClientErrorCode;
       readonly message: string;
     }
   | {
@@ -96,7 +98,7 @@ async function pump(first: PacedLogReader, stream: EventSink, afterSeq: number, 
         log = next.log;
         continue;
       }
-      if (next?.type === 'gone') stream.write(stream.framing.failed('PROCESS_GONE', next.message));
+      if (next?.type === 'gone') stream.write(stream.framing.failed(next.code ?? 'PROCESS_GONE', next.message));
       return stream.end();
     }
     if (read.ended || !follow) return stream.end();

@@ -44,6 +44,7 @@ const LIBRARY_STATUS: Readonly<Partial<Record<ExecClientErrorCode, number>>> = {
   // With replicas: another replica owns the environment now (this one finds out on its write); it answers.
   STALE_EPOCH: 503,
   STALE_CLAIM: 503,
+  STORE_UNAVAILABLE: 503,
 };
 
 const statusOf = (error: ExecClientError): number => LIBRARY_STATUS[error.code] ?? 500;

@@ -16,6 +16,7 @@ import type { HostLogger } from '../host-logger';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { ElsewhereEnvironment } from './elsewhere';
 import { Elsewhere } from './elsewhere';
+import { StoreLoss } from './store-loss';
 import { StatePublisher } from './state-publisher';
 
 /** How a replica takes part in a cluster (see `HostServerOptions.cluster`). */
@@ -87,6 +88,8 @@ export class HostCluster {
   private counts = { staleLogWrites: 0, fenced: 0, rewrites: 0 };
   /** The reads of {@link environmentsElsewhere}, shared while fresh. */
   private readonly elsewhere: Elsewhere;
+  /** When the store lost its data: what a call for an environment it does not name answers meanwhile. */
+  private readonly loss: StoreLoss;
   /** Publishes the state of each environment this replica owns. */
   private readonly publisher: StatePublisher;
   /** Lease renewals refused (another owner or a newer epoch): stale state writes the store does not count itself. */
@@ -101,6 +104,7 @@ export class HostCluster {
     this.drainDelayMs = options.drainDelayMs ?? CLUSTER_DEFAULTS.drainDelayMs;
     this.lastRenewedAt = parts.scheduler.now();
     this.elsewhere = new Elsewhere(options.state, parts.owner, parts.scheduler, this.leaseMs);
+    this.loss = new StoreLoss(options.state, parts.scheduler, this.leaseMs);
     const fenced = (id: string, why: string): void => this.fence(id, why);
     this.publisher = new StatePublisher({ state: options.state, table: parts.table, owner: parts.owner, leaseMs: this.leaseMs, fenced });
   }
@@ -110,9 +114,10 @@ export class HostCluster {
     return this.options.id;
   }
 
-  /** Starts publishing its environments' states, and renewing leases every `renewMs` on the host's clock, until {@link stop}. */
+  /** Learns the store's boot marker, starts publishing its environments' states and renewing leases every `renewMs` on the host's clock, until {@link stop}. */
   start(): void {
     this.publisher.start();
+    this.ticking = this.ticking.then(() => this.loss.look());
     this.renewing ??= timer(this.renewMs, this.renewMs, this.parts.scheduler).subscribe(() => {
       this.ticking = this.ticking.then(() => this.tick());
     });
@@ -156,10 +161,18 @@ export class HostCluster {
     return owner === undefined || (owner.owner === this.parts.owner && owner.epoch === epoch);
   }
 
-  /** The replica that owns `id` now when it is not this one (the operator API answers 503 for it). Never rejects. */
+  /**
+   * The replica that owns `id` now when it is not this one (the operator API answers 503 for it). Rejects
+   * with the store's error (StoreUnavailableError) when it does not answer: which replica serves `id` is not known then.
+   */
   async ownerElsewhere(id: string): Promise<string | undefined> {
-    const owner = await this.options.state.owner(id).catch(() => undefined);
+    const owner = await this.options.state.owner(id);
     return owner === undefined || owner.owner === this.parts.owner ? undefined : owner.owner;
+  }
+
+  /** Whether the store may not name an environment yet because it lost its data a moment ago (see `StoreLoss`). Rejects when it does not answer. */
+  unsettled(): Promise<boolean> {
+    return this.loss.unsettled();
   }
 
   /**
@@ -230,7 +243,10 @@ export class HostCluster {
     const { state } = this.options;
     const { table, owner, log } = this.parts;
     try {
-      if (await state.datasetLost()) await this.rewrite();
+      if (await state.datasetLost()) {
+        await this.rewrite();
+        this.loss.found(await state.bootId());
+      }
       for (const id of table.liveIds()) {
         const epoch = table.epochOf(id);
         if (epoch === 0) continue;

@@ -108,7 +108,9 @@ export class DiskLogStore implements LogStore {
       const adopted = this.adopted.get(dir);
       this.adopted.delete(dir);
       const log = adopted ?? this.create(key, launch, epoch);
-      return new DiskHistory(log, { onFailed: () => void this.markFailed(key), onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
+      // A process lost with its executor's session is `lost`, saying why; any other failure `failed`.
+      const onFailed = (lost: string | undefined): void => void (lost === undefined ? this.markFailed(key) : this.markLost(key, lost));
+      return new DiskHistory(log, { onFailed, onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
     };
   }
 

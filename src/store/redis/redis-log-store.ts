@@ -114,7 +114,9 @@ export class RedisLogStore implements LogStore {
       const adopted = this.adopted.take(key);
       this.remotes.delete(keyOf(key));
       const log = this.locals.make(key, { epoch, name: writer }, launch, adopted);
-      return new PacedHistory(log, { onFailed: () => void this.markFailed(key), onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
+      // A process lost with its executor's session is `lost`, saying why; any other failure `failed`.
+      const onFailed = (lost: string | undefined): void => void (lost === undefined ? this.markFailed(key) : this.markLost(key, lost, epoch));
+      return new PacedHistory(log, { onFailed, onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
     };
   }
 
@@ -206,14 +208,15 @@ export class RedisLogStore implements LogStore {
     return lastSeq;
   }
 
-  async markLost(key: ProcessKey, reason: string): Promise<void> {
+  /** See `LogStore.markLost`; at `epoch` (a writer's: refused once another owns the environment), or unchecked (-1, a take-back's). */
+  async markLost(key: ProcessKey, reason: string, epoch = -1): Promise<void> {
     this.adopted.forget(key);
     const meta = await this.meta(key).catch(() => undefined);
     if (meta === undefined || meta.state === 'closed' || meta.state === 'failed') return;
     const entry = this.locals.get(key);
     if (entry !== undefined) entry.state = 'lost';
     void entry?.log.seal();
-    await this.patch(key, { state: 'lost', lostReason: reason, endedAt: meta.endedAt ?? this.scheduler.now() }, this.retentionMs);
+    await this.patch(key, { state: 'lost', lostReason: reason, endedAt: meta.endedAt ?? this.scheduler.now() }, this.retentionMs, epoch);
   }
 
   /**

@@ -4,7 +4,7 @@
  * on disk: nothing here throws on what Redis answers, but for a claim's reply, which may be a refusal
  * (`claimedEpoch`).
  */
-import { StaleClaimError } from '../../errors';
+import { ExecClientError, messageOf, StaleClaimError, StoreUnavailableError } from '../../errors';
 import type { EnvironmentOwner, PersistedEnvironment, PersistedRegistration, StartRecord } from '../state-store';
 import type { StdinRecord } from '../stdin-record';
 import { stdinRecordOf } from '../stdin-record';
@@ -86,3 +86,10 @@ export function claimedEpoch(id: string, signedAt: number | undefined, reply: un
   if (status !== 'ok' || first === undefined) throw new Error(`redis: unexpected claim reply ${JSON.stringify(reply)}`);
   return Number(first);
 }
+
+/**
+ * A failure of a state store call: a typed one, or a bad argument (TypeError, RangeError), as it is;
+ * Redis's own (its connection down, a command timed out, a refusal) as StoreUnavailableError.
+ */
+export const asStoreError = (error: unknown): unknown =>
+  error instanceof ExecClientError || error instanceof TypeError || error instanceof RangeError ? error : new StoreUnavailableError(messageOf(error), { cause: error });

@@ -22,7 +22,7 @@ import { stdinFields } from '../stdin-record';
 import { markBoot, randomId } from './redis-boot';
 import { environmentRecords, RedisEnvironmentStates, register } from './redis-environment-states';
 import * as keys from './redis-keys';
-import { claimedEpoch, ownerOf, registrationOf, sessionOf, startOf, stdinOf } from './redis-records';
+import { asStoreError, claimedEpoch, ownerOf, registrationOf, sessionOf, startOf, stdinOf } from './redis-records';
 import type { LuaScript, RedisClient } from './redis-scripts';
 import type { EpochMode, RedisStateStoreOptions } from './redis-state-options';
 import * as scripts from './redis-scripts';
@@ -255,10 +255,10 @@ export class RedisStateStore implements StateStore {
     return this.closing;
   }
 
-  /** `task`'s promise, kept until it settles (for `flush` and `close`); ClosedError once closed. */
+  /** `task`'s promise, kept until it settles (for `flush` and `close`); ClosedError once closed; Redis's own failures as StoreUnavailableError. */
   private run<T>(task: () => Promise<T>): Promise<T> {
     if (this.closing !== undefined) return Promise.reject(new ClosedError('the host state is closed'));
-    const promise = task();
+    const promise = task().catch((error: unknown) => Promise.reject(asStoreError(error)));
     this.pending.add(promise);
     const settled = (): void => void this.pending.delete(promise);
     promise.then(settled, settled);
