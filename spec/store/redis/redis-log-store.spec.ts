@@ -180,6 +180,23 @@ describe('RedisLogStore', () => {
     expect(await b.store.adoptable(ENV)).toEqual([]);
   });
 
+  it('gives readers an evicted marker and the closed event for what Redis lost of a log whose metadata it kept', async () => {
+    const a = await open();
+    const b = await open();
+    const history = a.store.histories(ENV, { epoch: 1 })('p-emptied', { argv: ['x'], tty: false });
+    for (let seq = 1; seq <= 3; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    history.append(closed(4));
+    await a.store.flush();
+    // Redis restarted empty and the owner wrote its metadata back: the stream holds nothing of it.
+    await a.redis.del(processLogKeys(`spec-${test}`, key('p-emptied')).stream);
+    const want = [['evicted', 1, 3], 4];
+    for (const store of [a.store, b.store]) {
+      const read = await (await readerOf(store, 'p-emptied')).read(0, 1 << 20);
+      expect({ seqs: seqs(read.events), ended: read.ended }).toEqual({ seqs: want, ended: true });
+    }
+    expect((await (await readerOf(b.store, 'p-emptied')).read(2, 1 << 20)).events).toMatchObject([{ type: 'truncated', reason: 'evicted', fromSeq: 3, toSeq: 3 }, { type: 'closed', seq: 4 }]);
+  });
+
   it("stamps each entry with its writer's name and epoch: who wrote what, across a take-over", async () => {
     const a = await open();
     const b = await open();

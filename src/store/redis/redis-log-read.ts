@@ -160,6 +160,20 @@ export class ReadBuilder {
     }
   }
 
+  /**
+   * After {@link fromStored} gave all the stream holds after the cursor (fewer entries than a read asks):
+   * the seqs up to `heldTo` it does not hold are gone (Redis lost them: restarted empty, or from an AOF a
+   * second behind): one `evicted` marker for them, then the process's `closed`, at the seq its metadata
+   * kept, when it went with them (a reader gets an end, never a wait for what will not come).
+   */
+  missing(range: StoredRange, heldTo: number): void {
+    if (this.full || this.cursor >= heldTo) return;
+    const closedSeq = range.closedSeq > this.cursor && range.closedSeq <= heldTo ? range.closedSeq : 0;
+    const lastLost = closedSeq > 0 ? closedSeq - 1 : heldTo;
+    if (lastLost > this.cursor) this.mark(truncatedRange('evicted', this.cursor + 1, lastLost, 0));
+    if (closedSeq > 0) this.give({ type: 'closed', seq: closedSeq, time: 0 });
+  }
+
   /** Gives the owner's records in memory from the cursor on (the log's own objects: see `LogRead.memoryFrom`); false when they do not reach it. */
   fromMemory(records: Iterable<LogRecord>): boolean {
     for (const record of records) {

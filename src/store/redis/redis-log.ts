@@ -132,8 +132,11 @@ export class RedisLog implements PacedLogReader {
       const now = this.readNow(afterSeq, maxBytes);
       if (now !== undefined) return now;
       const read = new ReadBuilder(afterSeq, maxBytes);
-      const range = await fetchStored(this.context.redis, this.keys, this.processId, read.cursor, countFor(maxBytes));
+      const count = countFor(maxBytes);
+      const range = await fetchStored(this.context.redis, this.keys, this.processId, read.cursor, count);
       read.fromStored(range, this.writtenLimit);
+      // What the log's counters (read with the stream, in one step) say it holds and it does not: Redis lost it.
+      if (range.records.length < count) read.missing(range, Math.min(range.counters.lastSeq, this.writtenLimit));
       if (!read.full) read.fromMemory(this.pending);
       // Nothing given and more held: a flush moved the events from memory to the stream under this read.
       if (read.count > 0 || read.cursor >= this.heldSeq || attempt >= READ_ATTEMPTS) return this.finishRead(read);

@@ -38,7 +38,8 @@ export class RemoteLogReader implements PacedLogReader {
   /** The events after `afterSeq` the stream holds (see `PacedLogReader.read`). */
   async read(afterSeq: number, maxBytes: number): Promise<LogRead> {
     const read = new ReadBuilder(afterSeq, maxBytes);
-    const range = await fetchStored(this.redis, this.keys, this.processId, read.cursor, countFor(maxBytes));
+    const count = countFor(maxBytes);
+    const range = await fetchStored(this.redis, this.keys, this.processId, read.cursor, count);
     if (!range.exists && !this.follower.vanished(this.processId, true)) {
       // Missing for a moment (Redis restarted empty: the owner writes the log's keys back): nothing yet.
       return read.finish(read.cursor, false);
@@ -58,6 +59,7 @@ export class RemoteLogReader implements PacedLogReader {
       this.ended = true;
       return read.finish(read.cursor, true);
     }
+    if (range.records.length < count) read.missing(range, range.counters.lastSeq);
     this.lastSeq = Math.max(this.lastSeq, range.counters.lastSeq);
     this.ended = endedBy({ ...range, closedSeq: range.closedSeq }, range.counters.lastSeq);
     return read.finish(range.counters.lastSeq, this.ended);
