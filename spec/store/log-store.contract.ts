@@ -389,6 +389,25 @@ export function describeLogStoreContract(adapters: readonly LogStoreAdapter[]): 
         expect(failures).toEqual([]);
       });
 
+      it('takes back a process released or failed only after its host closed the store (a stopping host lets go of nothing)', async () => {
+        const first = await open();
+        const feeder = start(first, 'p-feeder', 1, []);
+        feeder.append(line(1));
+        const command = start(first, 'p-command');
+        command.append(line(1));
+        await first.flush();
+        await first.close();
+        // What a host's stop does after its logs closed: it stops a stdin feeder (released), its processes fail.
+        feeder.release();
+        command.append({ type: 'failed', error: new ClosedError('exec-server environment manager closed') });
+        await closeAll();
+        const store = await open();
+        expect((await store.adoptable(ENV)).map((meta) => [meta.processId, meta.state, meta.released]).sort()).toEqual([
+          ['p-command', 'unknown', false],
+          ['p-feeder', 'unknown', false],
+        ]);
+      });
+
       it('marks a process it could not take back lost, with why; it stays readable and is not adoptable', async () => {
         const first = await open();
         start(first, 'p-lost').append(line(1));

@@ -169,7 +169,9 @@ export class DiskLogStore implements LogStore {
 
   release(key: ProcessKey): Promise<void> {
     const entry = this.entries.get(this.dirOf(key));
-    if (entry === undefined || entry.released) return Promise.resolve();
+    // Once closed, the host is stopping and lets its executors go: what it releases then (a stdin feeder it
+    // stops) is taken back as it was by the host that comes next.
+    if (this.closed || entry === undefined || entry.released) return Promise.resolve();
     this.update(entry, { released: true });
     void entry.log?.seal();
     return entry.settled();

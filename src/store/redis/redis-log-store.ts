@@ -169,11 +169,13 @@ export class RedisLogStore implements LogStore {
    * The history was released: its log takes no more appends (what it took is still written); its keys
    * expire after `releasedRetentionMs`. At its writer's epoch: a replica that let go of the environment
    * (its manager closed, releasing its processes) cannot release them under the replica that took over.
+   * Once the store is closed it is not (the host stops, or drains, and lets its executors go: another
+   * replica takes them back as they were, a stdin feeder with them).
    */
   release(key: ProcessKey): Promise<void> {
     const log = this.locals.get(key)?.log;
     void log?.seal();
-    return this.patch(key, { released: true }, this.releasedRetentionMs, log?.epoch);
+    return this.closed ? Promise.resolve() : this.patch(key, { released: true }, this.releasedRetentionMs, log?.epoch);
   }
 
   /** Deletes the process's keys and leaves the index; a log this store writes takes nothing more (its readers get an `evicted` marker). */
