@@ -16,6 +16,7 @@ import type { StateStore } from '../store/state-store';
 import type { StdinRecord } from '../store/stdin-record';
 import type { HostLogger } from './host-logger';
 import { messageOf, OutputLogReadError } from '../errors';
+import { isTransientErrno } from '../store/errno';
 import { ClaimedHistories } from './claimed-histories';
 import type { AdoptedProcessRecord, LostProcess } from '../environment/session-adoption';
 import type { AdmittedSession } from '../session/exec-client-options';
@@ -146,7 +147,7 @@ export class TakeBacks {
       try {
         lastSeq = await logs.adopt(key, epoch);
       } catch (error: unknown) {
-        if (error instanceof OutputLogReadError && TRANSIENT.has(error.errno)) throw error;
+        if (error instanceof OutputLogReadError && isTransientErrno(error.errno)) throw error;
         const reason = `its output log could not be reopened: ${messageOf(error)}`;
         await this.lose(key, epoch, reason);
         lost.push({ processId: meta.processId, reason });
@@ -237,9 +238,6 @@ function recordsOf(adopted: ReadonlyMap<string, AdoptedLog>, stdins: ReadonlyMap
     unlisted: helpers.has(processId),
   }));
 }
-
-/** Errors of a log read that pass (the store did not answer in time, its connection dropped): the take-back fails and is tried again. */
-const TRANSIENT: ReadonlySet<string> = new Set(['ETIMEDOUT', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'EAGAIN', 'EMFILE', 'ENFILE']);
 
 /** Terminates a helper process if it still runs, then releases it. Never rejects. */
 function stopHelper(helper: ExecProcess): void {

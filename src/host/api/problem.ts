@@ -6,7 +6,8 @@
 import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { ExecClientErrorCode } from '../../errors';
-import { CannotStartError, ExecClientError } from '../../errors';
+import { CannotStartError, ExecClientError, OutputLogReadError } from '../../errors';
+import { isTransientErrno } from '../../store/errno';
 import type { Problem } from '../../wire/operator-api';
 import { HOST_INSTANCE_HEADER } from '../../wire/operator-api';
 
@@ -51,12 +52,14 @@ const statusOf = (error: ExecClientError): number => LIBRARY_STATUS[error.code] 
 
 /**
  * Any thrown value as a problem: ApiProblems as they are, library errors by their code, a program a
- * wrapper found missing (`CannotStartError`) as 422 `SPAWN_FAILED` like any other spawn failure, the
- * rest 500.
+ * wrapper found missing (`CannotStartError`) as 422 `SPAWN_FAILED` like any other spawn failure, a log
+ * read that failed for now (`LOG_READ_FAILED` with a passing errno: Redis unreachable) as 503, the rest 500.
  */
 export function problemOf(error: unknown): ApiProblem {
   if (error instanceof ApiProblem) return error;
   if (error instanceof CannotStartError) return new ApiProblem(422, 'SPAWN_FAILED', `cannot start ${error.program}: ${error.message}`);
+  // A log its store could not read for now (Redis unreachable, a timeout): the client reads again later.
+  if (error instanceof OutputLogReadError && isTransientErrno(error.errno)) return new ApiProblem(503, error.code, error.message, { 'retry-after': '1' });
   if (error instanceof ExecClientError) {
     const status = statusOf(error);
     return new ApiProblem(status, error.code, error.message, status === 503 ? { 'retry-after': '1' } : {});

@@ -9,7 +9,7 @@
 import type Redis from 'ioredis';
 import type { OutputLogError } from '../../errors';
 import { OutputLogReadError } from '../../errors';
-import { errnoOf } from '../errno';
+import { redisErrnoOf } from '../errno';
 import type { LogEvent, LogRead, LogTruncatedEvent } from '../log-events';
 import { truncatedRange } from '../log-events';
 import type { LogCounters, LogRecord, WriteFailure } from './redis-log-codec';
@@ -50,10 +50,10 @@ export async function fetchStored(redis: Redis, keys: ProcessLogKeys, processId:
       .zrevrangebyscore(keys.trims, afterSeq, '-inf', 'LIMIT', 0, 1)
       .exec();
   } catch (error: unknown) {
-    throw new OutputLogReadError(processId, errnoOf(error));
+    throw new OutputLogReadError(processId, redisErrnoOf(error));
   }
   const [hashReply, entriesReply, trimReply] = replies ?? [];
-  for (const reply of [hashReply, entriesReply, trimReply]) if (reply === undefined || reply[0] !== null) throw new OutputLogReadError(processId, errnoOf(reply?.[0]));
+  for (const reply of [hashReply, entriesReply, trimReply]) if (reply === undefined || reply[0] !== null) throw new OutputLogReadError(processId, redisErrnoOf(reply?.[0]));
   const hash = asHash(hashReply?.[1]);
   const records: LogRecord[] = [];
   for (const entry of asEntries(entriesReply?.[1])) {
@@ -80,7 +80,7 @@ export type ReadBound = <T>(read: Promise<T>) => Promise<T | undefined>;
 async function bounded<T>(read: Promise<T>, bound: ReadBound, processId: string): Promise<T> {
   const answered = await bound(read.then((value) => ({ value }), (error: unknown) => ({ error })));
   if (answered === undefined) throw new OutputLogReadError(processId, 'ETIMEDOUT');
-  if ('error' in answered) throw new OutputLogReadError(processId, errnoOf(answered.error));
+  if ('error' in answered) throw new OutputLogReadError(processId, redisErrnoOf(answered.error));
   return answered.value;
 }
 
