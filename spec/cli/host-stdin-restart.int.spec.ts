@@ -1,9 +1,11 @@
 /**
  * Issue 21, stdin across a host restart: `exec-rx host --data-dir` (the built cli) runs a command that
  * echoes its stdin lines with a marker and exits 0 at end-of-file, started with `pipeStdin` (a FIFO fed
- * by a helper process). "a" is written (writeId w1), the host is SIGKILLed and started again on the same
- * data dir; it takes back the command and its feeder (the feeder is not counted), a retry of w1 is
- * applied once, "b" (w2) and the end go through, and the command prints each line once and exits 0.
+ * by a helper process). "a" is written (writeId w1), the host is SIGKILLed, or stopped gracefully
+ * (SIGTERM: it closes its managers, which must not forget the stdin record nor release the feeder, issue
+ * 38), and started again on the same data dir; it takes back the command and its feeder (the feeder is
+ * not counted), a retry of w1 is applied once, "b" (w2) and the end go through, and the command prints
+ * each line once and exits 0.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +21,6 @@ jest.setTimeout(120_000);
 const KEY_ID = 'AKIDCLISTDIN';
 const SECRET = 'cli-stdin-secret-do-not-print';
 const TOKEN = 'cli-stdin-operator-token-do-not-print';
-const ENV = 'stdin-1';
 const SCRIPT = 'while IFS= read -r line; do echo "<$line>"; done; echo EOF; exit 0';
 
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
@@ -42,11 +43,16 @@ async function stopAll(first: HostChild, second: HostChild | undefined, executor
   await executor.stop();
 }
 
-describe('exec-rx host SIGKILLed and started again while a command reads its stdin', () => {
+describe('exec-rx host stopped (SIGKILL, SIGTERM) and started again while a command reads its stdin', () => {
   const hosts = hostChildren('cli-stdin', { keyId: KEY_ID, secret: SECRET, token: TOKEN });
   const dataDir = hosts.dataDir;
 
-  it('takes the command and its feeder back: a retried write applies once, later writes and the end go through', async () => {
+  it.each([
+    ['SIGKILL', { code: null, signal: 'SIGKILL' }],
+    ['SIGTERM', { code: 0, signal: null }],
+  ] as const)('%s: takes the command and its feeder back: a retried write applies once, later writes and the end go through', async (signal, exit) => {
+    // Its own environment: the data dir is the file's, shared with the other cases.
+    const ENV = `stdin-${signal.toLowerCase()}`;
     const first = await hosts.start();
     const executor = await startDirectExecutor({ remoteUrl: first.base, environmentId: ENV, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
     let second: HostChild | undefined;
@@ -69,8 +75,8 @@ describe('exec-rx host SIGKILLed and started again while a command reads its std
       expect(record['nextWriteId']).toBe(2);
       expect(readdirSync(join(dataDir(), 'processes', ENV))).toContain(String(record['writerProcessId']));
 
-      first.run.child.kill('SIGKILL');
-      expect(await first.run.done).toEqual({ code: null, signal: 'SIGKILL' });
+      first.run.child.kill(signal);
+      expect(await first.run.done).toEqual(exit);
       await opened.stream.close();
 
       second = await hosts.start();

@@ -22,7 +22,7 @@ import { ApiProblem } from './problem';
 import type { ResourceExtras } from './process-resource';
 import { toResource } from './process-resource';
 import type { StdinPersistence, StdinTarget } from './process-stdin';
-import { ProcessStdin } from './process-stdin';
+import { letGo, ProcessStdin } from './process-stdin';
 import { remoteStartOf } from './remote-start';
 
 /** A process the API knows, with what the library does not keep. */
@@ -226,7 +226,7 @@ export class HostedProcesses {
     const hosted: HostedProcess = { environmentId, process, pipeStdin: feeder !== undefined, stdin, ...(startedBy === undefined ? {} : { startedBy }) };
     if (startedBy !== undefined) void this.options.logs?.noteStartedBy({ environmentId, processId }, startedBy);
     // The FIFO helper waits on its own stdin: stop it when the command ends.
-    if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose() });
+    if (stdin !== undefined) hosted.process.state$.subscribe({ complete: () => void stdin.dispose(letGo(hosted.process)) });
     // Its stdin's record (writer, pty path) kept before the answer: a host restarted after it goes on writing and resizing.
     await stdin?.firstRecorded();
     // A process that ended and was evicted before its start resolved has left the list already.
@@ -246,7 +246,7 @@ export class HostedProcesses {
     if (target === undefined) return undefined;
     const stdin = new ProcessStdin(process, target, { ...this.persistence(environmentId, process.processId), restored: taken.record });
     const hosted: HostedProcess = { environmentId, process, pipeStdin: target.kind === 'fifo', stdin };
-    process.state$.subscribe({ complete: () => void stdin.dispose() });
+    process.state$.subscribe({ complete: () => void stdin.dispose(letGo(process)) });
     this.extras.set(process.processId, hosted);
     return hosted;
   }
@@ -291,6 +291,6 @@ export class HostedProcesses {
     const extra = this.extras.get(processId);
     if (extra === undefined) return;
     this.extras.delete(processId);
-    void extra.stdin?.dispose();
+    void extra.stdin?.dispose(letGo(extra.process));
   }
 }

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { ExecProcess } from '../../exec/exec-process';
 import { writeIdsFor } from '../../exec/process-requests';
-import { messageOf, StdinClosedError } from '../../errors';
+import { ClosedError, messageOf, StdinClosedError } from '../../errors';
 import type { FifoFeeder } from '../../exec/fifo-feeder';
 import type { StdinRecord, StdinWriteRecord } from '../../store/stdin-record';
 import { PERSISTED_WRITES } from '../../store/stdin-record';
@@ -155,12 +155,14 @@ export class ProcessStdin {
 
   /**
    * The process ended: stops the FIFO helper if it is still waiting, and forgets the kept record once the
-   * writes queued before are done (nothing is kept for it afterwards). Idempotent; never rejects.
+   * writes queued before are done (nothing is kept for it afterwards). Idempotent; never rejects. For a
+   * process that left because its host let go of it (the host stops, drains or was fenced: its manager
+   * closed), pass `keepRecord`: the host that takes the process back goes on from the record.
    */
-  async dispose(): Promise<void> {
+  async dispose(keepRecord = false): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    const forget = this.persistence?.forget;
+    const forget = keepRecord ? undefined : this.persistence?.forget;
     if (forget !== undefined) void this.queue.then(forget).catch(() => undefined);
     if (this.target.kind === 'fifo') await this.target.feeder.dispose();
   }
@@ -257,4 +259,14 @@ export class ProcessStdin {
       if (!(error instanceof StdinClosedError)) throw error;
     });
   }
+}
+
+/**
+ * Whether `process` left because its host let go of it (its manager closed: the host stops, drains, or
+ * another replica took over): its stdin record is then kept for the host that takes it back.
+ */
+export function letGo(process: ExecProcess): boolean {
+  if (process.state !== 'failed') return false;
+  for (let error: unknown = process.failure; error instanceof Error; error = error.cause) if (error instanceof ClosedError) return true;
+  return false;
 }
