@@ -63,5 +63,5 @@ export async function openSharedStores(url: string, prefix: string | undefined, 
 
 /** The host's options of a replica on `shared`: its cluster (state, id, the logs' rewrite after a loss) and its log store. */
 export function replicaOptions(shared: SharedStores): Pick<HostServerOptions, 'cluster' | 'logStore'> {
-  return { cluster: { state: shared.state, id: shared.clusterId, rewriteLogs: () => shared.logs.rewrite() }, logStore: shared.logs };
+  return { cluster: { state: shared.state, id: shared.clusterId, rewriteLogs: (owned) => shared.logs.rewrite(owned) }, logStore: shared.logs };
 }

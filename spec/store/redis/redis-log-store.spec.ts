@@ -197,6 +197,22 @@ describe('RedisLogStore', () => {
     expect((await (await readerOf(b.store, 'p-emptied')).read(2, 1 << 20)).events).toMatchObject([{ type: 'truncated', reason: 'evicted', fromSeq: 3, toSeq: 3 }, { type: 'closed', seq: 4 }]);
   });
 
+  it('writes back, after Redis lost its data, only the logs of the environments its host still owns at their epoch', async () => {
+    const { store, redis } = await open();
+    const owned = store.histories(ENV, { epoch: 3 })('p-owned-back', { argv: ['x'], tty: false });
+    const other = store.histories('env-let-go', { epoch: 2 })('p-let-go', { argv: ['x'], tty: false });
+    owned.append(outputBytes(1, chunk(1)));
+    other.append(outputBytes(1, chunk(1)));
+    await store.flush();
+    await redis.del(...(await redis.keys(`spec-${test}:*`)));
+    // The host owns ENV at epoch 3 still; env-let-go it let go of (another replica writes it back).
+    expect(await store.rewrite(new Map([[ENV, 3]]))).toBe(1);
+    await store.flush();
+    expect(await store.meta(key('p-owned-back'))).toMatchObject({ state: 'running' });
+    expect(await store.meta({ environmentId: 'env-let-go', processId: 'p-let-go' })).toBeUndefined();
+    expect(await store.rewrite(new Map([[ENV, 4]]))).toBe(0);
+  });
+
   it("stamps each entry with its writer's name and epoch: who wrote what, across a take-over", async () => {
     const a = await open();
     const b = await open();

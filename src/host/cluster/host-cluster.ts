@@ -35,8 +35,12 @@ export interface ClusterOptions {
   readonly renewMs?: number;
   /** How long a draining replica reports not ready (the balancer's checks see it) before it lets its executors go. @default 3000 */
   readonly drainDelayMs?: number;
-  /** When the shared store lost its data: writes back what the shared log knows of the logs this replica writes. @default none */
-  readonly rewriteLogs?: () => Promise<number>;
+  /**
+   * When the shared store lost its data: writes back what the shared log knows of the logs this replica
+   * writes for the environments it still owns (`owned`: each with its epoch), and no other (one it let go
+   * of is the new owner's to write back). Resolves with how many. @default none
+   */
+  readonly rewriteLogs?: (owned: ReadonlyMap<string, number>) => Promise<number>;
 }
 
 /** The defaults of {@link ClusterOptions}. */
@@ -277,6 +281,7 @@ export class HostCluster {
     this.publisher.forget();
     const live = new Set(table.liveIds());
     log.warn({}, `the shared store lost its data: rewriting the ${live.size} environment(s) this replica owns`);
+    const owned = new Map<string, number>();
     for (const id of live) {
       const epoch = table.epochOf(id);
       if (epoch === 0) continue;
@@ -284,12 +289,13 @@ export class HostCluster {
         this.fence(id, `the store holds a newer epoch than ${epoch}`);
         continue;
       }
+      owned.set(id, epoch);
       const sessionId = table.sessionOf(id);
       const accessKeyId = this.parts.keyIdOf(id);
       if (sessionId !== undefined && accessKeyId !== undefined) await state.setSession(id, { sessionId, accessKeyId }, epoch);
     }
     for (const registration of this.parts.registrations()) if (live.has(registration.id)) await state.setRegistration(registration);
-    const logs = (await this.options.rewriteLogs?.()) ?? 0;
+    const logs = (await this.options.rewriteLogs?.(owned)) ?? 0;
     log.info({}, `rewrote the ${live.size} environment(s) this replica owns into the shared store, and ${logs} log(s)`);
   }
 }

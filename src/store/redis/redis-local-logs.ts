@@ -177,11 +177,14 @@ export class LocalLogs {
 
   /**
    * Redis lost its data (restarted empty): writes back the meta hash and index entry of every log this
-   * store writes, at its epoch, with its counters from now on (appends go on after the last confirmed seq;
-   * what Redis lost reads as one `evicted` marker). Resolves with how many; never rejects.
+   * store writes for an environment its host still owns at the log's epoch (`owned`), with its counters
+   * from now on (appends go on after the last confirmed seq; what Redis lost reads as one `evicted`
+   * marker). A log of an environment the host let go of, or one refused, is the new owner's to write back:
+   * written here it would put back a stale state (a replica fenced out of it marked its processes failed).
+   * Resolves with how many; never rejects.
    */
-  async rewrite(): Promise<number> {
-    const entries = [...this.entries.values()];
+  async rewrite(owned: ReadonlyMap<string, number>): Promise<number> {
+    const entries = [...this.entries.values()].filter(({ log, refused }) => !refused && owned.get(log.key.environmentId) === log.epoch);
     for (const { log } of entries) {
       const counters = ['epoch', String(log.epoch), 'lastSeq', String(log.confirmed), 'storedBytes', '0', 'trimmedTo', '0', 'droppedBytes', '0'];
       await this.metas.restore(log.key, log.epoch, counters);

@@ -251,7 +251,7 @@ export class RedisLogStore implements LogStore {
     return this.locals.flushWithin(this.options.flushTimeoutMs ?? defaults.DEFAULT_REDIS_FLUSH_TIMEOUT_MS);
   }
   /** Redis lost its data: writes back what this store knows of the logs it writes (see `LocalLogs.rewrite`). Never rejects. */
-  readonly rewrite = (): Promise<number> => this.locals.rewrite();
+  readonly rewrite = (owned: ReadonlyMap<string, number>): Promise<number> => this.locals.rewrite(owned);
 
   /**
    * Marks the processes still running `unknown` (a restarted host takes them back), writes what the logs
