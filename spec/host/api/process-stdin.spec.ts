@@ -161,6 +161,23 @@ describe('ProcessStdin with persistence', () => {
     expect(recorder.last).toMatchObject({ nextWriteId: 3, endWriteId: 2, writes: [{ writeId: 'w1', firstWriteId: 1, count: 1 }] });
   });
 
+  it('answers a write 503 ENVIRONMENT_ELSEWHERE once its host let go of the process (its manager closed), 409 once the process ended', async () => {
+    current = await rig();
+    const { port, client, command, helper } = current;
+    const recorder = new Recorder(port);
+    const stdin = new ProcessStdin(command, { kind: 'fifo', feeder: new FifoFeeder(helper) }, { persist: recorder.persist });
+    await stdin.write('w1', bytes('a\n'));
+    client.close('exec-server environment manager closed');
+    await expect(stdin.write('w2', bytes('b\n'))).rejects.toMatchObject({ status: 503, code: 'ENVIRONMENT_ELSEWHERE' });
+    expect(writesOf(port)).toEqual([['feeder', '1', '2\na\n']]);
+
+    const next = await rig();
+    current = next;
+    const ended = new ProcessStdin(next.command, { kind: 'pty' });
+    next.port.deliver({ method: 'process/closed', params: { processId: 'cmd', seq: 1 } });
+    await expect(ended.write('w1', bytes('x'))).rejects.toMatchObject({ status: 409, code: 'STDIN_CLOSED' });
+  });
+
   it('made again from a record: a retried write goes out with its recorded ids, new ones after the recorded counter', async () => {
     current = await rig();
     const { port, command, helper } = current;

@@ -196,7 +196,7 @@ export class ProcessStdin {
 
   /** Reserves the write's executor writeIds (or takes those it reserved before its record failed), persists them, then sends. */
   private async sendNew(writeId: string, bytes: Uint8Array, fingerprint: string): Promise<void> {
-    if (this.process.state !== 'running') throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer runs');
+    if (this.process.state !== 'running') throw this.closed('the process no longer runs');
     let entry: StdinWriteRecord | undefined = this.unrecorded.get(writeId);
     if (entry === undefined) {
       const count = this.target.kind === 'fifo' ? this.target.feeder.writeIdsOf(bytes) : writeIdsFor(bytes.byteLength);
@@ -235,10 +235,10 @@ export class ProcessStdin {
 
   private async send(bytes: Uint8Array, firstWriteId: number, again: boolean): Promise<void> {
     // The executor still accepts writes to a pty whose process has exited: they would go nowhere.
-    if (this.process.state !== 'running') throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer runs');
+    if (this.process.state !== 'running') throw this.closed('the process no longer runs');
     if (bytes.byteLength > 0) this.lastByte = bytes[bytes.byteLength - 1] ?? this.lastByte;
     if (this.target.kind === 'fifo') {
-      if (!(await this.target.feeder.write(bytes, firstWriteId, again))) throw new ApiProblem(409, 'STDIN_CLOSED', 'the process no longer reads its input');
+      if (!(await this.target.feeder.write(bytes, firstWriteId, again))) throw this.closed('the process no longer reads its input');
       return;
     }
     try {
@@ -247,6 +247,16 @@ export class ProcessStdin {
       if (error instanceof StdinClosedError) throw new ApiProblem(409, 'STDIN_CLOSED', `the executor answered ${error.status}`);
       throw error;
     }
+  }
+
+  /**
+   * Why a write cannot go out: 409 `STDIN_CLOSED` (final) when the process stopped reading; 503
+   * `ENVIRONMENT_ELSEWHERE` (retry) when this host let go of it (it stops, drains, or another replica took
+   * over): the host that takes it back writes it, with the same writeId.
+   */
+  private closed(why: string): ApiProblem {
+    if (!letGo(this.process)) return new ApiProblem(409, 'STDIN_CLOSED', why);
+    return new ApiProblem(503, 'ENVIRONMENT_ELSEWHERE', 'this host let go of the process (another replica serves it, or will): retry', { 'retry-after': '1' });
   }
 
   private async sendEnd(endWriteId: number): Promise<void> {
