@@ -61,6 +61,12 @@ export function checkReaders(
       notes.push(`${plan.tag}: ${reader.name} refused (${reader.segments[0]?.outcome.slice(0, 60) ?? ''}): gone with Redis's data (fault ${gone.planned.index})`);
       continue;
     }
+    // The cluster no longer knows the process (Redis lost it, the API answers 404): a reader that gave up after
+    // it is justified by that loss; what it read before was checked above.
+    if (gone !== undefined && tracked.final?.state.startsWith('answer ') === true && reader.outcome === 'gave up') {
+      notes.push(`${plan.tag}: ${reader.name} gave up: the process is gone with Redis's data (fault ${gone.planned.index})`);
+      continue;
+    }
     // Late readers of a process whose live reader never saw its end are not told apart: the live one says it.
     if (reader !== live && live?.outcome === 'gave up') continue;
     add('output', `ended ${reader.outcome === 'gave up' ? 'without reaching the end (gave up)' : reader.outcome}; ${reader.name}'s segments: ${segmentsOf(reader)}`, reader.name);

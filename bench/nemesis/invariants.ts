@@ -127,7 +127,14 @@ function checkProcess(facts: RunFacts, why: Justifications, tracked: TrackedProc
   const stdin = facts.history.stdins.find((one) => one.processId === processId);
   const readers = facts.history.readers.filter((one) => one.processId === processId);
   for (const [invariant, problem, names] of checkReaders(tracked, readers, stdin, why, facts.runEnd, verdict.notes)) add(invariant, `${names.join(', ')}: ${problem}`);
-  if (final === undefined || tracked.endedAt === undefined) {
+  // The cluster no longer knows it: only a Redis data loss since it started can justify that (checked first:
+  // such a process has no end the workload saw).
+  const forgotten = final?.state.startsWith('answer ') === true;
+  if (final !== undefined && forgotten) {
+    const gone = why.dataLoss(tracked.start.firstAt);
+    if (gone === undefined) add('process-ends', `the cluster no longer knows it (${final.state} ${final.error ?? ''}) and Redis lost no data`);
+    else verdict.notes.push(`${plan.tag}: the cluster no longer knows it (${final.state} ${final.error ?? ''}): gone with Redis's data (fault ${gone.planned.index})`);
+  } else if (final === undefined || tracked.endedAt === undefined) {
     add('process-ends', `never ended: the API says ${final?.state ?? 'nothing'}${final?.error === null || final?.error === undefined ? '' : ` ${final.error}`}`);
   } else if (final.state === 'closed') {
     if (final.exitCode !== plan.exitCode) add('exit-code', `closed with exit code ${String(final.exitCode)}, expected ${plan.exitCode}`);
@@ -135,14 +142,11 @@ function checkProcess(facts: RunFacts, why: Justifications, tracked: TrackedProc
     if (final.error === null || !/message/.test(final.error)) add('process-ends', 'lost without a reason');
     const restart = why.executorRestart(plan.environmentId, tracked.start.firstAt, tracked.endedAt);
     if (restart === undefined) add('process-ends', `lost with no executor restart that justifies it: ${final.error ?? ''}`);
-  } else if (final.state.startsWith('answer ')) {
-    const gone = why.dataLoss(tracked.start.firstAt);
-    if (gone === undefined) add('process-ends', `the cluster no longer knows it (${final.state} ${final.error ?? ''}) and Redis lost no data`);
-    else verdict.notes.push(`${plan.tag}: the cluster no longer knows it (${final.state} ${final.error ?? ''}): gone with Redis's data (fault ${gone.planned.index})`);
   } else {
     add('process-ends', `ended as ${final.state}${final.error === null ? '' : ` ${final.error}`}`);
   }
-  if (stdin !== undefined) {
+  // A process gone with Redis's data takes no stdin any more (justified above, or said there).
+  if (stdin !== undefined && !forgotten) {
     if (!stdin.ended && !lost) add('progress', `stdin/end was never accepted: ${stdin.endTrail.slice(-6).join(', ')}`);
     for (const write of stdin.writes.filter((one) => one.outcome !== 'accepted')) {
       if (!lost && justified === undefined) add('progress', `stdin write ${write.writeId} never accepted after ${write.attempts} attempt(s): ${write.trail.slice(-6).join(', ')}`);
