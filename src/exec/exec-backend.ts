@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
-import { TransportClosedError } from '../errors';
+import { RpcError, TransportClosedError } from '../errors';
 import { abortable, isAbortOf, whileNotAborted } from '../rpc/abort';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecSession } from '../session/exec-session';
@@ -114,9 +114,10 @@ export class ExecBackend {
     } catch (error: unknown) {
       route?.unsubscribe();
       // The start may have happened with nobody to follow it (socket lost before the reply, or aborted once sent).
-      if (error instanceof TransportClosedError || (sent && isAbortOf(signal, error))) this.cleanUpAmbiguousStart(processId);
-      // Nobody will follow it: its history goes (a store that keeps histories lists nothing of a start that failed).
-      process.release();
+      // Nobody will follow it: its history goes (a store that keeps histories lists nothing of a start that
+      // failed); for a start that may have happened, once the executor terminated it (see cleanUpAmbiguousStart).
+      if (error instanceof TransportClosedError || (sent && isAbortOf(signal, error))) this.cleanUpAmbiguousStart(process);
+      else process.release();
       throw error;
     }
   }
@@ -160,8 +161,16 @@ export class ExecBackend {
     void chore.then(() => this.chores.delete(chore));
   }
 
-  /** The start may have happened: terminate that id once connected again (terminate is safe to repeat). */
-  private cleanUpAmbiguousStart(processId: string): void {
-    this.client.call('process/terminate', { processId }).subscribe({ error: () => undefined });
+  /**
+   * The start may have happened: terminate that id once connected again (terminate is safe to repeat),
+   * then let go of its history; or, when the executor answers that it has no such process, at once. When
+   * the session ends first (its host let go of it, or stops), the history stays as it is: whoever takes the
+   * session back finds the process in it, takes it back if it runs, and says it was lost if it never did.
+   */
+  private cleanUpAmbiguousStart(process: ExecProcess): void {
+    this.client.call('process/terminate', { processId: process.processId }).subscribe({
+      next: () => process.release(),
+      error: (error: unknown) => (error instanceof RpcError ? process.release() : undefined),
+    });
   }
 }
