@@ -65,6 +65,9 @@ describe("the nemesis's output checks", () => {
     expect(problems([out(1, 'aaa\n'), marker(2, 4), ...end(5)])).toEqual([]);
     expect(problems([out(1, 'aaa\n'), marker(2, 3, 4), out(4, 'ddd\n'), ...end(5)])).toEqual(['marker 2..3 says 4 B dropped, the hole is 8 B']);
     expect(problems([out(1, 'aaa\n'), marker(2, 3, 0, ''), out(4, 'ddd\n'), ...end(5)])).toEqual(['marker 2..3 without a reason']);
+    // An exit lost with what the marker covers: the close alone follows it.
+    expect(checkEvents([out(1, 'aaa\n'), marker(2, 4), { kind: 'closed', seq: 5, segment: 0 }]).problems).toEqual([]);
+    expect(checkEvents([out(1, 'aaa\n'), { kind: 'closed', seq: 2, segment: 0 }]).problems).toEqual(['closed without an exited event before it']);
     const lost = problems([out(1, 'aaa\n'), marker(2, 3), out(4, 'xxx\n'), ...end(5)]);
     expect(lost).toEqual(expect.arrayContaining([expect.stringMatching(/^the 4 B after marker 2\.\.3 are not found/)]));
   });
