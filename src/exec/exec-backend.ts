@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
-import { RpcError, TransportClosedError } from '../errors';
+import { ProcessFailedError, RpcError, TransportClosedError } from '../errors';
 import { abortable, isAbortOf, whileNotAborted } from '../rpc/abort';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecSession } from '../session/exec-session';
@@ -116,7 +116,7 @@ export class ExecBackend {
       // The start may have happened with nobody to follow it (socket lost before the reply, or aborted once sent).
       // Nobody will follow it: its history goes (a store that keeps histories lists nothing of a start that
       // failed); for a start that may have happened, once the executor terminated it (see cleanUpAmbiguousStart).
-      if (error instanceof TransportClosedError || (sent && isAbortOf(signal, error))) this.cleanUpAmbiguousStart(process);
+      if (error instanceof TransportClosedError || (sent && isAbortOf(signal, error))) this.cleanUpAmbiguousStart(process, error);
       else process.release();
       throw error;
     }
@@ -162,15 +162,23 @@ export class ExecBackend {
   }
 
   /**
-   * The start may have happened: terminate that id once connected again (terminate is safe to repeat),
-   * then let go of its history; or, when the executor answers that it has no such process, at once. When
-   * the session ends first (its host let go of it, or stops), the history stays as it is: whoever takes the
-   * session back finds the process in it, takes it back if it runs, and says it was lost if it never did.
+   * The start may have happened (`why` it is not known): terminate that id once connected again
+   * (terminate is safe to repeat), then end its history saying so (`failed`, with a TransportClosedError
+   * as the cause: a store keeps it as lost, with why) and let go of it; the same at once when the executor
+   * answers that it has no such process (the start never reached it). When the session ends first (its
+   * host let go of it, or stops), the history stays as it is: whoever takes the session back finds the
+   * process in it, takes it back if it runs, and says it was lost if it never did.
    */
-  private cleanUpAmbiguousStart(process: ExecProcess): void {
-    this.client.call('process/terminate', { processId: process.processId }).subscribe({
-      next: () => process.release(),
-      error: (error: unknown) => (error instanceof RpcError ? process.release() : undefined),
+  private cleanUpAmbiguousStart(process: ExecProcess, why: unknown): void {
+    const id = process.processId;
+    const end = (what: string): void => {
+      const cause = why instanceof TransportClosedError ? why : new TransportClosedError('local', 1006, 'the start was aborted once sent');
+      process.inbox.fail(new ProcessFailedError(id, `process ${id}: its start was not answered (${cause.message}); ${what}`, { cause }));
+      process.release();
+    };
+    this.client.call('process/terminate', { processId: id }).subscribe({
+      next: () => end('it was terminated once connected again, if it had begun'),
+      error: (error: unknown) => (error instanceof RpcError ? end('the executor has no such process: it never began') : undefined),
     });
   }
 }

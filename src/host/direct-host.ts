@@ -28,7 +28,7 @@ import { HOST_DEFAULTS as DEFAULTS, HOSTED_MANAGER_DEFAULTS } from './host-optio
 import type { HostStops } from './host-stop';
 import { stopHost } from './host-stop';
 import { HostedEnvironments } from './hosted-environments';
-import type { ClusterOptions } from './cluster/host-cluster';
+import type { ClusterOptions } from './cluster/cluster-options';
 import { HostCluster, isStale } from './cluster/host-cluster';
 import { joinCommand, refused, registrationOutcome } from './handshake-outcome';
 import { prepareUpgrade } from './cluster/cluster-upgrade';

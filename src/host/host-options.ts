@@ -8,7 +8,7 @@ import type { LogStore } from '../store/log-store';
 import type { BoundPort, StateStore } from '../store/state-store';
 import type { HostedEnvironment } from './hosted-environment';
 import type { AccessKeyStore } from './sigv4';
-import type { ClusterOptions } from './cluster/host-cluster';
+import type { ClusterOptions } from './cluster/cluster-options';
 
 /** The transport name of the direct registration (docs/protocol.md#registration). */
 export const DIRECT_TRANSPORT = 'direct_jsonrpc_v1';

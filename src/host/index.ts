@@ -16,8 +16,8 @@ export type { HostCloseOptions, HostOutputLogOptions, HostServer, HostServerOpti
 export { DIRECT_TRANSPORT } from './host-options';
 
 // Replicas on one shared store (`HostServerOptions.cluster`; the Redis adapters are `exec-rx host --redis-url-file`'s).
-export type { ClusterFigures, ClusterOptions } from './cluster/host-cluster';
-export { CLUSTER_DEFAULTS } from './cluster/host-cluster';
+export type { ClusterFigures, ClusterOptions } from './cluster/cluster-options';
+export { CLUSTER_DEFAULTS } from './cluster/cluster-options';
 export type { ClusterState, EnvironmentStates, OwnedEnvironment, OwnerState, PublishedState, PublishOutcome, SharedStateStore } from '../store/cluster-state';
 
 /* Where it logs (`log`, `audit`): a logger of its own, or a line function */

@@ -7,7 +7,7 @@
  */
 import type { Subscriber } from 'rxjs';
 import { Observable } from 'rxjs';
-import { ExecClientError, OutputLogReadError, ResumeFailedError } from '../errors';
+import { ExecClientError, OutputLogReadError, ResumeFailedError, TransportClosedError } from '../errors';
 import type { HistoryInput, OutputHistory } from '../exec/output-history';
 import type { FailedEvent, ProcessEvent } from '../exec/process-event';
 import type { SequencedEvent } from '../wire/process-event';
@@ -56,13 +56,16 @@ export interface PacedHistoryOptions {
 /**
  * Why a process whose stream failed is `lost` rather than `failed`, or undefined: its executor no longer
  * had its session (the executor restarted, or the session outlived its 80 s retention), so the process was
- * killed with it, whatever this host did; its log says so to every reader.
+ * killed with it, whatever this host did; or its start was never answered (the connection dropped), so
+ * whether it began is not known and it was terminated. Its log says so to every reader.
  */
 export function lostReasonOf(failure: FailedEvent): string | undefined {
   for (let error: unknown = failure.error; error instanceof Error; error = error.cause) {
     if (error instanceof ResumeFailedError && error.reason === 'unknownSession') {
       return 'the executor no longer had its session (it restarted, or the session outlived its 80 s retention): the process was killed with it';
     }
+    // Only a start whose answer the connection lost fails a process with this cause (`ExecBackend`'s clean-up).
+    if (error instanceof TransportClosedError) return failure.error.message;
   }
   return undefined;
 }

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { StartProcessRequest } from '../../wire/operator-api';
 import type { StateStore, StartRecordState } from '../../store/state-store';
+import { TransportClosedError } from '../../errors';
 import { ApiProblem } from './problem';
 
 /** How many `Idempotency-Key`s the host remembers in memory (all tokens together). */
@@ -76,7 +77,8 @@ export class KeyedStarts<T> {
    * The start of `request` under `key`: the first one's outcome (a replay) for a key seen before with the
    * same request, 422 `IDEMPOTENCY_KEY_REUSED` for another request, the recorded one's answer for a key
    * the store recorded, else a fresh start. Decided at once for this run's keys, so two concurrent starts
-   * with one key make one process. A start that fails forgets its key (it may be used again).
+   * with one key make one process. A start that fails forgets its key (it may be used again), but for one
+   * whose answer the connection lost (it may have begun: a retry is answered from its record).
    */
   start(environmentId: string, request: StartProcessRequest, key: StartKey, steps: KeyedStartSteps<T>): Promise<T> {
     const scope = `${key.tokenId}\u0000${environmentId}\u0000${key.key}`;
@@ -108,7 +110,9 @@ export class KeyedStarts<T> {
     try {
       return await steps.fresh({ digest, fingerprint });
     } catch (error: unknown) {
-      await this.state.forgetStart(digest, this.epochOf(environmentId)).catch(() => undefined);
+      // A start the connection lost the answer of may have begun: its record stays, and a retry is answered
+      // from it (START_UNKNOWN unless the process is found), never with a second process.
+      if (!(error instanceof TransportClosedError)) await this.state.forgetStart(digest, this.epochOf(environmentId)).catch(() => undefined);
       throw error;
     }
   }

@@ -14,7 +14,7 @@ import type { OutputStream } from '../../wire/process-event';
 import type { HostFacts } from '../host-monitor';
 import type { HostEvent, HostedState } from '../hosted-environment';
 import { registerGauges } from './host-gauges';
-import type { ClusterFigures } from '../cluster/host-cluster';
+import type { ClusterFigures } from '../cluster/cluster-options';
 import { observed } from './observed-history';
 
 /** How a registration or a signed upgrade was answered: accepted, or the status it was refused with. */

@@ -1,0 +1,51 @@
+/**
+ * How a host replica takes part in a cluster of replicas sharing one state store (`ClusterOptions`), its
+ * defaults, and what the metrics read of it (`ClusterFigures`). The replica's part itself is `./host-cluster`.
+ */
+import type { SharedStateStore } from '../../store/cluster-state';
+
+/** How a replica takes part in a cluster (see `HostServerOptions.cluster`). */
+export interface ClusterOptions {
+  /** The state every replica shares (the Redis adapter): the host's `state` in cluster mode. */
+  readonly state: SharedStateStore;
+  /**
+   * The cluster's id: the instance header of every operator API answer, the same on every replica, so a
+   * client moving between replicas does not read it as a host restart. This replica's own id goes in
+   * `X-Exec-Rx-Replica`.
+   */
+  readonly id: string;
+  /** How long an owner's lease lasts unrenewed. @default 15000 */
+  readonly leaseMs?: number;
+  /** How often an owner renews its leases and checks that the store kept its data. @default 3000 */
+  readonly renewMs?: number;
+  /** How long a draining replica reports not ready (the balancer's checks see it) before it lets its executors go. @default 3000 */
+  readonly drainDelayMs?: number;
+  /**
+   * When the shared store lost its data: writes back what the shared log knows of the logs this replica
+   * writes for the environments it still owns (`owned`: each with its epoch), and no other (one it let go
+   * of is the new owner's to write back). Resolves with how many. @default none
+   */
+  readonly rewriteLogs?: (owned: ReadonlyMap<string, number>) => Promise<number>;
+}
+
+/** The defaults of {@link ClusterOptions}. */
+export const CLUSTER_DEFAULTS = {
+  /** An owner's lease, unrenewed: 15 s. */
+  leaseMs: 15_000,
+  /** The renewal period: 3 s. */
+  renewMs: 3_000,
+  /** A draining replica's wait for the balancer: 3 s. */
+  drainDelayMs: 3_000,
+} as const;
+
+/** What the metrics read of a replica. */
+export interface ClusterFigures {
+  /** State writes the shared store refused as stale (a fenced replica's). */
+  readonly staleStateWrites: number;
+  /** Log appends and log state changes refused as stale. */
+  readonly staleLogWrites: number;
+  /** Environments this replica let go of because another owns them now. */
+  readonly fenced: number;
+  /** Times the store was found to have lost its data (and this replica rewrote what it owns). */
+  readonly rewrites: number;
+}
