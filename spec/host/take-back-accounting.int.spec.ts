@@ -6,6 +6,9 @@
  * log is gone by the time it is taken back (`adopt` finds nothing), and one process shows up in the
  * listing only after the take-back read it. The first is `lost` with why, the second is counted as a
  * broken invariant and `lost` too; neither is left neither adopted nor lost, and their readers get an end.
+ * And when the executor no longer has the session the host takes back, each of its processes is `lost`,
+ * saying so, and counted in the take-back's line (the host claims only once `initialize` was answered, so
+ * it learns which processes there are after the executor said the session is gone).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,49 +52,64 @@ function racing(store: LogStore, gone: string, late: string): LogStore {
   });
 }
 
+/** A host's table on `state` and `logs`; `sessionOf` is the session id it records for the executor's. */
+function storesOf(state: MemoryStateStore, logs: LogStore, sessionOf: (sessionId: string) => string = (sessionId) => sessionId): EnvironmentStores {
+  const record = (id: string, sessionId: string, epoch: number): Promise<void> => state.setSession(id, { sessionId: sessionOf(sessionId), accessKeyId: 'AKIDEXAMPLE' }, epoch);
+  return { logs, state, sessions: { rememberedAt: (): undefined => undefined, record }, owner: 'host-spec', shared: true };
+}
+
+const connected = (table: HostedEnvironments): Promise<unknown> =>
+  within(firstValueFrom(table.environments$.pipe(filter((list) => list.some((e) => e.id === ENV && e.state === 'connected')))), 20_000, 'connected');
+
+/**
+ * A first host on a disk log store in `dataDir` serving a real executor that runs three processes (`names`),
+ * which run until the executor stops; then the host stops as a host does: its logs closed first (their
+ * processes `unknown`), then its sockets and managers; the processes stay with the executor. Resolves with
+ * the processes, the executor's next socket, and the executor (the caller stops it).
+ */
+async function firstHostStopped(dataDir: string, state: MemoryStateStore, names: readonly string[], sessionOf?: (sessionId: string) => string) {
+  const acceptor = trackForCleanup(await startAcceptor());
+  const registry = trackForCleanup(await startRegistryStub({ acceptorUrl: () => acceptor.url }));
+  const executor = await startDirectExecutor({ remoteUrl: registry.url, environmentId: ENV });
+  const firstLogs = await DiskLogStore.open({ dataDir });
+  const first = new HostedEnvironments(OPTIONS, lines().logger, storesOf(state, firstLogs, sessionOf));
+  first.adopt(ENV, await within(acceptor.nextAccepted(), 20_000, 'the first socket'));
+  await connected(first);
+  const backend = first.get(ENV)?.environment?.getExecBackend();
+  if (backend === undefined) throw new Error('no environment');
+  const started = await Promise.all(names.map((name) => backend.start({ argv: ['sh', '-c', `echo ${name}; sleep 120`], cwd: '/' })));
+  const processes = started.map((start) => start.process);
+  await Promise.all(processes.map((process) => within(firstValueFrom(process.lines$('stdout')), 10_000, 'its first line')));
+  await first.sessionRecorded(ENV);
+  const redialled = acceptor.nextAccepted();
+  await firstLogs.close();
+  await first.close();
+  return { processes, redialled, executor };
+}
+
 describe('a take-back whose store cannot take a process back', () => {
   const dirs: string[] = [];
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
+  const dataDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'exec-rx-accounting-'));
+    dirs.push(dir);
+    return dir;
+  };
 
   it('marks it lost with why (never neither), and counts and ends one the take-back never saw', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'exec-rx-accounting-'));
-    dirs.push(dataDir);
-    const acceptor = trackForCleanup(await startAcceptor());
-    const registry = trackForCleanup(await startRegistryStub({ acceptorUrl: () => acceptor.url }));
-    const executor = await startDirectExecutor({ remoteUrl: registry.url, environmentId: ENV });
+    const dir = dataDir();
     const state = new MemoryStateStore();
-    const sessions = { rememberedAt: (): undefined => undefined, record: (id: string, sessionId: string, epoch: number) => state.setSession(id, { sessionId, accessKeyId: 'AKIDEXAMPLE' }, epoch) };
-    const storesOf = (logs: LogStore): EnvironmentStores => ({ logs, state, sessions, owner: 'host-spec', shared: true });
-
-    // The first host: three processes that run until the executor stops.
-    const firstLogs = await DiskLogStore.open({ dataDir });
-    const first = new HostedEnvironments(OPTIONS, lines().logger, storesOf(firstLogs));
-    first.adopt(ENV, await within(acceptor.nextAccepted(), 20_000, 'the first socket'));
-    const connected = (table: HostedEnvironments): Promise<unknown> =>
-      within(firstValueFrom(table.environments$.pipe(filter((list) => list.some((e) => e.id === ENV && e.state === 'connected')))), 20_000, 'connected');
-    await connected(first);
-    const backend = first.get(ENV)?.environment?.getExecBackend();
-    if (backend === undefined) throw new Error('no environment');
-    const started = await Promise.all(['kept', 'gone', 'late'].map((name) => backend.start({ argv: ['sh', '-c', `echo ${name}; sleep 120`], cwd: '/' })));
-    const [kept, gone, late] = started.map((start) => start.process);
+    const { processes, redialled, executor } = await firstHostStopped(dir, state, ['kept', 'gone', 'late']);
+    const [kept, gone, late] = processes;
     if (kept === undefined || gone === undefined || late === undefined) throw new Error('a start failed');
-    await Promise.all([kept, gone, late].map((process) => within(firstValueFrom(process.lines$('stdout')), 10_000, 'its first line')));
-    await first.sessionRecorded(ENV);
 
-    // The host stops as a host does: its logs closed first (their processes `unknown`), then its sockets and
-    // managers; the processes stay with the executor.
-    const redialled = acceptor.nextAccepted();
-    await firstLogs.close();
-    await first.close();
-
-    const logs = await DiskLogStore.open({ dataDir });
+    const logs = await DiskLogStore.open({ dataDir: dir });
     const said = lines();
-    const second = new HostedEnvironments(OPTIONS, said.logger, storesOf(racing(logs, gone.processId, late.processId)));
+    const second = new HostedEnvironments(OPTIONS, said.logger, storesOf(state, racing(logs, gone.processId, late.processId)));
     second.adopt(ENV, await within<WebSocket>(redialled, 30_000, 'the executor back'));
     await connected(second);
-
     const sessionId = (await state.environment(ENV))?.sessionId ?? 'none';
     expect(said.said.filter((line) => line.includes('taken back'))).toEqual([`environment ${ENV}: session ${sessionId} taken back: 1 process adopted, 2 lost`]);
     expect(await logs.meta({ environmentId: ENV, processId: gone.processId })).toMatchObject({ state: 'lost', lostReason: 'its output log is gone (expired or removed) since it was listed' });
@@ -106,6 +124,32 @@ describe('a take-back whose store cannot take a process back', () => {
     if (reader === undefined || reader.pace !== 'own') throw new Error('no log of the late process');
     const read = await reader.read(0, 1 << 20);
     expect({ ended: read.ended, first: read.events[0] }).toMatchObject({ ended: true, first: { type: 'output', seq: 1 } });
+
+    await second.close();
+    await logs.close();
+    await executor.stop();
+  });
+
+  it('of a session its executor no longer has: every process of it is lost with why, counted, none left neither', async () => {
+    const dir = dataDir();
+    const state = new MemoryStateStore();
+    // The first host records a session the executor never had: the take-back finds it gone, as after 80 s away.
+    const { processes, redialled, executor } = await firstHostStopped(dir, state, ['one', 'two'], () => 'session-long-gone');
+
+    const logs = await DiskLogStore.open({ dataDir: dir });
+    const said = lines();
+    const second = new HostedEnvironments(OPTIONS, said.logger, storesOf(state, logs));
+    second.adopt(ENV, await within<WebSocket>(redialled, 30_000, 'the executor back'));
+    await connected(second);
+
+    expect(said.said.filter((line) => line.includes('a new one was made'))).toEqual([`environment ${ENV}: session session-long-gone is gone, a new one was made: 0 processes adopted, 2 lost`]);
+    for (const process of processes) {
+      expect(await logs.meta({ environmentId: ENV, processId: process.processId })).toMatchObject({
+        state: 'lost',
+        lostReason: 'the executor no longer has session session-long-gone (its 80 s retention passed); the process was killed with it',
+      });
+    }
+    expect(second.unaccountedTakeBacks).toBe(0);
 
     await second.close();
     await logs.close();

@@ -83,8 +83,11 @@ export class TakeBacks {
       const epoch = await claim();
       claimed.claim(epoch);
       if (!session.resumed) {
-        await this.loseAll(id, epoch, `the executor no longer had session ${sessionId} (its 80 s retention passed); the process was killed with it`);
-        return [];
+        // Every process of the session is lost with it: the manager says so of each record given (below, as
+        // `taken.lost`), and stdin feeders are told apart from the processes they feed by their records.
+        const gone = new Map((await this.parts.logs.adoptable(id).catch(() => [])).map((meta) => [meta.processId, { lastSeq: 0, meta }]));
+        stdins = await this.readStdins(id, [...gone.keys()]);
+        return recordsOf(gone, stdins);
       }
       const adopted = await this.adopt(id, epoch, lostHere);
       stdins = await this.readStdins(id, [...adopted.keys()]);
