@@ -1,6 +1,6 @@
-import type { Observable, SchedulerLike } from 'rxjs';
+import type { SchedulerLike } from 'rxjs';
 import type { Environment } from '../../environment/environment';
-import type { ProcessSummary } from '../../exec/process-table';
+import type { RewriteStep } from '../cluster/cluster-options';
 import type { ElsewhereEnvironment } from '../cluster/elsewhere';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { LogStore } from '../../store/log-store';
@@ -44,6 +44,8 @@ export interface ClusterView {
    * (`offline` once the owner's lease ran out). Never rejects (empty when the store does not answer).
    */
   environmentsElsewhere(): Promise<ReadonlyMap<string, ElsewhereEnvironment>>;
+  /** Adds `step` to what the replica writes back once the shared store lost its data (see `RewriteStep`). */
+  onRewrite(step: RewriteStep): void;
 }
 
 /**
@@ -81,12 +83,3 @@ export function environmentOf(context: ApiContext, environmentId: string): Envir
   throw new ApiProblem(503, 'ENVIRONMENT_FAILED', `environment ${environmentId} failed: ${hosted.error ?? 'unknown error'}`, { 'retry-after': '5' });
 }
 
-/** The current value of a replaying Observable (the environment's process list), read synchronously. */
-export function current<T>(source$: Observable<T>, fallback: T): T {
-  let value = fallback;
-  source$.subscribe((v) => (value = v)).unsubscribe();
-  return value;
-}
-
-/** The environment's process list as it is now. */
-export const listed = (environment: Environment): readonly ProcessSummary[] => current(environment.processes$, []);

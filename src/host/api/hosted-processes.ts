@@ -4,7 +4,7 @@
  * `./process-stdin`), and `Idempotency-Key`s so that a retried start returns the process the first one
  * started (see `./keyed-starts`).
  */
-import type { Observable, SchedulerLike } from 'rxjs';
+import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, lastValueFrom } from 'rxjs';
 import type { Environment } from '../../environment/environment';
 import type { ExecProcess } from '../../exec/exec-process';
@@ -18,6 +18,7 @@ import { crashNow } from '../fault-points';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { RecordedKey, StartKey } from './keyed-starts';
 import { KeyedStarts } from './keyed-starts';
+import { listed } from './current';
 import { ApiProblem } from './problem';
 import type { ResourceExtras } from './process-resource';
 import { toResource } from './process-resource';
@@ -45,13 +46,6 @@ export interface HostedStart {
   readonly tty: boolean;
   /** `true` when an earlier start with the same `Idempotency-Key` made it: the answer is a replay. */
   readonly replayed: boolean;
-}
-
-/** The current value of a replaying list. */
-function current<T>(source$: Observable<readonly T[]>): readonly T[] {
-  let value: readonly T[] = [];
-  source$.subscribe((v) => (value = v)).unsubscribe();
-  return value;
 }
 
 /** What the API's processes keep, where, and what they wait for. */
@@ -170,6 +164,16 @@ export class HostedProcesses {
     }
   }
 
+  /**
+   * Writes the stdin records kept here again for the environments in `owned` (the shared store lost its
+   * data), at their epochs. Resolves with how many; rejects with the store's error (the next round retries).
+   */
+  async rewriteStdins(owned: ReadonlyMap<string, number>): Promise<number> {
+    const kept = [...this.extras.values()].filter((extra) => owned.has(extra.environmentId) && extra.stdin !== undefined);
+    for (const extra of kept) await extra.stdin?.rewrite();
+    return kept.length;
+  }
+
   /** Its times: the log store's (they survive a restart), else the ones noted at its start here. */
   private async timesFor(environmentId: string, processId: string, listed?: Pick<ProcessSummary, 'startedAt' | 'exitedAt'>): Promise<ResourceExtras> {
     const meta = await this.options.logs?.meta({ environmentId, processId });
@@ -190,7 +194,7 @@ export class HostedProcesses {
    * that started and has left the list since. Never a second start.
    */
   private recordedStart(environmentId: string, environment: Environment, processId: string, state: 'sent' | 'started'): Promise<HostedStart> {
-    const summary = current(environment.processes$).find((s) => s.processId === processId);
+    const summary = listed(environment).find((s) => s.processId === processId);
     const hosted = summary === undefined ? undefined : this.get(environmentId, environment, processId);
     if (summary !== undefined && hosted !== undefined) return Promise.resolve({ hosted, argv: summary.argv, tty: summary.tty, replayed: true });
     if (state === 'started') {

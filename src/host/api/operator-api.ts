@@ -130,10 +130,13 @@ export class OperatorApi {
       hub.revoke(names);
     });
     this.waits = new ProcessWaits(scheduler);
+    const processes = new HostedProcesses({ environments, scheduler, state: stores.state, logs: stores.logs, ...(fault === undefined ? {} : { fault }) });
+    // The stdin records of the processes it serves are the API's to write back after Redis lost its data.
+    cluster?.onRewrite((owned) => processes.rewriteStdins(owned));
     const context: ApiContext = {
       hostInstance,
       environments,
-      processes: new HostedProcesses({ environments, scheduler, state: stores.state, logs: stores.logs, ...(fault === undefined ? {} : { fault }) }),
+      processes,
       hub: this.hub,
       waits: this.waits,
       maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,

@@ -167,6 +167,14 @@ export class ProcessStdin {
     if (this.target.kind === 'fifo') await this.target.feeder.dispose();
   }
 
+  /**
+   * Writes its record again, as it is now (the shared store lost its data): after the writes under way.
+   * Resolves once written, at once without persistence or once disposed; rejects with 503 `HOST_ERROR`.
+   */
+  rewrite(): Promise<void> {
+    return this.enqueue(() => this.persist());
+  }
+
   /** The process the `process/write`s go to, for its counter and id. */
   private get writer(): { readonly processId: string; readonly nextWriteId: number } {
     return this.target.kind === 'fifo' ? this.target.feeder : this.process;

@@ -6,7 +6,8 @@
 import type { Environment } from '../../environment/environment';
 import type { ProcessResource } from '../../wire/operator-api';
 import type { ApiContext } from './api-context';
-import { environmentOf, listed, refuseIfElsewhere } from './api-context';
+import { environmentOf, refuseIfElsewhere } from './api-context';
+import { listed } from './current';
 import type { HostedProcess } from './hosted-processes';
 import { ApiProblem } from './problem';
 import { storedProcess, storedProcesses, StoredProcesses } from './stored-processes';

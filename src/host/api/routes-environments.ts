@@ -16,7 +16,7 @@ import { API_PREFIX } from '../../wire/operator-api';
 import { isSafeId } from '../../wire/safe-id';
 import type { HostedEnvironment } from '../hosted-environment';
 import type { ApiContext } from './api-context';
-import { current } from './api-context';
+import { current } from './current';
 import type { OperatorCaller } from './operator-tokens';
 import { mayTouch } from './operator-tokens';
 import { ApiProblem, problemOf } from './problem';

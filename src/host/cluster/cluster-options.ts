@@ -25,8 +25,15 @@ export interface ClusterOptions {
    * writes for the environments it still owns (`owned`: each with its epoch), and no other (one it let go
    * of is the new owner's to write back). Resolves with how many. @default none
    */
-  readonly rewriteLogs?: (owned: ReadonlyMap<string, number>) => Promise<number>;
+  readonly rewriteLogs?: RewriteStep;
 }
+
+/**
+ * A part of what a replica writes back once the shared store lost its data: it gets the environments the
+ * replica still owns (each with its epoch, the one to write at), and resolves with how many records it
+ * wrote; it rejects with the store's error (the next renewal round writes everything back again).
+ */
+export type RewriteStep = (owned: ReadonlyMap<string, number>) => Promise<number>;
 
 /** The defaults of {@link ClusterOptions}. */
 export const CLUSTER_DEFAULTS = {

@@ -11,7 +11,7 @@ import type { SchedulerLike, Subscription } from 'rxjs';
 import { timer } from 'rxjs';
 import { messageOf, StaleEpochError } from '../../errors';
 import type { PersistedRegistration } from '../../store/state-store';
-import type { ClusterFigures, ClusterOptions } from './cluster-options';
+import type { ClusterFigures, ClusterOptions, RewriteStep } from './cluster-options';
 import { CLUSTER_DEFAULTS } from './cluster-options';
 import type { HostLogger } from '../host-logger';
 import type { HostedEnvironments } from '../hosted-environments';
@@ -54,6 +54,10 @@ export class HostCluster {
   private readonly publisher: StatePublisher;
   /** Lease renewals refused (another owner or a newer epoch): stale state writes the store does not count itself. */
   private refusedRenewals = 0;
+  /** The store lost its data and this replica has not written everything back yet (a round failed midway). */
+  private rewritePending = false;
+  /** What the rest of the host writes back after a loss, besides environments, registrations and logs. */
+  private readonly rewriteSteps: RewriteStep[] = [];
 
   constructor(
     readonly options: ClusterOptions,
@@ -198,13 +202,23 @@ export class HostCluster {
     this.endDrainWait = undefined;
   }
 
-  /** One renewal round: a data loss rewritten first, then each owned environment's lease. */
+  /**
+   * Adds `step` to what this replica writes back once the shared store lost its data (the operator API's
+   * stdin records): after the environments it owns (their owners and epochs) and their logs.
+   */
+  onRewrite(step: RewriteStep): void {
+    this.rewriteSteps.push(step);
+  }
+
+  /** One renewal round: a data loss rewritten first (again, until a round wrote it all), then each owned environment's lease. */
   private async tick(): Promise<void> {
     const { state } = this.options;
     const { table, owner, log } = this.parts;
     try {
-      if (await state.datasetLost()) {
+      if (await state.datasetLost()) this.rewritePending = true;
+      if (this.rewritePending) {
         await this.rewrite();
+        this.rewritePending = false;
         this.loss.found(await state.bootId());
       }
       for (const id of table.liveIds()) {
@@ -252,7 +266,9 @@ export class HostCluster {
     }
     for (const registration of this.parts.registrations()) if (live.has(registration.id)) await state.setRegistration(registration);
     const logs = (await this.options.rewriteLogs?.(owned)) ?? 0;
-    log.info({}, `rewrote the ${live.size} environment(s) this replica owns into the shared store, and ${logs} log(s)`);
+    let records = 0;
+    for (const step of this.rewriteSteps) records += await step(owned);
+    log.info({}, `rewrote the ${live.size} environment(s) this replica owns into the shared store, ${logs} log(s) and ${records} stdin record(s)`);
   }
 }
 
