@@ -184,7 +184,7 @@ export class HostedProcesses {
     // appended, which comes after the process's state changed (a tick later, at times): one source for
     // both the resource and `…/wait`. A process of before a restart has only the store's.
     const exitedAt = noted?.exitedAt ?? meta?.exitedAt ?? listed?.exitedAt ?? null;
-    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? listed?.startedAt ?? null, exitedAt, startedBy };
+    return { startedAt: meta?.startedAt ?? noted?.startedAt ?? listed?.startedAt ?? null, exitedAt, startedBy, lostReason: meta?.state === 'lost' ? meta.lostReason : null };
   }
 
   /**

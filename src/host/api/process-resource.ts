@@ -11,6 +11,8 @@ export interface ResourceExtras {
   readonly exitedAt: number | null;
   /** The name of the token that started it through the API. */
   readonly startedBy: string | null;
+  /** Why its log store says it was lost (its stream failed because its executor lost it), if it says so. */
+  readonly lostReason?: string | null;
 }
 
 /** The resource of a process of `environmentId`. */
@@ -20,9 +22,11 @@ export const toResource = (environmentId: string, summary: Omit<ProcessSummary, 
   argv: [...summary.argv],
   tty: summary.tty,
   pipeStdin,
-  state: summary.state,
+  // A stream that failed because the executor lost the process is shown as its log says, and its readers see it: lost, and why.
+  ...(summary.state === 'failed' && typeof times.lostReason === 'string'
+    ? { state: 'lost' as const, error: { code: 'PROCESS_GONE', message: times.lostReason } }
+    : { state: summary.state, error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message } }),
   exitCode: summary.exitCode ?? null,
-  error: summary.error === undefined ? null : { code: summary.error.code, message: summary.error.message },
   startedAt: isoOf(times.startedAt),
   exitedAt: isoOf(times.exitedAt),
   startedBy: times.startedBy,
