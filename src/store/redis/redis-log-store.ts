@@ -42,6 +42,7 @@ import { LogScripts } from './redis-log-scripts';
 import { LocalLogs } from './redis-local-logs';
 import type { MetaWrites } from './redis-meta-writes';
 import { Reachability } from './redis-reachability';
+import { loseStaleWriteBacks } from './stale-write-backs';
 
 export type { RedisLogStoreOptions } from './redis-log-options';
 /** What the Redis store can do: paced, durable, fallible writes; it drops the oldest at a quota; no files. */
@@ -250,8 +251,13 @@ export class RedisLogStore implements LogStore {
   flush(): Promise<void> {
     return this.locals.flushWithin(this.options.flushTimeoutMs ?? defaults.DEFAULT_REDIS_FLUSH_TIMEOUT_MS);
   }
-  /** Redis lost its data: writes back what this store knows of the logs it writes (see `LocalLogs.rewrite`). Never rejects. */
-  readonly rewrite = (owned: ReadonlyMap<string, number>): Promise<number> => this.locals.rewrite(owned);
+  /** Redis lost its data: writes back the logs it writes (`LocalLogs.rewrite`), then loses a stale replica's write-backs (`loseStaleWriteBacks`). */
+  readonly rewrite = async (owned: ReadonlyMap<string, number>): Promise<number> => {
+    const written = await this.locals.rewrite(owned);
+    const writes = (key: ProcessKey): boolean => this.locals.get(key) !== undefined;
+    await loseStaleWriteBacks({ adoptable: (id) => this.metas.adoptable(id, () => false), writes, markLost: (key, why, epoch) => this.markLost(key, why, epoch) }, owned);
+    return written;
+  };
 
   /**
    * Marks the processes still running `unknown` (a restarted host takes them back), writes what the logs
