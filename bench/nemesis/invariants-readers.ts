@@ -62,9 +62,10 @@ export function checkReaders(
       continue;
     }
     // The cluster no longer knows the process (Redis lost it, the API answers 404): a reader that gave up after
-    // it is justified by that loss; what it read before was checked above.
-    if (gone !== undefined && tracked.final?.state.startsWith('answer ') === true && reader.outcome === 'gave up') {
-      notes.push(`${plan.tag}: ${reader.name} gave up: the process is gone with Redis's data (fault ${gone.planned.index})`);
+    // it, or was answered 404 once it came back, is justified by that loss; what it read before was checked above.
+    const forgottenEnd = reader.outcome === 'gave up' || reader.outcome.startsWith('refused 404');
+    if (gone !== undefined && tracked.final?.state.startsWith('answer ') === true && forgottenEnd) {
+      notes.push(`${plan.tag}: ${reader.name} ${reader.outcome.slice(0, 40)}: the process is gone with Redis's data (fault ${gone.planned.index})`);
       continue;
     }
     // Late readers of a process whose live reader never saw its end are not told apart: the live one says it.
