@@ -4,11 +4,10 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { connect, createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 
-/** A port on 127.0.0.1 that was free a moment ago (listened on, then closed). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
+/** Listens `server` on a free port of 127.0.0.1; resolves with the port, rejects with the listen's error. */
+export async function listenOnLoopback(server: Server): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
@@ -16,7 +15,13 @@ export async function freePort(): Promise<number> {
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
+  return (server.address() as AddressInfo).port;
+}
+
+/** A port on 127.0.0.1 that was free a moment ago (listened on, then closed). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  const port = await listenOnLoopback(server);
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }

@@ -19,7 +19,8 @@
  * Only loopback: it listens on 127.0.0.1 and dials 127.0.0.1. Its owner closes it.
  */
 import { createServer } from 'node:net';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { listenOnLoopback } from '../lib/loopback';
 import { ProxyCore } from './fault-pair';
 
 /** What the proxy does with connections (see the module's doc). */
@@ -84,14 +85,7 @@ export interface FaultProxy {
 export async function startFaultProxy(target: number): Promise<FaultProxy> {
   const core = new ProxyCore(target);
   const server = createServer((client) => core.accept(client));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   let closing: Promise<void> | undefined;
   const setMode = (mode: FaultMode): void => {
     core.mode = mode;

@@ -7,7 +7,8 @@
  * goes through a passing proxy of its own.
  */
 import { createServer } from 'node:net';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { listenOnLoopback } from '../lib/loopback';
 import type { FaultProxy } from './fault-proxy';
 import { startFaultProxy } from './fault-proxy';
 import { connectionOwner } from './proc-sockets';
@@ -50,14 +51,7 @@ export async function startRedisFront(redisPort: number, names: readonly string[
     if (closing !== undefined || socket.destroyed) socket.destroy();
     else (lane ?? other).adopt(socket);
   };
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     url: `redis://127.0.0.1:${port}`,
     port,

@@ -10,13 +10,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { ApiClient, paths } from '../host/api/api-client';
-import { within } from '../host/api/sse-reader';
 import { outputOf } from '../cli/host-child';
-import { startDirectExecutor } from '../support/executor';
 import type { SpecHaproxy as Haproxy } from '../support/haproxy';
-import { startHaproxy } from '../support/haproxy';
-import type { Replica } from './replicas';
-import { replicaCluster } from './replicas';
+import { balancedPair, replicaCluster } from './replicas';
 
 jest.setTimeout(180_000);
 
@@ -28,24 +24,15 @@ const SCRIPT = `echo pid $$; i=0; while [ $i -lt ${CHUNKS} ]; do printf '%065535
 const sha256 = (data: string): string => createHash('sha256').update(data, 'latin1').digest('hex');
 const expected = (pid: number): string => `pid ${pid}\n${Array.from({ length: CHUNKS }, (_v, i) => `${String(i).padStart(65535, '0')}\n`).join('')}`;
 
-/** The replica whose stderr says `line` first (each is watched; the other's wait is dropped). */
-async function whichSays(replicas: readonly Replica[], line: string, timeoutMs: number): Promise<Replica> {
-  return within(Promise.race(replicas.map(async (replica) => (await replica.run.waitFor('stderr', line), replica))), timeoutMs, line);
-}
-
 describe('two replicas on Redis behind HAProxy: the owner SIGKILLed mid-stream', () => {
   const cluster = replicaCluster('replica-failover', CREDENTIALS);
   let balancer: Haproxy | undefined;
   afterAll(async () => balancer?.stop());
 
   it('the executor lands on the other replica and is adopted; both subscribers get every byte once, in order; the process never dies', async () => {
-    const a = await cluster.start('a');
-    const b = await cluster.start('b');
-    balancer = await startHaproxy({ backends: [{ name: 'a', port: a.port }, { name: 'b', port: b.port }], healthPath: '/readyz' });
-    const executor = await startDirectExecutor({ remoteUrl: balancer.url, environmentId: ENV, credentials: { accessKeyId: CREDENTIALS.keyId, secretAccessKey: CREDENTIALS.secret } });
+    const { owner, other, executor, ...pair } = await balancedPair(cluster, CREDENTIALS, ENV);
+    balancer = pair.balancer;
     try {
-      const owner = await whichSays([a, b], `environment ${ENV} generation 1: connected`, 30_000);
-      const other = owner === a ? b : a;
       const onOwner = new ApiClient(owner.base, CREDENTIALS.token);
       const onOther = new ApiClient(other.base, CREDENTIALS.token);
       const started = await onOwner.post(paths.processes(ENV), { argv: ['sh', '-c', SCRIPT] });

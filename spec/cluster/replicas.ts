@@ -12,6 +12,10 @@ import type { CliRun } from '../cli/cli-process';
 import { killIfRunning, startCli } from '../cli/cli-process';
 import type { RedisServerOptions, SpecRedis } from '../support/redis-server';
 import { startRedisServer } from '../support/redis-server';
+import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
+import { startDirectExecutor } from '../support/executor';
+import type { SpecHaproxy } from '../support/haproxy';
+import { startHaproxy } from '../support/haproxy';
 
 /** One running replica. */
 export interface Replica {
@@ -101,4 +105,41 @@ export function replicaCluster(prefix: string, credentials: ReplicaCredentials, 
       return sum;
     },
   };
+}
+
+/** The replica whose stderr says `line` first (each is watched; the others' waits are dropped); rejects after `timeoutMs`. */
+export async function whichSays(replicas: readonly Replica[], line: string, timeoutMs: number): Promise<Replica> {
+  return within(Promise.race(replicas.map(async (replica) => (await replica.run.waitFor('stderr', line), replica))), timeoutMs, line);
+}
+
+/** Two replicas behind HAProxy and an executor dialling the balancer (see {@link balancedPair}). */
+export interface BalancedPair {
+  readonly a: Replica;
+  readonly b: Replica;
+  /** The replica the executor's first socket landed on. */
+  readonly owner: Replica;
+  readonly other: Replica;
+  readonly balancer: SpecHaproxy;
+  readonly executor: SpawnedExecutor;
+}
+
+/**
+ * Starts replicas `a` and `b` of `cluster`, HAProxy in front of them on the README's configuration, and a
+ * direct-mode executor of `environmentId` dialling the balancer; resolves once a replica says the
+ * environment is connected (the `owner`). Rejects, having stopped the executor and the balancer, when none
+ * does within 30 s. The caller stops the executor and the balancer; the cluster stops the replicas.
+ */
+export async function balancedPair(cluster: ReplicaCluster, credentials: ReplicaCredentials, environmentId: string): Promise<BalancedPair> {
+  const a = await cluster.start('a');
+  const b = await cluster.start('b');
+  const balancer = await startHaproxy({ backends: [{ name: 'a', port: a.port }, { name: 'b', port: b.port }], healthPath: '/readyz' });
+  const executor = await startDirectExecutor({ remoteUrl: balancer.url, environmentId, credentials: { accessKeyId: credentials.keyId, secretAccessKey: credentials.secret } });
+  try {
+    const owner = await whichSays([a, b], `environment ${environmentId} generation 1: connected`, 30_000);
+    return { a, b, owner, other: owner === a ? b : a, balancer, executor };
+  } catch (error: unknown) {
+    await executor.stop();
+    await balancer.stop();
+    throw error;
+  }
 }

@@ -9,44 +9,25 @@
 import Redis from 'ioredis';
 import { stdinKey } from '../../src/store/redis/redis-keys';
 import { ApiClient, paths } from '../host/api/api-client';
-import type { SseEvent } from '../host/api/sse-reader';
+import { b64, decodeEvents } from '../host/api/api-host';
 import { within } from '../host/api/sse-reader';
-import { startDirectExecutor } from '../support/executor';
 import type { SpecHaproxy as Haproxy } from '../support/haproxy';
-import { startHaproxy } from '../support/haproxy';
-import type { Replica } from './replicas';
-import { replicaCluster } from './replicas';
+import { balancedPair, replicaCluster } from './replicas';
 
 jest.setTimeout(120_000);
 
 const CREDENTIALS = { keyId: 'AKIDSTDINLOSS', secret: 'stdin-loss-secret-do-not-print', token: 'stdin-loss-token-do-not-print' };
 const ENV = 'stdin-loss-1';
 const SCRIPT = 'while IFS= read -r line; do echo "<$line>"; done; echo EOF; exit 0';
-const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
-const textOf = (events: readonly SseEvent[]): string =>
-  events
-    .filter((event) => event.event === 'output')
-    .map((event) => Buffer.from((JSON.parse(event.data) as { chunk: string }).chunk, 'base64').toString('utf8'))
-    .join('');
-
-/** The replica whose stderr says `line` first. */
-async function whichSays(replicas: readonly Replica[], line: string, timeoutMs: number): Promise<Replica> {
-  return within(Promise.race(replicas.map(async (replica) => (await replica.run.waitFor('stderr', line), replica))), timeoutMs, line);
-}
-
 describe('Redis restarted empty under a process reading its stdin, then its owner SIGKILLed', () => {
   const cluster = replicaCluster('stdin-loss', CREDENTIALS);
   let balancer: Haproxy | undefined;
   afterAll(async () => balancer?.stop());
 
   it('the owner writes the stdin record back; the replica that takes the executor back takes the feeder with it, and later writes and the end go through', async () => {
-    const a = await cluster.start('a');
-    const b = await cluster.start('b');
-    balancer = await startHaproxy({ backends: [{ name: 'a', port: a.port }, { name: 'b', port: b.port }], healthPath: '/readyz' });
-    const executor = await startDirectExecutor({ remoteUrl: balancer.url, environmentId: ENV, credentials: { accessKeyId: CREDENTIALS.keyId, secretAccessKey: CREDENTIALS.secret } });
+    const { a, b, owner, other, executor, ...pair } = await balancedPair(cluster, CREDENTIALS, ENV);
+    balancer = pair.balancer;
     try {
-      const owner = await whichSays([a, b], `environment ${ENV} generation 1: connected`, 30_000);
-      const other = owner === a ? b : a;
       const onOwner = new ApiClient(owner.base, CREDENTIALS.token);
       const started = await onOwner.post(paths.processes(ENV), { argv: ['sh', '-c', SCRIPT], pipeStdin: true });
       expect(started.status).toBe(201);
@@ -76,7 +57,7 @@ describe('Redis restarted empty under a process reading its stdin, then its owne
       const all = await onOther.events(paths.events(ENV, processId));
       if (!('stream' in all)) throw new Error(`events answered ${all.refused.status}: ${all.refused.text}`);
       const events = await all.stream.ended(60_000);
-      expect(textOf(events).endsWith('<b>\nEOF\n')).toBe(true);
+      expect(decodeEvents(events).stdout.endsWith('<b>\nEOF\n')).toBe(true);
       expect(JSON.parse(events.find((event) => event.event === 'exited')?.data ?? '{}')).toMatchObject({ exitCode: 0 });
       expect(executor.child.exitCode).toBeNull();
     } catch (error: unknown) {

@@ -9,10 +9,10 @@ import { firstValueFrom, last, Subject } from 'rxjs';
 import { boundedHistories } from '../../src/exec/bounded-histories';
 import { ExecBackend } from '../../src/exec/exec-backend';
 import type { HistoryFactory, OutputHistory } from '../../src/exec/output-history';
-import { ProcessTable } from '../../src/exec/process-table';
-import { ExecClient } from '../../src/session/exec-client';
+import type { ExecClient } from '../../src/session/exec-client';
 import type { PeerScript } from '../support/fake-socket-port';
 import { FakeSocketPort } from '../support/fake-socket-port';
+import { connectedClient, listEndingWith } from '../support/scripted-client';
 
 /** An executor that never answers a start (it calls `onStart`), and answers a terminate as `terminate` says. */
 const executor = (terminate: 'ok' | 'unknown' | 'silent', onStart: () => void = () => undefined): FakeSocketPort => {
@@ -29,13 +29,8 @@ const executor = (terminate: 'ok' | 'unknown' | 'silent', onStart: () => void = 
 
 /** A backend on `first`, whose histories say when they are released. */
 async function rig(first: FakeSocketPort): Promise<{ client: ExecClient; sockets: Subject<FakeSocketPort>; backend: ExecBackend; released: Subject<string> }> {
-  const sockets = new Subject<FakeSocketPort>();
-  const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc: {} });
-  const starting = client.start();
-  sockets.next(first);
-  await starting;
-  const table = new ProcessTable();
-  client.state$.subscribe({ complete: () => table.end() });
+  const { client, sockets } = await connectedClient(first);
+  const table = listEndingWith(client);
   const released = new Subject<string>();
   const inner = boundedHistories();
   const outputHistory: HistoryFactory = (processId, launch) => {

@@ -1,10 +1,10 @@
-import { Subject } from 'rxjs';
+import type { Subject } from 'rxjs';
 import { ClosedError, ProcessFailedError } from '../../src/errors';
 import { ExecBackend } from '../../src/exec/exec-backend';
-import { ProcessTable } from '../../src/exec/process-table';
 import { RemoteFileSystem } from '../../src/fs/remote-file-system';
-import { ExecClient } from '../../src/session/exec-client';
+import type { ExecClient } from '../../src/session/exec-client';
 import type { PeerScript } from '../support/fake-socket-port';
+import { connectedClient, listEndingWith } from '../support/scripted-client';
 import { FakeSocketPort } from '../support/fake-socket-port';
 
 type Handler = (params: Record<string, unknown>, peer: FakeSocketPort, id: unknown) => void;
@@ -35,14 +35,8 @@ const closed = (seq: number): Record<string, unknown> => ({ method: 'process/clo
 const output = (seq: number, text: string): Record<string, unknown> => ({ method: 'process/output', params: { processId: 'p', seq, stream: 'stdout', chunk: Buffer.from(text).toString('base64') } });
 
 async function started(first: FakeSocketPort, historyEvents?: number): Promise<{ client: ExecClient; sockets: Subject<FakeSocketPort>; backend: ExecBackend }> {
-  const sockets = new Subject<FakeSocketPort>();
-  const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc: {} });
-  const starting = client.start();
-  sockets.next(first);
-  await starting;
-  const table = new ProcessTable();
-  client.state$.subscribe({ complete: () => table.end() });
-  return { client, sockets, backend: new ExecBackend(client, () => (historyEvents === undefined ? {} : { historyEvents }), table) };
+  const { client, sockets } = await connectedClient(first);
+  return { client, sockets, backend: new ExecBackend(client, () => (historyEvents === undefined ? {} : { historyEvents }), listEndingWith(client)) };
 }
 
 const rejection = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => 'resolved', (error: unknown) => error);

@@ -2,13 +2,13 @@
  * The one start's choices that need no real executor (`ExecBackend.start`): FIFO stdin on a Windows
  * executor, FIFO stdin with a tty, and what goes on the wire. The FIFO itself: stdin-fifo.int.spec.ts.
  */
-import { Subject } from 'rxjs';
 import { ExecBackend } from '../../src/exec/exec-backend';
-import { ProcessTable } from '../../src/exec/process-table';
+import type { ProcessTable } from '../../src/exec/process-table';
 import { executorTempDir } from '../../src/exec/temp-dir';
-import { ExecClient } from '../../src/session/exec-client';
+import type { ExecClient } from '../../src/session/exec-client';
 import type { EnvironmentInfo } from '../../src/wire/environment';
 import { FakeSocketPort } from '../support/fake-socket-port';
+import { connectedClient, listEndingWith } from '../support/scripted-client';
 
 /** An executor that answers initialize and every process/start. */
 const executor = (): FakeSocketPort =>
@@ -21,15 +21,10 @@ const executor = (): FakeSocketPort =>
 const info = (platformOs: string, tempDir?: string): EnvironmentInfo => ({ platformOs, ...(tempDir === undefined ? {} : { tempDir }) }) as unknown as EnvironmentInfo;
 
 async function backendOn(platformOs: string): Promise<{ client: ExecClient; port: FakeSocketPort; backend: ExecBackend; table: ProcessTable }> {
-  const sockets = new Subject<FakeSocketPort>();
-  const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc: {} });
   const port = executor();
-  const starting = client.start();
-  sockets.next(port);
-  await starting;
+  const { client } = await connectedClient(port);
   // The list ends with the client, as an Environment's does (no 80 s timer left for the failed processes).
-  const table = new ProcessTable();
-  client.state$.subscribe({ complete: () => table.end() });
+  const table = listEndingWith(client);
   return { client, port, backend: new ExecBackend(client, () => ({}), table, () => Promise.resolve(info(platformOs))), table };
 }
 

@@ -1,12 +1,13 @@
-import { firstValueFrom, lastValueFrom, Subject } from 'rxjs';
+import type { Subject } from 'rxjs';
+import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { filter, toArray } from 'rxjs/operators';
 import { ProcessGapError, StdinClosedError, TransportClosedError } from '../../src/errors';
 import { ExecBackend } from '../../src/exec/exec-backend';
 import { SAFE_CHUNK_BYTES } from '../../src/wire/limits';
-import { ProcessTable } from '../../src/exec/process-table';
 import type { ProcessEvent } from '../../src/exec/process-event';
-import { ExecClient } from '../../src/session/exec-client';
+import type { ExecClient } from '../../src/session/exec-client';
 import type { PeerScript } from '../support/fake-socket-port';
+import { connectedClient, listEndingWith } from '../support/scripted-client';
 import { FakeSocketPort } from '../support/fake-socket-port';
 import { testScheduler } from '../support/marbles';
 
@@ -40,19 +41,9 @@ const read = (chunks: [number, string][], nextSeq: number, extra: Record<string,
 });
 
 /** A process list that ends with the client, as an Environment's does. */
-function listedUntilClosed(client: ExecClient): ProcessTable {
-  const table = new ProcessTable();
-  client.state$.subscribe({ complete: () => table.end() });
-  return table;
-}
-
 async function started(first: FakeSocketPort): Promise<{ client: ExecClient; sockets: Subject<FakeSocketPort>; backend: ExecBackend }> {
-  const sockets = new Subject<FakeSocketPort>();
-  const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc: {} });
-  const starting = client.start();
-  sockets.next(first);
-  await starting;
-  return { client, sockets, backend: new ExecBackend(client, () => ({}), listedUntilClosed(client)) };
+  const { client, sockets } = await connectedClient(first);
+  return { client, sockets, backend: new ExecBackend(client, () => ({}), listEndingWith(client)) };
 }
 
 const texts = (events: ProcessEvent[]): string[] => events.flatMap((e) => (e.type === 'output' ? [`${e.seq}:${Buffer.from(e.chunk).toString()}`] : ['seq' in e ? `${e.seq}:${e.type}` : e.type]));
@@ -133,7 +124,7 @@ describe('ExecProcess over a scripted executor', () => {
     });
     const { client } = await started(port);
     const scheduler = testScheduler();
-    const backend = new ExecBackend(client, () => ({ holeFillDelayMs: 250, scheduler }), listedUntilClosed(client));
+    const backend = new ExecBackend(client, () => ({ holeFillDelayMs: 250, scheduler }), listEndingWith(client));
     const { process } = await backend.start({ processId: 'p', argv: ['x'], cwd: '/tmp' });
     const seen: string[] = [];
     process.events$.subscribe((e) => seen.push(...texts([e])));

@@ -4,16 +4,17 @@
  * the OutputHistory port alone and keeps every event until released, as a disk log would.
  */
 import type { Subscriber } from 'rxjs';
-import { lastValueFrom, Observable, Subject } from 'rxjs';
+import { lastValueFrom, Observable } from 'rxjs';
 import { toArray } from 'rxjs/operators';
 import { EnvironmentManager } from '../../src/environment/environment-manager';
 import { ExecBackend } from '../../src/exec/exec-backend';
 import type { HistoryFactory, HistoryInput, HistoryLaunch, OutputHistory } from '../../src/exec/output-history';
 import type { FailedEvent, ProcessEvent } from '../../src/exec/process-event';
 import { ProcessTable } from '../../src/exec/process-table';
-import { ExecClient } from '../../src/session/exec-client';
+import type { ExecClient } from '../../src/session/exec-client';
 import type { SequencedEvent } from '../../src/wire/process-event';
 import { FakeSocketPort } from '../support/fake-socket-port';
+import { connectedClient } from '../support/scripted-client';
 
 /** Payload bytes an event holds (what a history counts as retained). */
 const eventBytes = (event: ProcessEvent): number => (event.type === 'output' ? event.chunk.byteLength : 0);
@@ -121,12 +122,7 @@ const texts = (events: readonly ProcessEvent[]): string[] =>
 const all = (events$: Observable<ProcessEvent>): Promise<ProcessEvent[]> => lastValueFrom(events$.pipe(toArray()));
 
 async function connected(port: FakeSocketPort): Promise<ExecClient> {
-  const sockets = new Subject<FakeSocketPort>();
-  const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc: {} });
-  const starting = client.start();
-  sockets.next(port);
-  await starting;
-  return client;
+  return (await connectedClient(port)).client;
 }
 
 describe('a history factory supplied by whoever starts the process', () => {

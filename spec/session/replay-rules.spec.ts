@@ -2,12 +2,14 @@
  * Table-driven over every method (codex `RemoteApi::ALL`): calls wait for recovery before dispatch, and
  * after an ambiguous disconnect only what is safe to send twice is sent again.
  */
-import { firstValueFrom, Subject } from 'rxjs';
+import type { Subject } from 'rxjs';
+import { firstValueFrom } from 'rxjs';
 import { TransportClosedError } from '../../src/errors';
-import { ExecClient } from '../../src/session/exec-client';
+import type { ExecClient } from '../../src/session/exec-client';
 import type { MethodName } from '../../src/wire/methods';
 import { isReplayable, METHODS } from '../../src/wire/methods';
 import { FakeSocketPort } from '../support/fake-socket-port';
+import { connectedClient } from '../support/scripted-client';
 import { SAMPLE_PARAMS } from '../support/sample-params';
 
 const ALL = (Object.keys(METHODS) as MethodName[]).filter((m) => m !== 'initialize');
@@ -27,13 +29,8 @@ const call = (client: ExecClient, method: MethodName): Promise<unknown> =>
   );
 
 async function connected(): Promise<{ client: ExecClient; sockets: Subject<FakeSocketPort>; first: FakeSocketPort }> {
-  const sockets = new Subject<FakeSocketPort>();
-  const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc: {} });
   const first = silentExecutor();
-  const started = client.start();
-  sockets.next(first);
-  await started;
-  return { client, sockets, first };
+  return { ...(await connectedClient(first)), first };
 }
 
 const sentAfterHandshake = (port: FakeSocketPort): unknown[] => port.sent.filter((m) => m['method'] !== 'initialize' && m['method'] !== 'initialized').map((m) => [m['method'], m['params']]);

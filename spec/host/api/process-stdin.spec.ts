@@ -4,17 +4,16 @@
  * again from a record after a restart sends a retried write with its recorded ids, goes on after the
  * record's counter, and sends a recorded end again.
  */
-import { Subject } from 'rxjs';
 import { ExecBackend } from '../../../src/exec/exec-backend';
 import type { ExecProcess } from '../../../src/exec/exec-process';
 import { FifoFeeder } from '../../../src/exec/fifo-feeder';
-import { ProcessTable } from '../../../src/exec/process-table';
 import { ApiProblem } from '../../../src/host/api/problem';
 import { ProcessStdin } from '../../../src/host/api/process-stdin';
 import type { StdinRecord } from '../../../src/store/stdin-record';
-import { ExecClient } from '../../../src/session/exec-client';
+import type { ExecClient } from '../../../src/session/exec-client';
 import type { PeerScript } from '../../support/fake-socket-port';
 import { FakeSocketPort } from '../../support/fake-socket-port';
+import { connectedClient, listEndingWith } from '../../support/scripted-client';
 
 /** An executor that starts anything and accepts every write. */
 const executor = (): FakeSocketPort => {
@@ -37,15 +36,8 @@ interface Rig {
 
 async function rig(): Promise<Rig> {
   const port = executor();
-  const sockets = new Subject<FakeSocketPort>();
-  const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc: {} });
-  const starting = client.start();
-  sockets.next(port);
-  await starting;
-  // A process list that ends with the client, as an Environment's does (no expiry timer left behind).
-  const table = new ProcessTable();
-  client.state$.subscribe({ complete: () => table.end() });
-  const backend = new ExecBackend(client, () => ({}), table);
+  const { client } = await connectedClient(port);
+  const backend = new ExecBackend(client, () => ({}), listEndingWith(client));
   const { process: command } = await backend.start({ processId: 'cmd', argv: ['cat'], cwd: '/tmp' });
   const { process: helper } = await backend.start({ processId: 'feeder', argv: ['sh'], cwd: '/tmp', pipeStdin: true }, { unlisted: true });
   return { port, client, command, helper };

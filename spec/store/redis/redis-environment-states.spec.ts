@@ -6,36 +6,23 @@
  * two stores evicting at once. Time in Redis is Redis's own: where a spec needs it to pass, it waits for
  * Redis's expiry of the lease (its keyspace event), or moves a stored time back, as time passing would.
  */
-import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
-import { VirtualTimeScheduler } from 'rxjs';
+import type Redis from 'ioredis';
 import type { PublishedState } from '../../../src/store/cluster-state';
 import { environmentTag, leaseKey, registrationKey, stateKey } from '../../../src/store/redis/redis-keys';
-import { RedisStateStore } from '../../../src/store/redis/redis-state-store';
-import type { SpecRedis } from '../../support/redis-server';
-import { startRedisServer } from '../../support/redis-server';
+import type { RedisStateStore } from '../../../src/store/redis/redis-state-store';
+import { redisStateRig } from './redis-rig';
 
 const CONNECTED: PublishedState = { state: 'connected', generation: 2, errorCode: undefined, error: undefined };
 const FAILED: PublishedState = { state: 'failed', generation: 1, errorCode: 'RESUME_FAILED', error: 'the executor no longer had the session' };
 const MINUTE = 60_000;
 
 describe('RedisStateStore: what owners say of their environments', () => {
-  let server: SpecRedis;
+  const rig = redisStateRig('exec-rx-states');
+  const { client, open } = rig;
   let prefix: string;
-  const clients: Redis[] = [];
-  const stores: RedisStateStore[] = [];
-
-  const client = (): Redis => {
-    const redis = new Redis(server.url);
-    clients.push(redis);
-    return redis;
-  };
-  /** A store on this test's prefix, on a connection of its own, as a replica would open it. */
-  const open = async (): Promise<RedisStateStore> => {
-    const store = await RedisStateStore.open({ redis: new Redis(server.url), ownsConnection: true, prefix, scheduler: new VirtualTimeScheduler() });
-    stores.push(store);
-    return store;
-  };
+  beforeEach(() => {
+    prefix = rig.prefix();
+  });
   const register = (store: RedisStateStore, id: string): Promise<void> =>
     store.setRegistration({ id, registrationId: `reg-${id}`, accessKeyId: 'AKID1', tokenDigest: 'a'.repeat(64) });
   /** Moves environment `id`'s registration `ms` into the past (as time passing would). */
@@ -43,20 +30,6 @@ describe('RedisStateStore: what owners say of their environments', () => {
     const redis = client();
     await redis.hincrby(registrationKey(prefix, id), 'registeredAt', -ms);
   };
-
-  beforeAll(async () => {
-    server = await startRedisServer();
-  });
-  beforeEach(() => {
-    prefix = `exec-rx-states-${randomBytes(6).toString('hex')}`;
-  });
-  afterEach(async () => {
-    await Promise.all(stores.splice(0).map((store) => store.close()));
-    await Promise.all(clients.splice(0).map((redis) => redis.quit()));
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
 
   it("publishes the owner's state at its epoch; a fenced replica's publish is refused and never overwrites the new owner's", async () => {
     const a = await open();

@@ -5,56 +5,27 @@
  * registration, the count of environments, leases, the owners' rewrite, the boot marker, the count of
  * refused writes).
  */
-import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
-import { VirtualTimeScheduler } from 'rxjs';
+import type Redis from 'ioredis';
 import { ClosedError, StaleEpochError } from '../../../src/errors';
 import { checkPrefix, environmentTag, ownerKey, stdinKey } from '../../../src/store/redis/redis-keys';
 import { RedisStateStore } from '../../../src/store/redis/redis-state-store';
-import type { EpochMode } from '../../../src/store/redis/redis-state-options';
 import type { StdinRecord } from '../../../src/store/stdin-record';
-import type { SpecRedis } from '../../support/redis-server';
-import { startRedisServer } from '../../support/redis-server';
+import { redisStateRig } from './redis-rig';
 
 const stdin = (next: number): StdinRecord => ({ target: 'fifo', writerProcessId: 'feeder-1', nextWriteId: next, endWriteId: null, ttyPath: null, writes: [] });
 const DIGEST = (n: number): string => n.toString(16).padStart(64, '0');
 
 describe('RedisStateStore', () => {
-  let server: SpecRedis;
+  const rig = redisStateRig('exec-rx-test');
+  const { client, open } = rig;
   let prefix: string;
-  const clients: Redis[] = [];
-  const stores: RedisStateStore[] = [];
-
-  /** A client of the spec's own (the test reads Redis through it), closed after the test. */
-  const client = (): Redis => {
-    const redis = new Redis(server.url);
-    clients.push(redis);
-    return redis;
-  };
-  /** A store on this test's prefix, on a connection of its own, as another host would open it. */
-  const open = async (epochs: EpochMode = 'counted', maxStarts?: number): Promise<RedisStateStore> => {
-    const store = await RedisStateStore.open({ redis: new Redis(server.url), ownsConnection: true, prefix, epochs, scheduler: new VirtualTimeScheduler(), ...(maxStarts === undefined ? {} : { maxStarts }) });
-    stores.push(store);
-    return store;
-  };
+  beforeEach(() => {
+    prefix = rig.prefix();
+  });
   const redisTimeMs = async (redis: Redis): Promise<number> => {
     const [seconds, micros] = await redis.time();
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   };
-
-  beforeAll(async () => {
-    server = await startRedisServer();
-  });
-  beforeEach(() => {
-    prefix = `exec-rx-test-${randomBytes(6).toString('hex')}`;
-  });
-  afterEach(async () => {
-    await Promise.all(stores.splice(0).map((store) => store.close()));
-    await Promise.all(clients.splice(0).map((redis) => redis.quit()));
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
 
   it('keeps every key of an environment under its hash tag, and the owner as a hash of owner and epoch', async () => {
     expect(environmentTag('p', 'env-1')).toBe('p:{env:env-1}');
@@ -105,7 +76,7 @@ describe('RedisStateStore', () => {
     expect(await store.claim('env-1', 'host-b')).toBeGreaterThan(first);
     const second = (await store.owner('env-1'))?.epoch ?? 0;
     expect(await redis.hget(ownerKey(prefix, 'env-1'), 'epoch')).toBe(String(second));
-    await server.restart({ empty: true });
+    await rig.server().restart({ empty: true });
     expect(await store.owner('env-1')).toBeUndefined();
     // Redis forgot the epoch (and its scripts): the next claim still outgrows it, so host-b's old writes stay stale.
     const third = await store.claim('env-1', 'host-c');
@@ -173,7 +144,7 @@ describe('RedisStateStore', () => {
     expect(await store.datasetLost()).toBe(false);
     await store.claim('env-1', 'host-a');
     await store.claim('env-1', 'host-a');
-    await server.restart({ empty: true });
+    await rig.server().restart({ empty: true });
     expect(await store.datasetLost()).toBe(true);
     expect(await store.datasetLost()).toBe(false);
     expect(await store.bootId()).not.toBe(boot);
