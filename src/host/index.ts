@@ -16,7 +16,7 @@ export type { HostCloseOptions, HostOutputLogOptions, HostServer, HostServerOpti
 export { DIRECT_TRANSPORT } from './host-options';
 
 // Replicas on one shared store (`HostServerOptions.cluster`; the Redis adapters are `exec-rx host --redis-url-file`'s).
-export type { ClusterFigures, ClusterOptions } from './cluster/cluster-options';
+export type { ClusterFigures, ClusterOptions, RewriteStep } from './cluster/cluster-options';
 export { CLUSTER_DEFAULTS } from './cluster/cluster-options';
 export type { ClusterState, EnvironmentStates, OwnedEnvironment, OwnerState, PublishedState, PublishOutcome, SharedStateStore } from '../store/cluster-state';
 
