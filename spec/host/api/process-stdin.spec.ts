@@ -76,6 +76,12 @@ const turns = async (n = 20): Promise<void> => {
   for (let i = 0; i < n; i += 1) await Promise.resolve();
 };
 
+/** The command's stdin through its FIFO feeder, each record kept by a {@link Recorder} on `port`. */
+function fifoStdin(port: FakeSocketPort, command: ExecProcess, helper: ExecProcess): { readonly recorder: Recorder; readonly stdin: ProcessStdin } {
+  const recorder = new Recorder(port);
+  return { recorder, stdin: new ProcessStdin(command, { kind: 'fifo', feeder: new FifoFeeder(helper) }, { persist: recorder.persist }) };
+}
+
 describe('ProcessStdin with persistence', () => {
   let current: Rig | undefined;
   afterEach(() => current?.client.close());
@@ -83,8 +89,7 @@ describe('ProcessStdin with persistence', () => {
   it('persists the write with its executor writeIds before sending it, and the end before the end', async () => {
     current = await rig();
     const { port, command, helper } = current;
-    const recorder = new Recorder(port);
-    const stdin = new ProcessStdin(command, { kind: 'fifo', feeder: new FifoFeeder(helper) }, { persist: recorder.persist });
+    const { recorder, stdin } = fifoStdin(port, command, helper);
     await turns();
     recorder.hold = true;
     const writing = stdin.write('w1', bytes('a\n'));
@@ -132,8 +137,7 @@ describe('ProcessStdin with persistence', () => {
   it('sends a write whose record failed once its retry is recorded, with the ids it reserved; the same for an end', async () => {
     current = await rig();
     const { port, command, helper } = current;
-    const recorder = new Recorder(port);
-    const stdin = new ProcessStdin(command, { kind: 'fifo', feeder: new FifoFeeder(helper) }, { persist: recorder.persist });
+    const { recorder, stdin } = fifoStdin(port, command, helper);
     await turns();
     recorder.fail = new Error('Reached the max retries per request limit');
     await expect(stdin.write('w1', bytes('a\n'))).rejects.toMatchObject({ status: 503, code: 'HOST_ERROR' });
@@ -156,8 +160,7 @@ describe('ProcessStdin with persistence', () => {
   it('answers a write 503 ENVIRONMENT_ELSEWHERE once its host let go of the process (its manager closed), 409 once the process ended', async () => {
     current = await rig();
     const { port, client, command, helper } = current;
-    const recorder = new Recorder(port);
-    const stdin = new ProcessStdin(command, { kind: 'fifo', feeder: new FifoFeeder(helper) }, { persist: recorder.persist });
+    const { stdin } = fifoStdin(port, command, helper);
     await stdin.write('w1', bytes('a\n'));
     client.close('exec-server environment manager closed');
     await expect(stdin.write('w2', bytes('b\n'))).rejects.toMatchObject({ status: 503, code: 'ENVIRONMENT_ELSEWHERE' });
