@@ -24,7 +24,11 @@ import type { ResourceExtras } from './process-resource';
 import { toResource } from './process-resource';
 import type { StdinPersistence, StdinTarget } from './process-stdin';
 import { letGo, ProcessStdin } from './process-stdin';
+import type { RemoteStart } from './remote-start';
 import { remoteStartOf } from './remote-start';
+import { StartsInFlight } from './starts-in-flight';
+import type { ProcessTimes } from './process-times';
+import { ProcessTimesBook } from './process-times';
 
 /** A process the API knows, with what the library does not keep. */
 export interface HostedProcess {
@@ -66,24 +70,20 @@ export interface HostedProcessesOptions {
   readonly scheduler?: SchedulerLike;
 }
 
-/** When a process the API started started and exited, ms since the epoch (on the host's clock). */
-export interface ProcessTimes {
-  readonly startedAt: number;
-  /** When the host saw its exit; null while it runs. */
-  readonly exitedAt: number | null;
-}
-
 /**
  * Processes started through the API, by id. What the API keeps of each (its stdin and FIFO helper) goes
  * with the process when it leaves its environment's list (released once ended, or evicted).
  */
 export class HostedProcesses {
   private readonly extras = new Map<string, HostedProcess>();
-  private readonly times = new Map<string, ProcessTimes>();
+  private readonly times: ProcessTimesBook;
+  /** The starts sent and not yet answered here (see `./starts-in-flight`): the lists leave them out, a call that names one waits. */
+  readonly inFlight = new StartsInFlight();
   private readonly keyed: KeyedStarts<HostedStart>;
 
   constructor(private readonly options: HostedProcessesOptions) {
     this.keyed = new KeyedStarts(options.state, (id) => this.epochOf(id));
+    this.times = new ProcessTimesBook(options.scheduler ?? asyncScheduler);
   }
 
   /** Processes the API keeps its extras of (bookkeeping): the listed ones it started, at most. */
@@ -206,7 +206,12 @@ export class HostedProcesses {
   }
 
   private async startNow(environmentId: string, environment: Environment, request: StartProcessRequest, recorded?: RecordedKey, startedBy?: string): Promise<HostedStart> {
-    const { processId, params, tty, start } = await remoteStartOf(environment, request);
+    const remote = await remoteStartOf(environment, request);
+    return this.inFlight.track(environmentId, remote.processId, () => this.sendStart(environmentId, environment, remote, recorded, startedBy));
+  }
+
+  private async sendStart(environmentId: string, environment: Environment, remote: RemoteStart, recorded?: RecordedKey, startedBy?: string): Promise<HostedStart> {
+    const { processId, params, tty, start } = remote;
     // The executor's session id kept first: a host that crashes after the send takes the session back.
     await this.options.environments?.sessionRecorded(environmentId);
     if (recorded !== undefined) {
@@ -217,7 +222,7 @@ export class HostedProcesses {
     }
     // Its extras go with the process when it leaves the list (released once ended, or evicted).
     const { process, feeder, ttyPathFile } = await environment.getExecBackend().start(start, { onDelisted: () => this.forget(processId) });
-    this.recordTimes(process);
+    this.times.note(process);
     if (recorded !== undefined) {
       // Its metadata was kept before the start was sent (`OutputHistory.ready`): a restarted host
       // takes the process back, and the retry finds it there.
@@ -276,22 +281,9 @@ export class HostedProcesses {
     if (this.options.fault === point) crashNow();
   }
 
-  /** Notes when `process` started (now) and, once it has an exit code, when it exited; forgotten with its extras. */
-  private recordTimes(process: ExecProcess): void {
-    const now = (): number => (this.options.scheduler ?? asyncScheduler).now();
-    const { processId } = process;
-    this.times.set(processId, { startedAt: now(), exitedAt: null });
-    const subscription = process.state$.subscribe(() => {
-      const times = this.times.get(processId);
-      if (times === undefined || times.exitedAt !== null || process.exitCode === undefined) return;
-      this.times.set(processId, { ...times, exitedAt: now() });
-    });
-    if (process.exitCode !== undefined) subscription.unsubscribe();
-  }
-
   /** Drops what the API kept of a process, stopping its FIFO helper if still running. */
   private forget(processId: string): void {
-    this.times.delete(processId);
+    this.times.forget(processId);
     const extra = this.extras.get(processId);
     if (extra === undefined) return;
     this.extras.delete(processId);

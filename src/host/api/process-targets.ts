@@ -23,7 +23,7 @@ const notFound = (environmentId: string, processId: string, live = ''): ApiProbl
   new ApiProblem(404, 'PROCESS_NOT_FOUND', `no ${live}process ${processId} in environment ${environmentId}`);
 
 /**
- * The live process `params` name. Rejects with ApiProblem 404 `PROCESS_NOT_FOUND` (an environment only the
+ * The live process `params` name (one whose start is in flight here once that start settled). Rejects with ApiProblem 404 `PROCESS_NOT_FOUND` (an environment only the
  * log store knows, offline, has no live process), or the environment's 404 / 503 (see `environmentOf`).
  */
 export async function target(context: ApiContext, params: Readonly<Record<string, string>>): Promise<Target> {
@@ -34,6 +34,9 @@ export async function target(context: ApiContext, params: Readonly<Record<string
     throw notFound(environmentId, processId, 'live ');
   }
   const environment = environmentOf(context, environmentId);
+  // Its start is in flight here (its log is kept; its environment lists it, with its stdin, once the start
+  // resolved): look once it settled.
+  if (await context.processes.inFlight.settled(environmentId, processId)) return target(context, params);
   const hosted = context.processes.get(environmentId, environment, processId);
   if (hosted === undefined) throw notFound(environmentId, processId);
   return { environmentId, environment, hosted };

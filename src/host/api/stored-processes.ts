@@ -69,7 +69,9 @@ export class StoredProcesses {
   /** The store's shown processes now. */
   static async read(context: ApiContext): Promise<StoredProcesses> {
     const elsewhere = context.cluster === undefined ? new Map<string, ElsewhereEnvironment>() : await context.cluster.environmentsElsewhere();
-    return new StoredProcesses((await context.logs.list()).filter(shown), context.cluster !== undefined, elsewhere);
+    // A process whose start is in flight here is not listed yet: neither running nor `unknown`.
+    const metas = (await context.logs.list()).filter((meta) => shown(meta) && !context.processes.inFlight.has(meta.processId));
+    return new StoredProcesses(metas, context.cluster !== undefined, elsewhere);
   }
 
   /** The stored processes of `environmentId` not in `live` (ids), oldest first. */
