@@ -24,10 +24,14 @@ interface Seen {
   readonly body: string;
 }
 
-/** One backend: answers `{ backend, host, url }`, and /readyz with 200 or (not ready) 503. */
+/**
+ * One backend: answers `{ backend, host, url }`, and /readyz with 200 or (not ready) 503. One that `drops`
+ * reads each other request and closes its connection without an answer (a replica killed while it handled it).
+ */
 class Backend {
   readonly seen: Seen[] = [];
   ready = true;
+  drops = false;
   healthChecks = 0;
   port = 0;
   private readonly server: Server;
@@ -43,6 +47,9 @@ class Backend {
           this.healthChecks += 1;
           res.writeHead(this.ready ? 200 : 503, { 'content-type': 'text/plain' });
           res.end(this.ready ? 'ready\n' : 'draining\n');
+        } else if (this.drops) {
+          this.seen.push({ method: req.method ?? '', host: req.headers.host ?? '', url: req.url ?? '', body });
+          req.socket.destroy();
         } else {
           this.seen.push({ method: req.method ?? '', host: req.headers.host ?? '', url: req.url ?? '', body });
           res.writeHead(200, { 'content-type': 'application/json' });
@@ -74,9 +81,10 @@ class Backend {
 }
 
 /** One request through `proxy`, its connection closed after it: status and body. */
-function send(proxy: SpecHaproxy, method: 'GET' | 'POST', path: string, host: string, body = ''): Promise<{ readonly status: number; readonly body: string }> {
+function send(proxy: SpecHaproxy, method: 'GET' | 'POST', path: string, host: string, body = '', extra: Record<string, string> = {}): Promise<{ readonly status: number; readonly body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: proxy.port, method, path, agent: false, headers: { host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const headers = { ...extra, host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    const req = request({ host: '127.0.0.1', port: proxy.port, method, path, agent: false, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
@@ -111,7 +119,7 @@ describe("the README's HAProxy configuration", () => {
     expect(readme).toContain(`\`\`\`text\n${template}\`\`\``);
     expect(proxy.config).toContain(`bind 127.0.0.1:${proxy.port}\n`);
     expect(proxy.config).toContain(`server a 127.0.0.1:${a.port}\n    server b 127.0.0.1:${b.port}\n`);
-    for (const line of ['mode http', 'timeout tunnel 1h', 'option redispatch', 'retries 3', 'option httpchk GET /readyz', 'http-check expect status 200', 'inter 1s fall 2 rise 1', 'no option http-buffer-request', 'balance leastconn']) {
+    for (const line of ['mode http', 'timeout tunnel 1h', 'option redispatch 1', 'retries 3', 'retry-on conn-failure empty-response', 'http-request disable-l7-retry unless { method GET HEAD } || { path_end /direct/register } || { req.hdr(idempotency-key) -m found }', 'option httpchk GET /readyz', 'http-check expect status 200', 'inter 1s fall 2 rise 1', 'no option http-buffer-request', 'balance leastconn']) {
       expect(proxy.config).toContain(line);
     }
   });
@@ -156,5 +164,47 @@ describe("the README's HAProxy configuration", () => {
     expect(answers.map((x) => x.status)).toEqual([200, 200, 200, 200]);
     expect(answers.map(backendOf)).toEqual(['b', 'b', 'b', 'b']);
     expect(b.seen.slice(before).map((s) => s.url).sort()).toEqual([1, 2, 3, 4].map((i) => `/cloud/environment/e${i}/direct/register`));
+  });
+});
+
+describe("the README's HAProxy configuration, a replica that dies while it handles a request", () => {
+  let dying: Backend;
+  let live: Backend;
+  let balancer: SpecHaproxy;
+
+  beforeAll(async () => {
+    dying = trackForCleanup(await new Backend('dying').listen());
+    live = trackForCleanup(await new Backend('live').listen());
+    dying.drops = true;
+    balancer = trackForCleanup(await startHaproxy({ backends: [{ name: 'dying', port: dying.port }, { name: 'live', port: live.port }] }));
+  });
+
+  const paths = (backend: Backend): string[] => backend.seen.map((s) => s.url);
+
+  it("sends an executor's registration it got no answer to on to another replica: 200 (a failed one makes the executor exit)", async () => {
+    const urls = [1, 2, 3, 4, 5, 6].map((i) => `/cloud/environment/dies-${i}/direct/register`);
+    const answers = await Promise.all(urls.map((url) => send(balancer, 'POST', url, 'exec-rx.example.com', '{"transport":"direct_jsonrpc_v1"}')));
+    expect(answers.map((x) => [x.status, backendOf(x)])).toEqual(urls.map(() => [200, 'live']));
+    expect([...paths(live)].sort()).toEqual([...urls].sort());
+    // The dying replica got some of them first (leastconn takes turns when both are idle).
+    expect(paths(dying).filter((url) => urls.includes(url)).length).toBeGreaterThan(0);
+  });
+
+  it('sends a keyed start it got no answer to on to another replica (the Idempotency-Key makes it safe)', async () => {
+    const urls = [1, 2, 3, 4, 5, 6].map((i) => `/api/v1/environments/dies/processes?keyed=${i}`);
+    const answers = await Promise.all(urls.map((url, i) => send(balancer, 'POST', url, 'exec-rx.example.com', '{"argv":["true"]}', { 'idempotency-key': `key-${i}` })));
+    expect(answers.map((x) => [x.status, backendOf(x)])).toEqual(urls.map(() => [200, 'live']));
+    expect(paths(dying).filter((url) => urls.includes(url)).length).toBeGreaterThan(0);
+  });
+
+  it('never sends another POST twice: the one the dying replica got is answered 502, and reached no one else', async () => {
+    const urls = [1, 2, 3, 4, 5, 6].map((i) => `/api/v1/environments/dies/processes?try=${i}`);
+    const answers = await Promise.all(urls.map((url) => send(balancer, 'POST', url, 'exec-rx.example.com', '{"argv":["true"]}')));
+    const dropped = urls.filter((url) => paths(dying).includes(url));
+    expect(dropped.length).toBeGreaterThan(0);
+    urls.forEach((url, i) => {
+      const where = [...paths(dying), ...paths(live)].filter((seen) => seen === url);
+      expect({ url, status: answers[i]?.status, times: where.length }).toEqual({ url, status: dropped.includes(url) ? 502 : 200, times: 1 });
+    });
   });
 });
