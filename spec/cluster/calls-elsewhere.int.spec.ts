@@ -6,7 +6,8 @@
  * - another replica owns it: 503 ENVIRONMENT_ELSEWHERE naming the owner, also on a replica that still
  *   holds a failed generation of it;
  * - Redis does not answer (SIGSTOPped): 503 STORE_UNAVAILABLE;
- * - Redis restarted empty a moment ago, before the owner wrote the environment back: 503.
+ * - Redis restarted empty a moment ago, before the owner wrote the environment back: 503, also on a
+ *   replica started after the loss (it learns of it from the loss another replica noted in Redis).
  */
 import Redis from 'ioredis';
 import { filter, firstValueFrom } from 'rxjs';
@@ -45,16 +46,19 @@ describe('replicas on Redis: a call for an environment this replica does not ser
     await redis.stop();
   });
 
-  /** A replica under `prefix` whose leases are renewed (and a lost dataset found) only every `renewMs`. */
-  async function replica(prefix: string, renewMs = 100): Promise<HostServer> {
+  /**
+   * A replica under `prefix` whose leases are renewed (and a lost dataset found) only every `renewMs`, its
+   * lease `leaseMs` (3 rounds, at least 1.5 s, unless given); `log` hears its lines.
+   */
+  async function replica(prefix: string, renewMs = 100, log: (line: string) => void = () => undefined, leaseMs = Math.max(1_500, renewMs * 3)): Promise<HostServer> {
     const connection = new Redis(redis.url, { commandTimeout: 1_000, maxRetriesPerRequest: 1 });
     connections.push(connection);
     const state = await RedisStateStore.open({ redis: connection, prefix, epochs: 'clock' });
     return trackForCleanup(
       await startHostServer({
         credentials: new Map([[CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey]]),
-        log: () => undefined,
-        cluster: { state, id: `cluster-${prefix}`, leaseMs: Math.max(1_500, renewMs * 3), renewMs },
+        log,
+        cluster: { state, id: `cluster-${prefix}`, leaseMs, renewMs },
         logStore: new MemoryLogStore(),
         operator: { tokens: new OperatorTokens([TOKEN]) },
       }),
@@ -95,5 +99,24 @@ describe('replicas on Redis: a call for an environment this replica does not ser
     await redis.restart({ empty: true });
     // Neither replica's round has run since: only the store's boot marker tells b.
     expect(await answer(b, 'lost-1')).toEqual({ status: 503, code: 'ENVIRONMENT_ELSEWHERE', retryAfter: '1' });
+  });
+
+  it('is 503 on a replica started after Redis lost its data, while the owner has not written the environment back yet', async () => {
+    const a = await replica('calls-late', 60_000);
+    await join(a, 'late-1');
+    let noticed = (): void => undefined;
+    const noted = new Promise<void>((resolve) => (noticed = resolve));
+    // A replica that owns nothing finds the loss at its next round, and notes it in Redis for its lease
+    // (a minute here: longer than the spec).
+    const hears = (line: string): void => {
+      if (line.includes('rewrote the 0 environment(s)')) noticed();
+    };
+    await replica('calls-late', 100, hears, 60_000);
+    await redis.restart({ empty: true });
+    await noted;
+    // Started after the loss: its boot marker is the new one; a's round has not run since.
+    const late = await replica('calls-late', 60_000);
+    expect(await answer(late, 'late-1')).toEqual({ status: 503, code: 'ENVIRONMENT_ELSEWHERE', retryAfter: '1' });
+    expect(await answer(late, 'nowhere-2')).toEqual({ status: 503, code: 'ENVIRONMENT_ELSEWHERE', retryAfter: '1' });
   });
 });

@@ -29,6 +29,13 @@ export interface ClusterState {
   datasetLost(): Promise<boolean>;
   /** The store's boot marker (made when it has none): another one than before means it lost its data since. */
   bootId(): Promise<string>;
+  /**
+   * Notes in the store, for `forMs`, that this replica found its data lost: a replica started since (whose
+   * boot marker is the new one) learns of the loss from {@link recentLoss}.
+   */
+  noteLoss(forMs: number): Promise<void>;
+  /** Whether a replica noted a loss of the store's data (`noteLoss`) within the time it gave. */
+  recentLoss(): Promise<boolean>;
   /** Writes refused so far because their epoch was stale (the host's metrics read it). */
   readonly staleRefusals: number;
   /** What each owner says of the environments it owns, read by every replica; and the eviction of one no replica serves. */

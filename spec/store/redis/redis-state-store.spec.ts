@@ -136,7 +136,7 @@ describe('RedisStateStore', () => {
     await expect(store.renewLease('env-1', 'host-b', 2, 0)).rejects.toBeInstanceOf(TypeError);
   });
 
-  it('restores an owner only over no epoch or a lower one, and tells a lost dataset by its boot marker', async () => {
+  it('restores an owner only over no epoch or a lower one, and tells a lost dataset by its boot marker, and a loss noted for a while', async () => {
     const store = await open();
     const redis = client();
     const boot = await store.bootId();
@@ -148,6 +148,14 @@ describe('RedisStateStore', () => {
     expect(await store.datasetLost()).toBe(true);
     expect(await store.datasetLost()).toBe(false);
     expect(await store.bootId()).not.toBe(boot);
+    // The loss, noted for a while: every replica reads it, one started since too; Redis lets it run out.
+    expect(await store.recentLoss()).toBe(false);
+    await store.noteLoss(30_000);
+    expect(await store.recentLoss()).toBe(true);
+    const ttl = await redis.pttl(`${prefix}:{global}:lost`);
+    expect(ttl > 0 && ttl <= 30_000).toBe(true);
+    await redis.del(`${prefix}:{global}:lost`);
+    expect(await store.recentLoss()).toBe(false);
     // The owners rewrite what they hold: the newest epoch wins, a stale one cannot come back over it.
     expect(await store.restoreOwner('env-1', 'host-a', 2)).toBe(true);
     expect(await store.restoreOwner('env-1', 'host-a', 2)).toBe(true);
@@ -182,7 +190,7 @@ describe('RedisStateStore', () => {
     await store.close();
     await expect(write).resolves.toBeUndefined();
     await store.close();
-    for (const call of [store.registration('env-1'), store.environmentCount(), store.renewLease('env-1', 'h', 1, 10), store.restoreOwner('env-1', 'h', 1), store.bootId(), store.datasetLost()]) {
+    for (const call of [store.registration('env-1'), store.environmentCount(), store.renewLease('env-1', 'h', 1, 10), store.restoreOwner('env-1', 'h', 1), store.bootId(), store.datasetLost(), store.noteLoss(1), store.recentLoss()]) {
       await expect(call).rejects.toBeInstanceOf(ClosedError);
     }
     await expect(store.flush()).resolves.toBeUndefined();

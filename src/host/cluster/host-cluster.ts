@@ -217,6 +217,8 @@ export class HostCluster {
     try {
       if (await state.datasetLost()) this.rewritePending = true;
       if (this.rewritePending) {
+        // Said in the store first: a replica started since the loss learns of it (see StoreLoss).
+        await this.loss.note();
         await this.rewrite();
         this.rewritePending = false;
         this.loss.found(await state.bootId());

@@ -19,6 +19,7 @@
  *     <prefix>:{global}:start-environments   HASH digest -> "<nonce> <environmentId>"
  *     <prefix>:{global}:start-sequence       STRING the counter that orders the keyed starts
  *     <prefix>:{global}:boot                 STRING a random id: gone or changed when Redis lost its data
+ *     <prefix>:{global}:lost                 STRING when a replica found the data lost (PX: while owners may still write back)
  *
  * Ids go in percent-encoded (`encodeURIComponent`: the host's safe ids are unchanged), so no id can end a
  * hash tag (`}`) or look like another key's suffix (`:`). The prefix (default `exec-rx`) separates
@@ -84,3 +85,6 @@ export const startSequenceKey = (prefix: string): string => `${globalTag(prefix)
 
 /** The boot marker: a random id set at a store's open when missing; gone or changed once Redis lost its data. */
 export const bootKey = (prefix: string): string => `${globalTag(prefix)}:boot`;
+
+/** Set (with a PX ttl) by a replica that found Redis's data lost: while it lives, owners may still be writing back. */
+export const lostKey = (prefix: string): string => `${globalTag(prefix)}:lost`;

@@ -7,9 +7,8 @@
  * (it may carry a password) is the caller's and never logged here.
  *
  * Beyond the port, what the host's cluster mode reads: one registration, the count of environments, an
- * owner's lease (`renewLease`), the owners' rewrite after Redis lost its data (`restoreOwner`,
- * `datasetLost`), the count of refused stale writes (`staleRefusals`), and what owners say of their
- * environments (`environmentStates`).
+ * owner's lease (`renewLease`), the owners' rewrite after Redis lost its data (`restoreOwner`, `datasetLost`,
+ * `noteLoss`), the count of refused stale writes (`staleRefusals`), and what owners say of their environments.
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
@@ -19,7 +18,7 @@ import type { ClaimOptions, EnvironmentOwner, EnvironmentSession, NewStartRecord
 import { RECORDED_STARTS, sortedById, STALE_UPGRADE_WINDOW_MS } from '../state-store';
 import type { StdinRecord } from '../stdin-record';
 import { stdinFields } from '../stdin-record';
-import { markBoot, randomId } from './redis-boot';
+import { markBoot, randomId, RedisBoot } from './redis-boot';
 import { environmentRecords, RedisEnvironmentStates, register } from './redis-environment-states';
 import * as keys from './redis-keys';
 import { asStoreError, claimedEpoch, ownerOf, registrationOf, sessionOf, startOf, stdinOf } from './redis-records';
@@ -50,7 +49,7 @@ export class RedisStateStore implements StateStore {
     private readonly maxStarts: number,
     private readonly epochs: EpochMode,
     private readonly ownsConnection: boolean,
-    private seenBootId: string,
+    private readonly boot: RedisBoot,
   ) {
     this.environmentStates = new RedisEnvironmentStates(redis, prefix, (task) => this.run(task));
   }
@@ -64,9 +63,9 @@ export class RedisStateStore implements StateStore {
     const { redis, ownsConnection = false } = options;
     try {
       const prefix = keys.checkPrefix(options.prefix ?? keys.DEFAULT_PREFIX);
-      const bootId = await markBoot(redis, prefix);
+      const boot = new RedisBoot(redis, prefix, await markBoot(redis, prefix));
       const maxStarts = options.maxStarts ?? RECORDED_STARTS;
-      return new RedisStateStore(redis, prefix, options.scheduler ?? asyncScheduler, maxStarts, options.epochs ?? 'counted', ownsConnection, bootId);
+      return new RedisStateStore(redis, prefix, options.scheduler ?? asyncScheduler, maxStarts, options.epochs ?? 'counted', ownsConnection, boot);
     } catch (error: unknown) {
       if (ownsConnection) redis.disconnect();
       throw error;
@@ -221,21 +220,22 @@ export class RedisStateStore implements StateStore {
 
   /** The boot marker Redis holds now (`<prefix>:{global}:boot`), set first when it has none. */
   bootId(): Promise<string> {
-    return this.run(() => markBoot(this.redis, this.prefix));
+    return this.run(() => this.boot.marker());
   }
 
-  /**
-   * Whether Redis lost its data since this store last looked: the boot marker is gone, or another than
-   * the one this store saw at open (or at its last call of this). When it did, the marker is made again
-   * and remembered, so the next call answers false until Redis loses its data again.
-   */
+  /** Whether Redis lost its data since this store last looked (see `RedisBoot.lost`): the next call says false. */
   datasetLost(): Promise<boolean> {
-    return this.run(async () => {
-      const now = await this.redis.get(keys.bootKey(this.prefix));
-      if (now !== null && now === this.seenBootId) return false;
-      this.seenBootId = await markBoot(this.redis, this.prefix);
-      return true;
-    });
+    return this.run(() => this.boot.lost());
+  }
+
+  /** Notes in Redis, for `forMs`, that a replica found its data lost now: `recentLoss` says so meanwhile, to every replica. */
+  noteLoss(forMs: number): Promise<void> {
+    return this.run(() => this.boot.note(this.scheduler.now(), forMs));
+  }
+
+  /** Whether a loss of Redis's data was noted (`noteLoss`) and its time has not run out. */
+  recentLoss(): Promise<boolean> {
+    return this.run(() => this.boot.noted());
   }
 
   flush(): Promise<void> {
