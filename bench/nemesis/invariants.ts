@@ -3,7 +3,8 @@
  * (see README "Replicas on Redis" and issue 38). A fault justifies a loss only where it can cause one:
  * Redis restarted without its data, or crashed with its AOF (a second of writes), justifies `truncated`
  * markers and a process Redis no longer knows; an executor restart justifies `lost` (its processes die
- * with it) and markers. Nothing else does.
+ * with it) and markers, and so does a data loss followed by a replica's death, for a process `lost`
+ * because no replica has its executor's session record any more. Nothing else does.
  */
 import type { UnexpectedExit } from './lab-executors';
 import type { AppliedFault, DrainExit } from './nemesis';
@@ -57,18 +58,34 @@ export interface Verdict {
   readonly notes: string[];
 }
 
+/** Whether `fault` loses Redis's data: restarted empty, or crashed with its AOF (a second of writes). */
+const isDataLoss = (fault: AppliedFault): boolean => fault.kind === 'redis-restart-empty' || fault.kind === 'redis-crash-aof';
+
 /** The faults that justify losses (see the module's doc). */
 export class Justifications {
   constructor(private readonly applied: readonly AppliedFault[]) {}
 
   /** A Redis data loss that ended at or after `from` (it may have taken what a process wrote from then on). */
   dataLoss(from: number): AppliedFault | undefined {
-    return this.applied.find((fault) => fault.skipped === undefined && (fault.kind === 'redis-restart-empty' || fault.kind === 'redis-crash-aof') && fault.end >= from);
+    return this.applied.find((fault) => fault.skipped === undefined && isDataLoss(fault) && fault.end >= from);
   }
 
   /** A restart of `environmentId`'s executor overlapping `from`..`to`. */
   executorRestart(environmentId: string, from: number, to: number): AppliedFault | undefined {
     return this.applied.find((fault) => fault.kind === 'executor-restart' && fault.target === environmentId && fault.start <= to && fault.end >= from);
+  }
+
+  /**
+   * A loss of an executor's session record before `until`: Redis lost its data (the record with it), and
+   * then a replica was killed (the owner, before its round wrote the record back): the next owner has no
+   * record of the session to take it back, and its processes are `lost`. Both faults, in that order.
+   */
+  sessionLoss(until: number): readonly [AppliedFault, AppliedFault] | undefined {
+    for (const lost of this.applied.filter((fault) => fault.skipped === undefined && isDataLoss(fault) && fault.start <= until)) {
+      const kill = this.applied.find((fault) => fault.skipped === undefined && fault.kind === 'replica-kill' && fault.start >= lost.start && fault.start <= until);
+      if (kill !== undefined) return [lost, kill];
+    }
+    return undefined;
   }
 
   /** Why a loss of `tracked`'s is justified, or undefined. */
@@ -141,7 +158,12 @@ function checkProcess(facts: RunFacts, why: Justifications, tracked: TrackedProc
   } else if (lost) {
     if (final.error === null || !/message/.test(final.error)) add('process-ends', 'lost without a reason');
     const restart = why.executorRestart(plan.environmentId, tracked.start.firstAt, tracked.endedAt);
-    if (restart === undefined) add('process-ends', `lost with no executor restart that justifies it: ${final.error ?? ''}`);
+    const session = /no record of its executor's session/.test(final.error ?? '') ? why.sessionLoss(tracked.endedAt) : undefined;
+    if (restart === undefined && session === undefined) add('process-ends', `lost with no executor restart (or session record lost) that justifies it: ${final.error ?? ''}`);
+    else if (restart === undefined && session !== undefined) {
+      const [data, kill] = session;
+      verdict.notes.push(`${plan.tag}: lost, its session's record gone with Redis's data (fault ${data.planned.index}) and a replica (fault ${kill.planned.index})`);
+    }
   } else {
     add('process-ends', `ended as ${final.state}${final.error === null ? '' : ` ${final.error}`}`);
   }

@@ -7,6 +7,8 @@
  */
 import type { ReaderEvent } from '../../bench/nemesis/history';
 import type { Verdict } from '../../bench/nemesis/invariants';
+import { Justifications } from '../../bench/nemesis/invariants';
+import type { AppliedFault } from '../../bench/nemesis/nemesis';
 import { checkWriters } from '../../bench/nemesis/invariants-store';
 import { checkBytes, checkEcho, checkEvents } from '../../bench/nemesis/output-check';
 import { Prng } from '../../bench/nemesis/prng';
@@ -108,5 +110,29 @@ describe("the nemesis's writers-by-epoch check", () => {
     expect(verdictOf(audit([entry(1, 'r2', 20), entry(2, 'r1', 10)])).violations.map((v) => v.detail)).toEqual([
       'p0: seq 2 written at epoch 10 after seq 1 at epoch 20 (a stale writer appended)',
     ]);
+  });
+});
+
+describe('the nemesis checks: which faults justify a loss', () => {
+  let index = 0;
+  const fault = (kind: AppliedFault['kind'], start: number, end = start + 500, target = 'redis'): AppliedFault => {
+    index += 1;
+    return { planned: { index, kind, atMs: start, durationMs: end - start, environment: 0, replica: 0, cut: false, holdEnd: 'forward' }, kind, start, end, target };
+  };
+
+  it("a session record lost: Redis's data, then a replica, both before the loss; in any other order, or alone, not", () => {
+    const empty = fault('redis-restart-empty', 1_000);
+    const kill = fault('replica-kill', 2_000, 3_000, 'c#1');
+    expect(new Justifications([empty, kill]).sessionLoss(5_000)).toEqual([empty, kill]);
+    // The kill before the data loss: the owner's successor had the record when Redis lost it.
+    expect(new Justifications([fault('replica-kill', 500, 900, 'c#1'), empty]).sessionLoss(5_000)).toBeUndefined();
+    expect(new Justifications([empty]).sessionLoss(5_000)).toBeUndefined();
+    expect(new Justifications([fault('replica-pause', 2_000, 3_000, 'c#1'), empty]).sessionLoss(5_000)).toBeUndefined();
+    // Both after the process was seen lost: they did not cause it.
+    expect(new Justifications([empty, kill]).sessionLoss(1_500)).toBeUndefined();
+    // A crash with the AOF loses a second of writes: it counts; a restart with the data does not.
+    const crash = fault('redis-crash-aof', 1_000);
+    expect(new Justifications([crash, kill]).sessionLoss(5_000)).toEqual([crash, kill]);
+    expect(new Justifications([fault('redis-restart-aof', 1_000), kill]).sessionLoss(5_000)).toBeUndefined();
   });
 });
