@@ -3,8 +3,8 @@
  * the lists leave it out rather than show it `unknown` (how a process of before a restart that no executor
  * lists is shown), and a wait, a stdin write or a GET that names it waits for the start instead of
  * answering 409 "how it ended is unknown" or 404. The executor answers one request per connection at a
- * time (PROTOCOL.md §2.6): an `http/request` to a loopback server that holds its answer holds the start
- * behind it, for as long as the spec wants. Real host on a data dir, real codex executor.
+ * time (docs/protocol.md#one-request-at-a-time): an `http/request` to a loopback server that holds its
+ * answer holds the start behind it, for as long as the spec wants. Real host on a data dir, real executor.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
