@@ -9,77 +9,36 @@
  * - Redis restarted empty a moment ago, before the owner wrote the environment back: 503, also on a
  *   replica started after the loss (it learns of it from the loss another replica noted in Redis).
  */
-import Redis from 'ioredis';
-import { filter, firstValueFrom } from 'rxjs';
-import type WebSocket from 'ws';
-import { OperatorTokens } from '../../src/host/api/operator-tokens';
-import type { HostServer } from '../../src/host/host-options';
-import { startHostServer } from '../../src/host/host-server';
-import { MemoryLogStore } from '../../src/store/memory/memory-log-store';
-import { RedisStateStore } from '../../src/store/redis/redis-state-store';
-import { trackForCleanup } from '../support/executor';
 import type { SpecRedis } from '../support/redis-server';
 import { startRedisServer } from '../support/redis-server';
-import { ApiClient, paths } from '../host/api/api-client';
-import { registerOk, upgrade } from '../host/signed-client';
+import { InProcessReplicas } from './in-process-replicas';
 
 jest.setTimeout(60_000);
 
 const CREDENTIALS = { accessKeyId: 'AKIDCALLSELSEWHERE', secretAccessKey: 'calls-elsewhere-secret-do-not-print' };
 const TOKEN = 'calls-elsewhere-operator-token-do-not-print';
-const START = { argv: ['true'] };
 
 describe('replicas on Redis: a call for an environment this replica does not serve', () => {
   let redis: SpecRedis;
-  const connections: Redis[] = [];
-  const sockets: WebSocket[] = [];
+  let replicas: InProcessReplicas;
 
   beforeAll(async () => {
     redis = await startRedisServer();
+    replicas = new InProcessReplicas(redis, CREDENTIALS, TOKEN);
   });
   afterEach(() => {
     redis.resume();
-    for (const socket of sockets.splice(0)) socket.terminate();
+    replicas.dropSockets();
   });
   afterAll(async () => {
-    for (const connection of connections) connection.disconnect();
+    replicas.close();
     await redis.stop();
   });
 
-  /**
-   * A replica under `prefix` whose leases are renewed (and a lost dataset found) only every `renewMs`, its
-   * lease `leaseMs` (3 rounds, at least 1.5 s, unless given); `log` hears its lines.
-   */
-  async function replica(prefix: string, renewMs = 100, log: (line: string) => void = () => undefined, leaseMs = Math.max(1_500, renewMs * 3)): Promise<HostServer> {
-    const connection = new Redis(redis.url, { commandTimeout: 1_000, maxRetriesPerRequest: 1 });
-    connections.push(connection);
-    const state = await RedisStateStore.open({ redis: connection, prefix, epochs: 'clock' });
-    return trackForCleanup(
-      await startHostServer({
-        credentials: new Map([[CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey]]),
-        log,
-        cluster: { state, id: `cluster-${prefix}`, leaseMs, renewMs },
-        logStore: new MemoryLogStore(),
-        operator: { tokens: new OperatorTokens([TOKEN]) },
-      }),
-    );
-  }
-
-  /** A scripted executor of `id` on `host`, answering `initialize` (so `host` claims it). */
-  async function join(host: HostServer, id: string): Promise<void> {
-    const registration = await registerOk(host.url, id, CREDENTIALS);
-    const opened = await upgrade(registration.url, CREDENTIALS);
-    if (!('socket' in opened)) throw new Error(`upgrade of ${id} refused: ${opened.status}`);
-    sockets.push(opened.socket);
-    const initialize = JSON.parse(await opened.firstMessage) as { id: number };
-    opened.socket.send(JSON.stringify({ id: initialize.id, result: { sessionId: `session-${id}` } }));
-    await firstValueFrom(host.environments$.pipe(filter((list) => list.some((e) => e.id === id && e.state === 'connected'))));
-  }
-
-  const answer = async (host: HostServer, id: string): Promise<{ status: number; code: string | undefined; retryAfter: string | undefined }> => {
-    const response = await new ApiClient(host.url, TOKEN).post(paths.processes(id), START);
-    return { status: response.status, code: (response.body as { code?: string }).code, retryAfter: response.headers['retry-after'] };
-  };
+  const replica = (prefix: string, renewMs = 100, log?: (line: string) => void, leaseMs?: number) =>
+    replicas.replica(prefix, { renewMs, ...(log === undefined ? {} : { log }), ...(leaseMs === undefined ? {} : { leaseMs }) });
+  const join = (host: Parameters<InProcessReplicas['join']>[0], id: string): Promise<void> => replicas.join(host, id);
+  const answer = (host: Parameters<InProcessReplicas['startAnswer']>[0], id: string) => replicas.startAnswer(host, id);
 
   it('is 503 ENVIRONMENT_ELSEWHERE while another replica owns it, and 503 STORE_UNAVAILABLE while Redis does not answer', async () => {
     const a = await replica('calls-owned');

@@ -213,23 +213,22 @@ export class HostCluster {
   /** One renewal round: a data loss rewritten first (again, until a round wrote it all), then each owned environment's lease. */
   private async tick(): Promise<void> {
     const { state } = this.options;
-    const { table, owner, log } = this.parts;
+    const { log } = this.parts;
     try {
-      if (await state.datasetLost()) this.rewritePending = true;
-      if (this.rewritePending) {
-        // Said in the store first: a replica started since the loss learns of it (see StoreLoss).
-        await this.loss.note();
-        await this.rewrite();
-        this.rewritePending = false;
-        this.loss.found(await state.bootId());
+      // A second pass when a renewal was refused because the store lost its data meanwhile.
+      for (let pass = 0; pass < 2; pass++) {
+        if (await state.datasetLost()) this.rewritePending = true;
+        if (this.rewritePending) {
+          // Said in the store first: a replica started since the loss learns of it (see StoreLoss).
+          await this.loss.note();
+          await this.rewrite();
+          this.rewritePending = false;
+          this.loss.found(await state.bootId());
+        }
+        if (await this.renewLeases()) break;
+        this.rewritePending = true;
       }
-      for (const id of table.liveIds()) {
-        const epoch = table.epochOf(id);
-        if (epoch === 0) continue;
-        if (await state.renewLease(id, owner, epoch, this.leaseMs)) continue;
-        this.refusedRenewals++;
-        this.fence(id, `its lease at epoch ${epoch} could not be renewed`);
-      }
+      if (this.rewritePending) return;
       this.lastRenewedAt = this.parts.scheduler.now();
       await this.publisher.publishChanged();
       if (this.unreachableSaid) log.info({}, 'the shared store answers again: leases renewed');
@@ -239,6 +238,25 @@ export class HostCluster {
       if (!this.unreachableSaid) log.error({}, said);
       this.unreachableSaid = true;
     }
+  }
+
+  /**
+   * Renews each owned environment's lease; fences one whose renewal is refused because another replica
+   * holds it. False (nothing fenced from then on) when a refusal came from the store losing its data since
+   * this round looked (it names no owner then): the caller writes back what this replica owns, then renews.
+   */
+  private async renewLeases(): Promise<boolean> {
+    const { state } = this.options;
+    const { table, owner } = this.parts;
+    for (const id of table.liveIds()) {
+      const epoch = table.epochOf(id);
+      if (epoch === 0) continue;
+      if (await state.renewLease(id, owner, epoch, this.leaseMs)) continue;
+      if (await state.datasetLost()) return false;
+      this.refusedRenewals++;
+      this.fence(id, `its lease at epoch ${epoch} could not be renewed`);
+    }
+    return true;
   }
 
   /**

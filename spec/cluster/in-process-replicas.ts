@@ -1,0 +1,95 @@
+/**
+ * Replicas in the spec's own process (`startHostServer` with `cluster`) on one real redis-server, each on
+ * its own connection, and scripted executors that join one of them (they answer `initialize`, so the
+ * replica claims the environment). Its owner stops what it made with {@link InProcessReplicas.close}.
+ */
+import Redis from 'ioredis';
+import { filter, firstValueFrom } from 'rxjs';
+import type WebSocket from 'ws';
+import { OperatorTokens } from '../../src/host/api/operator-tokens';
+import type { HostServer } from '../../src/host/host-options';
+import { startHostServer } from '../../src/host/host-server';
+import { MemoryLogStore } from '../../src/store/memory/memory-log-store';
+import type { SharedStateStore } from '../../src/store/cluster-state';
+import { RedisStateStore } from '../../src/store/redis/redis-state-store';
+import { ApiClient, paths } from '../host/api/api-client';
+import { registerOk, upgrade } from '../host/signed-client';
+import { trackForCleanup } from '../support/executor';
+import type { SpecRedis } from '../support/redis-server';
+
+/** How one replica runs. */
+export interface ReplicaOptions {
+  /** How often its round renews leases (and finds a lost dataset). @default 100 */
+  readonly renewMs?: number;
+  /** Its lease. @default 3 rounds, at least 1.5 s */
+  readonly leaseMs?: number;
+  /** Hears each line it logs. @default none */
+  readonly log?: (line: string) => void;
+  /** The state store it is given, made from its Redis store (to watch or steer its calls). @default the store itself */
+  readonly wrap?: (state: RedisStateStore) => SharedStateStore;
+}
+
+/** A start's answer, as a call for an environment gets it. */
+export interface StartAnswer {
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly retryAfter: string | undefined;
+}
+
+/** In-process replicas on `redis` (see the module's doc). */
+export class InProcessReplicas {
+  private readonly connections: Redis[] = [];
+  private readonly sockets: WebSocket[] = [];
+
+  constructor(
+    private readonly redis: SpecRedis,
+    private readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string },
+    private readonly token: string,
+  ) {}
+
+  /** A replica under `prefix` (the spec's cluster: replicas with one prefix share it). Stopped by the file's tracker. */
+  async replica(prefix: string, options: ReplicaOptions = {}): Promise<HostServer> {
+    const renewMs = options.renewMs ?? 100;
+    const connection = new Redis(this.redis.url, { commandTimeout: 1_000, maxRetriesPerRequest: 1 });
+    this.connections.push(connection);
+    const store = await RedisStateStore.open({ redis: connection, prefix, epochs: 'clock' });
+    const state = options.wrap?.(store) ?? store;
+    return trackForCleanup(
+      await startHostServer({
+        credentials: new Map([[this.credentials.accessKeyId, this.credentials.secretAccessKey]]),
+        log: options.log ?? (() => undefined),
+        cluster: { state, id: `cluster-${prefix}`, leaseMs: options.leaseMs ?? Math.max(1_500, renewMs * 3), renewMs },
+        logStore: new MemoryLogStore(),
+        operator: { tokens: new OperatorTokens([this.token]) },
+      }),
+    );
+  }
+
+  /** A scripted executor of `id` joins `host` (it answers `initialize` with session `session-<id>`); resolves once connected. */
+  async join(host: HostServer, id: string): Promise<void> {
+    const registration = await registerOk(host.url, id, this.credentials);
+    const opened = await upgrade(registration.url, this.credentials);
+    if (!('socket' in opened)) throw new Error(`upgrade of ${id} refused: ${opened.status}`);
+    this.sockets.push(opened.socket);
+    const initialize = JSON.parse(await opened.firstMessage) as { id: number };
+    opened.socket.send(JSON.stringify({ id: initialize.id, result: { sessionId: `session-${id}` } }));
+    await firstValueFrom(host.environments$.pipe(filter((list) => list.some((e) => e.id === id && e.state === 'connected'))));
+  }
+
+  /** What `host` answers a start in environment `id` (`argv: ['true']`). */
+  async startAnswer(host: HostServer, id: string): Promise<StartAnswer> {
+    const response = await new ApiClient(host.url, this.token).post(paths.processes(id), { argv: ['true'] });
+    return { status: response.status, code: (response.body as { code?: string }).code, retryAfter: response.headers['retry-after'] };
+  }
+
+  /** Ends the scripted executors' sockets (after each test). */
+  dropSockets(): void {
+    for (const socket of this.sockets.splice(0)) socket.terminate();
+  }
+
+  /** Lets the Redis connections go (after all). */
+  close(): void {
+    this.dropSockets();
+    for (const connection of this.connections.splice(0)) connection.disconnect();
+  }
+}
