@@ -1,11 +1,10 @@
-import type { Subject } from 'rxjs';
-import { firstValueFrom, lastValueFrom } from 'rxjs';
+import { firstValueFrom, lastValueFrom, Subject } from 'rxjs';
 import { filter, toArray } from 'rxjs/operators';
 import { ProcessGapError, StdinClosedError, TransportClosedError } from '../../src/errors';
 import { ExecBackend } from '../../src/exec/exec-backend';
 import { SAFE_CHUNK_BYTES } from '../../src/wire/limits';
 import type { ProcessEvent } from '../../src/exec/process-event';
-import type { ExecClient } from '../../src/session/exec-client';
+import { ExecClient } from '../../src/session/exec-client';
 import type { PeerScript } from '../support/fake-socket-port';
 import { connectedClient, listEndingWith } from '../support/scripted-client';
 import { FakeSocketPort } from '../support/fake-socket-port';
@@ -134,6 +133,59 @@ describe('ExecProcess over a scripted executor', () => {
     expect(reads).toEqual([{ processId: 'p', afterSeq: 0, maxBytes: null, waitMs: 0 }]);
     expect(seen).toEqual(['1:a', '2:b']);
     client.close();
+  });
+
+  describe('a recovery read of a process the executor is still spawning (-32600 "is starting")', () => {
+    /** A client on virtual time with process `p` started, its socket replaced by one answering `starting` reads "is starting" first. */
+    async function recovering(starting: number): Promise<{ reads: unknown[]; times: number[]; events: ProcessEvent[]; scheduler: ReturnType<typeof testScheduler>; client: ExecClient }> {
+      const scheduler = testScheduler();
+      scheduler.maxFrames = 60_000;
+      const sockets = new Subject<FakeSocketPort>();
+      const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc: {}, scheduler });
+      const ready = client.start();
+      sockets.next(executor());
+      await ready;
+      const backend = new ExecBackend(client, () => ({}), listEndingWith(client));
+      const { process } = await backend.start({ processId: 'p', argv: ['x'], cwd: '/tmp' });
+      const events: ProcessEvent[] = [];
+      process.events$.subscribe((event) => events.push(event));
+      client.markRecovering('replaced');
+      const reads: unknown[] = [];
+      const times: number[] = [];
+      sockets.next(
+        executor({
+          'process/read': (params, peer, id) => {
+            reads.push(params);
+            times.push(scheduler.now());
+            if (reads.length <= starting) peer.deliver({ id, error: { code: -32600, message: 'process id p is starting' } });
+            else peer.deliver({ id, result: read([[1, 'a']], 2) });
+          },
+        }),
+      );
+      return { reads, times, events, scheduler, client };
+    }
+
+    it('reads it again every 100 ms until it answers, and the process goes on', async () => {
+      const { reads, times, events, scheduler, client } = await recovering(2);
+      expect(reads).toHaveLength(1);
+      scheduler.flush();
+      expect(reads).toEqual([1, 2, 3].map(() => ({ processId: 'p', afterSeq: 0, maxBytes: null, waitMs: 0 })));
+      expect(times).toEqual([0, 100, 200]);
+      expect(texts(events)).toEqual(['1:a']);
+      expect(client.processCount).toBe(1);
+      client.close();
+    });
+
+    it('fails the process with the executor\'s error once 30 reads again still found it starting', async () => {
+      const { reads, times, events, scheduler, client } = await recovering(1_000);
+      scheduler.flush();
+      expect(reads).toHaveLength(31);
+      expect(times.at(-1)).toBe(3_000);
+      expect(events.map((event) => [event.type, 'error' in event ? event.error.message : ''])).toEqual([
+        ['failed', 'process p failed: exec-server rejected process/read (-32600): process id p is starting'],
+      ]);
+      client.close();
+    });
   });
 
   it('sends a write again after a reconnect with the same writeId', async () => {

@@ -91,7 +91,7 @@ export function socketAttempt(port: SocketPort, client: AttemptContext): Observa
       : session$.pipe(mergeMap((session) => from(admit({ sessionId: session.sessionId, resumed: session.sessionId === resumeSessionId })).pipe(map(() => session))));
   const attempt$ = admitted$.pipe(
     tap(() => bindAll()),
-    mergeMap((session) => recoverProcesses(rpc, processes.values(), failed).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
+    mergeMap((session) => recoverProcesses(rpc, processes.values(), failed, client.scheduler).pipe(map((): AttachEvent => ({ type: 'attached', rpc, session })))),
     tap(() => {
       detachFlow = client.flow.attach(rpc.reader);
       // A lost socket stops being paused (and counted) until its replacement is attached.

@@ -18,7 +18,7 @@ import { crashNow } from '../fault-points';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { RecordedKey, StartKey } from './keyed-starts';
 import { KeyedStarts } from './keyed-starts';
-import { listed } from './current';
+import { current, listed } from './current';
 import { ApiProblem } from './problem';
 import type { ResourceExtras } from './process-resource';
 import { toResource } from './process-resource';
@@ -189,9 +189,10 @@ export class HostedProcesses {
 
   /**
    * The answer to a retry of a start the store recorded before a restart (its environment settled):
-   * a replay of the process when its executor has it (taken back, listed); else 409 `START_UNKNOWN` for
-   * a start that was in flight (the executor never got it, or lost it), 404 `PROCESS_NOT_FOUND` for one
-   * that started and has left the list since. Never a second start.
+   * a replay of the process when its executor has it (taken back, listed); else, while its executor is not
+   * attached, 503 `ENVIRONMENT_RECOVERING` (only its session tells whether the start happened); else 409
+   * `START_UNKNOWN` for a start that was in flight (the executor never got it, or lost it), 404
+   * `PROCESS_NOT_FOUND` for one that started and has left the list since. Never a second start.
    */
   private recordedStart(environmentId: string, environment: Environment, processId: string, state: 'sent' | 'started'): Promise<HostedStart> {
     const summary = listed(environment).find((s) => s.processId === processId);
@@ -200,6 +201,12 @@ export class HostedProcesses {
     if (state === 'started') {
       const why = `the process ${processId} this Idempotency-Key started is no longer listed in environment ${environmentId}`;
       return Promise.reject(new ApiProblem(404, 'PROCESS_NOT_FOUND', why));
+    }
+    // Its executor is not attached (its socket lost with the start's answer): only its session, taken back
+    // here or on another replica, tells whether the start happened. Retry until then.
+    if (current(environment.connectionState$, undefined)?.state !== 'connected') {
+      const detail = `a start with this Idempotency-Key (process ${processId}) was in flight when environment ${environmentId}'s executor went; retry once it is back`;
+      return Promise.reject(new ApiProblem(503, 'ENVIRONMENT_RECOVERING', detail, { 'retry-after': '1' }));
     }
     const why = `a start with this Idempotency-Key (process ${processId}) was in flight when the host stopped, and environment ${environmentId} has no such process`;
     return Promise.reject(new ApiProblem(409, 'START_UNKNOWN', `${why}: it did not start, or was lost; start it again with a new key`));
