@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { StartProcessRequest } from '../../wire/operator-api';
 import type { StateStore, StartRecordState } from '../../store/state-store';
-import { TransportClosedError } from '../../errors';
+import { CannotStartError, HelperFailedError, InvalidTtySizeError, RpcError } from '../../errors';
 import { ApiProblem } from './problem';
 
 /** How many `Idempotency-Key`s the host remembers in memory (all tokens together). */
@@ -77,8 +77,8 @@ export class KeyedStarts<T> {
    * The start of `request` under `key`: the first one's outcome (a replay) for a key seen before with the
    * same request, 422 `IDEMPOTENCY_KEY_REUSED` for another request, the recorded one's answer for a key
    * the store recorded, else a fresh start. Decided at once for this run's keys, so two concurrent starts
-   * with one key make one process. A start that fails forgets its key (it may be used again), but for one
-   * whose answer the connection lost (it may have begun: a retry is answered from its record).
+   * with one key make one process. A start that certainly made no process (refused) forgets its key (it
+   * may be used again); any other failed one may have begun, and a retry is answered from its record.
    */
   start(environmentId: string, request: StartProcessRequest, key: StartKey, steps: KeyedStartSteps<T>): Promise<T> {
     const scope = `${key.tokenId}\u0000${environmentId}\u0000${key.key}`;
@@ -110,10 +110,19 @@ export class KeyedStarts<T> {
     try {
       return await steps.fresh({ digest, fingerprint });
     } catch (error: unknown) {
-      // A start the connection lost the answer of may have begun: its record stays, and a retry is answered
-      // from it (START_UNKNOWN unless the process is found), never with a second process.
-      if (!(error instanceof TransportClosedError)) await this.state.forgetStart(digest, this.epochOf(environmentId)).catch(() => undefined);
+      // Only a start that certainly did not happen forgets its key. Any other (its answer lost with the
+      // socket, timed out, its environment failed or let go meanwhile) may have begun: its record stays,
+      // and a retry is answered from it (START_UNKNOWN unless the process is found), never with a second process.
+      if (certainlyNotStarted(error)) await this.state.forgetStart(digest, this.epochOf(environmentId)).catch(() => undefined);
       throw error;
     }
   }
 }
+
+/**
+ * Whether a start that failed with `error` certainly made no process: the executor refused it (its error
+ * answer, a spawn failure), or the host refused it before the command went out (a bad request, a tty size,
+ * a stdin FIFO that could not be made).
+ */
+const certainlyNotStarted = (error: unknown): boolean =>
+  error instanceof RpcError || error instanceof ApiProblem || error instanceof CannotStartError || error instanceof HelperFailedError || error instanceof InvalidTtySizeError;
