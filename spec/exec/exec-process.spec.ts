@@ -9,6 +9,7 @@ import type { PeerScript } from '../support/fake-socket-port';
 import { connectedClient, listEndingWith } from '../support/scripted-client';
 import { FakeSocketPort } from '../support/fake-socket-port';
 import { testScheduler } from '../support/marbles';
+import { settle } from '../support/virtual-time';
 
 type Handler = (params: Record<string, unknown>, peer: FakeSocketPort, id: unknown) => void;
 
@@ -186,6 +187,32 @@ describe('ExecProcess over a scripted executor', () => {
       ]);
       client.close();
     });
+  });
+
+  it('fills a hole of a process the executor still says is starting once it answers: asked again after each delay (virtual time)', async () => {
+    const reads: number[] = [];
+    const scheduler = testScheduler();
+    const port = executor({
+      'process/read': (_params, peer, id) => {
+        reads.push(scheduler.now());
+        if (reads.length <= 2) peer.deliver({ id, error: { code: -32600, message: 'process id p is starting' } });
+        else peer.deliver({ id, result: read([[1, 'a']], 3) });
+      },
+    });
+    const { client } = await started(port);
+    const backend = new ExecBackend(client, () => ({ holeFillDelayMs: 250, scheduler }), listEndingWith(client));
+    const { process } = await backend.start({ processId: 'p', argv: ['x'], cwd: '/tmp' });
+    const seen: string[] = [];
+    process.events$.subscribe({ next: (e) => seen.push(...texts([e])), error: (error: unknown) => seen.push(String(error)) });
+    port.deliver(output(2, 'b'));
+    // Each answer comes back through a promise: flush the clock again once it did.
+    for (let turn = 0; turn < 4; turn += 1) {
+      scheduler.flush();
+      await settle();
+    }
+    expect(reads).toEqual([250, 500, 750]);
+    expect(seen).toEqual(['1:a', '2:b']);
+    client.close();
   });
 
   it('sends a write again after a reconnect with the same writeId', async () => {

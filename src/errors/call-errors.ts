@@ -43,3 +43,9 @@ export class RequestTimeoutError extends ExecClientError {
     super(`timed out waiting for exec-server \`${method}\` response after ${afterMs}ms`);
   }
 }
+
+/**
+ * Whether `error` is the executor's answer for a process it is still spawning (-32600 `process id … is
+ * starting`: its start came on a socket that was lost, or is under way): a read of it succeeds shortly.
+ */
+export const isProcessStarting = (error: unknown): boolean => error instanceof RpcError && error.rpcCode === -32600 && / is starting$/.test(error.rpcMessage);

@@ -6,7 +6,7 @@ export type { ExecClientErrorCode, OperatorApiErrorCode } from './codes';
 export { ExecClientError } from './exec-client-error';
 export type { CloseInitiator } from './connection-errors';
 export { AuthenticationError, ConnectError, DecodeError, DialHeadersError, FrameTooLargeError, ProtocolError, TransportClosedError } from './connection-errors';
-export { NotFoundError, RequestTimeoutError, RpcError, SpawnError } from './call-errors';
+export { isProcessStarting, NotFoundError, RequestTimeoutError, RpcError, SpawnError } from './call-errors';
 export type { ResumeFailure } from './environment-errors';
 export { ClosedError, EnvironmentFailedError, EnvironmentRecoveringError, ReplacementRejectedError, ResumeFailedError } from './environment-errors';
 export type { ResizeFailure, StdinRefusal } from './process-errors';

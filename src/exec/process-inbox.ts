@@ -1,7 +1,8 @@
 import type { SchedulerLike } from 'rxjs';
 import { Subscription, timer } from 'rxjs';
 import type { ExecClientError } from '../errors';
-import { ExecClientError as BaseError, ProcessFailedError, ProtocolError } from '../errors';
+import { ExecClientError as BaseError, isProcessStarting, ProcessFailedError, ProtocolError } from '../errors';
+import { STARTING_READ_RETRIES } from '../session/recover-processes';
 import type { ProcessWireEvent } from '../rpc/notification-router';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecSession } from '../session/exec-session';
@@ -32,6 +33,8 @@ export class ProcessInbox implements ProcessSink {
   private routes: Set<Subscription> | undefined;
   private holeTimer: Subscription | undefined;
   private fillingHole = false;
+  /** Hole-filling reads the executor answered `is starting` so far (each asked again after the delay, up to STARTING_READ_RETRIES). */
+  private startingFills = 0;
   private highestSeen = 0;
   private finalSeq = 0;
   /** Adopted and not yet recovered: a first read that no longer reaches the next seq marks the rest truncated. */
@@ -187,7 +190,17 @@ export class ProcessInbox implements ProcessSink {
       },
       error: (error: unknown) => {
         this.fillingHole = false;
-        if (!this.status.ended) this.fail(asClientError(error));
+        if (this.status.ended) return;
+        // Still being spawned (its start came on a socket that was lost): ask again after the delay.
+        if (isProcessStarting(error) && this.startingFills < STARTING_READ_RETRIES) {
+          this.startingFills += 1;
+          // The timer that asked may still be running (an answer that came at once): a new one.
+          this.holeTimer?.unsubscribe();
+          this.holeTimer = undefined;
+          this.scheduleHoleFill();
+          return;
+        }
+        this.fail(asClientError(error));
       },
     });
   }

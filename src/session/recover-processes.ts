@@ -1,7 +1,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import { defer, EMPTY, merge, of, throwError, timer } from 'rxjs';
 import { catchError, map, retry, toArray } from 'rxjs/operators';
-import { RpcError, TransportClosedError } from '../errors';
+import { isProcessStarting, TransportClosedError } from '../errors';
 import type { ExecClientError } from '../errors';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import { asClientError } from './attempt-errors';
@@ -11,9 +11,6 @@ import type { ProcessSink } from './process-sink';
 export const STARTING_READ_RETRY_MS = 100;
 /** How many times such a read is asked again (3 s in all) before the process fails with the executor's error. */
 export const STARTING_READ_RETRIES = 30;
-
-/** The executor is still spawning the process (its start came on the socket that was lost): ask again shortly. */
-const isStarting = (error: unknown): boolean => error instanceof RpcError && error.rpcCode === -32600 && / is starting$/.test(error.rpcMessage);
 
 /**
  * The recovery step of a resumed socket: one `process/read {afterSeq: lastPublishedSeq, waitMs: 0}` per
@@ -33,7 +30,7 @@ export function recoverProcesses(
     defer(() => {
       process.beginRecovery();
       return rpc.request('process/read', { processId: process.processId, afterSeq: process.lastPublishedSeq, maxBytes: null, waitMs: 0 }).pipe(
-        retry({ count: STARTING_READ_RETRIES, delay: (error: unknown) => (isStarting(error) ? timer(STARTING_READ_RETRY_MS, scheduler) : throwError(() => error)) }),
+        retry({ count: STARTING_READ_RETRIES, delay: (error: unknown) => (isProcessStarting(error) ? timer(STARTING_READ_RETRY_MS, scheduler) : throwError(() => error)) }),
       );
     }).pipe(
       map((read) => process.recover(read)),
