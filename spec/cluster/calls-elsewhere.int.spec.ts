@@ -11,7 +11,7 @@
  */
 import type { SpecRedis } from '../support/redis-server';
 import { startRedisServer } from '../support/redis-server';
-import { InProcessReplicas } from './in-process-replicas';
+import { HeardLines, InProcessReplicas } from './in-process-replicas';
 
 jest.setTimeout(60_000);
 
@@ -35,8 +35,9 @@ describe('replicas on Redis: a call for an environment this replica does not ser
     await redis.stop();
   });
 
-  const replica = (prefix: string, renewMs = 100, log?: (line: string) => void, leaseMs?: number) =>
-    replicas.replica(prefix, { renewMs, ...(log === undefined ? {} : { log }), ...(leaseMs === undefined ? {} : { leaseMs }) });
+  /** A replica whose round runs every `renewMs`, its lease 3 rounds (at least 1.5 s) unless given. */
+  const replica = (prefix: string, renewMs = 100, log?: (line: string) => void, leaseMs = Math.max(1_500, renewMs * 3)) =>
+    replicas.replica(prefix, { renewMs, leaseMs, ...(log === undefined ? {} : { log }) });
   const join = (host: Parameters<InProcessReplicas['join']>[0], id: string): Promise<void> => replicas.join(host, id);
   const answer = (host: Parameters<InProcessReplicas['startAnswer']>[0], id: string) => replicas.startAnswer(host, id);
 
@@ -63,16 +64,12 @@ describe('replicas on Redis: a call for an environment this replica does not ser
   it('is 503 on a replica started after Redis lost its data, while the owner has not written the environment back yet', async () => {
     const a = await replica('calls-late', 60_000);
     await join(a, 'late-1');
-    let noticed = (): void => undefined;
-    const noted = new Promise<void>((resolve) => (noticed = resolve));
     // A replica that owns nothing finds the loss at its next round, and notes it in Redis for its lease
     // (a minute here: longer than the spec).
-    const hears = (line: string): void => {
-      if (line.includes('rewrote the 0 environment(s)')) noticed();
-    };
-    await replica('calls-late', 100, hears, 60_000);
+    const noting = new HeardLines();
+    await replica('calls-late', 100, noting.hear, 60_000);
     await redis.restart({ empty: true });
-    await noted;
+    await noting.said(/rewrote the 0 environment\(s\)/);
     // Started after the loss: its boot marker is the new one; a's round has not run since.
     const late = await replica('calls-late', 60_000);
     expect(await answer(late, 'late-1')).toEqual({ status: 503, code: 'ENVIRONMENT_ELSEWHERE', retryAfter: '1' });

@@ -1,7 +1,8 @@
 /**
  * Replicas in the spec's own process (`startHostServer` with `cluster`) on one real redis-server, each on
  * its own connection, and scripted executors that join one of them (they answer `initialize`, so the
- * replica claims the environment). Its owner stops what it made with {@link InProcessReplicas.close}.
+ * replica claims the environment), and what replicas log ({@link HeardLines}). Its owner stops what it
+ * made with {@link InProcessReplicas.close}.
  */
 import Redis from 'ioredis';
 import { filter, firstValueFrom } from 'rxjs';
@@ -19,11 +20,15 @@ import type { SpecRedis } from '../support/redis-server';
 
 /** How one replica runs. */
 export interface ReplicaOptions {
-  /** How often its round renews leases (and finds a lost dataset). @default 100 */
+  /** How often its round renews leases (and finds a lost dataset). @default the host's */
   readonly renewMs?: number;
-  /** Its lease. @default 3 rounds, at least 1.5 s */
+  /** Its lease. @default the host's */
   readonly leaseMs?: number;
-  /** Hears each line it logs. @default none */
+  /** How long a drain waits before it lets the executors go. @default the host's */
+  readonly drainDelayMs?: number;
+  /** The cluster-wide environment limit. @default the host's */
+  readonly maxEnvironments?: number;
+  /** Hears each line it logs (a {@link HeardLines}' `hear`, say). @default none */
   readonly log?: (line: string) => void;
   /** The state store it is given, made from its Redis store (to watch or steer its calls). @default the store itself */
   readonly wrap?: (state: RedisStateStore) => SharedStateStore;
@@ -49,18 +54,20 @@ export class InProcessReplicas {
 
   /** A replica under `prefix` (the spec's cluster: replicas with one prefix share it). Stopped by the file's tracker. */
   async replica(prefix: string, options: ReplicaOptions = {}): Promise<HostServer> {
-    const renewMs = options.renewMs ?? 100;
+    const { renewMs, leaseMs, drainDelayMs, maxEnvironments } = options;
     const connection = new Redis(this.redis.url, { commandTimeout: 1_000, maxRetriesPerRequest: 1 });
     this.connections.push(connection);
     const store = await RedisStateStore.open({ redis: connection, prefix, epochs: 'clock' });
     const state = options.wrap?.(store) ?? store;
+    const timing = { ...(renewMs === undefined ? {} : { renewMs }), ...(leaseMs === undefined ? {} : { leaseMs }), ...(drainDelayMs === undefined ? {} : { drainDelayMs }) };
     return trackForCleanup(
       await startHostServer({
         credentials: new Map([[this.credentials.accessKeyId, this.credentials.secretAccessKey]]),
         log: options.log ?? (() => undefined),
-        cluster: { state, id: `cluster-${prefix}`, leaseMs: options.leaseMs ?? Math.max(1_500, renewMs * 3), renewMs },
+        cluster: { state, id: `cluster-${prefix}`, ...timing },
         logStore: new MemoryLogStore(),
         operator: { tokens: new OperatorTokens([this.token]) },
+        ...(maxEnvironments === undefined ? {} : { maxEnvironments }),
       }),
     );
   }
@@ -91,5 +98,31 @@ export class InProcessReplicas {
   close(): void {
     this.dropSockets();
     for (const connection of this.connections.splice(0)) connection.disconnect();
+  }
+}
+
+/** What replicas log, kept; a wait resolves once a line matching it is said. */
+export class HeardLines {
+  readonly lines: string[] = [];
+  private readonly waits: { readonly pattern: RegExp; readonly resolve: () => void }[] = [];
+
+  /** Give it as a replica's `log`. */
+  readonly hear = (line: string): void => {
+    this.lines.push(line);
+    for (const wait of this.waits.filter((one) => one.pattern.test(line))) {
+      this.waits.splice(this.waits.indexOf(wait), 1);
+      wait.resolve();
+    }
+  };
+
+  /** Resolves once a line matching `pattern` was heard: at once when one was already. */
+  said(pattern: RegExp): Promise<void> {
+    if (this.lines.some((line) => pattern.test(line))) return Promise.resolve();
+    return this.next(pattern);
+  }
+
+  /** Resolves at the next line matching `pattern` (those heard already do not count). */
+  next(pattern: RegExp): Promise<void> {
+    return new Promise((resolve) => this.waits.push({ pattern, resolve }));
   }
 }

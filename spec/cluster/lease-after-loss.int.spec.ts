@@ -12,7 +12,7 @@ import { ownerKey, sessionKey } from '../../src/store/redis/redis-keys';
 import type { SpecRedis } from '../support/redis-server';
 import { startRedisServer } from '../support/redis-server';
 import { within } from '../host/api/sse-reader';
-import { InProcessReplicas } from './in-process-replicas';
+import { HeardLines, InProcessReplicas } from './in-process-replicas';
 
 jest.setTimeout(60_000);
 
@@ -20,23 +20,6 @@ const CREDENTIALS = { accessKeyId: 'AKIDLEASEAFTERLOSS', secretAccessKey: 'lease
 const TOKEN = 'lease-after-loss-operator-token-do-not-print';
 const PREFIX = 'lease-loss';
 const ENV = 'kept-1';
-
-/** A log that resolves a wait once a line matching it was said. */
-class HeardLines {
-  readonly lines: string[] = [];
-  private readonly waits: { readonly pattern: RegExp; readonly resolve: () => void }[] = [];
-  readonly hear = (line: string): void => {
-    this.lines.push(line);
-    for (const wait of this.waits.filter((one) => one.pattern.test(line))) {
-      this.waits.splice(this.waits.indexOf(wait), 1);
-      wait.resolve();
-    }
-  };
-  said(pattern: RegExp): Promise<void> {
-    if (this.lines.some((line) => pattern.test(line))) return Promise.resolve();
-    return new Promise((resolve) => this.waits.push({ pattern, resolve }));
-  }
-}
 
 describe('a lease renewal refused because Redis lost its data in the middle of the round', () => {
   let redis: SpecRedis;

@@ -9,19 +9,17 @@
  *   409 or 401;
  * - a draining replica reports not ready on `/readyz` first and keeps answering registrations.
  */
-import Redis from 'ioredis';
 import type WebSocket from 'ws';
 import type { HostServer } from '../../src/host/host-options';
-import { startHostServer } from '../../src/host/host-server';
-import { MemoryLogStore } from '../../src/store/memory/memory-log-store';
-import { RedisStateStore } from '../../src/store/redis/redis-state-store';
-import { trackForCleanup } from '../support/executor';
 import type { SpecRedis } from '../support/redis-server';
 import { startRedisServer } from '../support/redis-server';
 import type { Registration, UpgradeOutcome } from '../host/signed-client';
 import { register, registerOk, upgrade } from '../host/signed-client';
+import type { ReplicaOptions } from './in-process-replicas';
+import { HeardLines, InProcessReplicas } from './in-process-replicas';
 
 const CREDENTIALS = { accessKeyId: 'AKIDREPLICAANSWERS', secretAccessKey: 'replica-answers-secret-do-not-print' };
+const TOKEN = 'replica-answers-operator-token-do-not-print';
 const statusOf = (outcome: UpgradeOutcome): number | 'open' => ('status' in outcome ? outcome.status : 'open');
 /** The url of `registration` as the other replica serves it (a balancer's Host is the same for both: here each replica has its own). */
 const on = (host: HostServer, registration: Registration): string => registration.url.replace(/^ws:\/\/[^/]+/, host.url.replace(/^http/, 'ws'));
@@ -37,48 +35,21 @@ function closeSocket(outcome: UpgradeOutcome): Promise<void> {
 
 describe('replicas on Redis: what an executor is answered, by replica state', () => {
   let redis: SpecRedis;
-  const connections: Redis[] = [];
-  const log: string[] = [];
-  const listeners: ((line: string) => void)[] = [];
-  /** Resolves at the next log line of a replica that contains `text`. */
-  const heard = (text: string): Promise<void> =>
-    new Promise((resolve) => {
-      const listener = (line: string): void => {
-        if (!line.includes(text)) return;
-        listeners.splice(listeners.indexOf(listener), 1);
-        resolve();
-      };
-      listeners.push(listener);
-    });
+  let replicas: InProcessReplicas;
+  /** Every replica's log lines (they log into one). */
+  const heard = new HeardLines();
 
   beforeAll(async () => {
     redis = await startRedisServer();
+    replicas = new InProcessReplicas(redis, CREDENTIALS, TOKEN);
   });
   afterAll(async () => {
-    for (const connection of connections) connection.disconnect();
+    replicas.close();
     await redis.stop();
   });
 
-  /** A replica on the spec's Redis, under `prefix` (each test its own cluster). */
-  async function replica(prefix: string, options: { readonly maxEnvironments?: number; readonly leaseMs?: number; readonly renewMs?: number; readonly drainDelayMs?: number } = {}): Promise<HostServer> {
-    const connection = new Redis(redis.url, { commandTimeout: 1_000, maxRetriesPerRequest: 1 });
-    connections.push(connection);
-    const state = await RedisStateStore.open({ redis: connection, prefix, epochs: 'clock' });
-    const { leaseMs, renewMs, drainDelayMs, maxEnvironments } = options;
-    const cluster = { state, id: `cluster-${prefix}`, ...(leaseMs === undefined ? {} : { leaseMs }), ...(renewMs === undefined ? {} : { renewMs }), ...(drainDelayMs === undefined ? {} : { drainDelayMs }) };
-    return trackForCleanup(
-      await startHostServer({
-        credentials: new Map([[CREDENTIALS.accessKeyId, CREDENTIALS.secretAccessKey]]),
-        log: (line) => {
-          log.push(line);
-          for (const listener of [...listeners]) listener(line);
-        },
-        cluster,
-        logStore: new MemoryLogStore(),
-        ...(maxEnvironments === undefined ? {} : { maxEnvironments }),
-      }),
-    );
-  }
+  /** A replica on the spec's Redis, under `prefix` (each test its own cluster), logging into `heard`. */
+  const replica = (prefix: string, options: Omit<ReplicaOptions, 'log' | 'wrap'> = {}): Promise<HostServer> => replicas.replica(prefix, { ...options, log: heard.hear });
 
   it("takes a registration another replica issued: the upgrade opens, no 409, no 401", async () => {
     const a = await replica('answers-split');
@@ -119,13 +90,13 @@ describe('replicas on Redis: what an executor is answered, by replica state', ()
   it('answers upgrades 503 while its lease is in doubt (not renewed for longer than it lasts)', async () => {
     const a = await replica('answers-lease', { leaseMs: 400, renewMs: 100 });
     const registration = await registerOk(a.url, 'lease-1', CREDENTIALS);
-    const unanswered = heard('the shared store does not answer');
+    const unanswered = heard.next(/the shared store does not answer/);
     redis.pause();
     try {
       // The renewal that hears nothing says so once (its command timed out, 1 s, past the 400 ms lease).
       await unanswered;
       expect(statusOf(await upgrade(registration.url, CREDENTIALS))).toBe(503);
-      expect(log).toContain('upgrade: its lease is in doubt (the shared store does not answer) (503, the executor retries)');
+      expect(heard.lines).toContain('upgrade: its lease is in doubt (the shared store does not answer) (503, the executor retries)');
     } finally {
       redis.resume();
     }
@@ -139,7 +110,7 @@ describe('replicas on Redis: what an executor is answered, by replica state', ()
     const answered = await register(a.url, 'drain-1', CREDENTIALS);
     expect(answered.status).toBe(200);
     expect(statusOf(await upgrade((answered.body as Registration).url, CREDENTIALS))).toBe(503);
-    expect(log).toContain('upgrade: the replica is draining (503, the executor retries)');
+    expect(heard.lines).toContain('upgrade: the replica is draining (503, the executor retries)');
     await a.close();
     await draining.catch(() => undefined);
   });
