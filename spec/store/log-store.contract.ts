@@ -301,6 +301,23 @@ export function describeLogStoreContract(adapters: readonly LogStoreAdapter[]): 
       expect({ meta: await store.meta(key('p-life')), reader: await store.openReader(key('p-life')) }).toEqual({ meta: undefined, reader: undefined });
     });
 
+    it('keeps nothing of a process that never ran (its start refused, its history discarded): not listed, not taken back, no log', async () => {
+      const store = await open();
+      const history = start(store, 'p-refused');
+      await store.metaWritten(key('p-refused'));
+      if (history.discard === undefined) throw new Error(`${adapter.name}'s histories cannot be discarded`);
+      history.discard();
+      await store.metaWritten(key('p-refused'));
+      await store.flush();
+      const ids = (metas: readonly { readonly processId: string }[]): string[] => metas.map((meta) => meta.processId);
+      expect({
+        meta: await store.meta(key('p-refused')),
+        listed: ids(await store.list()),
+        adoptable: ids(await store.adoptable(ENV)),
+        reader: await store.openReader(key('p-refused')),
+      }).toEqual({ meta: undefined, listed: [], adoptable: [], reader: undefined });
+    });
+
     it('marks a process whose stream failed on the host failed, or lets go of it, as it declares', async () => {
       const store = await open();
       const history = start(store, 'p-failed');

@@ -4,13 +4,14 @@
  */
 import { Subject } from 'rxjs';
 import { ProcessTable } from '../../src/exec/process-table';
+import type { RpcConnectionOptions } from '../../src/rpc/rpc-options';
 import { ExecClient } from '../../src/session/exec-client';
 import type { FakeSocketPort } from './fake-socket-port';
 
-/** A client connected on `first`: resolves once its handshake is done. The spec closes the client. */
-export async function connectedClient(first: FakeSocketPort): Promise<{ readonly client: ExecClient; readonly sockets: Subject<FakeSocketPort> }> {
+/** A client connected on `first` (its connections with `rpc`): resolves once its handshake is done. The spec closes the client. */
+export async function connectedClient(first: FakeSocketPort, rpc: RpcConnectionOptions = {}): Promise<{ readonly client: ExecClient; readonly sockets: Subject<FakeSocketPort> }> {
   const sockets = new Subject<FakeSocketPort>();
-  const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc: {} });
+  const client = new ExecClient(sockets, { clientName: 'spec', reconnectable: true, rpc });
   const starting = client.start();
   sockets.next(first);
   await starting;

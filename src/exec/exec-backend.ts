@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
-import { ProcessFailedError, RpcError, TransportClosedError } from '../errors';
-import { abortable, isAbortOf, whileNotAborted } from '../rpc/abort';
+import { ProcessFailedError, RequestTimeoutError, RpcError, TransportClosedError } from '../errors';
+import { abortable, whileNotAborted } from '../rpc/abort';
 import type { RpcConnection } from '../rpc/rpc-connection';
 import type { ExecSession } from '../session/exec-session';
 import { toFileUri } from '../wire/file-uri';
@@ -113,11 +113,12 @@ export class ExecBackend {
       return { process, sandboxType: response.sandboxType, sized: false };
     } catch (error: unknown) {
       route?.unsubscribe();
-      // The start may have happened with nobody to follow it (socket lost before the reply, or aborted once sent).
-      // Nobody will follow it: its history goes (a store that keeps histories lists nothing of a start that
-      // failed); for a start that may have happened, once the executor terminated it (see cleanUpAmbiguousStart).
-      if (error instanceof TransportClosedError || (sent && isAbortOf(signal, error))) this.cleanUpAmbiguousStart(process, error);
-      else process.release();
+      // Refused (never sent, or the executor's error answer): the process never ran, and a store that keeps
+      // histories keeps nothing of it (a `running` record would stand for a process nobody has). Sent and not
+      // answered (the socket lost before the reply, aborted or timed out once sent): it may have begun with
+      // nobody to follow it; its history ends once the executor terminated it (see cleanUpAmbiguousStart).
+      if (!sent || error instanceof RpcError) process.discard();
+      else this.cleanUpAmbiguousStart(process, error);
       throw error;
     }
   }
@@ -172,7 +173,7 @@ export class ExecBackend {
   private cleanUpAmbiguousStart(process: ExecProcess, why: unknown): void {
     const id = process.processId;
     const end = (what: string): void => {
-      const cause = why instanceof TransportClosedError ? why : new TransportClosedError('local', 1006, 'the start was aborted once sent');
+      const cause = why instanceof TransportClosedError ? why : new TransportClosedError('local', 1006, ambiguousReason(why));
       process.inbox.fail(new ProcessFailedError(id, `process ${id}: its start was not answered (${cause.message}); ${what}`, { cause }));
       process.release();
     };
@@ -181,4 +182,10 @@ export class ExecBackend {
       error: (error: unknown) => (error instanceof RpcError ? end('the executor has no such process: it never began') : undefined),
     });
   }
+}
+
+/** Why a start sent and not answered may have begun, when the socket was not lost: aborted, or its answer late. */
+function ambiguousReason(why: unknown): string {
+  if (why instanceof RequestTimeoutError) return `the start was not answered in time (${why.message})`;
+  return 'the start was aborted once sent';
 }

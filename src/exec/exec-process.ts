@@ -234,4 +234,14 @@ export class ExecProcess extends ProcessOutput implements OutputHistoryReader {
     this.history.release();
     this.listener?.released(this.processId);
   }
+
+  /**
+   * @internal The start was refused (before it was sent, or by the executor): the process never ran. Its
+   * history is discarded (`OutputHistory.discard`: a store keeps nothing of it), else released.
+   */
+  discard(): void {
+    if (this.history.discard === undefined) this.history.release();
+    else this.history.discard();
+    this.listener?.released(this.processId);
+  }
 }

@@ -88,6 +88,15 @@ export interface OutputHistory extends OutputHistoryReader {
    * marker (and completion, once ended); later events are not held. Idempotent.
    */
   release(): void;
+
+  /**
+   * The process never ran: its start was refused before it was sent (the connection was gone, the
+   * environment failed, the call was aborted) or by the executor. A store keeps nothing of it (its
+   * metadata goes: not listed, not taken back); otherwise as {@link release}. Called by the owner only,
+   * instead of `release()`, through `ExecBackend.start`. Absent: `release()` is called instead.
+   * Idempotent.
+   */
+  discard?(): void;
 }
 
 /** How a listed process was started, as a history factory is told: what `Environment.processes$` lists it with. */

@@ -76,6 +76,8 @@ export interface PacedHistoryHooks {
   readonly onFailed?: (lost: string | undefined) => void;
   /** The history was released. */
   readonly onRelease?: () => void;
+  /** The history was discarded (its process never ran, see `OutputHistory.discard`); absent: `onRelease` is called. */
+  readonly onDiscard?: () => void;
   /** Resolves once the process's metadata is on the disk (`OutputHistory.ready`); never rejects. */
   readonly ready?: () => Promise<void>;
 }
@@ -193,6 +195,14 @@ export class PacedHistory<L extends PacedHistoryLog = PacedHistoryLog> implement
     this.released = true;
     void this.log.seal();
     this.hooks.onRelease?.();
+  }
+
+  /** As {@link release}, for a process that never ran: the store drops what it kept of it (`OutputHistory.discard`). Idempotent. */
+  discard(): void {
+    if (this.released) return;
+    this.released = true;
+    void this.log.seal();
+    (this.hooks.onDiscard ?? this.hooks.onRelease)?.();
   }
 
   private process(event: HistoryInput): void {

@@ -180,6 +180,19 @@ describe('RedisLogStore', () => {
     expect(await b.store.adoptable(ENV)).toEqual([]);
   });
 
+  it('cannot discard a process once another store owns its environment: its keys stay, for the take-back to account for', async () => {
+    const a = await open();
+    const b = await open();
+    const history = a.store.histories(ENV, { epoch: 1 })('p-refused-late', { argv: ['x'], tty: false });
+    await a.store.metaWritten(key('p-refused-late'));
+    await a.redis.hset(ownerKey(`spec-${test}`, ENV), 'owner', 'host-b', 'epoch', '2');
+    if (history.discard === undefined) throw new Error('a history of the Redis store can be discarded');
+    history.discard();
+    await a.store.metaWritten(key('p-refused-late'));
+    expect(await b.store.meta(key('p-refused-late'))).toMatchObject({ state: 'running', released: false });
+    expect((await b.store.adoptable(ENV)).map((meta) => meta.processId)).toEqual(['p-refused-late']);
+  });
+
   it('gives readers an evicted marker and the closed event for what Redis lost of a log whose metadata it kept', async () => {
     const a = await open();
     const b = await open();

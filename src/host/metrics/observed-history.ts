@@ -4,6 +4,7 @@ import type { HistoryInput, OutputHistory } from '../../exec/output-history';
 /** `history`, telling `seen` of each append before it is made (a plain delegate: appends are the hot path). */
 export function observed(history: OutputHistory, seen: (event: HistoryInput) => void): OutputHistory {
   const ready = history.ready;
+  const discard = history.discard;
   return {
     get historyStartSeq() {
       return history.historyStartSeq;
@@ -24,5 +25,6 @@ export function observed(history: OutputHistory, seen: (event: HistoryInput) => 
     },
     release: () => history.release(),
     ...(ready === undefined ? {} : { ready: () => ready.call(history) }),
+    ...(discard === undefined ? {} : { discard: () => discard.call(history) }),
   };
 }

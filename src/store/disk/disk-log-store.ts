@@ -7,8 +7,7 @@
  */
 import { constants as fsConstants } from 'node:fs';
 import { access } from 'node:fs/promises';
-import type { Observable, SchedulerLike, Subscription } from 'rxjs';
-import { asyncScheduler, interval } from 'rxjs';
+import { asyncScheduler, interval, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { ClosedError } from '../../errors';
 import type { HistoryFactory } from '../../exec/output-history';
 import type { HistoriesOptions, LogPressure, LogStore, LogStoreCapabilities, LogStoreFailure, LogStoreFigures } from '../log-store';
@@ -108,9 +107,10 @@ export class DiskLogStore implements LogStore {
       const adopted = this.adopted.get(dir);
       this.adopted.delete(dir);
       const log = adopted ?? this.create(key, launch, epoch);
-      // A process lost with its executor's session is `lost`, saying why; any other failure `failed`.
+      // Lost with its executor's session: `lost`, saying why; any other failure `failed`. Never ran: nothing left (unless closed).
       const onFailed = (lost: string | undefined): void => void (lost === undefined ? this.markFailed(key) : this.markLost(key, lost));
-      return new DiskHistory(log, { onFailed, onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
+      const onDiscard = (): void => void (this.closed || this.remove(key).catch(() => undefined));
+      return new DiskHistory(log, { onFailed, onRelease: () => void this.release(key), onDiscard, ready: () => this.metaWritten(key) });
     };
   }
 

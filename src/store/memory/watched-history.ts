@@ -79,4 +79,9 @@ export class WatchedHistory implements OutputHistory {
     this.inner.release();
     this.watcher.drop();
   }
+
+  /** The process never ran: as {@link release} (the store lets go of it at once either way). */
+  discard(): void {
+    this.release();
+  }
 }

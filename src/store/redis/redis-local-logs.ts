@@ -137,6 +137,18 @@ export class LocalLogs {
     return log;
   }
 
+  /**
+   * The process never ran (its start was refused, `OutputHistory.discard`): its log takes nothing more and
+   * its keys go, at its writer's epoch (a store another took the environment from leaves them to the take-back).
+   */
+  discard(key: ProcessKey): Promise<void> {
+    const log = this.get(key)?.log;
+    if (log === undefined) return Promise.resolve();
+    log.removed();
+    this.drop(key);
+    return this.metas.drop(key, log.epoch);
+  }
+
   /** Lets go of the log of `key` (removed, or expired once ended): its entry and what the meta writes remembered of it. */
   drop(key: ProcessKey): void {
     this.entries.delete(keyOf(key));

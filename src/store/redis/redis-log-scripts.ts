@@ -10,7 +10,8 @@
  *   always stays) until the output bytes held are within it; the meta hash counts what went, and the trims
  *   ZSET remembers each dropped seq with the bytes dropped up to it (a reader's marker starts where it was).
  * - `meta`: sets fields of a process's meta hash at an epoch (or unchecked), `create` first deleting
- *   what the keys held, else only when the process is known; then its retention (PEXPIRE, or PERSIST).
+ *   what the keys held, else only when the process is known; then its retention (PEXPIRE, or PERSIST);
+ *   or `drop`s the keys of a process its writer made and that never ran.
  */
 import type Redis from 'ioredis';
 
@@ -101,6 +102,10 @@ local current = redis.call('HGET', KEYS[2], 'epoch')
 if epoch >= 0 and current and tonumber(current) > epoch then return {-1, tonumber(current)} end
 if ARGV[2] == 'create' then
   redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
+elseif ARGV[2] == 'drop' then
+  if tonumber(redis.call('HGET', KEYS[1], 'epoch') or '-1') ~= epoch then return {0, 0} end
+  redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
+  return {1, tonumber(current or '0')}
 elseif ARGV[2] == 'restore' then
   if redis.call('HEXISTS', KEYS[1], 'startedAt') == 1 then return {0, 0} end
   for i = 4, #ARGV - 1, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
@@ -180,12 +185,14 @@ export class LogScripts {
   /**
    * Sets `fields` of a process's meta hash at `epoch` (-1: unchecked), `create`: what its keys held is
    * deleted first; `update`: only a hash that exists; `restore`: only the fields a hash lacks, when it
-   * lacks `startedAt` (Redis lost it; appends since made its counters); `ttlMs` > 0: its keys expire then (unless sooner already), < 0: they no longer expire.
+   * lacks `startedAt` (Redis lost it; appends since made its counters); `drop`: the keys are deleted, only
+   * when the hash names `epoch` as its writer's (a process that writer made and that never ran); `ttlMs` > 0:
+   * its keys expire then (unless sooner already), < 0: they no longer expire.
    */
   async meta(
     keys: readonly [meta: string, owner: string, stream: string, trims: string],
     epoch: number,
-    mode: 'create' | 'update' | 'restore',
+    mode: 'create' | 'update' | 'restore' | 'drop',
     ttlMs: number,
     fields: readonly string[],
   ): Promise<MetaResult> {

@@ -117,7 +117,9 @@ export class RedisLogStore implements LogStore {
       const log = this.locals.make(key, { epoch, name: writer }, launch, adopted);
       // A process lost with its executor's session is `lost`, saying why; any other failure `failed`.
       const onFailed = (lost: string | undefined): void => void (lost === undefined ? this.markFailed(key) : this.markLost(key, lost, epoch));
-      return new PacedHistory(log, { onFailed, onRelease: () => void this.release(key), ready: () => this.metaWritten(key) });
+      // Once closed, a process that never ran stays (`unknown`: the next host finds the executor has no such process).
+      const onDiscard = (): void => void (this.closed || this.locals.discard(key));
+      return new PacedHistory(log, { onFailed, onRelease: () => void this.release(key), onDiscard, ready: () => this.metaWritten(key) });
     };
   }
 

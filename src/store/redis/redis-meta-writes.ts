@@ -109,6 +109,27 @@ export class MetaWrites {
     );
   }
 
+  /**
+   * Deletes the keys of a process that never ran (its start was refused), then its index entry: only while
+   * its meta hash names `epoch` as its writer's and no newer owner holds the environment (else they stay,
+   * and a take-back accounts for the process). Queued behind its other meta writes; never rejects.
+   */
+  drop(key: ProcessKey, epoch: number): Promise<void> {
+    const id = keyOf(key);
+    this.known.delete(id);
+    const keys = this.keysOf(key);
+    const dropped = this.scripts.meta([keys.meta, keys.owner, keys.stream, keys.trims], epoch, 'drop', 0, []).then(
+      async (result) => {
+        if (result.outcome === 'written') await this.redis.zrem(processIndexKey(this.prefix), indexMember(key));
+      },
+    ).catch((error: unknown) => this.report(key.processId, 'remove', error));
+    this.pending.set(id, dropped);
+    void dropped.then(() => {
+      if (this.pending.get(id) === dropped) this.pending.delete(id);
+    });
+    return dropped;
+  }
+
   /** Deletes a process's keys, then its index entry. Never rejects. */
   async remove(key: ProcessKey): Promise<void> {
     const keys = this.keysOf(key);
