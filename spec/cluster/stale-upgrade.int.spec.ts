@@ -107,7 +107,11 @@ describe('a stale upgrade held while its replica was stopped, let through after 
       await within(a.run.waitFor('stderr', `environment ${ENV}: let go`, resumedAt), 30_000, 'a lets go of its generation');
       // The held upgrade starts a generation here, which ends without a claim (its executor never answers).
       await within(a.run.waitFor('stderr', new RegExp(`environment ${ENV} generation \\d+: starting`), resumedAt), 30_000, 'a takes the stale upgrade');
-      await within(a.run.waitFor('stderr', new RegExp(`environment ${ENV} generation \\d+: failed`), resumedAt), 40_000, 'the stale upgrade goes nowhere');
+      // Failing, it says what a did meanwhile (its log since SIGCONT) and what the proxies counted.
+      await within(a.run.waitFor('stderr', new RegExp(`environment ${ENV} generation \\d+: failed`), resumedAt), 40_000, 'the stale upgrade goes nowhere').catch((error: unknown) => {
+        const counts = JSON.stringify({ a: proxyOf(a).counts, b: proxyOf(b).counts, balancer: balancer.counts });
+        throw new Error(`${String(error)}; proxies ${counts}; a since SIGCONT:\n${cluster.stderr(a).slice(resumedAt)}`);
+      });
 
       // Nothing of b's changed: it owns the environment at its epoch, and never let go.
       expect(await redis.hgetall(ownerKey('exec-rx', ENV))).toEqual(adopted);
