@@ -374,6 +374,41 @@ describe('RedisLogStore', () => {
     expect(await readAll(await readerOf(other.store, 'p-stop'))).toEqual(onOwner);
   });
 
+  it('lets a reader on another store wait at a log whose write failed as its host stopped (unknown), and read on once a store takes it back', async () => {
+    const clock = new VirtualClock(1_000_000);
+    const a = await open({ scheduler: clock, stallMs: 100, closeTimeoutMs: 1_000 });
+    const history = a.store.histories(ENV, { epoch: 1 })('p-left', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await a.store.flush();
+    server.pause();
+    for (let seq = 2; seq <= 3; seq += 1) history.append(outputBytes(seq, chunk(seq)));
+    const closing = a.store.close();
+    await clock.advance(1_000);
+    await closing;
+    server.resume();
+    await a.store.metaWritten(key('p-left'));
+    const reading = await open({ followBlockMs: 200 });
+    const hash = await reading.redis.hgetall(processLogKeys(`spec-${test}`, key('p-left')).meta);
+    expect({ state: hash['state'], errno: hash['writeFailedErrno'] }).toEqual({ state: 'unknown', errno: 'ETIMEDOUT' });
+    const remote = await readerOf(reading.store, 'p-left');
+    const first = await remote.read(0, 64 * 1024);
+    expect({ seqs: seqs(first.events), ended: first.ended }).toEqual({ seqs: [1], ended: false });
+    let woke = false;
+    const waiting = remote.waitFor(first.lastSeq).then(() => (woke = true));
+    // Another store takes the process back at a newer epoch and writes on after what the stream holds.
+    const taking = await open();
+    await taking.redis.hset(ownerKey(`spec-${test}`, ENV), 'owner', 'host-c', 'epoch', '2');
+    const held = await taking.store.adopt(key('p-left'), 2);
+    if (held === undefined) throw new Error('the log of p-left is gone');
+    expect(woke).toBe(false);
+    const continued = taking.store.histories(ENV, { epoch: 2 })('p-left', { argv: ['x'], tty: false });
+    continued.append(outputBytes(held + 1, chunk(held + 1)));
+    continued.append(closed(held + 2));
+    await taking.store.flush();
+    await waiting;
+    expect(seqs(await readAll(remote, first.lastSeq))).toEqual(range(2, held + 2));
+  });
+
   it('lets another store follow a log as it is written: one XREAD loop wakes its reader, and the close ends it', async () => {
     const writer = await open({ followBlockMs: 200 });
     const history = writer.store.histories(ENV, { epoch: 1 })('p-follow', { argv: ['x'], tty: false });

@@ -30,9 +30,14 @@ export interface FollowedLog {
  */
 export const VANISHED_GRACE_MS = 15_000;
 
-/** Whether a log read from its keys takes no more appends once a reader is at `lastSeq` (one whose owner's write failed takes none). */
+/**
+ * Whether a log read from its keys takes no more appends once a reader is at `lastSeq`. One whose owner's
+ * write failed takes none, unless its host stopped (`unknown`): the replica that takes it back clears the
+ * failure and writes on from what the stream holds (the executor still has the rest).
+ */
 export function endedBy(range: Pick<StoredRange, 'exists' | 'state' | 'released' | 'writeFailure'> & { readonly closedSeq: number }, lastSeq: number): boolean {
-  if (!range.exists || range.released || range.state === 'failed' || range.state === 'lost' || range.writeFailure !== undefined) return true;
+  if (!range.exists || range.released || range.state === 'failed' || range.state === 'lost') return true;
+  if (range.writeFailure !== undefined && range.state !== 'unknown') return true;
   return range.closedSeq > 0 && lastSeq >= range.closedSeq;
 }
 

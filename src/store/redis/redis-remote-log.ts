@@ -14,7 +14,8 @@ import { countFor, fetchStored, ReadBuilder } from './redis-log-read';
  * A process's log that this store does not write (another host writes it, or it was written before a
  * restart): read from Redis at the reader's pace, followed through the environment's loop. A log whose
  * owner's write failed ends as the owner's readers' does: its stream up to the first seq not written,
- * then the `writeFailed` marker of what the meta hash says was lost, then LOG_WRITE_FAILED.
+ * then the `writeFailed` marker of what the meta hash says was lost, then LOG_WRITE_FAILED; unless its
+ * host stopped (`unknown`): then the reader waits at the first seq not written for the take-back.
  */
 export class RemoteLogReader implements PacedLogReader {
   /** Read at the reader's own pace. */
@@ -22,6 +23,8 @@ export class RemoteLogReader implements PacedLogReader {
   /** The last seq the log was seen to hold. */
   lastSeq = 0;
   private ended = false;
+  /** The last seq the stream held when a read found its writer failed and its host stopped (the next wait is for more). */
+  private heldAtFailure: number | undefined;
 
   constructor(
     private readonly key: ProcessKey,
@@ -53,6 +56,12 @@ export class RemoteLogReader implements PacedLogReader {
     }
     const failure = range.writeFailure;
     read.fromStored(range, failure === undefined ? Infinity : failure.fromSeq - 1);
+    if (failure !== undefined && read.cursor >= failure.fromSeq - 1 && range.state === 'unknown') {
+      // Its host stopped with the write failed: whoever takes the process back clears the failure and
+      // writes on after what the stream holds; the reader waits for that (see `endedBy`).
+      this.heldAtFailure = range.counters.lastSeq;
+      return read.finish(read.cursor, false);
+    }
     if (failure !== undefined && read.cursor >= failure.fromSeq - 1) {
       // The owner's write failed: what its stream holds after the failure is not served (as on the owner).
       read.writeFailed(failure.toSeq, failure.lostBytes, new OutputLogError(this.processId, failure.errno, 'write'));
@@ -70,8 +79,16 @@ export class RemoteLogReader implements PacedLogReader {
     return undefined;
   }
 
-  /** Resolves once the log holds a seq after `afterSeq` or ends (the environment's follow loop). Never rejects. */
+  /**
+   * Resolves once the log holds a seq after `afterSeq` or ends (the environment's follow loop); waiting
+   * for a take-back (see `read`), once it holds more than it did then. Never rejects.
+   */
   async waitFor(afterSeq: number): Promise<void> {
+    if (this.heldAtFailure !== undefined) {
+      const held = this.heldAtFailure;
+      this.heldAtFailure = undefined;
+      return this.follower.wait(this.processId, this.keys, Math.max(afterSeq, held));
+    }
     if (this.lastSeq > afterSeq || this.ended) return;
     await this.follower.wait(this.processId, this.keys, afterSeq);
   }
