@@ -5,13 +5,11 @@
  * append to the log and to the live subscribers at once, replay asynchronously from the log at the
  * reader's pace, then join the live ones in the turn it is caught up.
  */
-import type { Subscriber } from 'rxjs';
-import { Observable } from 'rxjs';
-import { ExecClientError, OutputLogReadError, ResumeFailedError, TransportClosedError } from '../errors';
+import { Observable, type Subscriber } from 'rxjs';
+import { ExecClientError, type OutputLogError, OutputLogReadError, ResumeFailedError, TransportClosedError } from '../errors';
 import type { HistoryInput, OutputHistory } from '../exec/output-history';
 import type { FailedEvent, ProcessEvent } from '../exec/process-event';
 import type { SequencedEvent } from '../wire/process-event';
-import type { OutputLogError } from '../errors';
 import type { LogEvent, LogRead, TimedEvent } from './log-events';
 import { truncatedRange } from './log-events';
 
@@ -191,18 +189,20 @@ export class PacedHistory<L extends PacedHistoryLog = PacedHistoryLog> implement
 
   /** Later subscribers get one `released` marker; the log takes no more events (the store may remove it first). Idempotent. */
   release(): void {
-    if (this.released) return;
-    this.released = true;
-    void this.log.seal();
-    this.hooks.onRelease?.();
+    this.letGo(this.hooks.onRelease);
   }
 
   /** As {@link release}, for a process that never ran: the store drops what it kept of it (`OutputHistory.discard`). Idempotent. */
   discard(): void {
+    this.letGo(this.hooks.onDiscard ?? this.hooks.onRelease);
+  }
+
+  /** The log takes no more events, and the store hears it (`told`) once. */
+  private letGo(told: (() => void) | undefined): void {
     if (this.released) return;
     this.released = true;
     void this.log.seal();
-    (this.hooks.onDiscard ?? this.hooks.onRelease)?.();
+    told?.();
   }
 
   private process(event: HistoryInput): void {

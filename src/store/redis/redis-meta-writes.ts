@@ -53,11 +53,7 @@ export class MetaWrites {
       },
       (error: unknown) => this.report(key.processId, 'metadata', error),
     );
-    this.pending.set(id, written);
-    void written.then(() => {
-      if (this.pending.get(id) === written) this.pending.delete(id);
-    });
-    return written;
+    return this.queued(id, written);
   }
 
   /**
@@ -123,11 +119,16 @@ export class MetaWrites {
         if (result.outcome === 'written') await this.redis.zrem(processIndexKey(this.prefix), indexMember(key));
       },
     ).catch((error: unknown) => this.report(key.processId, 'remove', error));
-    this.pending.set(id, dropped);
-    void dropped.then(() => {
-      if (this.pending.get(id) === dropped) this.pending.delete(id);
+    return this.queued(id, dropped);
+  }
+
+  /** `call` as the process's last meta call (what `written` waits for), until it is done. */
+  private queued(id: string, call: Promise<void>): Promise<void> {
+    this.pending.set(id, call);
+    void call.then(() => {
+      if (this.pending.get(id) === call) this.pending.delete(id);
     });
-    return dropped;
+    return call;
   }
 
   /** Deletes a process's keys, then its index entry. Never rejects. */

@@ -56,13 +56,13 @@ export class RemoteLogReader implements PacedLogReader {
     }
     const failure = range.writeFailure;
     read.fromStored(range, failure === undefined ? Infinity : failure.fromSeq - 1);
-    if (failure !== undefined && read.cursor >= failure.fromSeq - 1 && range.state === 'unknown') {
-      // Its host stopped with the write failed: whoever takes the process back clears the failure and
-      // writes on after what the stream holds; the reader waits for that (see `endedBy`).
-      this.heldAtFailure = range.counters.lastSeq;
-      return read.finish(read.cursor, false);
-    }
     if (failure !== undefined && read.cursor >= failure.fromSeq - 1) {
+      if (range.state === 'unknown') {
+        // Its host stopped with the write failed: whoever takes the process back clears the failure and
+        // writes on after what the stream holds; the reader waits for that (see `endedBy`).
+        this.heldAtFailure = range.counters.lastSeq;
+        return read.finish(read.cursor, false);
+      }
       // The owner's write failed: what its stream holds after the failure is not served (as on the owner).
       read.writeFailed(failure.toSeq, failure.lostBytes, new OutputLogError(this.processId, failure.errno, 'write'));
       this.ended = true;
