@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HostApiError } from '../../src/client';
 import { DEFAULT_RETRY_POLICY } from '../../src/client';
+import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS } from '../../src/exec/event-history';
 import type { ApiHost } from './client-setup';
 import { connected, countingFetch, expectWhole, GroundTruth, hostClient, pacedScript, PATH_ENV, portOf, startApiHost, Transcript, within } from './client-setup';
 import { holdOutage } from '../faults/fault-kit';
@@ -116,6 +117,14 @@ describe('HostClient.events$ with the host unreachable mid-stream', () => {
     await transcript.when(() => transcript.stdoutBytes >= 1024 * 1024);
     await proxy.refuse('unlisten');
     await holdOutage(OUTAGE_MS);
+    // The outage lasts until the host's history has moved past what the client has, by the process's
+    // own output, not by its nominal pace: a paced process on a loaded machine (a clean-clone CI run)
+    // wrote less than the default history holds in 5 s, the client resumed inside it and no marker came.
+    // The history keeps at most so many bytes and so many events: past either (by a block of bytes) the
+    // client's next event is gone from it.
+    const pastHistory = (): boolean =>
+      truth.stdoutBytes >= transcript.stdoutBytes + DEFAULT_HISTORY_BYTES + 64 * 1024 || truth.lastSeq > transcript.lastSeq + DEFAULT_HISTORY_EVENTS;
+    await within(truth.when(pastHistory), 60_000, 'the host past its default history while the client is cut off');
     await proxy.accept();
     expect(await transcript.done).toBeUndefined();
     await truth.done;
