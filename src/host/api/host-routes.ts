@@ -138,7 +138,7 @@ export class HostRoutes {
       applyPolicy(res, open.route.response);
       return open.handler({ req, res, params: open.params, query: open.query });
     }
-    const caller = this.access?.tokens.authenticate(req.headers.authorization) ?? this.byTicket(req, method, target);
+    const caller = this.access?.tokens.authenticate(req.headers.authorization) ?? (await this.byTicket(req, method, target));
     if (caller === undefined) {
       if (!this.anonymous.tryTake()) {
         throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many unauthenticated requests', { 'retry-after': String(this.anonymous.retryAfterSeconds()) });
@@ -173,7 +173,7 @@ export class HostRoutes {
    * that takes tickets (`TokenRoute.ticket`), which redeems it (once). Anything else, a path the table
    * does not have included, is `undefined` (then 401, revealing nothing).
    */
-  private byTicket(req: IncomingMessage, method: string, target: string): OperatorCaller | undefined {
+  private async byTicket(req: IncomingMessage, method: string, target: string): Promise<OperatorCaller | undefined> {
     // Only a GET: a HEAD (a link checker, a download manager's probe) must not use the ticket up.
     if (req.headers.authorization !== undefined || method !== 'GET') return undefined;
     let match;

@@ -90,8 +90,11 @@ export interface TokenRoute {
   readonly methods: Readonly<Partial<Record<HttpMethod, RouteHandler>>>;
 }
 
-/** Redeems a download ticket presented on a route's path (its decoded params): the caller it stands for, once. */
-export type TicketRedeemer = (ticket: string, params: Readonly<Record<string, string>>) => OperatorCaller | undefined;
+/**
+ * Redeems a download ticket presented on a route's path (its decoded params): resolves with the caller it
+ * stands for, once, or `undefined`. Rejects when the ticket store does not answer (the shared store of replicas).
+ */
+export type TicketRedeemer = (ticket: string, params: Readonly<Record<string, string>>) => Promise<OperatorCaller | undefined>;
 
 /** One path template anyone may call (see {@link RouteAuth}). */
 export interface PublicRoute {

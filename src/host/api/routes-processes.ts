@@ -141,7 +141,7 @@ export function processRoutes(context: ApiContext): Route[] {
     // A browser downloads by navigating, without a header: a ticket (made below) stands for the token.
     {
       path: `${PROCESS}/log`,
-      ticket: (ticket, params) => context.tickets.redeem(ticket, params['environmentId'] ?? '', params['processId'] ?? ''),
+      ticket: async (ticket, params) => context.tickets.redeem(ticket, params['environmentId'] ?? '', params['processId'] ?? ''),
       methods: { GET: (route) => sendLog(context, route) },
     },
     // Making a ticket changes nothing: a view token may download too.
