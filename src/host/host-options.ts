@@ -6,6 +6,7 @@ import type { HostLogOption } from './host-logger';
 import type { HostMonitor } from './host-monitor';
 import type { LogStore } from '../store/log-store';
 import type { BoundPort, StateStore } from '../store/state-store';
+import type { TicketStore } from '../store/ticket-store';
 import type { HostedEnvironment } from './hosted-environment';
 import type { AccessKeyStore } from './sigv4';
 import type { ClusterOptions } from './cluster/cluster-options';
@@ -135,6 +136,14 @@ export interface HostServerOptions {
    * is `cluster.id`. @default none: a single host
    */
   readonly cluster?: ClusterOptions;
+  /**
+   * Where the operator API keeps its download tickets (`POST …/log/tickets`; the `TicketStore` port, which
+   * holds each ticket's SHA-256, never the ticket). Replicas give the store they share (Redis:
+   * `store/redis`), so a ticket made on one replica opens the log on any of them, once; each replica checks
+   * that it still accepts the token that asked. The caller owns it and closes it after the host. Ignored
+   * without `operator`. @default the host's own memory (a restarted host knows none of its tickets)
+   */
+  readonly tickets?: TicketStore;
   /**
    * The host's clock and timers: the handshake and operator rate limits, registration ages, the SigV4
    * clock-skew check, the event streams' pings and stall timers, and (unless `manager.scheduler` says

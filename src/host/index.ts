@@ -44,6 +44,8 @@ export type {
   StateStore,
 } from '../store/state-store';
 export { RECORDED_STARTS, STALE_UPGRADE_WINDOW_MS } from '../store/state-store';
+/* Its download tickets (`tickets`): the port a shared store implements (replicas: Redis), and what it keeps */
+export type { TicketCaller, TicketRecord, TicketStore } from '../store/ticket-store';
 export type { StdinRecord, StdinWriteRecord } from '../store/stdin-record';
 export { PERSISTED_WRITES } from '../store/stdin-record';
 export { StaleClaimError, StaleEpochError, StoreUnavailableError } from '../errors';

@@ -18,6 +18,11 @@ export const API_PREFIX = '/api/v1';
 export const HOST_INSTANCE_HEADER = 'exec-rx-host-instance';
 /** The response header naming the replica that answered, among those of one cluster (for logs and messages only: the client decides nothing by it). */
 export const HOST_REPLICA_HEADER = 'exec-rx-host-replica';
+/**
+ * The response header of the probes (`/healthz`, `/readyz`) carrying the digest of the operator tokens the
+ * host accepts (`OperatorTokens.setDigest`): replicas answering the same one accept the same set.
+ */
+export const TOKENS_DIGEST_HEADER = 'exec-rx-tokens-digest';
 /** The request header that makes a retried start return the same process. */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 

@@ -36,6 +36,8 @@ interface MediaType {
 }
 interface ResponseObject {
   readonly description: string;
+  /** The response headers it documents, by name (`required`: every answer carries it). */
+  readonly headers?: Readonly<Record<string, { readonly required?: boolean }>>;
   readonly content?: Readonly<Record<string, MediaType>>;
 }
 type Referenced<T> = T | { readonly $ref: string };

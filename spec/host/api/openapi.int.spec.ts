@@ -2,8 +2,8 @@
  * The OpenAPI document at /api/v1/openapi.json is true, against a real host and a real codex executor:
  * every documented method of every documented path answers a real request (neither 404 nor 405), with a
  * documented status and a body valid (JSON Schema 2020-12, ajv) against the schema documented for that
- * status and content type; every other method answers 405 with `Allow` listing exactly the documented
- * ones; and the router serves nothing the document does not list.
+ * status and content type, carrying every header documented as required; every other method answers 405
+ * with `Allow` listing exactly the documented ones; and the router serves nothing the document does not list.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -147,6 +147,9 @@ describe('the OpenAPI document is true', () => {
     if (observed.headers[HOST_INSTANCE_HEADER] !== setup.host.instanceId) errors.push(`${HOST_INSTANCE_HEADER} is ${String(observed.headers[HOST_INSTANCE_HEADER])}`);
     const documented = validator.responseOf(operation, observed.status);
     if (documented === undefined) return [...errors, `status ${observed.status} is not documented (${observed.text.slice(0, 200)})`];
+    for (const [name, header] of Object.entries(documented.response.headers ?? {})) {
+      if (header.required === true && observed.headers[name.toLowerCase()] === undefined) errors.push(`no ${name} header, which the document requires`);
+    }
     const content = documented.response.content;
     const type = (observed.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
     if (content === undefined) return observed.text === '' ? errors : [...errors, 'a body where the document has none'];

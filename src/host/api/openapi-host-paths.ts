@@ -3,10 +3,11 @@
  * probes, the document itself, who the caller is, the environments, and the live overview stream.
  * A `get` without its `head` gets one when the document is assembled.
  */
-import { API_PREFIX } from '../../wire/operator-api';
+import { API_PREFIX, TOKENS_DIGEST_HEADER } from '../../wire/operator-api';
 import type { Json } from './openapi-builders';
 import { ID, json, obj, pathParams, problems, ref } from './openapi-builders';
 import { OVERVIEW_EVENTS, eventStream } from './openapi-event-streams';
+import { SET_DIGEST_LENGTH } from './token-set-digest';
 
 /** What `…/overview` sends and when it ends (its operation's description). */
 const OVERVIEW_DESCRIPTION =
@@ -18,6 +19,18 @@ const OVERVIEW_DESCRIPTION =
   'A process that is not there (or cannot be read) is a `failed` event with the code a request for it would get (`PROCESS_NOT_FOUND` …). ' +
   'A token limited to other environments gets 403 `FORBIDDEN_ENVIRONMENT`. A client more than the buffer bound behind is cut: it resumes by seq.';
 
+/** The probes' header: the digest of the operator tokens the host accepts now (a host serving this document has them). */
+const PROBE_HEADERS: Json = {
+  [TOKENS_DIGEST_HEADER]: {
+    description: 'The digest of the operator tokens this host accepts now (over their names, roles, environments and digests): the same on replicas with the same set.',
+    required: true,
+    schema: { type: 'string', pattern: `^[0-9a-f]{${SET_DIGEST_LENGTH}}$` },
+  },
+};
+
+/** A probe's answer: its JSON body, described, with {@link PROBE_HEADERS}. */
+const probeAnswer = (schema: Json, description: string): Json => ({ description, headers: PROBE_HEADERS, content: { 'application/json': { schema } } });
+
 /** The paths of the host and its environments, by path, in the document's order. */
 export const HOST_PATHS: Record<string, Record<string, Json>> = {
   '/healthz': {
@@ -26,7 +39,7 @@ export const HOST_PATHS: Record<string, Record<string, Json>> = {
       tags: ['host'],
       summary: 'Liveness: the process is alive and its event loop turns (no token)',
       security: [],
-      responses: { '200': json(obj({ status: { const: 'ok' } }), 'Alive') },
+      responses: { '200': probeAnswer(obj({ status: { const: 'ok' } }), 'Alive') },
     },
   },
   '/readyz': {
@@ -36,11 +49,13 @@ export const HOST_PATHS: Record<string, Record<string, Json>> = {
       summary: 'Readiness: the host accepts work (no token)',
       description:
         'Ready once it listens with its state loaded, while it is not stopping and its data dir (if any) is writable. ' +
-        'Answered while the host stops too (503 `stopping`).',
+        'Answered while the host stops too (503 `stopping`). ' +
+        'Replicas (one Redis) each read their own operator tokens file: after a rolling reload, they all accept the same set once each ' +
+        `answers the same \`${TOKENS_DIGEST_HEADER}\`.`,
       security: [],
       responses: {
-        '200': json(obj({ status: { const: 'ready' } }), 'Ready'),
-        '503': json(
+        '200': probeAnswer(obj({ status: { const: 'ready' } }), 'Ready'),
+        '503': probeAnswer(
           obj({ status: { const: 'not ready' }, reason: { enum: ['starting', 'stopping', 'data dir not writable'] } }),
           'Not ready, and why (`Retry-After`)',
         ),

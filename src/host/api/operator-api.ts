@@ -11,6 +11,7 @@ import { API_PREFIX } from '../../wire/operator-api';
 import type { StartFaultPoint } from '../fault-points';
 import type { LogStore } from '../../store/log-store';
 import type { StateStore } from '../../store/state-store';
+import type { TicketStore } from '../../store/ticket-store';
 import type { HostedEnvironments } from '../hosted-environments';
 import type { StreamObserver } from '../metrics/host-metrics';
 import type { ApiContext } from './api-context';
@@ -102,16 +103,17 @@ export class OperatorApi {
   private readonly tickets: LogTickets;
 
   /**
-   * `stores`: the host's log store (what the event streams, `/log` and the lists read) and state store
-   * (keyed starts and stdin records, kept before what they name is sent); `fault`: a test-only point
-   * where a keyed start crashes the host (see `../fault-points`); `streams`: hears the event streams (the
-   * host's metrics).
+   * `stores`: the host's log store (what the event streams, `/log` and the lists read), state store
+   * (keyed starts and stdin records, kept before what they name is sent) and, when given, where the
+   * download tickets are kept (replicas share one; its owner closes it after the host; default: this
+   * API's own memory, see `./log-tickets`); `fault`: a test-only point where a keyed start crashes the
+   * host (see `../fault-points`); `streams`: hears the event streams (the host's metrics).
    */
   constructor(
     environments: HostedEnvironments,
     options: OperatorApiOptions,
     hostInstance: string,
-    stores: { readonly logs: LogStore; readonly state: StateStore },
+    stores: { readonly logs: LogStore; readonly state: StateStore; readonly tickets?: TicketStore | undefined },
     scheduler: SchedulerLike = asyncScheduler,
     fault?: StartFaultPoint,
     streams?: StreamObserver,
@@ -123,10 +125,10 @@ export class OperatorApi {
     const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
     this.hub = new SseHub(limits, hostInstance, scheduler, streams);
     const hub = this.hub;
-    const tickets = new LogTickets(scheduler);
+    const tickets = new LogTickets(scheduler, { tokens: options.tokens, ...(stores.tickets === undefined ? {} : { store: stores.tickets }) });
     this.tickets = tickets;
     this.stopRevoking = options.tokens.onRevoke((names) => {
-      tickets.revoke(names);
+      void tickets.revoke(names);
       hub.revoke(names);
     });
     this.waits = new ProcessWaits(scheduler);

@@ -29,6 +29,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { ConfigError } from '../../errors';
 import { isSafeId } from '../../wire/safe-id';
+import { sameCaller, tokenSealOf } from './token-seal';
+import { tokenSetDigest } from './token-set-digest';
 
 /** Environment variable carrying one operator token (an `operate` token named {@link ENV_TOKEN_NAME}). */
 export const OPERATOR_TOKEN_ENV = 'EXEC_RX_OPERATOR_TOKEN';
@@ -116,15 +118,7 @@ function checkUnique(entries: readonly { readonly entry: Entry; readonly where: 
   }
 }
 
-const sameEntry = (a: Entry, b: Entry): boolean =>
-  a.caller.name === b.caller.name &&
-  a.caller.role === b.caller.role &&
-  timingSafeEqual(a.digest, b.digest) &&
-  (a.caller.environments === undefined
-    ? b.caller.environments === undefined
-    : b.caller.environments !== undefined &&
-      a.caller.environments.size === b.caller.environments.size &&
-      [...a.caller.environments].every((id) => b.caller.environments?.has(id) === true));
+const sameEntry = (a: Entry, b: Entry): boolean => sameCaller(a.caller, b.caller) && timingSafeEqual(a.digest, b.digest);
 
 /** Whether `caller` may touch `environmentId`. */
 export const mayTouch = (caller: OperatorCaller, environmentId: string): boolean => caller.environments === undefined || caller.environments.has(environmentId);
@@ -197,6 +191,11 @@ export class OperatorTokens {
     return this.entries.length;
   }
 
+  /** The accepted set's digest (16 hex digits, see `./token-set-digest`): the same on replicas with the same set, in any order; another after a change. */
+  get setDigest(): string {
+    return tokenSetDigest(this.entries);
+  }
+
   /** The accepted tokens' names, roles and environments (no secret). */
   get callers(): readonly OperatorCaller[] {
     return this.entries.map((entry) => entry.caller);
@@ -216,6 +215,11 @@ export class OperatorTokens {
       if (timingSafeEqual(entry.digest, presented)) found = entry.caller;
     }
     return found;
+  }
+
+  /** The seal keyed by `key` (a download ticket) of the accepted token `caller` is (the same name, role and environments), see `./token-seal`; `undefined` when none is. */
+  tokenSeal(caller: OperatorCaller, key: string): string | undefined {
+    return tokenSealOf(this.entries, caller, key);
   }
 }
 

@@ -83,12 +83,13 @@ export async function sendLog(context: ApiContext, { req, res, params, query }: 
 /**
  * `POST …/log/tickets`: a download ticket for the caller (see log-tickets), for a process the host lists
  * (live or stored; else 404). Answers 201 `{ url, expiresAt }`: the log's path with the ticket (a
- * reference relative to the host's origin) and when the ticket expires (ISO-8601).
+ * reference relative to the host's origin) and when the ticket expires (ISO-8601), once the ticket store
+ * keeps it (503 when a shared one does not answer).
  */
 export async function issueTicket(context: ApiContext, { req, res, params, caller }: RouteContext): Promise<void> {
   await discardBody(req, context.maxBodyBytes);
   const resource = await processResourceOf(context, params);
-  const { ticket, expiresAt } = context.tickets.issue(caller, resource.environmentId, resource.id);
+  const { ticket, expiresAt } = await context.tickets.issue(caller, resource.environmentId, resource.id);
   const url = `${API_PREFIX}/environments/${encodeURIComponent(resource.environmentId)}/processes/${encodeURIComponent(resource.id)}/log?${TICKET_PARAM}=${ticket}`;
   sendApiJson(res, context.hostInstance, 201, { url, expiresAt: new Date(expiresAt).toISOString() });
 }

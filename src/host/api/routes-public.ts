@@ -4,7 +4,7 @@
  * hashed files under `/ui/`, see `./ui-bundle` and docs/dashboard.md) and the OpenAPI document.
  * Each row says what its answers carry (a page's CSP, `Cache-Control`).
  */
-import { API_PREFIX, HOST_INSTANCE_HEADER } from '../../wire/operator-api';
+import { API_PREFIX, HOST_INSTANCE_HEADER, TOKENS_DIGEST_HEADER } from '../../wire/operator-api';
 import { sendJson } from '../host-http';
 import { OPENAPI_DOCUMENT } from './openapi';
 import type { PublicRoute } from './router';
@@ -40,15 +40,23 @@ export type NotReadyReason = 'starting' | 'stopping' | 'draining';
 /** What `GET /readyz` asks: `undefined` when the host accepts work, else why not (a phase, or its store's reason, e.g. `data dir not writable`). Never rejects. */
 export type ReadinessCheck = () => Promise<string | undefined>;
 
+/** The digest of the operator tokens' set now (`OperatorTokens.setDigest`), read at each probe: a reload changes it. */
+export type TokensDigest = () => string;
+
+/** The probes' {@link TOKENS_DIGEST_HEADER}, when the host has operator tokens (`tokensDigest`). */
+export const tokensDigestHeader = (tokensDigest: TokensDigest | undefined): Readonly<Record<string, string>> =>
+  tokensDigest === undefined ? {} : { [TOKENS_DIGEST_HEADER]: tokensDigest() };
+
 /**
  * The probes, on every host, without a token, answered while the host stops too:
  * - `GET /healthz`: the process is alive and its event loop turns (200 `{"status":"ok"}`, answered on that loop);
  * - `GET /readyz`: the host accepts work (200 `{"status":"ready"}`): it listens, its state is loaded, it is
  *   not stopping and its data dir (if any) is writable; else 503 `{"status":"not ready","reason":…}`.
- * Never cached; they name the host instance like every other answer of the table.
+ * Never cached; they name the host instance like every other answer of the table and, with `tokensDigest`
+ * (a host with an operator API), the digest of the operator tokens it accepts now ({@link TOKENS_DIGEST_HEADER}).
  */
-export function probeRoutes(hostInstance: string, readiness: ReadinessCheck): PublicRoute[] {
-  const headers = { 'cache-control': 'no-store', [HOST_INSTANCE_HEADER]: hostInstance };
+export function probeRoutes(hostInstance: string, readiness: ReadinessCheck, tokensDigest?: TokensDigest): PublicRoute[] {
+  const headers = (): Readonly<Record<string, string>> => ({ 'cache-control': 'no-store', [HOST_INSTANCE_HEADER]: hostInstance, ...tokensDigestHeader(tokensDigest) });
   return [
     {
       path: '/healthz',
@@ -56,7 +64,7 @@ export function probeRoutes(hostInstance: string, readiness: ReadinessCheck): Pu
       whileStopping: true,
       methods: {
         GET: ({ res }) => {
-          sendJson(res, 200, { status: 'ok' }, headers);
+          sendJson(res, 200, { status: 'ok' }, headers());
           return Promise.resolve();
         },
       },
@@ -68,8 +76,8 @@ export function probeRoutes(hostInstance: string, readiness: ReadinessCheck): Pu
       methods: {
         GET: async ({ res }) => {
           const reason = await readiness();
-          if (reason === undefined) sendJson(res, 200, { status: 'ready' }, headers);
-          else sendJson(res, 503, { status: 'not ready', reason }, { ...headers, 'retry-after': '1' });
+          if (reason === undefined) sendJson(res, 200, { status: 'ready' }, headers());
+          else sendJson(res, 503, { status: 'not ready', reason }, { ...headers(), 'retry-after': '1' });
         },
       },
     },

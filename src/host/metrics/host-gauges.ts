@@ -1,13 +1,22 @@
 /**
  * The gauges of a host's metrics, read when scraped: environments and processes by state, open event
- * streams, pending calls, the executor pauses the disk caused, and, for a log store that keeps files, its
- * bytes, segments and evictions. What they read is the host's facts and the log store's figures: never a
- * second count kept beside the code that knows.
+ * streams, pending calls, the executor pauses the disk caused, for a log store that keeps files its
+ * bytes, segments and evictions, and with an operator API its tokens (how many, and their set's digest).
+ * What they read is the host's facts, the log store's figures and the tokens: never a second count kept
+ * beside the code that knows.
  */
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { LogStoreFigures } from '../../store/log-store';
 import type { HostFacts } from '../host-monitor';
+
+/** What the operator token gauges read of the accepted set (`OperatorTokens` is one): never a token. */
+export interface TokenSetFigures {
+  /** The set's digest (`OperatorTokens.setDigest`). */
+  readonly setDigest: string;
+  /** How many tokens it holds. */
+  readonly size: number;
+}
 
 /** Registers the gauges in `registry`, each named with `prefix` (see the module's doc); the log store's only when `outputLog` is given. */
 export function registerGauges(registry: Registry, prefix: string, facts: () => HostFacts, outputLog: (() => LogStoreFigures) | undefined): void {
@@ -68,6 +77,32 @@ export function registerGauges(registry: Registry, prefix: string, facts: () => 
     collect: () => {
       evictions.reset();
       for (const [cause, count] of Object.entries(outputLog().evictions)) evictions.inc({ cause }, count);
+    },
+  });
+}
+
+/**
+ * Registers the operator token gauges in `registry`, read when scraped: `operator_tokens_info{digest}` 1 for
+ * the set accepted now (only that digest: a reload replaces it), and `operator_tokens`, how many.
+ */
+export function registerTokenGauges(registry: Registry, prefix: string, read: () => TokenSetFigures): void {
+  const registers = [registry];
+  const info: Gauge<'digest'> = new Gauge<'digest'>({
+    name: `${prefix}operator_tokens_info`,
+    help: 'The digest of the operator tokens accepted now (value 1): replicas with the same digest accept the same set.',
+    labelNames: ['digest'],
+    registers,
+    collect: () => {
+      info.reset();
+      info.set({ digest: read().setDigest }, 1);
+    },
+  });
+  const count: Gauge = new Gauge({
+    name: `${prefix}operator_tokens`,
+    help: 'Operator tokens accepted now.',
+    registers,
+    collect: () => {
+      count.set(read().size);
     },
   });
 }

@@ -13,7 +13,8 @@ import type { LogStoreFigures } from '../../store/log-store';
 import type { OutputStream } from '../../wire/process-event';
 import type { HostFacts } from '../host-monitor';
 import type { HostEvent, HostedState } from '../hosted-environment';
-import { registerGauges } from './host-gauges';
+import type { TokenSetFigures } from './host-gauges';
+import { registerGauges, registerTokenGauges } from './host-gauges';
 import type { ClusterFigures } from '../cluster/cluster-options';
 import { observed } from './observed-history';
 
@@ -200,6 +201,14 @@ export class HostMetrics {
     };
     single('fenced_total', 'Environments this replica let go of because another replica owns them now.', (figures) => figures.fenced);
     single('store_rewrites_total', 'Times the shared store was found to have lost its data and this replica rewrote what it owns.', (figures) => figures.rewrites);
+  }
+
+  /**
+   * With an operator API: its tokens, read when scraped: `exec_rx_host_operator_tokens_info{digest}` 1 for the
+   * set accepted now (only that digest: a reload replaces it), and `exec_rx_host_operator_tokens`, how many.
+   */
+  observeOperatorTokens(read: () => TokenSetFigures): void {
+    registerTokenGauges(this.registry, PREFIX, read);
   }
 
   /** Counts a registration's answer. */

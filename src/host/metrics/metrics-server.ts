@@ -8,17 +8,18 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { hostPort } from '../host-http';
-import type { ReadinessCheck } from '../api/routes-public';
+import type { ReadinessCheck, TokensDigest } from '../api/routes-public';
+import { tokensDigestHeader } from '../api/routes-public';
 import type { HostMetrics } from './host-metrics';
 
 /**
- * The probes on the metrics port too (`/healthz`, `/readyz`, as on the host's port): this port closes last
- * when the host stops, so a probe here sees `/readyz` 503 `stopping` while the host's own port has already
- * stopped listening.
+ * The probes on the metrics port too (`/healthz`, `/readyz`, as on the host's port, with the operator
+ * tokens' digest when `tokensDigest` is given): this port closes last when the host stops, so a probe here
+ * sees `/readyz` 503 `stopping` while the host's own port has already stopped listening.
  */
-async function answerProbe(res: ServerResponse, path: '/healthz' | '/readyz', readiness: ReadinessCheck): Promise<void> {
+async function answerProbe(res: ServerResponse, path: '/healthz' | '/readyz', readiness: ReadinessCheck, tokensDigest: TokensDigest | undefined): Promise<void> {
   const reason = path === '/healthz' ? undefined : await readiness().catch(() => 'stopping' as const);
-  const headers = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+  const headers = { 'content-type': 'application/json', 'cache-control': 'no-store', ...tokensDigestHeader(tokensDigest) };
   if (reason === undefined) res.writeHead(200, headers).end(JSON.stringify({ status: path === '/healthz' ? 'ok' : 'ready' }));
   else res.writeHead(503, { ...headers, 'retry-after': '1' }).end(JSON.stringify({ status: 'not ready', reason }));
 }
@@ -35,8 +36,9 @@ export interface MetricsEndpoint {
 }
 
 /**
- * Serves `metrics` on `host`:`port` (0: a free port), over TLS when `tls` is given. Resolves once
- * listening; rejects when the port cannot be bound.
+ * Serves `metrics` on `host`:`port` (0: a free port), over TLS when `tls` is given, and the probes with
+ * `readiness` (their answers carrying `tokensDigest`'s digest when given). Resolves once listening; rejects
+ * when the port cannot be bound.
  */
 export async function listenForMetrics(
   metrics: HostMetrics,
@@ -44,10 +46,12 @@ export async function listenForMetrics(
   port: number,
   tls?: { readonly cert: string | Buffer; readonly key: string | Buffer },
   readiness?: ReadinessCheck,
+  tokensDigest?: TokensDigest,
 ): Promise<MetricsEndpoint> {
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?')[0];
-    if (readiness !== undefined && (path === '/healthz' || path === '/readyz') && (req.method === 'GET' || req.method === 'HEAD')) return void answerProbe(res, path, readiness);
+    const probe = readiness !== undefined && (path === '/healthz' || path === '/readyz') && (req.method === 'GET' || req.method === 'HEAD');
+    if (probe) return void answerProbe(res, path, readiness, tokensDigest);
     if (path !== METRICS_PATH) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
     metrics.text().then(

@@ -1,7 +1,7 @@
 /**
  * Opens what a host replica keeps in Redis (`exec-rx host --redis-url-file`): the state store (clock
  * epochs: they only grow even when Redis restarts empty) and the log store, each on its own connection,
- * and the cluster's id. The only place the command line
+ * the download tickets (on the state's connection), and the cluster's id. The only place the command line
  * reaches the Redis client from, and only in that mode.
  */
 import { createHash } from 'node:crypto';
@@ -10,6 +10,7 @@ import type { SharedStateStore } from '../cluster-state';
 import { DEFAULT_PREFIX } from './redis-keys';
 import { RedisLogStore } from './redis-log-store';
 import { RedisStateStore } from './redis-state-store';
+import { RedisTicketStore } from './redis-ticket-store';
 
 /** How long one state command may go unanswered (a paused or unreachable Redis): past it, it rejects (an upgrade then gets 503). */
 const STATE_COMMAND_TIMEOUT_MS = 3_000;
@@ -22,7 +23,9 @@ export interface SharedStores {
   readonly state: SharedStateStore;
   /** Every process's output, one stream per process. The host closes it. */
   readonly logs: RedisLogStore;
-  /** Closes the state store and quits both connections (after the host closed the log store). Never rejects. */
+  /** The operator API's download tickets (`HostServerOptions.tickets`): one made on any replica opens the log on every one. */
+  readonly tickets: RedisTicketStore;
+  /** Closes the state and ticket stores and quits both connections (after the host closed the log store). Never rejects. */
   close(): Promise<void>;
 }
 
@@ -55,12 +58,14 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Shar
     const clusterId = clusterIdOf(options.url, prefix);
     const state = await RedisStateStore.open({ redis: stateRedis, prefix, epochs: 'clock' });
     const logs = await RedisLogStore.open({ redis: logRedis, prefix });
+    const tickets = new RedisTicketStore({ redis: stateRedis, prefix });
     return {
       clusterId,
       state,
       logs,
+      tickets,
       close: async () => {
-        await state.close();
+        await Promise.all([state.close(), tickets.close()]);
         stateRedis.disconnect();
         logRedis.disconnect();
       },

@@ -1,0 +1,120 @@
+/**
+ * The ticket port on Redis (issue 39): download tickets every replica on one Redis shares, so a ticket made
+ * (`POST …/log/tickets`) on one replica opens the log (`GET …/log?ticket=T`) on any of them. Each record is
+ * one STRING, `<prefix>:{global}:ticket:<digest>` (`./redis-keys`), its JSON written with `SET … PX ttl`
+ * (Redis forgets it when its time is up: no timer here) and taken with `GETDEL` (Redis 6.2 and later), which
+ * reads and deletes in one step, so a ticket opens one download across all replicas.
+ *
+ * Never a ticket (the key holds its SHA-256, the port gives nothing else) nor a token (the record names the
+ * caller and carries at most an opaque seal of its token, see `../ticket-store`). A record that does not
+ * read back whole counts as absent: the ticket is refused, as a used one is.
+ */
+import { ClosedError } from '../../errors';
+import type { TicketCaller, TicketRecord, TicketStore } from '../ticket-store';
+import { checkTicketPut, TICKET_DIGEST } from '../ticket-store';
+import * as keys from './redis-keys';
+import { asStoreError } from './redis-records';
+import type { RedisClient } from './redis-scripts';
+
+/** Options of {@link RedisTicketStore}. */
+export interface RedisTicketStoreOptions {
+  /**
+   * The connection of its commands (the caller's: it quits it after `close()`). Give it a command timeout:
+   * a download waits for the answer (past it the call rejects, and the download gets 503).
+   */
+  readonly redis: RedisClient;
+  /** What every key starts with (several stores, or tests, share one Redis apart). @default 'exec-rx' */
+  readonly prefix?: string;
+}
+
+/** A record as its JSON holds it: the environments as a sorted list, `null` for every one. */
+interface TicketJson {
+  readonly caller: { readonly name: string; readonly role: string; readonly environments: readonly string[] | null };
+  readonly environmentId: string;
+  readonly processId: string;
+  readonly tokenSeal?: string;
+  readonly expiresAt: number;
+}
+
+const jsonOf = (record: TicketRecord): TicketJson => {
+  const { caller, environmentId, processId, tokenSeal, expiresAt } = record;
+  const environments = caller.environments === undefined ? null : [...caller.environments].sort();
+  return { caller: { name: caller.name, role: caller.role, environments }, environmentId, processId, ...(tokenSeal === undefined ? {} : { tokenSeal }), expiresAt };
+};
+
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The caller a record's JSON names, or undefined. */
+function callerOf(value: unknown): TicketCaller | undefined {
+  if (!isObject(value)) return undefined;
+  const { name, role, environments } = value;
+  if (typeof name !== 'string' || (role !== 'view' && role !== 'operate')) return undefined;
+  if (environments === null) return { name, role, environments: undefined };
+  if (!Array.isArray(environments) || !environments.every((id): id is string => typeof id === 'string')) return undefined;
+  return { name, role, environments: new Set(environments) };
+}
+
+/** A record's JSON read back, or undefined when any part is missing or wrong. */
+export function ticketRecordOf(json: string | null): TicketRecord | undefined {
+  if (json === null) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(value)) return undefined;
+  const { environmentId, processId, tokenSeal, expiresAt } = value;
+  const caller = callerOf(value['caller']);
+  if (caller === undefined || typeof environmentId !== 'string' || typeof processId !== 'string' || !Number.isSafeInteger(expiresAt)) return undefined;
+  if (tokenSeal !== undefined && typeof tokenSeal !== 'string') return undefined;
+  return { caller, environmentId, processId, expiresAt: Number(expiresAt), ...(tokenSeal === undefined ? {} : { tokenSeal }) };
+}
+
+/**
+ * Download tickets on Redis (see the module's doc). Each call is one command: `put` resolves once Redis
+ * kept the record, `take` with what `GETDEL` answered; Redis's own failures reject as
+ * StoreUnavailableError, every call after `close()` as ClosedError. Its owner closes it (after the hosts
+ * that use it), then lets the connection go.
+ */
+export class RedisTicketStore implements TicketStore {
+  private readonly redis: RedisClient;
+  private readonly prefix: string;
+  private readonly pending = new Set<Promise<unknown>>();
+  private closing: Promise<void> | undefined;
+
+  /** A store on `options.redis` under `options.prefix`. Throws a TypeError for a prefix holding `{` or `}`. */
+  constructor(options: RedisTicketStoreOptions) {
+    this.redis = options.redis;
+    this.prefix = keys.checkPrefix(options.prefix ?? keys.DEFAULT_PREFIX);
+  }
+
+  put(digest: string, record: TicketRecord, ttlMs: number): Promise<void> {
+    return this.run(async () => {
+      checkTicketPut(digest, ttlMs);
+      await this.redis.set(keys.ticketKey(this.prefix, digest), JSON.stringify(jsonOf(record)), 'PX', ttlMs);
+    });
+  }
+
+  take(digest: string): Promise<TicketRecord | undefined> {
+    // A malformed digest was never kept: nothing to ask Redis.
+    if (!TICKET_DIGEST.test(digest)) return this.run(() => Promise.resolve(undefined));
+    return this.run(async () => ticketRecordOf(await this.redis.getdel(keys.ticketKey(this.prefix, digest))));
+  }
+
+  /** Waits for the calls made so far, then refuses every later one (ClosedError); the connection stays the caller's. Idempotent; never rejects. */
+  close(): Promise<void> {
+    this.closing ??= Promise.allSettled([...this.pending]).then(() => undefined);
+    return this.closing;
+  }
+
+  /** `task`'s promise, kept until it settles (for `close`); ClosedError once closed; Redis's own failures as StoreUnavailableError. */
+  private run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.closing !== undefined) return Promise.reject(new ClosedError('the download tickets are closed'));
+    const promise = task().catch((error: unknown) => Promise.reject(asStoreError(error)));
+    this.pending.add(promise);
+    const settled = (): void => void this.pending.delete(promise);
+    promise.then(settled, settled);
+    return promise;
+  }
+}
