@@ -115,10 +115,10 @@ module.exports = {
       name: 'fs-where-files-are-the-job',
       comment:
         'fs (node:fs, fs, fs/promises: with or without the node: prefix) only in the disk store adapter (store/disk/), the loaders of ' +
-        'configuration files (the host credentials, the operator tokens, the UI bundle), the command line and the executor spawner. ' +
+        'configuration files (the host credentials, the operator tokens, the replica keys, the UI bundle), the command line and the executor spawner. ' +
         'Everything else keeps what it must through a store port (store/state-store.ts, store/log-store.ts)',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(store/disk/|cli/|executor/|host/(host-credentials|api/operator-tokens|api/ui-bundle)\\.ts$)' },
+      from: { path: '^src/', pathNot: '^src/(store/disk/|cli/|executor/|host/(host-credentials|api/operator-tokens|api/replica-keys|api/ui-bundle)\\.ts$)' },
       to: { path: '^(node:)?fs(/promises)?$' },
     },
     {

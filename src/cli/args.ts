@@ -9,10 +9,14 @@ import type { HostAccess, ReadText } from './host-args';
 import { checkId, hostAccess } from './host-args';
 import type { StorageFlags } from './host-storage-args';
 import { checkStorageFlags } from './host-storage-args';
-import { checkRedisFlags } from './host-redis-flags';
+import { checkForwardingFlags, checkRedisFlags } from './host-redis-flags';
 import { asUsage, UsageError } from './usage-error';
+import type { HostLogLevel } from './host-log-flags';
+import { logFormatOf, logLevelOf } from './host-log-flags';
 
 export { UsageError } from './usage-error';
+export type { HostLogLevel } from './host-log-flags';
+export { HOST_LOG_LEVELS } from './host-log-flags';
 
 /** Which executor `run` uses. */
 export type RunTarget =
@@ -59,6 +63,10 @@ export interface HostCliOptions {
   readonly redisUrlFile: string | undefined;
   /** The prefix of every Redis key of this cluster (`--redis-prefix`). @default exec-rx */
   readonly redisPrefix: string | undefined;
+  /** Forwarding between replicas: the key file (`--replica-key-file`), this one's url for the others (`--internal-url`), their CA (`--internal-ca`). */
+  readonly replicaKeyFile: string | undefined;
+  readonly internalUrl: string | undefined;
+  readonly internalCa: string | undefined;
   /** Only end the data dir's local executor (`--stop-local-executor`), then exit. */
   readonly stopLocalExecutor: boolean;
   /** The output-log flags (checked; the data dir is resolved when the host starts, see `host-storage-args`). */
@@ -72,14 +80,6 @@ export interface HostCliOptions {
   /** `--audit-log FILE`: the audit trail goes to this file (appended, 0600) instead of stderr. @default none */
   readonly auditLog: string | undefined;
 }
-
-/** The levels of `--log-level`, least severe first. */
-export const HOST_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-
-/** One of {@link HOST_LOG_LEVELS}. */
-export type HostLogLevel = (typeof HOST_LOG_LEVELS)[number];
-
-const isLogLevel = (value: string): value is HostLogLevel => HOST_LOG_LEVELS.some((level) => level === value);
 
 /** Usage text of the whole CLI. */
 export const USAGE = `usage:
@@ -136,6 +136,10 @@ export const USAGE = `usage:
                                file holds, or EXEC_RX_REDIS_URL: state and output live there (README,
                                "Replicas on Redis"); SIGUSR2 drains it, then it exits. Not with --local-executor
       --redis-prefix PREFIX    the prefix of this cluster's Redis keys (default exec-rx)
+      --replica-key-file FILE  forward a call that needs another replica's executor to it, signed with the
+                               key in FILE (32+ characters; a second line during a rotation; SIGHUP reloads)
+      --internal-url URL       where the other replicas reach this one (default: its own url)
+      --internal-ca FILE       the CA (PEM) of the replicas' https internal urls (default: the system's)
   exec-rx host --stop-local-executor [--data-dir DIR]
       ends the data dir's local executor (SIGTERM, its processes end with it; SIGKILL after 5 s), removes
       its record, says what it did; exits 0, or 1 when there was none or it could not be ended
@@ -189,6 +193,9 @@ const HOST_OPTIONS = {
   'stop-local-executor': { type: 'boolean' },
   'redis-url-file': { type: 'string' },
   'redis-prefix': { type: 'string' },
+  'replica-key-file': { type: 'string' },
+  'internal-url': { type: 'string' },
+  'internal-ca': { type: 'string' },
   'data-dir': { type: 'string' },
   'log-quota': { type: 'string' },
   'log-total': { type: 'string' },
@@ -261,6 +268,7 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
   const stopLocal = values['stop-local-executor'] === true;
   if (stopLocal && values['local-executor'] === true) throw new UsageError('--stop-local-executor excludes --local-executor');
   const prefix = checkRedisFlags(values['redis-url-file'], values['redis-prefix'], values['local-executor'] === true);
+  checkForwardingFlags(values['redis-url-file'], values['replica-key-file'], values['internal-url'], values['internal-ca']);
   if (stopLocal && values['data-dir'] === 'none') throw new UsageError('--stop-local-executor needs a data dir (the local executor of --data-dir none stops with its host)');
   return {
     host: values.host ?? '127.0.0.1',
@@ -280,21 +288,13 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     stopLocalExecutor: stopLocal,
     redisUrlFile: values['redis-url-file'],
     redisPrefix: prefix,
+    replicaKeyFile: values['replica-key-file'],
+    internalUrl: values['internal-url'],
+    internalCa: values['internal-ca'],
     storage: checkStorageFlags(values),
     shutdownTimeoutS: positiveInt('--shutdown-timeout', values['shutdown-timeout'], 0, 3600) ?? 10,
     logFormat: logFormatOf(values['log-format']),
     logLevel: logLevelOf(values['log-level']),
     auditLog: values['audit-log'],
   };
-}
-
-function logFormatOf(value: string | undefined): 'json' | 'pretty' | undefined {
-  if (value === undefined || value === 'json' || value === 'pretty') return value;
-  throw new UsageError('--log-format expects json or pretty');
-}
-
-function logLevelOf(value: string | undefined): HostLogLevel {
-  if (value === undefined) return 'info';
-  if (isLogLevel(value)) return value;
-  throw new UsageError(`--log-level expects one of ${HOST_LOG_LEVELS.join(', ')}`);
 }

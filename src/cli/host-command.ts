@@ -4,7 +4,7 @@
  * configured) and the command an executor runs to join; with `--local-executor`, it also starts a codex
  * executor that joins it. Events go to stderr, one line each; no token or secret is ever written there.
  */
-import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { ConfigError, messageOf } from '../errors';
@@ -19,7 +19,8 @@ import { startHostServer } from '../host/host-server';
 import { DiskStateStore } from '../store/disk/disk-state-store';
 import type { SharedStores } from '../store/redis/open-redis-stores';
 import type { StateStore } from '../store/state-store';
-import { openSharedStores, redisUrlOf, replicaOptions } from './host-redis';
+import { forwardingOptions, openSharedStores, redisUrlOf, replicaOptions } from './host-redis';
+import type { ForwardingOptions } from '../host/cluster/cluster-options';
 import { fleetBurst, LOCAL_WITH_REDIS } from './host-redis-flags';
 import type { StorageOptions } from './host-storage-args';
 import { dataDirOf, storageOptions } from './host-storage-args';
@@ -30,6 +31,7 @@ import { EXIT_ERROR } from './exit-codes';
 import { drainOnSignal, reloadOnHangup, StopSignals, stopGracefully } from './host-signals';
 import type { HostLogs } from './host-log';
 import { hostLogs } from './host-log';
+import { readTls } from './host-tls';
 
 /** The file in the data dir the operator url (with a token the host made) goes to when stdout is not a terminal. */
 export const OPERATOR_URL_FILE = 'operator-url';
@@ -65,18 +67,6 @@ export interface HostIo {
   readonly cwd?: string;
   /** Ends the process at once, for a stop cut short (its timeout, a second signal). @default none: the status is only returned */
   readonly exit?: (status: number) => void;
-}
-
-function readTls(options: HostCliOptions): HostServerOptions['tls'] {
-  if (options.tlsCert === undefined || options.tlsKey === undefined) return undefined;
-  const read = (path: string): Buffer => {
-    try {
-      return readFileSync(path);
-    } catch (error: unknown) {
-      throw new ConfigError(`cannot read ${path}`, { cause: error });
-    }
-  };
-  return { cert: read(options.tlsCert), key: read(options.tlsKey) };
 }
 
 /** The accepted executor keys: the configured ones, plus the local executor's. */
@@ -228,6 +218,7 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
   let storage: StorageOptions;
   let state: DiskStateStore | undefined;
   let shared: SharedStores | undefined;
+  let forwarding: ForwardingOptions | undefined;
   try {
     storage = storageOptions(options.storage, io.env, io.cwd ?? process.cwd());
     const redisUrl = redisUrlOf(options.redisUrlFile, io.env);
@@ -244,7 +235,8 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
     const operator = await operatorTokens(options, io, log, shared?.state ?? state);
     tokens = operator.tokens;
     shown = operator.shown;
-    const replica = shared === undefined ? {} : replicaOptions(shared);
+    forwarding = shared === undefined ? undefined : forwardingOptions(options.replicaKeyFile, options.internalUrl, options.internalCa, log);
+    const replica = shared === undefined ? {} : replicaOptions(shared, forwarding);
     host = await startHostServer({ ...serverOptions(options, storage, keys, operator.tokens, logs.log, state), ...replica, audit: logs.audit });
     if (options.corsOrigins.length > 0) log(`operator API open to pages of ${options.corsOrigins.join(', ')} (CORS)`);
   } catch (error: unknown) {
@@ -283,7 +275,9 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
       return EXIT_ERROR;
     }
   }
-  const stopReloading = reloadOnHangup({ operatorTokensFile: options.operatorTokensFile, credentialsFile: options.credentialsFile, env: io.env, tokens, keys, local, log });
+  const { operatorTokensFile, credentialsFile } = options;
+  const replicaKeys = forwarding === undefined ? undefined : { file: options.replicaKeyFile ?? '', keys: forwarding.keys };
+  const stopReloading = reloadOnHangup({ operatorTokensFile, credentialsFile, env: io.env, tokens, keys, local, log, replicaKeys });
   const signals = new StopSignals();
   const draining = shared === undefined ? undefined : drainOnSignal(host, log);
   try {

@@ -1,4 +1,4 @@
-/** `exec-rx host`'s replica flags, checked (`--redis-url-file`, `--redis-prefix`, what they exclude), and the fleet's handshake burst. */
+/** `exec-rx host`'s replica flags, checked (`--redis-url-file`, `--redis-prefix`, the forwarding flags, what they exclude), and the fleet's handshake burst. */
 import { UsageError } from './usage-error';
 
 /**
@@ -23,3 +23,24 @@ export function checkRedisFlags(urlFile: string | undefined, prefix: string | un
  * (the host's default) without the flag.
  */
 export const fleetBurst = (rate: number | undefined): number | undefined => (rate === undefined ? undefined : Math.max(20, 2 * rate));
+
+/**
+ * Checks the forwarding flags: each needs `--redis-url-file` (forwarding is between replicas),
+ * `--internal-url` and `--internal-ca` need `--replica-key-file`, and the url is http(s)://host[:port]
+ * with no path. Throws a UsageError naming the flag.
+ */
+export function checkForwardingFlags(urlFile: string | undefined, keyFile: string | undefined, internalUrl: string | undefined, internalCa: string | undefined): void {
+  if (keyFile !== undefined && urlFile === undefined) throw new UsageError('--replica-key-file goes with --redis-url-file (forwarding is between replicas)');
+  if (internalUrl !== undefined && keyFile === undefined) throw new UsageError('--internal-url goes with --replica-key-file');
+  if (internalCa !== undefined && keyFile === undefined) throw new UsageError('--internal-ca goes with --replica-key-file');
+  if (internalUrl === undefined) return;
+  let url: URL;
+  try {
+    url = new URL(internalUrl);
+  } catch {
+    throw new UsageError(`--internal-url expects http(s)://HOST[:PORT], not ${internalUrl}`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search !== '' || url.username !== '' || url.password !== '') {
+    throw new UsageError(`--internal-url expects http(s)://HOST[:PORT], not ${internalUrl}`);
+  }
+}

@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors';
 import type * as RedisStores from '../store/redis/open-redis-stores';
 import type { HostServerOptions } from '../host/host-options';
+import type { ForwardingOptions } from '../host/cluster/cluster-options';
+import { loadReplicaKeys } from '../host/api/replica-keys';
 import type { SharedStores } from '../store/redis/open-redis-stores';
 
 /** The environment variable the url may come from instead of a file. */
@@ -61,7 +63,37 @@ export async function openSharedStores(url: string, prefix: string | undefined, 
   }
 }
 
-/** The host's options of a replica on `shared`: its cluster (state, id, the logs' rewrite after a loss) and its log store. */
-export function replicaOptions(shared: SharedStores): Pick<HostServerOptions, 'cluster' | 'logStore'> {
-  return { cluster: { state: shared.state, id: shared.clusterId, rewriteLogs: (owned) => shared.logs.rewrite(owned) }, logStore: shared.logs };
+/**
+ * The host's options of a replica on `shared`: its cluster (state, id, the logs' rewrite after a loss, and
+ * the forwarding of owner-only calls when `forwarding` is given), its log store and its download tickets.
+ */
+export function replicaOptions(shared: SharedStores, forwarding?: ForwardingOptions): Pick<HostServerOptions, 'cluster' | 'logStore' | 'tickets'> {
+  const cluster = { state: shared.state, id: shared.clusterId, rewriteLogs: (owned: ReadonlyMap<string, number>) => shared.logs.rewrite(owned) };
+  return { cluster: forwarding === undefined ? cluster : { ...cluster, forwarding }, logStore: shared.logs, tickets: shared.tickets };
+}
+
+/**
+ * The forwarding options of `--replica-key-file` (undefined without it), `--internal-url` and
+ * `--internal-ca`: the keys read and checked, the CA read. Says how many keys and the signing key's
+ * digest (never a key). Throws a ConfigError for an unreadable file or keys that do not fit.
+ */
+export function forwardingOptions(
+  keyFile: string | undefined,
+  internalUrl: string | undefined,
+  internalCa: string | undefined,
+  log: (line: string) => void,
+): ForwardingOptions | undefined {
+  if (keyFile === undefined) return undefined;
+  const loaded = loadReplicaKeys(keyFile);
+  if (loaded.warning !== undefined) log(`warning: ${loaded.warning}`);
+  let ca: Buffer | undefined;
+  if (internalCa !== undefined) {
+    try {
+      ca = readFileSync(internalCa);
+    } catch (error: unknown) {
+      throw new ConfigError(`cannot read the internal CA ${internalCa}`, { cause: error });
+    }
+  }
+  log(`forwarding owner-only calls between replicas: ${loaded.keys.size} replica key(s) from ${keyFile}, signing with ${loaded.keys.signingDigest}`);
+  return { keys: loaded.keys, ...(internalUrl === undefined ? {} : { internalUrl }), ...(ca === undefined ? {} : { ca }) };
 }

@@ -11,6 +11,8 @@ import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, timer } from 'rxjs';
 import { loadOperatorTokens } from '../host/api/operator-tokens';
 import type { OperatorTokens } from '../host/api/operator-tokens';
+import type { ReplicaKeys } from '../host/api/replica-keys';
+import { loadReplicaKeys } from '../host/api/replica-keys';
 import { loadHostCredentials } from '../host/host-credentials';
 import type { HostServer } from '../host/host-options';
 import type { DiskStateStore } from '../store/disk/disk-state-store';
@@ -115,7 +117,23 @@ export interface ReloadParts {
   readonly keys: Map<string, string>;
   /** The local executor's throwaway key, kept across reloads. */
   readonly local: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined;
+  /** With forwarding between replicas: the replica key file and the keys the host signs and checks with (replaced in place). */
+  readonly replicaKeys?: { readonly file: string; readonly keys: ReplicaKeys } | undefined;
   readonly log: (line: string) => void;
+}
+
+/** Reloads the replica keys (with forwarding); a failure keeps the old ones. Says the signing key's digest, never a key. */
+function reloadReplicaKeys(parts: ReloadParts): string {
+  const replica = parts.replicaKeys;
+  if (replica === undefined) return '';
+  try {
+    const loaded = loadReplicaKeys(replica.file);
+    replica.keys.replaceWith(loaded.keys);
+    const warning = loaded.warning === undefined ? '' : ` (warning: ${loaded.warning})`;
+    return `; ${loaded.keys.size} replica key(s) from ${replica.file}, signing with ${loaded.keys.signingDigest}${warning}`;
+  } catch (error: unknown) {
+    return `; replica keys kept (${replica.keys.size}): ${messageOf(error)}`;
+  }
 }
 
 /** Reloads the operator tokens; says what it did (a failure keeps the old set, and says why). */
@@ -149,7 +167,7 @@ function reloadKeys(parts: ReloadParts): string {
 
 /** Reloads on every SIGHUP (one line each); returns the function that stops listening. */
 export function reloadOnHangup(parts: ReloadParts): () => void {
-  const reload = (): void => parts.log(`SIGHUP: reload: ${reloadTokens(parts)}; ${reloadKeys(parts)}`);
+  const reload = (): void => parts.log(`SIGHUP: reload: ${reloadTokens(parts)}; ${reloadKeys(parts)}${reloadReplicaKeys(parts)}`);
   process.on('SIGHUP', reload);
   return () => process.off('SIGHUP', reload);
 }

@@ -68,4 +68,6 @@ export type OperatorApiErrorCode =
   | 'TOO_MANY_REQUESTS'
   | 'TOO_MANY_STREAMS'
   | 'HOST_ERROR'
-  | 'HOST_UNREACHABLE';
+  | 'HOST_UNREACHABLE'
+  | 'FORWARD_FAILED'
+  | 'FORWARD_REFUSED';

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
+import { hostname, networkInterfaces } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { isSafeId } from '../wire/safe-id';
@@ -83,4 +84,17 @@ export function isLoopbackHost(host: string): boolean {
 /** `host:port` for a url, with brackets around an IPv6 address. */
 export function hostPort(host: string, port: number): string {
   return isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * The url other replicas reach a host at, by default (`--internal-url` says otherwise): its own url, or,
+ * bound to every address (`0.0.0.0`, `::`), the machine's first non-internal IPv4 address (else its
+ * hostname) in its place.
+ */
+export function internalUrlOf(scheme: 'http' | 'https', host: string, port: number): string {
+  if (host !== '0.0.0.0' && host !== '::') return `${scheme}://${hostPort(host, port)}`;
+  const external = Object.values(networkInterfaces())
+    .flatMap((addresses) => addresses ?? [])
+    .find((address) => address.family === 'IPv4' && !address.internal);
+  return `${scheme}://${hostPort(external?.address ?? hostname(), port)}`;
 }

@@ -9,12 +9,14 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
+import { asyncScheduler } from 'rxjs';
 import { ConfigError } from '../errors';
 import { DiskLogStore } from '../store/disk/disk-log-store';
 import type { LogStore, LogStoreFigures } from '../store/log-store';
 import { MemoryLogStore } from '../store/memory/memory-log-store';
 import { MemoryStateStore } from '../store/memory/memory-state-store';
 import type { BoundPort, StateStore } from '../store/state-store';
+import { Forwarder } from './api/forwarding';
 import { HostRoutes } from './api/host-routes';
 import { OperatorApi } from './api/operator-api';
 import type { NotReadyReason, ReadinessCheck } from './api/routes-public';
@@ -22,7 +24,7 @@ import { probeRoutes } from './api/routes-public';
 import type { HostStores } from './direct-host';
 import { DirectHost } from './direct-host';
 import { startFaultOf } from './fault-points';
-import { hostPort, isLoopbackHost } from './host-http';
+import { hostPort, internalUrlOf, isLoopbackHost } from './host-http';
 import type { HostFacts } from './host-monitor';
 import { describeDiagnostic, HostMonitor } from './host-monitor';
 import type { HostServer, HostServerOptions } from './host-options';
@@ -105,14 +107,23 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   const operator =
     options.operator === undefined
       ? undefined
-      : new OperatorApi(direct.environments, options.operator, apiInstance, stores, options.scheduler, fault, metrics.streams, cluster);
+      : new OperatorApi(direct.environments, options.operator, apiInstance, { ...stores, tickets: options.tickets }, options.scheduler, fault, metrics.streams, cluster);
   if (cluster !== undefined) metrics.observeCluster(() => cluster.figures());
+  // What replicas compare after a rolling reload: the digest of the operator tokens each accepts now.
+  const tokens = options.operator?.tokens;
+  const tokensDigest = tokens === undefined ? undefined : (): string => tokens.setDigest;
+  if (tokens !== undefined) metrics.observeOperatorTokens(() => tokens);
   // Ready once listening with its state recorded (the stores were loaded before), until it stops or drains.
   let phase: NotReadyReason | 'ready' = 'starting';
   const readiness: ReadinessCheck = async () => (phase !== 'ready' ? phase : cluster?.draining === true ? 'draining' : logs.unready());
   const audit = options.audit === undefined ? log : hostLoggerOf(options.audit);
-  const rows = [...probeRoutes(apiInstance, readiness), ...(operator?.rows ?? [])];
-  const routes = new HostRoutes(rows, options.operator, apiInstance, log, options.scheduler, audit, cluster === undefined ? undefined : instanceId);
+  const rows = [...probeRoutes(apiInstance, readiness, tokensDigest), ...(operator?.rows ?? [])];
+  // With replicas and a replica key: owner-only calls for another replica's environment go to its owner.
+  const forwarding = cluster?.options.forwarding;
+  const ca = forwarding?.ca === undefined ? {} : { ca: forwarding.ca };
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const forwarder = cluster === undefined || forwarding === undefined ? undefined : new Forwarder({ keys: forwarding.keys, self: instanceId, scheduler, ...ca }, cluster);
+  const routes = new HostRoutes(rows, options.operator, apiInstance, log, options.scheduler, audit, cluster === undefined ? undefined : instanceId, forwarder);
   const hostMonitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
   watched.monitor = hostMonitor;
   hostMonitor.events$.subscribe(metrics.onHostEvent);
@@ -135,13 +146,14 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   let metricsEndpoint: MetricsEndpoint | undefined;
   try {
     await boundPortOf(options)?.setPort(port);
-    metricsEndpoint = options.metricsPort === undefined ? undefined : await listenForMetrics(metrics, host, options.metricsPort, options.tls, readiness);
+    metricsEndpoint = options.metricsPort === undefined ? undefined : await listenForMetrics(metrics, host, options.metricsPort, options.tls, readiness, tokensDigest);
   } catch (error: unknown) {
     server.close();
     throw error;
   }
+  const scheme = options.tls === undefined ? 'http' : 'https';
   phase = 'ready';
-  cluster?.start();
+  cluster?.start(internalUrlOf(scheme, host, port));
   const stops = {
     refuse: () => {
       phase = 'stopping';
@@ -150,7 +162,7 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
     endStreams: (retryMs: number) => operator?.close(retryMs) ?? 0,
     closeMetrics: () => metricsEndpoint?.close() ?? Promise.resolve(),
   };
-  return direct.serve(server, `${options.tls === undefined ? 'http' : 'https'}://${hostPort(host, port)}`, instanceId, hostMonitor, stops, metricsEndpoint?.url);
+  return direct.serve(server, `${scheme}://${hostPort(host, port)}`, instanceId, hostMonitor, stops, metricsEndpoint?.url);
 }
 
 /** A store's figures when it has none to give (it keeps no files). */

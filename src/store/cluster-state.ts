@@ -36,10 +36,23 @@ export interface ClusterState {
   noteLoss(forMs: number): Promise<void>;
   /** Whether a replica noted a loss of the store's data (`noteLoss`) within the time it gave. */
   recentLoss(): Promise<boolean>;
+  /** Where each replica takes forwarded calls (its internal url). */
+  readonly replicas: ReplicaDirectory;
   /** Writes refused so far because their epoch was stale (the host's metrics read it). */
   readonly staleRefusals: number;
   /** What each owner says of the environments it owns, read by every replica; and the eviction of one no replica serves. */
   readonly environmentStates: EnvironmentStates;
+}
+
+/** Where each replica takes forwarded calls (issue 39): its internal url, for as long as it renews it. Each call rejects with the store's error. */
+export interface ReplicaDirectory {
+  /**
+   * Says, for `ttlMs`, that replica `owner` takes forwarded calls at `url` (its internal url): renewed with
+   * its leases, gone `ttlMs` after its last renewal (a replica that stopped or lost the store).
+   */
+  advertise(owner: string, url: string, ttlMs: number): Promise<void>;
+  /** The internal url replica `owner` advertised ({@link advertise}), while its advertisement lasts; undefined otherwise. */
+  url(owner: string): Promise<string | undefined>;
 }
 
 /** A state store shared by replicas: the port and its extras. */

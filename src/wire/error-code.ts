@@ -65,6 +65,8 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   TOO_MANY_STREAMS: null,
   HOST_ERROR: null,
   HOST_UNREACHABLE: null,
+  FORWARD_FAILED: null,
+  FORWARD_REFUSED: null,
 };
 
 /** One of the library's error codes (or the operator API's own): anything else does not decode. */

@@ -46,14 +46,18 @@ export interface ClusterView {
   environmentsElsewhere(): Promise<ReadonlyMap<string, ElsewhereEnvironment>>;
   /** Adds `step` to what the replica writes back once the shared store lost its data (see `RewriteStep`). */
   onRewrite(step: RewriteStep): void;
+  /** The internal url replica `owner` advertises now (where its environments' calls are forwarded). Rejects when the store does not answer. */
+  replicaUrl(owner: string): Promise<string | undefined>;
 }
 
 /**
  * With replicas, throws ApiProblem 503 `ENVIRONMENT_ELSEWHERE` with `Retry-After` when another replica
- * owns `environmentId`: a call for one of its processes is answered by the replica its executor is on (the
- * client retries, or tries another url), even when this one still holds a generation of it (one that
- * failed, one whose claim is not made yet, or one another replica took over and this one has not let go
- * of yet). Reads (lists, events, `/log`) are served from the shared log on any replica and never come here.
+ * owns `environmentId`: a call for one of its processes is answered by the replica its executor is on,
+ * even when this one still holds a generation of it (one that failed, one whose claim is not made yet, or
+ * one another replica took over and this one has not let go of yet). Replicas that forward send such a
+ * call to the owner before it gets here (`./forwarding`); it comes here when the owner changed since, or
+ * a forwarded call reached a replica that is no longer the owner (a forward is never forwarded again).
+ * Reads (lists, events, `/log`) are served from the shared log on any replica and never come here.
  * Rejects with the store's error (StoreUnavailableError: 503 too) when the shared store does not answer.
  */
 export async function refuseIfElsewhere(context: ApiContext, environmentId: string): Promise<void> {

@@ -16,6 +16,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HostLogger } from '../host-logger';
 import { RateLimiter } from '../rate-limiter';
 import { Cors } from './cors';
+import type { ForwardedCall, Forwarder } from './forwarding';
+import { takeForwarded } from './forwarding';
 import { TICKET_PARAM } from './log-tickets';
 import type { OperatorApiOptions } from './operator-api';
 import type { OperatorCaller } from './operator-tokens';
@@ -32,6 +34,10 @@ interface ActSeen {
   act?: AuditAct | undefined;
   environmentId?: string | undefined;
   processId?: string | undefined;
+  /** A call another replica forwarded here, signed. */
+  forwarded?: ForwardedCall | undefined;
+  /** The owner replica this one forwarded the call to. */
+  forwardedTo?: string | undefined;
   readonly note: AuditNote;
 }
 
@@ -59,6 +65,8 @@ export class HostRoutes {
     private readonly audit: HostLogger = log,
     /** With replicas: this replica's id, in every answer's `exec-rx-host-replica` header. @default none */
     private readonly replica?: string,
+    /** With replicas that forward: sends an owner-only call to its environment's owner (`./forwarding`). @default none: such calls get 503 */
+    private readonly forwarder?: Forwarder,
   ) {
     this.router = new Router(rows);
     const anonymousPerSecond = access?.unauthenticatedPerSecond ?? 20;
@@ -104,8 +112,11 @@ export class HostRoutes {
 
   /**
    * The audit trail's line of an act (an authenticated request to a route that names it): the token's name
-   * (never the token), the ids, a start's argv (never its env), the remote address and the outcome. A
+   * (never the token), the ids, a start's argv (never its env), the client's address and the outcome. A
    * stdin write is recorded at debug level (it is frequent); the other acts at info, or warn when refused.
+   * A forwarded act is the owner's to record, with the client's address as the forwarding replica saw it
+   * and that replica's id (`forwardedBy`); the forwarding replica records it at debug (`forwardedTo`), or
+   * as a refusal when the forward failed.
    */
   private record(req: IncomingMessage, caller: OperatorCaller | undefined, seen: ActSeen, status: number, code: string | undefined): void {
     if (caller === undefined || seen.act === undefined) return;
@@ -117,13 +128,17 @@ export class HostRoutes {
       environmentId: seen.environmentId,
       processId,
       ...(seen.note.argv === undefined ? {} : { argv: seen.note.argv }),
-      remoteAddress: req.socket.remoteAddress,
+      remoteAddress: seen.forwarded?.client ?? req.socket.remoteAddress,
+      ...(seen.forwarded === undefined ? {} : { forwardedBy: seen.forwarded.by }),
+      ...(seen.forwardedTo === undefined ? {} : { forwardedTo: seen.forwardedTo }),
       status,
       ...(code === undefined ? {} : { code }),
     };
     const ids = `${processId === undefined ? '' : ` ${processId}`}${seen.environmentId === undefined ? '' : ` in ${seen.environmentId}`}`;
-    const msg = `audit: ${seen.act}${ids} by ${caller.name}: ${status}${code === undefined ? '' : ` ${code}`}`;
-    if (seen.act === 'stdin') this.audit.debug(fields, msg);
+    const via = seen.forwarded === undefined ? '' : ` (forwarded by ${seen.forwarded.by})`;
+    const msg = `audit: ${seen.act}${ids} by ${caller.name}${via}: ${status}${code === undefined ? '' : ` ${code}`}`;
+    if (seen.forwardedTo !== undefined && code === undefined) this.audit.debug(fields, `${msg} (forwarded to ${seen.forwardedTo})`);
+    else if (seen.act === 'stdin') this.audit.debug(fields, msg);
     else if (status >= 400) this.audit.warn(fields, msg);
     else this.audit.info(fields, msg);
   }
@@ -138,7 +153,10 @@ export class HostRoutes {
       applyPolicy(res, open.route.response);
       return open.handler({ req, res, params: open.params, query: open.query });
     }
-    const caller = this.access?.tokens.authenticate(req.headers.authorization) ?? (await this.byTicket(req, method, target));
+    // Forwarded-identity headers count only when signed with a replica key; stripped from any other call.
+    const forwarded = takeForwarded(req, this.forwarder?.keys, this.scheduler.now());
+    seen.forwarded = forwarded;
+    const caller = forwarded?.caller ?? this.access?.tokens.authenticate(req.headers.authorization) ?? (await this.byTicket(req, method, target));
     if (caller === undefined) {
       if (!this.anonymous.tryTake()) {
         throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many unauthenticated requests', { 'retry-after': String(this.anonymous.retryAfterSeconds()) });
@@ -146,8 +164,11 @@ export class HostRoutes {
       throw new ApiProblem(401, 'UNAUTHORIZED');
     }
     authenticated(caller);
+    // A forwarded call was counted against its token's rate by the replica that got it.
     const limiter = this.limiterOf(caller.name);
-    if (!limiter.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many requests for this token', { 'retry-after': String(limiter.retryAfterSeconds()) });
+    if (forwarded === undefined && !limiter.tryTake()) {
+      throw new ApiProblem(429, 'TOO_MANY_REQUESTS', 'too many requests for this token', { 'retry-after': String(limiter.retryAfterSeconds()) });
+    }
     const match = this.router.match(method, target);
     const environmentId = match.params['environmentId'];
     const acts: Readonly<Partial<Record<string, AuditAct>>> = match.route.audit ?? {};
@@ -163,6 +184,14 @@ export class HostRoutes {
         'FORBIDDEN_ROLE',
         `token ${caller.name} has the view role: it may only read, follow, wait and download (GET, HEAD, POST …/wait, POST …/log/tickets)`,
       );
+    }
+    // A call that needs another replica's environment goes to its owner (never a forwarded one again).
+    if (this.forwarder !== undefined && forwarded === undefined && environmentId !== undefined && (match.route.owner ?? []).some((m) => m === method)) {
+      const owner = await this.forwarder.ownerOf(environmentId);
+      if (owner !== undefined) {
+        seen.forwardedTo = owner.owner;
+        return this.forwarder.forward(req, res, caller, environmentId, owner);
+      }
     }
     applyPolicy(res, match.route.response);
     await match.handler({ req, res, params: match.params, query: match.query, caller, audit: seen.note });

@@ -87,6 +87,12 @@ export interface TokenRoute {
    * `undefined` (401). See `./log-tickets`. @default none: a token only
    */
   readonly ticket?: TicketRedeemer;
+  /**
+   * The methods whose calls need the owner of the path's `{environmentId}` (its executor's socket is
+   * there): with replicas that forward (`./forwarding`), a call that lands on another replica is forwarded
+   * to the owner before its handler runs. @default none: any replica answers
+   */
+  readonly owner?: readonly HttpMethod[];
   readonly methods: Readonly<Partial<Record<HttpMethod, RouteHandler>>>;
 }
 

@@ -101,6 +101,7 @@ export function processRoutes(context: ApiContext): Route[] {
     {
       path: PROCESSES,
       audit: { POST: 'start' },
+      owner: ['POST'],
       methods: {
         GET: async ({ res, params }) => {
           sendApiJson(res, context.hostInstance, 200, { processes: await processList(context, params['environmentId'] ?? '') });
@@ -111,6 +112,7 @@ export function processRoutes(context: ApiContext): Route[] {
     {
       path: PROCESS,
       audit: { DELETE: 'release' },
+      owner: ['DELETE'],
       methods: {
         GET: async ({ res, params }) => {
           sendApiJson(res, context.hostInstance, 200, await processResourceOf(context, params));
@@ -137,7 +139,7 @@ export function processRoutes(context: ApiContext): Route[] {
       },
     },
     // A wait changes nothing: a view token may wait too.
-    { path: `${PROCESS}/wait`, reads: ['POST'], methods: { POST: (route) => waitRoute(context, route) } },
+    { path: `${PROCESS}/wait`, reads: ['POST'], owner: ['POST'], methods: { POST: (route) => waitRoute(context, route) } },
     // A browser downloads by navigating, without a header: a ticket (made below) stands for the token.
     {
       path: `${PROCESS}/log`,
@@ -146,10 +148,11 @@ export function processRoutes(context: ApiContext): Route[] {
     },
     // Making a ticket changes nothing: a view token may download too.
     { path: `${PROCESS}/log/tickets`, reads: ['POST'], methods: { POST: (route) => issueTicket(context, route) } },
-    { path: `${PROCESS}/stdin`, audit: { POST: 'stdin' }, methods: { POST: (route) => writeStdin(context, route) } },
+    { path: `${PROCESS}/stdin`, audit: { POST: 'stdin' }, owner: ['POST'], methods: { POST: (route) => writeStdin(context, route) } },
     {
       path: `${PROCESS}/stdin/end`,
       audit: { POST: 'stdin end' },
+      owner: ['POST'],
       methods: {
         POST: async (route) => {
           await discardBody(route.req, context.maxBodyBytes);
@@ -163,6 +166,7 @@ export function processRoutes(context: ApiContext): Route[] {
     {
       path: `${PROCESS}/interrupt`,
       audit: { POST: 'interrupt' },
+      owner: ['POST'],
       methods: {
         POST: async (route) => {
           await discardBody(route.req, context.maxBodyBytes);
@@ -175,6 +179,7 @@ export function processRoutes(context: ApiContext): Route[] {
     {
       path: `${PROCESS}/resize`,
       audit: { POST: 'resize' },
+      owner: ['POST'],
       methods: {
         POST: async (route) => {
           const size = await readJsonBody(route.req, TtySize, context.maxBodyBytes);
@@ -186,6 +191,7 @@ export function processRoutes(context: ApiContext): Route[] {
     {
       path: `${PROCESS}/terminate`,
       audit: { POST: 'terminate' },
+      owner: ['POST'],
       methods: {
         POST: async (route) => {
           await discardBody(route.req, context.maxBodyBytes);

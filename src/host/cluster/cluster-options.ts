@@ -2,7 +2,12 @@
  * How a host replica takes part in a cluster of replicas sharing one state store (`ClusterOptions`), its
  * defaults, and what the metrics read of it (`ClusterFigures`). The replica's part itself is `./host-cluster`.
  */
+import type { SchedulerLike } from 'rxjs';
 import type { SharedStateStore } from '../../store/cluster-state';
+import type { PersistedRegistration } from '../../store/state-store';
+import type { HostLogger } from '../host-logger';
+import type { HostedEnvironments } from '../hosted-environments';
+import type { ReplicaKeys } from '../api/replica-keys';
 
 /** How a replica takes part in a cluster (see `HostServerOptions.cluster`). */
 export interface ClusterOptions {
@@ -26,6 +31,26 @@ export interface ClusterOptions {
    * of is the new owner's to write back). Resolves with how many. @default none
    */
   readonly rewriteLogs?: RewriteStep;
+  /**
+   * Forwarding of owner-only calls (issue 39, `../api/forwarding`): a call for an environment another
+   * replica owns is forwarded to it, signed with the replica key; this replica advertises where it takes
+   * forwarded calls. @default none: such a call gets 503 `ENVIRONMENT_ELSEWHERE`, and a signed forward 401
+   */
+  readonly forwarding?: ForwardingOptions;
+}
+
+/** How a replica forwards owner-only calls and takes them (see {@link ClusterOptions.forwarding}). */
+export interface ForwardingOptions {
+  /** The replica keys (`--replica-key-file`): the first signs, each is accepted; reloaded in place (SIGHUP). */
+  readonly keys: ReplicaKeys;
+  /**
+   * The url other replicas reach this one at (`--internal-url`), advertised in the shared store with its
+   * leases. @default its own url: `http(s)://<bound address>:<port>`, or, bound to every address, the
+   * first non-internal IPv4 address of the machine
+   */
+  readonly internalUrl?: string;
+  /** The CA certificates (PEM) an owner's `https` internal url is checked against (`--internal-ca`). @default the system's */
+  readonly ca?: Buffer;
 }
 
 /**
@@ -55,4 +80,16 @@ export interface ClusterFigures {
   readonly fenced: number;
   /** Times the store was found to have lost its data (and this replica rewrote what it owns). */
   readonly rewrites: number;
+}
+
+/** What a replica's cluster part (`./host-cluster`) works with. */
+export interface ClusterParts {
+  readonly table: HostedEnvironments;
+  readonly owner: string;
+  readonly log: HostLogger;
+  readonly scheduler: SchedulerLike;
+  /** The registrations this replica issued or took, latest per environment (rewritten after a loss). */
+  readonly registrations: () => readonly PersistedRegistration[];
+  /** The access key id of each environment's latest accepted upgrade (its session's). */
+  readonly keyIdOf: (id: string) => string | undefined;
 }

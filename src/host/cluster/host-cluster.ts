@@ -7,31 +7,19 @@
  * registration needs its place, and drains for a deploy: not ready first, then its executors' sockets let
  * go so that they re-dial another replica, which takes their sessions back.
  */
-import type { SchedulerLike, Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { timer } from 'rxjs';
 import { messageOf, StaleEpochError } from '../../errors';
 import type { PersistedRegistration } from '../../store/state-store';
-import type { ClusterFigures, ClusterOptions, RewriteStep } from './cluster-options';
+import type { ClusterFigures, ClusterOptions, ClusterParts, RewriteStep } from './cluster-options';
 import { CLUSTER_DEFAULTS } from './cluster-options';
-import type { HostLogger } from '../host-logger';
-import type { HostedEnvironments } from '../hosted-environments';
 import type { ElsewhereEnvironment } from './elsewhere';
+import { Advertisement } from './advertisement';
 import { Elsewhere } from './elsewhere';
 import { StoreLoss } from './store-loss';
 import { StatePublisher } from './state-publisher';
 
-
-/** What the cluster part works with. */
-export interface ClusterParts {
-  readonly table: HostedEnvironments;
-  readonly owner: string;
-  readonly log: HostLogger;
-  readonly scheduler: SchedulerLike;
-  /** The registrations this replica issued or took, latest per environment (rewritten after a loss). */
-  readonly registrations: () => readonly PersistedRegistration[];
-  /** The access key id of each environment's latest accepted upgrade (its session's). */
-  readonly keyIdOf: (id: string) => string | undefined;
-}
+export type { ClusterParts } from './cluster-options';
 
 /** One replica's part in the cluster (see the module's doc). */
 export class HostCluster {
@@ -52,6 +40,8 @@ export class HostCluster {
   private readonly loss: StoreLoss;
   /** Publishes the state of each environment this replica owns. */
   private readonly publisher: StatePublisher;
+  /** Where this replica takes forwarded calls, said in the store (with forwarding). */
+  private readonly advertisement: Advertisement;
   /** Lease renewals refused (another owner or a newer epoch): stale state writes the store does not count itself. */
   private refusedRenewals = 0;
   /** The store lost its data and this replica has not written everything back yet (a round failed midway). */
@@ -69,6 +59,7 @@ export class HostCluster {
     this.lastRenewedAt = parts.scheduler.now();
     this.elsewhere = new Elsewhere(options.state, parts.owner, parts.scheduler, this.leaseMs);
     this.loss = new StoreLoss(options.state, parts.scheduler, this.leaseMs);
+    this.advertisement = new Advertisement(options.state, parts.owner, this.leaseMs);
     const fenced = (id: string, why: string): void => this.fence(id, why);
     this.publisher = new StatePublisher({ state: options.state, table: parts.table, owner: parts.owner, leaseMs: this.leaseMs, fenced });
   }
@@ -78,10 +69,15 @@ export class HostCluster {
     return this.options.id;
   }
 
-  /** Learns the store's boot marker, starts publishing its environments' states and renewing leases every `renewMs` on the host's clock, until {@link stop}. */
-  start(): void {
+  /**
+   * Learns the store's boot marker, starts publishing its environments' states and renewing leases every `renewMs` on the host's
+   * clock, until {@link stop}; with forwarding, advertises `forwarding.internalUrl` (else `ownUrl`) at once and at each renewal.
+   */
+  start(ownUrl?: string): void {
+    const forwarding = this.options.forwarding;
+    this.advertisement.start(forwarding === undefined ? undefined : (forwarding.internalUrl ?? ownUrl));
     this.publisher.start();
-    this.ticking = this.ticking.then(() => this.loss.look());
+    this.ticking = this.ticking.then(() => this.loss.look()).then(() => this.advertisement.renew());
     this.renewing ??= timer(this.renewMs, this.renewMs, this.parts.scheduler).subscribe(() => {
       this.ticking = this.ticking.then(() => this.tick());
     });
@@ -132,6 +128,11 @@ export class HostCluster {
   async ownerElsewhere(id: string): Promise<string | undefined> {
     const owner = await this.options.state.owner(id);
     return owner === undefined || owner.owner === this.parts.owner ? undefined : owner.owner;
+  }
+
+  /** The internal url replica `owner` advertises now (where its environments' calls are forwarded). Rejects when the store does not answer. */
+  replicaUrl(owner: string): Promise<string | undefined> {
+    return this.options.state.replicas.url(owner);
   }
 
   /** Whether the store may not name an environment yet because it lost its data a moment ago (see `StoreLoss`). Rejects when it does not answer. */
@@ -229,6 +230,7 @@ export class HostCluster {
         this.rewritePending = true;
       }
       if (this.rewritePending) return;
+      await this.advertisement.renew();
       this.lastRenewedAt = this.parts.scheduler.now();
       await this.publisher.publishChanged();
       if (this.unreachableSaid) log.info({}, 'the shared store answers again: leases renewed');

@@ -20,6 +20,8 @@
  *     <prefix>:{global}:start-sequence       STRING the counter that orders the keyed starts
  *     <prefix>:{global}:boot                 STRING a random id: gone or changed when Redis lost its data
  *     <prefix>:{global}:lost                 STRING when a replica found the data lost (PX: while owners may still write back)
+ *     <prefix>:{global}:replica:<owner>      STRING the internal url a replica takes forwarded calls at (PX: its lease)
+ *     <prefix>:{global}:ticket:<digest>      STRING a download ticket's record (JSON; PX: its ttl), under the ticket's SHA-256 (hex), never the ticket
  *
  * Ids go in percent-encoded (`encodeURIComponent`: the host's safe ids are unchanged), so no id can end a
  * hash tag (`}`) or look like another key's suffix (`:`). The prefix (default `exec-rx`) separates
@@ -88,3 +90,9 @@ export const bootKey = (prefix: string): string => `${globalTag(prefix)}:boot`;
 
 /** Set (with a PX ttl) by a replica that found Redis's data lost: while it lives, owners may still be writing back. */
 export const lostKey = (prefix: string): string => `${globalTag(prefix)}:lost`;
+
+/** The STRING of the internal url replica `owner` takes forwarded calls at (PX: renewed with its leases). */
+export const replicaKey = (prefix: string, owner: string): string => `${globalTag(prefix)}:replica:${segment(owner)}`;
+
+/** The STRING (JSON, PX: its ttl) of the download ticket whose SHA-256 (hex) is `digest`: never the ticket itself (see `./redis-ticket-store`). */
+export const ticketKey = (prefix: string, digest: string): string => `${globalTag(prefix)}:ticket:${segment(digest)}`;

@@ -6,9 +6,8 @@
  * Never a secret: tokens only as digests (the port gives nothing else), no stdin byte; the Redis url
  * (it may carry a password) is the caller's and never logged here.
  *
- * Beyond the port, what the host's cluster mode reads: one registration, the count of environments, an
- * owner's lease (`renewLease`), the owners' rewrite after Redis lost its data (`restoreOwner`, `datasetLost`,
- * `noteLoss`), the count of refused stale writes (`staleRefusals`), and what owners say of their environments.
+ * Beyond the port, what cluster mode reads: a registration, the count of environments, an owner's lease, the rewrite after Redis
+ * lost its data, the refused stale writes, what owners say of their environments and where replicas take forwarded calls.
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
@@ -20,6 +19,7 @@ import type { StdinRecord } from '../stdin-record';
 import { stdinFields } from '../stdin-record';
 import { markBoot, randomId, RedisBoot } from './redis-boot';
 import { environmentRecords, RedisEnvironmentStates, register } from './redis-environment-states';
+import { RedisReplicas } from './redis-replicas';
 import * as keys from './redis-keys';
 import { asStoreError, claimedEpoch, ownerOf, registrationOf, sessionOf, startOf, stdinOf } from './redis-records';
 import type { LuaScript, RedisClient } from './redis-scripts';
@@ -39,8 +39,9 @@ export class RedisStateStore implements StateStore {
   private readonly pending = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
   private refused = 0;
-  /** What owners publish of their environments, read and evicted by (`./redis-environment-states`). */
+  /** What owners publish of their environments, read and evicted by (`./redis-environment-states`); where replicas take forwarded calls. */
   readonly environmentStates: RedisEnvironmentStates;
+  readonly replicas: RedisReplicas;
 
   private constructor(
     private readonly redis: RedisClient,
@@ -52,12 +53,12 @@ export class RedisStateStore implements StateStore {
     private readonly boot: RedisBoot,
   ) {
     this.environmentStates = new RedisEnvironmentStates(redis, prefix, (task) => this.run(task));
+    this.replicas = new RedisReplicas(redis, prefix, (task) => this.run(task));
   }
 
   /**
-   * A store on `options.redis` under `options.prefix`. Sets the boot marker when Redis has none, and
-   * remembers it ({@link datasetLost}). Rejects with a TypeError for a prefix holding `{` or `}`, or with
-   * Redis's error (the connection is let go when the store owns it).
+   * A store on `options.redis` under `options.prefix`. Sets the boot marker when Redis has none, and remembers it ({@link datasetLost}).
+   * Rejects with a TypeError for a prefix holding `{` or `}`, or with Redis's error (the connection is let go when the store owns it).
    */
   static async open(options: RedisStateStoreOptions): Promise<RedisStateStore> {
     const { redis, ownsConnection = false } = options;
@@ -124,8 +125,7 @@ export class RedisStateStore implements StateStore {
 
   setSession(id: string, session: EnvironmentSession, epoch: number): Promise<void> {
     const now = this.scheduler.now();
-    // The id goes to the set of ids beside the checked write (another hash slot): listed without a session
-    // (refused, or failed half way), it reads as absent.
+    // The id goes to the set of ids beside the checked write (another hash slot): listed without a session (refused, or failed half way), it reads as absent.
     return this.run(async () => {
       const listed = this.redis.sadd(keys.environmentsKey(this.prefix), id);
       const written = this.owned(id, epoch, scripts.SET_SESSION, [keys.sessionKey(this.prefix, id)], [session.sessionId, session.accessKeyId, now]);
