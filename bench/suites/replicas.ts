@@ -1,7 +1,7 @@
 /**
  * 14. Replicas on Redis (issue 33), `--only=replicas`: the built `exec-rx host` as child processes, a real
  * redis-server and a real HAProxy running the README's configuration (`lib/replica-procs.ts`), codex
- * executors in direct mode. Four figures:
+ * executors in direct mode. Five figures:
  * 1. **Redis log vs disk log**, paired turns in one run (order rotating, a second disk turn as the control
  *    pair): a single host (`--data-dir`, its output log on disk) and a replica (`--redis-url-file`), each
  *    with one direct executor; a process writes 100 MB of zeros once its reader is connected, read to its
@@ -22,6 +22,9 @@
  *    Fresh cluster per turn; the cores each part used.
  * 4. **Redis memory per retained MiB**: `INFO memory` `used_memory` before and after 16 processes each
  *    wrote 4 MiB of random bytes (64 MiB), per MiB of output.
+ * 5. **Forwarding** (issue 39, `./replicas-forwarding`): start, stdin and terminate straight to the owner
+ *    replica against straight to the non-owner (forwarded), median and p99 of each; a 100 MB stdin upload
+ *    in 3 MiB writes, MB/s, the same two ways.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,6 +45,7 @@ import type { Check, Row } from '../lib/report';
 import { figure } from '../lib/report';
 import type { Metrics } from '../lib/stats';
 import { formatNumber, interleave, percentile, series, summarize } from '../lib/stats';
+import { forwardingFigures } from './replicas-forwarding';
 
 const MB = 1e6;
 const MiB = 1024 * 1024;
@@ -543,8 +547,9 @@ export async function replicasSuite(context: BenchContext): Promise<Row[]> {
     ['failover', failoverChecks],
     ['fleet', fleetFigures],
     ['memory', memoryChecks],
+    ['forwarding', forwardingFigures],
   ];
-  // EXEC_RX_BENCH_REPLICAS=stream,failover,... runs only those parts (a re-run of one figure).
+  // EXEC_RX_BENCH_REPLICAS=stream,failover,fleet,memory,forwarding runs only those parts (a re-run of one figure).
   const wanted = process.env['EXEC_RX_BENCH_REPLICAS']?.split(',');
   const failed: string[] = [];
   const loads: string[] = [];
