@@ -7,8 +7,9 @@
  * call to A and answers with `exec-rx-forwarded-by`; each answer's header is checked, both ways).
  * Paired runs, the order rotating, one warm-up run discarded, a second owner turn as the control pair.
  * 1. **Latency**, each call on its own clock (from before the `fetch` to the end of its body), N calls of
- *    each per turn (200; `--quick` 40), one after another: the start of `cat` with `pipeStdin`; one small
- *    stdin write to it (3 bytes); the terminate of a running `sleep 30` (started just before, untimed).
+ *    each per turn (200; `--quick` 40), one after another: the start of `cat` with `pipeStdin` (a FIFO
+ *    setup, its feeder and the command: three starts on the executor, `src/exec/stdin-fifo.ts`); one small
+ *    stdin write to it (3 bytes); the start of a `sleep 30` (no stdin: one start) and its terminate.
  *    Per call, untimed: the cat's stdin end, both processes' waits and releases, so at most two
  *    processes live at a time. Median and p99 of each turn's N calls; rows: the median over the runs,
  *    non-owner (exec-rx column) against owner (raw column), and the paired ratios non-owner / owner.
@@ -116,6 +117,7 @@ async function waitAndRelease(cluster: Cluster, base: string, id: string): Promi
 /** One latency turn: `calls` × (start of a `cat`, a write to it, the terminate of a `sleep`), all via `base`. */
 async function latencyTurn(cluster: Cluster, base: string, calls: number): Promise<Metrics> {
   const start: number[] = [];
+  const plain: number[] = [];
   const stdin: number[] = [];
   const terminate: number[] = [];
   const data = Buffer.from('hi\n').toString('base64');
@@ -127,7 +129,9 @@ async function latencyTurn(cluster: Cluster, base: string, calls: number): Promi
     expectAnswer(cluster, base, 'stdin end', await call(cluster, base, 'POST', `${PROCESSES}/${catId}/stdin/end`), 200);
     const exitCode = await waitAndRelease(cluster, base, catId);
     if (exitCode !== 0) throw new Error(`cat ${catId} exited ${String(exitCode)}`);
-    const sleeper = idOf(expectAnswer(cluster, base, 'start', await call(cluster, base, 'POST', PROCESSES, { argv: ['sleep', '30'] }), 201));
+    const slept = expectAnswer(cluster, base, 'start', await call(cluster, base, 'POST', PROCESSES, { argv: ['sleep', '30'] }), 201);
+    plain.push(slept.ms);
+    const sleeper = idOf(slept);
     const terminated = expectAnswer(cluster, base, 'terminate', await call(cluster, base, 'POST', `${PROCESSES}/${sleeper}/terminate`), 200);
     terminate.push(terminated.ms);
     await waitAndRelease(cluster, base, sleeper);
@@ -136,7 +140,7 @@ async function latencyTurn(cluster: Cluster, base: string, calls: number): Promi
     values.sort((a, b) => a - b);
     return { [`${name}P50`]: percentile(values, 50), [`${name}P99`]: percentile(values, 99) };
   };
-  return { ...stats('start', start), ...stats('stdin', stdin), ...stats('terminate', terminate) };
+  return { ...stats('start', start), ...stats('plain', plain), ...stats('stdin', stdin), ...stats('terminate', terminate) };
 }
 
 /** The process's log (its output), once it holds a whole line; throws after 10 s. */
@@ -225,7 +229,8 @@ export async function forwardingFigures(context: BenchContext): Promise<Row[]> {
 
     const versus = 'to the non-owner, forwarded (exec-rx column) vs to the owner (raw column)';
     const ops = [
-      ['start', 'start (POST …/processes, `cat` with pipeStdin)'],
+      ['start', 'start (POST …/processes, `cat` with pipeStdin: three starts on the executor)'],
+      ['plain', 'start (POST …/processes, `sleep 30`, no stdin)'],
       ['stdin', 'stdin (POST …/stdin, one 3-byte write)'],
       ['terminate', 'terminate (POST …/terminate, a running `sleep 30`)'],
     ] as const;

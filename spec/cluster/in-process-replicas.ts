@@ -9,6 +9,7 @@ import { filter, firstValueFrom } from 'rxjs';
 import type WebSocket from 'ws';
 import { OperatorTokens } from '../../src/host/api/operator-tokens';
 import type { HostServer } from '../../src/host/host-options';
+import type { ForwardingOptions } from '../../src/host/cluster/cluster-options';
 import { startHostServer } from '../../src/host/host-server';
 import { MemoryLogStore } from '../../src/store/memory/memory-log-store';
 import type { SharedStateStore } from '../../src/store/cluster-state';
@@ -32,6 +33,10 @@ export interface ReplicaOptions {
   readonly log?: (line: string) => void;
   /** The state store it is given, made from its Redis store (to watch or steer its calls). @default the store itself */
   readonly wrap?: (state: RedisStateStore) => SharedStateStore;
+  /** Serves TLS with this certificate and key. @default plain HTTP */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /** Forwards owner-only calls (issue 39). @default none */
+  readonly forwarding?: ForwardingOptions;
 }
 
 /** A start's answer, as a call for an environment gets it. */
@@ -64,7 +69,8 @@ export class InProcessReplicas {
       await startHostServer({
         credentials: new Map([[this.credentials.accessKeyId, this.credentials.secretAccessKey]]),
         log: options.log ?? (() => undefined),
-        cluster: { state, id: `cluster-${prefix}`, ...timing },
+        cluster: { state, id: `cluster-${prefix}`, ...timing, ...(options.forwarding === undefined ? {} : { forwarding: options.forwarding }) },
+        ...(options.tls === undefined ? {} : { tls: options.tls }),
         logStore: new MemoryLogStore(),
         operator: { tokens: new OperatorTokens([this.token]) },
         ...(maxEnvironments === undefined ? {} : { maxEnvironments }),

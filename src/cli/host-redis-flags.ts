@@ -1,4 +1,5 @@
 /** `exec-rx host`'s replica flags, checked (`--redis-url-file`, `--redis-prefix`, the forwarding flags, what they exclude), and the fleet's handshake burst. */
+import { isLoopbackHost } from '../host/host-http';
 import { UsageError } from './usage-error';
 
 /**
@@ -27,7 +28,7 @@ export const fleetBurst = (rate: number | undefined): number | undefined => (rat
 /**
  * Checks the forwarding flags: each needs `--redis-url-file` (forwarding is between replicas),
  * `--internal-url` and `--internal-ca` need `--replica-key-file`, and the url is http(s)://host[:port]
- * with no path. Throws a UsageError naming the flag.
+ * with no path, https off loopback. Throws a UsageError naming the flag.
  */
 export function checkForwardingFlags(urlFile: string | undefined, keyFile: string | undefined, internalUrl: string | undefined, internalCa: string | undefined): void {
   if (keyFile !== undefined && urlFile === undefined) throw new UsageError('--replica-key-file goes with --redis-url-file (forwarding is between replicas)');
@@ -42,5 +43,9 @@ export function checkForwardingFlags(urlFile: string | undefined, keyFile: strin
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search !== '' || url.username !== '' || url.password !== '') {
     throw new UsageError(`--internal-url expects http(s)://HOST[:PORT], not ${internalUrl}`);
+  }
+  // Forwarded calls carry an identity and a stdin body: in the clear only on loopback.
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname.replace(/^\[|\]$/g, ''))) {
+    throw new UsageError(`--internal-url is https off loopback (forwarded calls carry an operator's identity), not ${internalUrl}`);
   }
 }
