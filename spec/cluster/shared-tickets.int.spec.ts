@@ -3,7 +3,7 @@
  * `cluster`) on one real redis-server, each with its own connections to the Redis state, log and ticket
  * stores and its own copy of the same operator tokens, as `exec-rx host --redis-url-file` runs them. The
  * process is one whose log replica b writes into the shared log store (as it writes the log of a process
- * its executor runs): both replicas list it, b serves its bytes.
+ * its executor runs): both replicas list it and serve its bytes (a from Redis).
  * - a ticket made (`POST …/log/tickets`) on one replica opens the log on the other, once: then it is
  *   refused (401) on both; one tried on another process is used up on both;
  * - a reload that revokes the caller's token makes its tickets fail on every replica: on the replica that
@@ -113,6 +113,16 @@ describe('download tickets across replicas', () => {
     });
     await refused(a, url);
     await refused(b, url);
+  });
+
+  it('a ticket made on the replica that writes the log opens it whole on one that does not (read from Redis)', async () => {
+    const [a, b] = [await replica(), await replica()];
+    await storedProcess(b, 'p-1');
+    // a never read this log: its reader learns what the log holds before it answers (was: 200, empty).
+    const download = await a.api.get(await ticketUrl(b, 'p-1', WATCHER));
+    expect({ status: download.status, text: download.text }).toEqual({ status: 200, text: BYTES });
+    const again = await a.api.as(WATCHER.secret).get(`${paths.process(ENV, 'p-1')}/log`);
+    expect({ status: again.status, text: again.text }).toEqual({ status: 200, text: BYTES });
   });
 
   it('a ticket tried on another process is used up on every replica', async () => {

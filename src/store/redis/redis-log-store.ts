@@ -147,7 +147,8 @@ export class RedisLogStore implements LogStore {
       return local?.log;
     }
     const reader = this.remotes.get(id) ?? new RemoteLogReader(key, keys, this.redis, this.followers.of(key.environmentId));
-    if (reader instanceof RemoteLogReader) this.remotes.set(id, reader);
+    this.remotes.set(id, reader);
+    await reader.sync(); // its lastSeq is what the log holds now, as a local log's is (`…/log` reads up to it)
     return reader;
   }
 

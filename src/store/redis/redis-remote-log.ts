@@ -74,6 +74,16 @@ export class RemoteLogReader implements PacedLogReader {
     return read.finish(range.counters.lastSeq, this.ended);
   }
 
+  /**
+   * Learns the last seq the log holds now, handing nothing out: what an answer of "the log as it is now"
+   * (`…/log`, which reads up to {@link lastSeq}) starts from on a replica that never read it. Rejects with
+   * the store's error.
+   */
+  async sync(): Promise<void> {
+    const range = await fetchStored(this.redis, this.keys, this.processId, this.lastSeq, 1);
+    if (range.exists) this.lastSeq = Math.max(this.lastSeq, range.counters.lastSeq);
+  }
+
   /** Undefined: every read of a log this store does not write goes to Redis. */
   readNow(): LogRead | undefined {
     return undefined;
