@@ -187,6 +187,27 @@ describe('three replicas behind HAProxy, forwarding owner-only calls to the owne
     expect(cluster.stderr(theOwner())).toMatch(/"act":"start".*"remoteAddress":"127\.0\.0\.1","forwardedBy":"[0-9a-f-]{36}"/);
   });
 
+  it('holds a forwarded wait open until the process exits, and a ticket made on one replica opens the log on another', async () => {
+    const [first, second] = replicas.filter((r) => r !== theOwner());
+    if (first === undefined || second === undefined) throw new Error('two non-owners expected');
+    const started = await call(first.base, 'POST', paths.processes(ENV), { argv: ['sh', '-c', 'read line; echo "got $line"; exit 7'], pipeStdin: true, env: PATH_ENV });
+    const id = (started.body as { id: string }).id;
+    // The long poll goes through one non-owner; the write that ends it through the other.
+    let waited = false;
+    const wait = call(first.base, 'POST', `${paths.process(ENV, id)}/wait`).then((answer) => ((waited = true), answer));
+    const listed = await call(second.base, 'GET', paths.process(ENV, id));
+    expect({ status: listed.status, state: (listed.body as { state?: string }).state, waited }).toEqual({ status: 200, state: 'running', waited: false });
+    expect((await call(second.base, 'POST', paths.stdin(ENV, id), { writeId: 'w-wait', data: b64('done\n') })).status).toBe(200);
+    const answer = await wait;
+    expect({ status: answer.status, exitCode: (answer.body as { exitCode?: number }).exitCode, forwardedBy: answer.forwardedBy !== null }).toEqual({ status: 200, exitCode: 7, forwardedBy: true });
+    // Its log, by a ticket made on the owner, downloaded from a replica that never wrote it.
+    const ticket = await call(theOwner().base, 'POST', `${paths.process(ENV, id)}/log/tickets`);
+    const url = (ticket.body as { url: string }).url;
+    const download = await fetch(`${second.base}${url}`);
+    expect({ status: download.status, text: await download.text() }).toEqual({ status: 200, text: 'got done\n' });
+    expect((await fetch(`${first.base}${url}`)).status).toBe(401);
+  });
+
   it('ignores a forwarded identity claimed from outside: stripped, the token (or none) decides', async () => {
     const onOwner = theOwner().base;
     const claims = { [FORWARDED_IDENTITY_HEADER]: Buffer.from(JSON.stringify({ name: 'mallory', role: 'operate', environments: null })).toString('base64url'), [FORWARDED_BY_HEADER]: 'x', [FORWARDED_HOPS_HEADER]: '1' };
