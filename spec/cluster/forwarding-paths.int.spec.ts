@@ -21,6 +21,7 @@ import Redis from 'ioredis';
 import { FORWARDED_BY_HEADER } from '../../src/host/api/forwarding';
 import { ReplicaKeys } from '../../src/host/api/replica-keys';
 import type { HostServer } from '../../src/host/host-options';
+import type { HostLogger, LogFields } from '../../src/host/host-logger';
 import { RedisStateStore } from '../../src/store/redis/redis-state-store';
 import { paths } from '../host/api/api-client';
 import type { SpecRedis } from '../support/redis-server';
@@ -41,10 +42,11 @@ interface Answer {
   readonly body: { readonly code?: string; readonly detail?: string };
 }
 
-/** POSTs `path` on `base` (https, trusting `ca`) with the operator token. */
-function post(base: string, path: string, ca: Buffer): Promise<Answer> {
+/** POSTs `path` on `base` (https, trusting `ca`) with the operator token, from `localAddress` (default: the system's choice). */
+function post(base: string, path: string, ca: Buffer, localAddress?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, { method: 'POST', ca, agent: false, headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
+    const from = localAddress === undefined ? {} : { localAddress };
+    const req = request(`${base}${path}`, { method: 'POST', ca, agent: false, headers: { authorization: `Bearer ${TOKEN}` }, ...from }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Answer['body'] }));
@@ -123,7 +125,8 @@ describe('forwarding between replicas: TLS, and an owner that cannot be reached'
 
   /** Makes `owner` the owner of {@link ENV} in Redis; resolves with its replica id. */
   async function own(owner: HostServer): Promise<string> {
-    const id = (await post(owner.url, `${paths.process(ENV, 'none')}/terminate`, cert)).headers['exec-rx-host-replica'];
+    // Asked on an environment no replica owns, so that the answer is its own (not forwarded).
+    const id = (await post(owner.url, `${paths.process('owned-by-none', 'none')}/terminate`, cert)).headers['exec-rx-host-replica'];
     if (typeof id !== 'string') throw new Error('the owner named no replica');
     await store.claim(ENV, id);
     return id;
@@ -133,13 +136,39 @@ describe('forwarding between replicas: TLS, and an owner that cannot be reached'
     const owner = await replica(cert);
     const other = await replica(cert);
     const ownerId = await own(owner);
-    const otherId = (await post(other.url, `${paths.process('elsewhere-none', 'p')}/terminate`, cert)).headers['exec-rx-host-replica'];
+    const otherId = (await post(other.url, `${paths.process('owned-by-none', 'p')}/terminate`, cert)).headers['exec-rx-host-replica'];
     const answer = await post(other.url, `${paths.process(ENV, 'p1')}/terminate`, cert);
     // The owner answered (no executor joined it there), through the replica the call was sent to.
     expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 404, code: 'ENVIRONMENT_NOT_FOUND' });
     expect(answer.headers['exec-rx-host-replica']).toBe(ownerId);
     expect(answer.headers[FORWARDED_BY_HEADER]).toBe(otherId);
     expect(otherId).not.toBe(ownerId);
+  });
+
+  it("records the act in the owner's audit trail with the client's address and the forwarding replica; the forwarder's at debug", async () => {
+    const heard: { level: string; fields: LogFields; msg: string }[] = [];
+    const audit = (who: string): HostLogger => ({
+      debug: (fields, msg) => void heard.push({ level: `${who} debug`, fields, msg }),
+      info: (fields, msg) => void heard.push({ level: `${who} info`, fields, msg }),
+      warn: (fields, msg) => void heard.push({ level: `${who} warn`, fields, msg }),
+      error: (fields, msg) => void heard.push({ level: `${who} error`, fields, msg }),
+    });
+    const owner = await replicas.replica(PREFIX, { renewMs: 60_000, leaseMs: 120_000, tls: { cert, key }, forwarding: { keys, ca: cert }, audit: audit('owner') });
+    const other = await replicas.replica(PREFIX, { renewMs: 60_000, leaseMs: 120_000, tls: { cert, key }, forwarding: { keys, ca: cert }, audit: audit('other') });
+    const ownerId = await own(owner);
+    heard.length = 0;
+    // The client is 127.0.0.2; the forwarding replica reaches the owner from 127.0.0.1.
+    const answer = await post(other.url, `${paths.process(ENV, 'p1')}/terminate`, cert, '127.0.0.2');
+    expect(answer.status).toBe(404);
+    const otherId = answer.headers[FORWARDED_BY_HEADER];
+    // Each replica records its line once its own answer ended: the client may have the answer first.
+    while (heard.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    heard.sort((x, y) => x.level.localeCompare(y.level));
+    expect(heard.map((h) => ({ level: h.level, act: h.fields['act'], remoteAddress: h.fields['remoteAddress'], forwardedBy: h.fields['forwardedBy'], forwardedTo: h.fields['forwardedTo'] }))).toEqual([
+      { level: 'other debug', act: 'terminate', remoteAddress: '127.0.0.2', forwardedBy: undefined, forwardedTo: ownerId },
+      { level: 'owner warn', act: 'terminate', remoteAddress: '127.0.0.2', forwardedBy: otherId, forwardedTo: undefined },
+    ]);
+    expect(heard[1]?.msg).toBe(`audit: terminate p1 in ${ENV} by token-1 (forwarded by ${String(otherId)}): 404 ENVIRONMENT_NOT_FOUND`);
   });
 
   it('is 503 ENVIRONMENT_ELSEWHERE naming the certificate error when it cannot check the owner (no --internal-ca)', async () => {

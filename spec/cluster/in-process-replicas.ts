@@ -10,6 +10,7 @@ import type WebSocket from 'ws';
 import { OperatorTokens } from '../../src/host/api/operator-tokens';
 import type { HostServer } from '../../src/host/host-options';
 import type { ForwardingOptions } from '../../src/host/cluster/cluster-options';
+import type { HostLogger } from '../../src/host/host-logger';
 import { startHostServer } from '../../src/host/host-server';
 import { MemoryLogStore } from '../../src/store/memory/memory-log-store';
 import type { SharedStateStore } from '../../src/store/cluster-state';
@@ -37,6 +38,8 @@ export interface ReplicaOptions {
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
   /** Forwards owner-only calls (issue 39). @default none */
   readonly forwarding?: ForwardingOptions;
+  /** Where its audit trail goes. @default its log */
+  readonly audit?: HostLogger;
 }
 
 /** A start's answer, as a call for an environment gets it. */
@@ -71,6 +74,7 @@ export class InProcessReplicas {
         log: options.log ?? (() => undefined),
         cluster: { state, id: `cluster-${prefix}`, ...timing, ...(options.forwarding === undefined ? {} : { forwarding: options.forwarding }) },
         ...(options.tls === undefined ? {} : { tls: options.tls }),
+        ...(options.audit === undefined ? {} : { audit: options.audit }),
         logStore: new MemoryLogStore(),
         operator: { tokens: new OperatorTokens([this.token]) },
         ...(maxEnvironments === undefined ? {} : { maxEnvironments }),
