@@ -179,6 +179,9 @@ describe('three replicas behind HAProxy, forwarding owner-only calls to the owne
       const forwardedBy = new Set(direct.map((a) => a.forwardedBy));
       expect(forwardedBy.size).toBe(1);
       expect(forwardedBy.has(null)).toBe(false);
+      // Its metrics count them: every one answered by the owner.
+      expect(await cluster.metric(other, 'exec_rx_host_forwarded_calls_total', { outcome: 'answered' })).toBeGreaterThanOrEqual(100);
+      expect(await cluster.metric(other, 'exec_rx_host_forwarded_calls_total', { outcome: 'owner_unreachable' })).toBe(0);
     }
     // Waits answered what the process did: exit 3 (it read "go"), and 130 (interrupted) or 137 (terminated).
     const waits = viaBalancer.filter((_a, i) => i % 10 === 3).map((a) => (a.body as { exitCode?: number }).exitCode);
@@ -246,6 +249,8 @@ describe('three replicas behind HAProxy, forwarding owner-only calls to the owne
     if (other === undefined) throw new Error('no other replica');
     const throughOther = await call(other.base, 'POST', path, start);
     expect({ status: throughOther.status, code: throughOther.code }).toEqual({ status: 401, code: 'FORWARD_REFUSED' });
+    // The owner counts what it refused: a rotation half done shows there.
+    expect(await cluster.metric(target, 'exec_rx_host_forwards_refused_total')).toBeGreaterThanOrEqual(2);
 
     // During a rotation the file holds both: the new one signs, the old one is still accepted.
     const mark = cluster.stderr(target).length;

@@ -22,31 +22,37 @@
  * owner may have acted (a keyed start is safe to retry; an unkeyed one is not). Once the answer's head
  * was sent, a loss ends the client's connection, as a loss on the owner's own connection would.
  */
-import type { ClientRequest, IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import * as t from 'io-ts';
-import { isRight } from 'fp-ts/Either';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { timer } from 'rxjs';
-import type { OperatorCaller, OperatorRole } from './operator-tokens';
+import type { ForwardedCall } from './forwarded-call';
+import {
+  encodeIdentity,
+  FORWARDED_AT_HEADER,
+  FORWARDED_BY_HEADER,
+  FORWARDED_FOR_HEADER,
+  FORWARDED_HOPS_HEADER,
+  FORWARDED_IDENTITY_HEADER,
+  FORWARDED_SIGNATURE_HEADER,
+  takeForwarded,
+} from './forwarded-call';
+import type { OperatorCaller } from './operator-tokens';
 import { ApiProblem } from './problem';
 import type { ReplicaKeys, SignedForward } from './replica-keys';
 
-/** The headers of a forwarded call (every one starting with {@link FORWARDED_PREFIX} is stripped from a call not signed). */
-export const FORWARDED_PREFIX = 'exec-rx-forwarded-';
-/** The forwarding replica's id; on an answer, the replica that forwarded the call. */
-export const FORWARDED_BY_HEADER = 'exec-rx-forwarded-by';
-/** The client's address, as the forwarding replica saw it (the audit log records it). */
-export const FORWARDED_FOR_HEADER = 'exec-rx-forwarded-for';
-/** The forwarded identity: base64url of `{"name","role","environments"}`. */
-export const FORWARDED_IDENTITY_HEADER = 'exec-rx-forwarded-identity';
-/** The hop count: 1 (a signed forward is never forwarded again). */
-export const FORWARDED_HOPS_HEADER = 'exec-rx-forwarded-hops';
-/** When the forward was signed (ms since the epoch). */
-export const FORWARDED_AT_HEADER = 'exec-rx-forwarded-at';
-/** The signature (`v1=<hex>`, see `./replica-keys`). */
-export const FORWARDED_SIGNATURE_HEADER = 'exec-rx-forwarded-signature';
+export type { ForwardedCall } from './forwarded-call';
+export {
+  FORWARDED_AT_HEADER,
+  FORWARDED_BY_HEADER,
+  FORWARDED_FOR_HEADER,
+  FORWARDED_HOPS_HEADER,
+  FORWARDED_IDENTITY_HEADER,
+  FORWARDED_PREFIX,
+  FORWARDED_SIGNATURE_HEADER,
+  takeForwarded,
+} from './forwarded-call';
 
 /** How long a forward waits for its connection to the owner. */
 export const CONNECT_TIMEOUT_MS = 2_000;
@@ -65,74 +71,6 @@ const NOT_PASSED: ReadonlySet<string> = new Set([
   'host',
   'authorization',
 ]);
-
-const Identity = t.type({ name: t.string, role: t.union([t.literal('view'), t.literal('operate')]), environments: t.union([t.array(t.string), t.null]) });
-
-const encodeIdentity = (caller: OperatorCaller): string =>
-  Buffer.from(JSON.stringify({ name: caller.name, role: caller.role, environments: caller.environments === undefined ? null : [...caller.environments].sort() })).toString(
-    'base64url',
-  );
-
-function decodeIdentity(text: string): OperatorCaller | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  const decoded = Identity.decode(parsed);
-  if (!isRight(decoded)) return undefined;
-  const { name, role, environments } = decoded.right;
-  const asRole: OperatorRole = role;
-  return { name, role: asRole, environments: environments === null ? undefined : new Set(environments) };
-}
-
-/** A call another replica forwarded, signed with a key this replica accepts. */
-export interface ForwardedCall {
-  /** The identity the forwarding replica authenticated. */
-  readonly caller: OperatorCaller;
-  /** The forwarding replica's id. */
-  readonly by: string;
-  /** The client's address, as the forwarding replica saw it. */
-  readonly client: string;
-}
-
-const headerOf = (headers: IncomingHttpHeaders, name: string): string | undefined => {
-  const value = headers[name];
-  return typeof value === 'string' ? value : undefined;
-};
-
-/**
- * Reads and strips a request's forwarded-call headers. Resolves to undefined for a call that carries no
- * signature (any identity header it claimed is dropped: ignored); the call for one signed with a key in
- * `keys`; throws ApiProblem 401 `FORWARD_REFUSED` for a signed one this replica cannot take (a retired
- * key, a signature out of time, no replica key here, a malformed identity). `now`: this replica's clock.
- */
-export function takeForwarded(req: IncomingMessage, keys: ReplicaKeys | undefined, now: number): ForwardedCall | undefined {
-  const headers = req.headers;
-  const found = Object.keys(headers).filter((name) => name.startsWith(FORWARDED_PREFIX));
-  if (found.length === 0) return undefined;
-  const value = (name: string): string => headerOf(headers, name) ?? '';
-  const signature = headerOf(headers, FORWARDED_SIGNATURE_HEADER);
-  const forward: SignedForward = {
-    method: req.method ?? 'GET',
-    target: req.url ?? '/',
-    by: value(FORWARDED_BY_HEADER),
-    client: value(FORWARDED_FOR_HEADER),
-    identity: value(FORWARDED_IDENTITY_HEADER),
-    hops: Number(value(FORWARDED_HOPS_HEADER)),
-    at: Number(value(FORWARDED_AT_HEADER)),
-  };
-  for (const name of found) delete headers[name];
-  if (signature === undefined) return undefined;
-  if (keys === undefined) throw new ApiProblem(401, 'FORWARD_REFUSED', 'a forwarded call, but this replica has no replica key (--replica-key-file)');
-  const refusal = keys.verify(forward, signature, now);
-  const why = refusal === 'expired' ? 'signed too long ago' : 'not signed with a key this replica accepts';
-  if (refusal !== undefined) throw new ApiProblem(401, 'FORWARD_REFUSED', `a forwarded call refused: ${why}`);
-  const caller = decodeIdentity(forward.identity);
-  if (caller === undefined || forward.by === '' || forward.hops !== 1) throw new ApiProblem(401, 'FORWARD_REFUSED', 'a forwarded call with a malformed identity');
-  return { caller, by: forward.by, client: forward.client };
-}
 
 /** Where a call's owner takes forwarded calls. */
 export interface OwnerTarget {
@@ -167,16 +105,40 @@ const elsewhere = (environmentId: string, owner: string, why: string): ApiProble
     'retry-after': '1',
   });
 
+/** What a forwarder counted (the host's metrics read it). */
+export interface ForwardingFigures {
+  /** Calls forwarded and answered by their owner (whatever the answer). */
+  readonly answered: number;
+  /** Calls not forwarded: the owner could not be reached (503 `ENVIRONMENT_ELSEWHERE`). */
+  readonly unreachable: number;
+  /** Calls whose connection to the owner was lost before its answer (502 `FORWARD_FAILED`). */
+  readonly lost: number;
+  /** Signed forwards this replica refused (401 `FORWARD_REFUSED`: another key, out of time, malformed). */
+  readonly refused: number;
+}
+
 /** Forwards calls to their environment's owner (see the module's doc). Holds no connection between calls: nothing to tear down. */
 export class Forwarder {
+  private counts = { answered: 0, unreachable: 0, lost: 0, refused: 0 };
+
   constructor(
     private readonly options: ForwarderOptions,
     private readonly directory: OwnerDirectory,
   ) {}
 
-  /** The keys this replica signs with and accepts. */
-  get keys(): ReplicaKeys {
-    return this.options.keys;
+  /** What it counted so far. */
+  figures(): ForwardingFigures {
+    return { ...this.counts };
+  }
+
+  /** {@link takeForwarded} with this replica's keys and clock, counting the forwards it refuses. */
+  take(req: IncomingMessage): ForwardedCall | undefined {
+    try {
+      return takeForwarded(req, this.options.keys, this.options.scheduler.now());
+    } catch (error: unknown) {
+      this.counts.refused++;
+      throw error;
+    }
   }
 
   /** Where `environmentId`'s owner is, when another replica owns it; undefined when this one does (or none). Rejects when the shared store does not answer. */
@@ -194,11 +156,15 @@ export class Forwarder {
   forward(req: IncomingMessage, res: ServerResponse, caller: OperatorCaller, environmentId: string, target: OwnerTarget): Promise<void> {
     const { owner, url } = target;
     const none = 'it advertises no internal url (stopped, away from the shared store, or without a replica key)';
-    if (url === undefined) return Promise.reject(elsewhere(environmentId, owner, none));
+    if (url === undefined) {
+      this.counts.unreachable++;
+      return Promise.reject(elsewhere(environmentId, owner, none));
+    }
     let base: URL;
     try {
       base = new URL(url);
     } catch {
+      this.counts.unreachable++;
       return Promise.reject(elsewhere(environmentId, owner, 'its internal url does not parse'));
     }
     const requestTarget = req.url ?? '/';
@@ -250,12 +216,17 @@ export class Forwarder {
         if (answered) return void res.destroy();
         if (res.destroyed) return resolve();
         const why = `${error.code ?? error.message}`;
-        if (!connected) return reject(elsewhere(environmentId, owner, `${url}: ${why}`));
+        if (!connected) {
+          this.counts.unreachable++;
+          return reject(elsewhere(environmentId, owner, `${url}: ${why}`));
+        }
+        this.counts.lost++;
         const lost = `the owner replica (${owner}) took the call but the connection was lost before it answered (${why})`;
         reject(new ApiProblem(502, 'FORWARD_FAILED', `${lost}: it may have acted; a keyed start is safe to retry`));
       });
       upstream.on('response', (answer) => {
         answered = true;
+        this.counts.answered++;
         connectTimer.unsubscribe();
         const back: OutgoingHttpHeaders = {};
         for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !NOT_PASSED.has(name)) back[name] = value;

@@ -154,7 +154,7 @@ export class HostRoutes {
       return open.handler({ req, res, params: open.params, query: open.query });
     }
     // Forwarded-identity headers count only when signed with a replica key; stripped from any other call.
-    const forwarded = takeForwarded(req, this.forwarder?.keys, this.scheduler.now());
+    const forwarded = this.forwarder === undefined ? takeForwarded(req, undefined, this.scheduler.now()) : this.forwarder.take(req);
     seen.forwarded = forwarded;
     const caller = forwarded?.caller ?? this.access?.tokens.authenticate(req.headers.authorization) ?? (await this.byTicket(req, method, target));
     if (caller === undefined) {

@@ -16,6 +16,8 @@ import type { HostEvent, HostedState } from '../hosted-environment';
 import type { TokenSetFigures } from './host-gauges';
 import { registerGauges, registerTokenGauges } from './host-gauges';
 import type { ClusterFigures } from '../cluster/cluster-options';
+import type { ForwardingFigures } from '../api/forwarding';
+import { registerForwardingCounters } from './forwarding-counters';
 import { observed } from './observed-history';
 
 /** How a registration or a signed upgrade was answered: accepted, or the status it was refused with. */
@@ -201,6 +203,15 @@ export class HostMetrics {
     };
     single('fenced_total', 'Environments this replica let go of because another replica owns them now.', (figures) => figures.fenced);
     single('store_rewrites_total', 'Times the shared store was found to have lost its data and this replica rewrote what it owns.', (figures) => figures.rewrites);
+  }
+
+  /**
+   * With replicas that forward: `exec_rx_host_forwarded_calls_total{outcome}` (`answered` by the owner,
+   * `owner_unreachable`: 503, `lost`: 502) and `exec_rx_host_forwards_refused_total` (signed forwards this
+   * replica refused: a key another replica signs with that this one does not accept, mid-rotation), read when scraped.
+   */
+  observeForwarding(read: () => ForwardingFigures): void {
+    registerForwardingCounters(this.registry, PREFIX, read);
   }
 
   /**
