@@ -17,7 +17,8 @@
  *    sequential writes of {@link WRITE_BYTES} (base64 in a JSON body, under the API's 4 MiB body limit),
  *    then the stdin end and a wait: MB/s from before the first write to the wait's answer (the process
  *    exited having read every byte). The count `wc -c` printed is read back from the process's log and
- *    must equal the bytes sent; its exit code must be 0. The CPU of each replica over the upload (`/proc`).
+ *    must equal the bytes sent; its exit code must be 0. The CPU of each replica, and of the executor with
+ *    its processes, over the upload (`/proc`).
  *
  * The API allows 100 requests per second per token on each replica (the one a call reaches counts it; a
  * forwarded call is not counted again at the owner), and a latency turn makes about 300 per second: the
@@ -33,6 +34,7 @@ import type { SpawnedExecutor } from '../../src/executor/spawn-executor';
 import type { BenchContext } from '../lib/context';
 import { sized } from '../lib/context';
 import { stopExecutor, trackExecutor } from '../lib/executors';
+import { cpuMsOfTree } from '../lib/host-harness';
 import { procCpu } from '../lib/proc-cpu';
 import type { HostCredentials } from '../lib/replica-procs';
 import { HostProc, redisUrlFile, startBenchRedis } from '../lib/replica-procs';
@@ -71,6 +73,8 @@ interface Cluster {
   readonly ownerUrl: string;
   readonly otherUrl: string;
   readonly tokens: readonly string[];
+  /** The executor's pid (its CPU with its processes', `cpuMsOfTree`). */
+  readonly executorPid: number;
 }
 
 let nextToken = 0;
@@ -162,6 +166,7 @@ async function uploadTurn(cluster: Cluster, base: string, bytes: number, payload
   const entry = base === cluster.otherUrl ? cluster.other : cluster.owner;
   const entry0 = procCpu(entry.pid).ownMs;
   const owner0 = procCpu(cluster.owner.pid).ownMs;
+  const executor0 = cpuMsOfTree(cluster.executorPid);
   const t0 = performance.now();
   let sent = 0;
   for (let n = 0; sent < bytes; n += 1) {
@@ -175,13 +180,15 @@ async function uploadTurn(cluster: Cluster, base: string, bytes: number, payload
   const seconds = (performance.now() - t0) / 1000;
   const entryCpuS = (procCpu(entry.pid).ownMs - entry0) / 1000;
   const ownerCpuS = (procCpu(cluster.owner.pid).ownMs - owner0) / 1000;
+  // The executor with its processes: the feeder's `head -c` and `wc -c` were waited for once it saw them exit.
+  const executorCpuS = (cpuMsOfTree(cluster.executorPid) - executor0) / 1000;
   const exitCode = (JSON.parse(waited.text) as { exitCode?: unknown }).exitCode;
   if (exitCode !== 0) throw new Error(`wc -c ${id} exited ${String(exitCode)}`);
   // Every byte arrived: what `wc -c` counted, read back from the process's log.
   const counted = Number((await logLine(cluster, base, id)).trim());
   if (counted !== bytes) throw new Error(`wc -c ${id} counted ${counted} bytes, ${bytes} were sent`);
   await waitAndRelease(cluster, base, id);
-  return { mbps: bytes / MB / seconds, entryCpuS, ownerCpuS };
+  return { mbps: bytes / MB / seconds, entryCpuS, ownerCpuS, executorCpuS };
 }
 
 /** A cell of the CPU note: median [min–max] of `metric` over a variant's runs. */
@@ -215,7 +222,7 @@ export async function forwardingFigures(context: BenchContext): Promise<Row[]> {
     const since = performance.now();
     executor = trackExecutor(await spawnExecutor({ mode: 'direct', remoteUrl: ownerUrl, environmentId: ENV, credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey } }));
     await owner.line(`environment ${ENV} generation 1: connected`, since);
-    const cluster: Cluster = { owner, other, ownerUrl, otherUrl, tokens };
+    const cluster: Cluster = { owner, other, ownerUrl, otherUrl, tokens, executorPid: executor.pid };
 
     const latency = await interleave(
       { owner: () => latencyTurn(cluster, ownerUrl, calls), forwarded: () => latencyTurn(cluster, otherUrl, calls), ctl: () => latencyTurn(cluster, ownerUrl, calls) },
@@ -254,7 +261,8 @@ export async function forwardingFigures(context: BenchContext): Promise<Row[]> {
       `${Math.ceil(bytes / WRITE_BYTES)} writes of at most ${WRITE_BYTES} bytes, each a ${formatNumber((4 * WRITE_BYTES) / 3 / MiB)} MiB JSON body; ` +
       `MB/s from before the first write to the answer of the wait after the stdin end; every run's \`wc -c\` counted exactly ${bytes} bytes. ` +
       `CPU per upload: owner turns, the owner ${cpuCell(upload.owner, 'entryCpuS')}; forwarded turns, the non-owner ${cpuCell(upload.forwarded, 'entryCpuS')} ` +
-      `and the owner ${cpuCell(upload.forwarded, 'ownerCpuS')}`;
+      `and the owner ${cpuCell(upload.forwarded, 'ownerCpuS')}; the executor with its processes (the feeder, \`wc -c\`) ${cpuCell(upload.owner, 'executorCpuS')} ` +
+      `(owner turns), ${cpuCell(upload.forwarded, 'executorCpuS')} (forwarded turns)`;
     rows.push(
       figure({
         suite: 'replicas',
