@@ -44,15 +44,17 @@ async function logUpTo(api: ApiClient, processId: string, lastSeq: number): Prom
 }
 
 describe('a replica SIGSTOPped while another adopts its executor, then SIGCONTed', () => {
-  const cluster = replicaCluster('replica-fence', CREDENTIALS);
   let balancer: Haproxy | undefined;
   let cut: DisconnectableProxy | undefined;
   let redis: Redis | undefined;
+  // Before the cluster's afterAll stops redis-server (hooks run in the order declared): a client whose
+  // server went away first waits to reconnect, and its timer outlives disconnect() (the leak check's Timeout).
   afterAll(async () => {
     redis?.disconnect();
     await cut?.close();
     await balancer?.stop();
   });
+  const cluster = replicaCluster('replica-fence', CREDENTIALS);
 
   it("is fenced: its stale writes are refused and counted, and nothing of the new owner's changes", async () => {
     const a = await cluster.start('a');

@@ -47,9 +47,11 @@ function summary(events: readonly SseEvent[]): { text: string; covered: number[]
 }
 
 describe('Redis restarted under two replicas, mid-stream', () => {
-  const cluster = replicaCluster('redis-restart', CREDENTIALS, { appendOnly: true });
   let redis: Redis | undefined;
+  // Before the cluster's afterAll stops redis-server (hooks run in the order declared): a client whose
+  // server went away first waits to reconnect, and its timer outlives disconnect() (the leak check's Timeout).
   afterAll(() => redis?.disconnect());
+  const cluster = replicaCluster('redis-restart', CREDENTIALS, { appendOnly: true });
 
   async function streamThrough(restart: { readonly empty: boolean }, env: string): Promise<{ got: ReturnType<typeof summary>; late: ReturnType<typeof summary>; exited: number | null }> {
     const a = await cluster.start(`a-${env}`);

@@ -42,15 +42,17 @@ const WANT = Array.from({ length: LINES }, (_v, i) => `${`${String(i).padStart(6
 const sha256 = (text: string): string => createHash('sha256').update(text, 'latin1').digest('hex');
 
 describe('a stale upgrade held while its replica was stopped, let through after another replica adopted', () => {
-  const cluster = replicaCluster('replica-stale', CREDENTIALS);
   const proxies: FaultProxy[] = [];
   let redis: Redis | undefined;
   let stopped: Replica | undefined;
+  // Before the cluster's afterAll stops redis-server (hooks run in the order declared): a client whose
+  // server went away first waits to reconnect, and its timer outlives disconnect() (the leak check's Timeout).
   afterAll(async () => {
     if (stopped !== undefined) stopped.run.child.kill('SIGCONT');
     redis?.disconnect();
     for (const proxy of proxies) await proxy.close();
   });
+  const cluster = replicaCluster('replica-stale', CREDENTIALS);
 
   it('claims nothing: the adopter keeps the environment and every byte arrives once, in order', async () => {
     const a = await cluster.start('a');
