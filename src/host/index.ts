@@ -16,9 +16,11 @@ export type { HostCloseOptions, HostOutputLogOptions, HostServer, HostServerOpti
 export { DIRECT_TRANSPORT } from './host-options';
 
 // Replicas on one shared store (`HostServerOptions.cluster`; the Redis adapters are `exec-rx host --redis-url-file`'s).
-export type { ClusterFigures, ClusterOptions, RewriteStep } from './cluster/cluster-options';
+export type { ClusterFigures, ClusterOptions, ForwardingOptions, RewriteStep } from './cluster/cluster-options';
+export { MIN_REPLICA_KEY_LENGTH, ReplicaKeys, SIGNATURE_SKEW_MS } from './api/replica-keys';
+export type { SignatureRefusal, SignedForward } from './api/replica-keys';
 export { CLUSTER_DEFAULTS } from './cluster/cluster-options';
-export type { ClusterState, EnvironmentStates, OwnedEnvironment, OwnerState, PublishedState, PublishOutcome, SharedStateStore } from '../store/cluster-state';
+export type { ClusterState, EnvironmentStates, OwnedEnvironment, OwnerState, PublishedState, PublishOutcome, ReplicaDirectory, SharedStateStore } from '../store/cluster-state';
 
 /* Where it logs (`log`, `audit`): a logger of its own, or a line function */
 export type { HostLogger, HostLogOption, LogFields, LogFieldValue } from './host-logger';

@@ -28,6 +28,7 @@ export const SIGNATURE_SKEW_MS = 60_000;
 
 /** What a forwarded call's signature covers (see the module's doc). */
 export interface SignedForward {
+  /** The HTTP method. */
   readonly method: string;
   /** The request target: path and query, as the client sent it. */
   readonly target: string;
