@@ -4,9 +4,9 @@
  * (`./replica-keys`), and stripped from every call either way, so a client can never claim an identity.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
-import type { OperatorCaller, OperatorRole } from './operator-tokens';
+import { CallerJson, callerJsonOf, callerOfJson } from '../../wire/caller-identity';
+import type { OperatorCaller } from './operator-tokens';
 import { ApiProblem } from './problem';
 import type { ReplicaKeys, SignedForward } from './replica-keys';
 
@@ -25,13 +25,8 @@ export const FORWARDED_AT_HEADER = 'exec-rx-forwarded-at';
 /** The signature (`v1=<hex>`, see `./replica-keys`). */
 export const FORWARDED_SIGNATURE_HEADER = 'exec-rx-forwarded-signature';
 
-const Identity = t.type({ name: t.string, role: t.union([t.literal('view'), t.literal('operate')]), environments: t.union([t.array(t.string), t.null]) });
-
-/** A caller as the identity header carries it (base64url JSON; environments sorted, or null for all). */
-export const encodeIdentity = (caller: OperatorCaller): string =>
-  Buffer.from(JSON.stringify({ name: caller.name, role: caller.role, environments: caller.environments === undefined ? null : [...caller.environments].sort() })).toString(
-    'base64url',
-  );
+/** A caller as the identity header carries it: base64url of its JSON (`CallerJson`). */
+export const encodeIdentity = (caller: OperatorCaller): string => Buffer.from(JSON.stringify(callerJsonOf(caller))).toString('base64url');
 
 function decodeIdentity(text: string): OperatorCaller | undefined {
   let parsed: unknown;
@@ -40,11 +35,8 @@ function decodeIdentity(text: string): OperatorCaller | undefined {
   } catch {
     return undefined;
   }
-  const decoded = Identity.decode(parsed);
-  if (!isRight(decoded)) return undefined;
-  const { name, role, environments } = decoded.right;
-  const asRole: OperatorRole = role;
-  return { name, role: asRole, environments: environments === null ? undefined : new Set(environments) };
+  const decoded = CallerJson.decode(parsed);
+  return isRight(decoded) ? callerOfJson(decoded.right) : undefined;
 }
 
 /** A call another replica forwarded, signed with a key this replica accepts. */

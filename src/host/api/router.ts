@@ -90,7 +90,7 @@ export interface TokenRoute {
   /**
    * The methods whose calls need the owner of the path's `{environmentId}` (its executor's socket is
    * there): with replicas that forward (`./forwarding`), a call that lands on another replica is forwarded
-   * to the owner before its handler runs. @default none: any replica answers
+   * to the owner before its handler runs. @default none: the replica that got the call answers it
    */
   readonly owner?: readonly HttpMethod[];
   readonly methods: Readonly<Partial<Record<HttpMethod, RouteHandler>>>;

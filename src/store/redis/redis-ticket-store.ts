@@ -10,7 +10,12 @@
  * read back whole counts as absent: the ticket is refused, as a used one is.
  */
 import { ClosedError } from '../../errors';
-import type { TicketCaller, TicketRecord, TicketStore } from '../ticket-store';
+import { isRight } from 'fp-ts/Either';
+import * as t from 'io-ts';
+import { CallerJson, callerJsonOf, callerOfJson } from '../../wire/caller-identity';
+import { Integer } from '../../wire/integer';
+import { struct } from '../../wire/struct';
+import type { TicketRecord, TicketStore } from '../ticket-store';
 import { checkTicketPut, TICKET_DIGEST } from '../ticket-store';
 import * as keys from './redis-keys';
 import { asStoreError } from './redis-records';
@@ -27,32 +32,17 @@ export interface RedisTicketStoreOptions {
   readonly prefix?: string;
 }
 
-/** A record as its JSON holds it: the environments as a sorted list, `null` for every one. */
-interface TicketJson {
-  readonly caller: { readonly name: string; readonly role: string; readonly environments: readonly string[] | null };
-  readonly environmentId: string;
-  readonly processId: string;
-  readonly tokenSeal?: string;
-  readonly expiresAt: number;
-}
+/** A record as its JSON holds it: the caller as `CallerJson`, the seal when there is one. */
+const TicketJson = struct(
+  'TicketJson',
+  { caller: CallerJson, environmentId: t.string, processId: t.string, expiresAt: t.refinement(Integer, Number.isSafeInteger, 'SafeInteger') },
+  { tokenSeal: t.string },
+);
 
-const jsonOf = (record: TicketRecord): TicketJson => {
+const jsonOf = (record: TicketRecord): t.OutputOf<typeof TicketJson> => {
   const { caller, environmentId, processId, tokenSeal, expiresAt } = record;
-  const environments = caller.environments === undefined ? null : [...caller.environments].sort();
-  return { caller: { name: caller.name, role: caller.role, environments }, environmentId, processId, ...(tokenSeal === undefined ? {} : { tokenSeal }), expiresAt };
+  return { caller: callerJsonOf(caller), environmentId, processId, ...(tokenSeal === undefined ? {} : { tokenSeal }), expiresAt };
 };
-
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** The caller a record's JSON names, or undefined. */
-function callerOf(value: unknown): TicketCaller | undefined {
-  if (!isObject(value)) return undefined;
-  const { name, role, environments } = value;
-  if (typeof name !== 'string' || (role !== 'view' && role !== 'operate')) return undefined;
-  if (environments === null) return { name, role, environments: undefined };
-  if (!Array.isArray(environments) || !environments.every((id): id is string => typeof id === 'string')) return undefined;
-  return { name, role, environments: new Set(environments) };
-}
 
 /** A record's JSON read back, or undefined when any part is missing or wrong. */
 export function ticketRecordOf(json: string | null): TicketRecord | undefined {
@@ -63,12 +53,10 @@ export function ticketRecordOf(json: string | null): TicketRecord | undefined {
   } catch {
     return undefined;
   }
-  if (!isObject(value)) return undefined;
-  const { environmentId, processId, tokenSeal, expiresAt } = value;
-  const caller = callerOf(value['caller']);
-  if (caller === undefined || typeof environmentId !== 'string' || typeof processId !== 'string' || !Number.isSafeInteger(expiresAt)) return undefined;
-  if (tokenSeal !== undefined && typeof tokenSeal !== 'string') return undefined;
-  return { caller, environmentId, processId, expiresAt: Number(expiresAt), ...(tokenSeal === undefined ? {} : { tokenSeal }) };
+  const decoded = TicketJson.decode(value);
+  if (!isRight(decoded)) return undefined;
+  const { caller, environmentId, processId, tokenSeal, expiresAt } = decoded.right;
+  return { caller: callerOfJson(caller), environmentId, processId, expiresAt, ...(tokenSeal === undefined ? {} : { tokenSeal }) };
 }
 
 /**
