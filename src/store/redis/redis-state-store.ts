@@ -11,7 +11,7 @@
  */
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler } from 'rxjs';
-import { ClosedError, StaleEpochError } from '../../errors';
+import { StaleEpochError } from '../../errors';
 import type { ProcessKey } from '../process-meta';
 import type { ClaimOptions, EnvironmentOwner, EnvironmentSession, NewStartRecord, PersistedEnvironment, PersistedRegistration, StartRecord, StateStore } from '../state-store';
 import { RECORDED_STARTS, sortedById, STALE_UPGRADE_WINDOW_MS } from '../state-store';
@@ -19,9 +19,10 @@ import type { StdinRecord } from '../stdin-record';
 import { stdinFields } from '../stdin-record';
 import { markBoot, randomId, RedisBoot } from './redis-boot';
 import { environmentRecords, RedisEnvironmentStates, register } from './redis-environment-states';
+import { RedisCalls } from './redis-calls';
 import { RedisReplicas } from './redis-replicas';
 import * as keys from './redis-keys';
-import { asStoreError, claimedEpoch, ownerOf, registrationOf, sessionOf, startOf, stdinOf } from './redis-records';
+import { claimedEpoch, ownerOf, registrationOf, sessionOf, startOf, stdinOf } from './redis-records';
 import type { LuaScript, RedisClient } from './redis-scripts';
 import type { EpochMode, RedisStateStoreOptions } from './redis-state-options';
 import * as scripts from './redis-scripts';
@@ -36,7 +37,7 @@ function checkEpochArgument(epoch: number): void {
  * Redis when its promise resolves (one connection: the calls of one store reach Redis in the order made).
  */
 export class RedisStateStore implements StateStore {
-  private readonly pending = new Set<Promise<unknown>>();
+  private readonly calls = new RedisCalls('the host state is closed');
   private closing: Promise<void> | undefined;
   private refused = 0;
   /** What owners publish of their environments, read and evicted by (`./redis-environment-states`); where replicas take forwarded calls. */
@@ -239,12 +240,12 @@ export class RedisStateStore implements StateStore {
   }
 
   flush(): Promise<void> {
-    return Promise.allSettled([...this.pending]).then(() => undefined);
+    return this.calls.settled();
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await this.flush();
+      await this.calls.close();
       if (!this.ownsConnection) return;
       try {
         await this.redis.quit();
@@ -255,14 +256,9 @@ export class RedisStateStore implements StateStore {
     return this.closing;
   }
 
-  /** `task`'s promise, kept until it settles (for `flush` and `close`); ClosedError once closed; Redis's own failures as StoreUnavailableError. */
+  /** `task` as one of this store's calls (see `./redis-calls`). */
   private run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.closing !== undefined) return Promise.reject(new ClosedError('the host state is closed'));
-    const promise = task().catch((error: unknown) => Promise.reject(asStoreError(error)));
-    this.pending.add(promise);
-    const settled = (): void => void this.pending.delete(promise);
-    promise.then(settled, settled);
-    return promise;
+    return this.calls.run(task);
   }
 
   /** Runs a checked write of environment `id` (KEYS: its owner hash, then `records`; ARGV: `epoch`, then `args`). */

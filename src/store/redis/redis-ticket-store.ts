@@ -9,7 +9,6 @@
  * caller and carries at most an opaque seal of its token, see `../ticket-store`). A record that does not
  * read back whole counts as absent: the ticket is refused, as a used one is.
  */
-import { ClosedError } from '../../errors';
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
 import { CallerJson, callerJsonOf, callerOfJson } from '../../wire/caller-identity';
@@ -18,7 +17,7 @@ import { struct } from '../../wire/struct';
 import type { TicketRecord, TicketStore } from '../ticket-store';
 import { checkTicketPut, TICKET_DIGEST } from '../ticket-store';
 import * as keys from './redis-keys';
-import { asStoreError } from './redis-records';
+import { RedisCalls } from './redis-calls';
 import type { RedisClient } from './redis-scripts';
 
 /** Options of {@link RedisTicketStore}. */
@@ -68,8 +67,7 @@ export function ticketRecordOf(json: string | null): TicketRecord | undefined {
 export class RedisTicketStore implements TicketStore {
   private readonly redis: RedisClient;
   private readonly prefix: string;
-  private readonly pending = new Set<Promise<unknown>>();
-  private closing: Promise<void> | undefined;
+  private readonly calls = new RedisCalls('the download tickets are closed');
 
   /** A store on `options.redis` under `options.prefix`. Throws a TypeError for a prefix holding `{` or `}`. */
   constructor(options: RedisTicketStoreOptions) {
@@ -92,17 +90,10 @@ export class RedisTicketStore implements TicketStore {
 
   /** Waits for the calls made so far, then refuses every later one (ClosedError); the connection stays the caller's. Idempotent; never rejects. */
   close(): Promise<void> {
-    this.closing ??= Promise.allSettled([...this.pending]).then(() => undefined);
-    return this.closing;
+    return this.calls.close();
   }
 
-  /** `task`'s promise, kept until it settles (for `close`); ClosedError once closed; Redis's own failures as StoreUnavailableError. */
   private run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.closing !== undefined) return Promise.reject(new ClosedError('the download tickets are closed'));
-    const promise = task().catch((error: unknown) => Promise.reject(asStoreError(error)));
-    this.pending.add(promise);
-    const settled = (): void => void this.pending.delete(promise);
-    promise.then(settled, settled);
-    return promise;
+    return this.calls.run(task);
   }
 }
