@@ -17,7 +17,7 @@ import type { TokenSetFigures } from './host-gauges';
 import { registerGauges, registerTokenGauges } from './host-gauges';
 import type { ClusterFigures } from '../cluster/cluster-options';
 import type { ForwardingFigures } from '../api/forwarding';
-import { registerForwardingCounters } from './forwarding-counters';
+import { scrapedCounter, scrapedCounters } from './scraped-counters';
 import { observed } from './observed-history';
 
 /** How a registration or a signed upgrade was answered: accepted, or the status it was refused with. */
@@ -177,32 +177,14 @@ export class HostMetrics {
    * shared stores refused as stale: a fenced replica's), `exec_rx_host_fenced_total`, `exec_rx_host_store_rewrites_total`.
    */
   observeCluster(read: () => ClusterFigures): void {
-    const registers = [this.registry];
-    const stale: Counter<'store'> = new Counter<'store'>({
-      name: `${PREFIX}stale_writes_total`,
-      help: 'Writes the shared stores refused because their epoch was stale (this replica was fenced), by store.',
-      labelNames: ['store'],
-      registers,
-      collect: () => {
-        const figures = read();
-        stale.reset();
-        stale.inc({ store: 'state' }, figures.staleStateWrites);
-        stale.inc({ store: 'log' }, figures.staleLogWrites);
-      },
+    const staleHelp = 'Writes the shared stores refused because their epoch was stale (this replica was fenced), by store.';
+    scrapedCounters(this.registry, `${PREFIX}stale_writes_total`, staleHelp, 'store', () => {
+      const figures = read();
+      return { state: figures.staleStateWrites, log: figures.staleLogWrites };
     });
-    const single = (name: string, help: string, value: (figures: ClusterFigures) => number): void => {
-      const counter: Counter = new Counter({
-        name: PREFIX + name,
-        help,
-        registers,
-        collect: () => {
-          counter.reset();
-          counter.inc(value(read()));
-        },
-      });
-    };
-    single('fenced_total', 'Environments this replica let go of because another replica owns them now.', (figures) => figures.fenced);
-    single('store_rewrites_total', 'Times the shared store was found to have lost its data and this replica rewrote what it owns.', (figures) => figures.rewrites);
+    scrapedCounter(this.registry, `${PREFIX}fenced_total`, 'Environments this replica let go of because another replica owns them now.', () => read().fenced);
+    const rewritesHelp = 'Times the shared store was found to have lost its data and this replica rewrote what it owns.';
+    scrapedCounter(this.registry, `${PREFIX}store_rewrites_total`, rewritesHelp, () => read().rewrites);
   }
 
   /**
@@ -211,7 +193,13 @@ export class HostMetrics {
    * replica refused: a key another replica signs with that this one does not accept, mid-rotation), read when scraped.
    */
   observeForwarding(read: () => ForwardingFigures): void {
-    registerForwardingCounters(this.registry, PREFIX, read);
+    const callsHelp = 'Owner-only calls this replica forwarded to the owner, by outcome (answered, owner_unreachable, lost).';
+    scrapedCounters(this.registry, `${PREFIX}forwarded_calls_total`, callsHelp, 'outcome', () => {
+      const figures = read();
+      return { answered: figures.answered, owner_unreachable: figures.unreachable, lost: figures.lost };
+    });
+    const refusedHelp = 'Signed forwards from other replicas this replica refused (401 FORWARD_REFUSED).';
+    scrapedCounter(this.registry, `${PREFIX}forwards_refused_total`, refusedHelp, () => read().refused);
   }
 
   /**
