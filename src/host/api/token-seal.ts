@@ -10,18 +10,11 @@
  * compute the same seal; a token whose secret, role or environments changed has none that matches.
  */
 import { createHmac } from 'node:crypto';
+import type { Caller } from '../../wire/caller-identity';
 
-/** Who a token says the caller is (`OperatorCaller`'s shape): its name, role and environments. */
-export interface SealedCaller {
-  readonly name: string;
-  readonly role: string;
-  /** `undefined`: every environment. */
-  readonly environments: ReadonlySet<string> | undefined;
-}
-
-/** What a seal reads of one accepted token: who it is and its secret's SHA-256 (the token is never kept). */
-export interface SealedToken {
-  readonly caller: SealedCaller;
+/** What a seal or a set digest reads of one accepted token: who it is and its secret's SHA-256 (the token is never kept). */
+export interface AcceptedToken {
+  readonly caller: Caller;
   /** The SHA-256 of the token. */
   readonly digest: Uint8Array;
 }
@@ -30,7 +23,7 @@ export interface SealedToken {
 const DOMAIN = 'exec-rx operator token seal v1\n';
 
 /** Whether two callers are one: the same name, role and environments. */
-export const sameCaller = (a: SealedCaller, b: SealedCaller): boolean =>
+export const sameCaller = (a: Caller, b: Caller): boolean =>
   a.name === b.name &&
   a.role === b.role &&
   (a.environments === undefined
@@ -41,7 +34,7 @@ export const sameCaller = (a: SealedCaller, b: SealedCaller): boolean =>
  * The seal (hex) keyed by `key` of the token among `tokens` that `caller` is (its name, with the same role
  * and environments); `undefined` when none is.
  */
-export function tokenSealOf(tokens: readonly SealedToken[], caller: SealedCaller, key: string): string | undefined {
+export function tokenSealOf(tokens: readonly AcceptedToken[], caller: Caller, key: string): string | undefined {
   const token = tokens.find((one) => one.caller.name === caller.name);
   if (token === undefined || !sameCaller(token.caller, caller)) return undefined;
   return createHmac('sha256', key).update(DOMAIN).update(token.caller.name).update('\n').update(token.digest).digest('hex');

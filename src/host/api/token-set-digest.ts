@@ -11,30 +11,19 @@
  * every other entry's digest too).
  */
 import { createHash } from 'node:crypto';
+import type { AcceptedToken } from './token-seal';
 
 /** The hex digits of a set digest shown (64 bits: enough to tell sets apart, nothing to attack). */
 export const SET_DIGEST_LENGTH = 16;
-
-/** What the digest reads of one accepted token: who it is and its secret's SHA-256 (the token is never kept). */
-export interface DigestedToken {
-  readonly caller: {
-    readonly name: string;
-    readonly role: string;
-    /** `undefined`: every environment. */
-    readonly environments: ReadonlySet<string> | undefined;
-  };
-  /** The SHA-256 of the token. */
-  readonly digest: Uint8Array;
-}
 
 /** Names the hash, so that the same bytes hashed for another purpose never give this digest. */
 const DOMAIN = 'exec-rx operator token set v1\n';
 
 /** The digests already computed, by set: a set is replaced on reload, never changed in place. */
-const computed = new WeakMap<readonly DigestedToken[], string>();
+const computed = new WeakMap<readonly AcceptedToken[], string>();
 
 /** The set digest of `tokens` (see the module comment); computed once per set. */
-export function tokenSetDigest(tokens: readonly DigestedToken[]): string {
+export function tokenSetDigest(tokens: readonly AcceptedToken[]): string {
   const known = computed.get(tokens);
   if (known !== undefined) return known;
   // Names are unique (and safe ids, as are environments: no `*`), so sorting by name orders the set, and
