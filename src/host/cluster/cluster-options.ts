@@ -82,9 +82,16 @@ export interface ClusterFigures {
   readonly rewrites: number;
 }
 
+/**
+ * What of the host's environments (`HostedEnvironments`) a replica's cluster part reads and fences: their
+ * states and changes, the epoch each claimed, its session and upgrade's signing time (written back after a
+ * loss), and the fence itself.
+ */
+export type ClusterTable = Pick<HostedEnvironments, 'environments$' | 'all' | 'epochOf' | 'liveIds' | 'fence' | 'signedAtOf' | 'sessionOf'>;
+
 /** What a replica's cluster part (`./host-cluster`) works with. */
 export interface ClusterParts {
-  readonly table: HostedEnvironments;
+  readonly table: ClusterTable;
   readonly owner: string;
   readonly log: HostLogger;
   readonly scheduler: SchedulerLike;

@@ -42,8 +42,8 @@ export class HostCluster {
   private readonly publisher: StatePublisher;
   /** Where this replica takes forwarded calls, said in the store (with forwarding). */
   private readonly advertisement: Advertisement;
-  /** Lease renewals refused (another owner or a newer epoch): stale state writes the store does not count itself. */
-  private refusedRenewals = 0;
+  /** Renewals and publishes refused (another owner or a newer epoch; either may be a paused replica's first write): stale writes the store does not count. */
+  private refusedHere = 0;
   /** The store lost its data and this replica has not written everything back yet (a round failed midway). */
   private rewritePending = false;
   /** What the rest of the host writes back after a loss, besides environments, registrations and logs. */
@@ -60,7 +60,7 @@ export class HostCluster {
     this.elsewhere = new Elsewhere(options.state, parts.owner, parts.scheduler, this.leaseMs);
     this.loss = new StoreLoss(options.state, parts.scheduler, this.leaseMs);
     this.advertisement = new Advertisement(options.state, parts.owner, this.leaseMs);
-    const fenced = (id: string, why: string): void => this.fence(id, why);
+    const fenced = (id: string, why: string): void => void (this.refusedHere++, this.fence(id, why));
     this.publisher = new StatePublisher({ state: options.state, table: parts.table, owner: parts.owner, leaseMs: this.leaseMs, fenced });
   }
 
@@ -109,7 +109,7 @@ export class HostCluster {
 
   /** What the metrics read. */
   figures(): ClusterFigures {
-    return { staleStateWrites: this.options.state.staleRefusals + this.refusedRenewals, ...this.counts };
+    return { staleStateWrites: this.options.state.staleRefusals + this.refusedHere, ...this.counts };
   }
 
   /**
@@ -255,7 +255,7 @@ export class HostCluster {
       if (epoch === 0) continue;
       if (await state.renewLease(id, owner, epoch, this.leaseMs)) continue;
       if (await state.datasetLost()) return false;
-      this.refusedRenewals++;
+      this.refusedHere++;
       this.fence(id, `its lease at epoch ${epoch} could not be renewed`);
     }
     return true;

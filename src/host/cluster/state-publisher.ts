@@ -12,14 +12,14 @@
  */
 import type { Subscription } from 'rxjs';
 import type { ClusterState, PublishedState } from '../../store/cluster-state';
-import type { HostedEnvironments } from '../hosted-environments';
+import type { ClusterTable } from './cluster-options';
 
 /** What the publisher works with. */
 export interface PublisherParts {
   /** The shared state the states go to. */
   readonly state: ClusterState;
   /** The environments this replica serves (their current generations, and the epoch each claimed). */
-  readonly table: HostedEnvironments;
+  readonly table: ClusterTable;
   /** This replica as an owner. */
   readonly owner: string;
   /** The lease a publish renews. */
