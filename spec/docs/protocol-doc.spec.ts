@@ -1,6 +1,6 @@
 /**
  * Keeps docs/protocol.md honest: it stays short; every spec it names exists and holds the test it names;
- * nothing in src/, spec/, bench/ or the README cites the team's outside notes any more; and every
+ * nothing in src/, spec/, bench/, the README, the changelog or docs/ cites the team's outside notes any more; and every
  * `docs/protocol.md#<slug>` pointer (and every recorded example's section) is a heading of the document.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -31,8 +31,15 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-/** The files whose comments may cite the protocol: src/, spec/, bench/ and the README. */
-const citingFiles = (): string[] => [...['src', 'spec', 'bench'].flatMap((dir) => filesUnder(join(ROOT, dir))), join(ROOT, 'README.md')];
+/** The files whose comments may cite the protocol: src/, spec/, bench/, the README, the changelog and the pages of docs/. */
+const citingFiles = (): string[] => [
+  ...['src', 'spec', 'bench'].flatMap((dir) => filesUnder(join(ROOT, dir))),
+  join(ROOT, 'README.md'),
+  join(ROOT, 'CHANGELOG.md'),
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => join(ROOT, 'docs', file)),
+];
 
 /** GitHub's heading anchor: markup dropped, lower case, punctuation dropped (`-` and `_` kept), spaces to `-`. */
 function slugOf(heading: string): string {
@@ -107,7 +114,7 @@ describe('docs/protocol.md', () => {
 });
 
 describe('citations of the protocol in the code', () => {
-  it('no file in src/, spec/ or bench/, nor the README, cites the outside notes', () => {
+  it('no file in src/, spec/ or bench/, nor the README, the changelog or a page of docs/, cites the outside notes', () => {
     // The notes' file name, spelled in pieces so that grepping the repository for it finds nothing at all.
     const outsideNotes = ['PROTOCOL', 'md'].join('.');
     const citing = citingFiles().filter((file) => repoPath(file) !== THIS_SPEC && readFileSync(file, 'utf8').includes(outsideNotes));

@@ -1,27 +1,40 @@
 /**
- * The README kept honest, against the BUILT package (`npm run build` first), packed and installed offline
- * into a fresh project as a user gets it (spec/support/package-install.ts):
- * - every fenced `ts` block compiles with this repository's TypeScript: the blocks under one heading are
- *   joined in order into one module, nothing added before, between or after them;
- * - every command of the synopsis answers `--help` (exit 0, the usage), and the synopsis and the usage
- *   name the same flags;
+ * The README and the pages of docs/ kept honest, against the BUILT package (`npm run build` first), packed
+ * and installed offline into a fresh project as a user gets it (spec/support/package-install.ts):
+ * - every fenced `ts` block of README.md and of every docs/*.md compiles with this repository's
+ *   TypeScript: the blocks under one heading of one page are joined in order into one module, nothing
+ *   added before, between or after them;
+ * - every command of the synopsis (docs/cli.md, "Synopsis") answers `--help` (exit 0, the usage), and the
+ *   synopsis and the usage name the same flags; the README's short synopsis names the same commands and
+ *   only flags of the usage;
  * - the first guide runs verbatim: its executor command starts a real codex executor, its `main.ts` is
  *   compiled with its own `tsc` line and run with its own `node` line, and prints its `text` block;
- * - the README's links to its own headings and to files of the repository resolve.
+ * - the links of README.md, CHANGELOG.md and every docs/*.md to files of the repository and to headings
+ *   (their own or another page's, by GitHub's anchor rules) resolve.
  *
  * Bounded: npm and tsc have timeouts, the executor is stopped (its whole process group) in `afterAll`,
  * and nothing waits on a timer: the executor's url and exit are events.
  */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { installTarballOffline, npmEnv, packTarball } from '../support/package-install';
 
 const root = join(__dirname, '..', '..');
 const README = readFileSync(join(root, 'README.md'), 'utf8');
+/** The pages whose `ts` blocks compile and whose links resolve: the README, the changelog and docs/*.md. */
+const PAGES: readonly { readonly name: string; readonly text: string }[] = [
+  'README.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((file) => file.endsWith('.md'))
+    .sort()
+    .map((file) => `docs/${file}`),
+].map((name) => ({ name, text: readFileSync(join(root, name), 'utf8') }));
+const CLI_PAGE = 'docs/cli.md';
 const TSC = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const TSC_TIMEOUT_MS = 120_000;
 const RUN_TIMEOUT_MS = 60_000;
@@ -56,6 +69,8 @@ function fencedBlocks(markdown: string): Block[] {
 }
 
 const blocks = fencedBlocks(README);
+/** The blocks of one page (a path from the repository's root). */
+const blocksOfPage = (name: string): Block[] => fencedBlocks(PAGES.find((page) => page.name === name)?.text ?? '');
 const under = (heading: string): Block[] => blocks.filter((block) => block.heading === heading);
 /** The blocks under `heading`, of one language, in order; throws when there are none. */
 const blocksOf = (heading: string, lang: string): Block[] => {
@@ -92,18 +107,26 @@ afterAll(() => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
 });
 
-describe('the README', () => {
-  it('has fenced TypeScript blocks that compile against the built package, each heading\'s blocks joined in order', () => {
-    const groups = new Map<string, Block[]>();
-    for (const block of blocks.filter((b) => b.lang === 'ts')) groups.set(block.heading, [...(groups.get(block.heading) ?? []), block]);
-    expect(groups.size).toBeGreaterThanOrEqual(4);
+describe('the README and docs/', () => {
+  it('have fenced TypeScript blocks that compile against the built package, each heading\'s blocks joined in order', () => {
+    // Keyed by page and heading: two pages may have a heading of the same name.
+    const groups = new Map<string, { page: string; heading: string; blocks: Block[] }>();
+    for (const page of PAGES) {
+      for (const block of fencedBlocks(page.text).filter((b) => b.lang === 'ts')) {
+        const key = `${page.name}\n${block.heading}`;
+        const group = groups.get(key) ?? { page: page.name, heading: block.heading, blocks: [] };
+        groups.set(key, { ...group, blocks: [...group.blocks, block] });
+      }
+    }
+    const pagesWithBlocks = new Set([...groups.values()].map((group) => group.page));
+    expect({ readme: pagesWithBlocks.has('README.md'), library: pagesWithBlocks.has('docs/library.md'), groups: groups.size >= 4 }).toEqual({ readme: true, library: true, groups: true });
     const dir = join(project, 'readme-blocks');
     mkdirSync(dir);
-    const files = [...groups.entries()].map(([heading, group], index) => {
+    const files = [...groups.values()].map((group, index) => {
       // ESM (.mts): a block may await at the top level, as in an ES module of the reader's own.
       const file = join(dir, `block-${index}.mts`);
-      writeFileSync(file, group.map((block) => block.code).join(''));
-      return { file, where: `"${heading}" (README lines ${group.map((block) => block.line).join(', ')})` };
+      writeFileSync(file, group.blocks.map((block) => block.code).join(''));
+      return { file, where: `"${group.heading}" (${group.page} lines ${group.blocks.map((block) => block.line).join(', ')})` };
     });
     // Node's types and the DOM's: the browser guide's block uses `document` and `location`.
     const args = ['--noEmit', '--strict', '--module', 'node16', '--target', 'es2022', '--lib', 'es2022,dom,dom.iterable,esnext.disposable', '--types', 'node', ...files.map((f) => f.file)];
@@ -112,11 +135,15 @@ describe('the README', () => {
     expect({ status: result.status, errors: named }).toEqual({ status: 0, errors: '' });
   }, TSC_TIMEOUT_MS + 10_000);
 
-  it('lists in its synopsis commands that each answer --help with the usage, naming the same flags', () => {
-    const synopsis = blocks.find((block) => block.heading === 'The command line' && block.lang === '');
-    if (synopsis === undefined) throw new Error('no synopsis block under "The command line"');
-    const commands = [...new Set(synopsis.code.split('\n').filter((line) => line.startsWith('exec-rx ')).map((line) => line.split(' ')[1] ?? ''))].filter((command) => /^[a-z]+$/.test(command));
+  it('list in their synopses commands that each answer --help with the usage, naming the same flags', () => {
+    const synopsis = blocksOfPage(CLI_PAGE).find((block) => block.heading === 'Synopsis' && block.lang === '');
+    if (synopsis === undefined) throw new Error(`no synopsis block under "Synopsis" in ${CLI_PAGE}`);
+    const short = blocks.find((block) => block.heading === 'The command line' && block.lang === '');
+    if (short === undefined) throw new Error('no synopsis block under "The command line" in the README');
+    const commandsOf = (code: string): string[] => [...new Set(code.split('\n').filter((line) => line.startsWith('exec-rx ')).map((line) => line.split(' ')[1] ?? ''))].filter((command) => /^[a-z]+$/.test(command));
+    const commands = commandsOf(synopsis.code);
     expect(commands).toEqual(['run', 'ls', 'logs', 'host']);
+    expect(commandsOf(short.code)).toEqual(commands);
     const bin = join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js');
     const usages = commands.map((command) => {
       const run = spawnSync(process.execPath, [bin, command, '--help'], { cwd: project, encoding: 'utf8', timeout: RUN_TIMEOUT_MS });
@@ -124,21 +151,32 @@ describe('the README', () => {
     });
     expect(usages.map(({ command, status, first, stderr }) => ({ command, status, first, stderr }))).toEqual(commands.map((command) => ({ command, status: 0, first: 'usage:', stderr: '' })));
     const flags = (text: string): string[] => [...new Set(text.match(/--[a-z][a-z-]*/g) ?? [])].sort();
-    expect(flags(synopsis.code).filter((flag) => flag !== '--help')).toEqual(flags(usages[0]?.stdout ?? ''));
+    const usage = flags(usages[0]?.stdout ?? '');
+    expect(flags(synopsis.code).filter((flag) => flag !== '--help')).toEqual(usage);
+    expect(flags(short.code).filter((flag) => flag !== '--help' && !usage.includes(flag))).toEqual([]);
   }, RUN_TIMEOUT_MS * 4);
 
-  it('links only to headings and files that exist', () => {
-    const slug = (heading: string): string => heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
-    const prose = README.replace(/```[\s\S]*?```/g, '');
-    const anchors = new Set([...prose.matchAll(/^#{1,6} (.*)$/gm)].map((m) => slug(m[1] ?? '')));
-    const links = [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] ?? '').filter((link) => !/^[a-z]+:/.test(link));
-    const broken = links.filter((link) => {
-      const [path = '', anchor] = link.split('#');
-      if (path === '') return anchor === undefined || !anchors.has(anchor);
-      // docs/dashboard.png is the dashboard's screenshot, made by the browser suite (spec/browser) when it runs.
-      return path !== 'docs/dashboard.png' && !existsSync(join(root, path));
+  it('link only to headings and files that exist', () => {
+    const broken = PAGES.flatMap((page) => {
+      const prose = page.text.replace(/```[\s\S]*?```/g, '');
+      const links = [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] ?? '').filter((link) => !/^[a-z]+:/.test(link));
+      return links
+        .filter((link) => {
+          const [path = '', anchor] = link.split('#');
+          const target = path === '' ? join(root, page.name) : join(root, dirname(page.name), path);
+          // docs/dashboard.png is the dashboard's screenshot, made by the browser suite (spec/browser) when it runs.
+          if (relative(root, target) === join('docs', 'dashboard.png')) return false;
+          if (!existsSync(target)) return true;
+          return anchor !== undefined && target.endsWith('.md') && !anchorsOf(readFileSync(target, 'utf8')).has(anchor);
+        })
+        .map((link) => `${page.name}: ${link}`);
     });
     expect(broken).toEqual([]);
+  });
+
+  it('compute anchors the way GitHub does', () => {
+    const anchors = anchorsOf('# A title\n## `exec-rx host`\n```\n# not a heading\n```\n## Tokens, roles and CORS\n### Repeat\n### Repeat\n## exec-rx/client: the API');
+    expect([...anchors]).toEqual(['a-title', 'exec-rx-host', 'tokens-roles-and-cors', 'repeat', 'repeat-1', 'exec-rxclient-the-api']);
   });
 });
 
@@ -219,3 +257,25 @@ function signalGroup(group: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** GitHub's heading anchor: links and markup dropped, lower case, punctuation dropped (`-` and `_` kept), spaces to `-`. */
+function slugOf(heading: string): string {
+  const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[`*]/g, '');
+  return text.trim().toLowerCase().replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '').replace(/\s/g, '-');
+}
+
+/** The anchors of a page's headings (outside fenced blocks), numbered `-1`, `-2`, … on repeats as GitHub does. */
+function anchorsOf(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const anchors = new Set<string>();
+  let inFence = false;
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('```')) inFence = !inFence;
+    const heading = inFence ? null : /^#{1,6}\s+(.*)$/.exec(line);
+    if (heading === null) continue;
+    const base = slugOf(heading[1] ?? '');
+    const repeats = seen.get(base) ?? 0;
+    seen.set(base, repeats + 1);
+    anchors.add(repeats === 0 ? base : `${base}-${repeats}`);
+  }
+  return anchors;
+}

@@ -1,5 +1,5 @@
 /**
- * The README's HAProxy configuration (docs/haproxy.cfg), run by Debian's haproxy in front of two small
+ * The HAProxy configuration docs/replicas.md shows (docs/haproxy.cfg), run by Debian's haproxy in front of two small
  * loopback HTTP servers of this spec's own: the Host header and the path reach a backend as the client
  * sent them (SigV4 signs both), requests go round the backends, a POST to a backend that was killed is
  * redispatched to the other (200, never a 503), and a backend answering 503 on /readyz leaves the pool
@@ -112,11 +112,11 @@ beforeAll(async () => {
   proxy = trackForCleanup(await startHaproxy({ backends: [{ name: 'a', port: a.port }, { name: 'b', port: b.port }] }));
 });
 
-describe("the README's HAProxy configuration", () => {
-  it('is the one the README shows, and the spec runs it with only its ports replaced', () => {
+describe("the docs' HAProxy configuration", () => {
+  it('is the one docs/replicas.md shows, and the spec runs it with only its ports replaced', () => {
     const template = readFileSync(HAPROXY_TEMPLATE, 'utf8');
-    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-    expect(readme).toContain(`\`\`\`text\n${template}\`\`\``);
+    const page = readFileSync(join(__dirname, '..', '..', 'docs', 'replicas.md'), 'utf8');
+    expect(page).toContain(`\`\`\`text\n${template}\`\`\``);
     expect(proxy.config).toContain(`bind 127.0.0.1:${proxy.port}\n`);
     expect(proxy.config).toContain(`server a 127.0.0.1:${a.port}\n    server b 127.0.0.1:${b.port}\n`);
     for (const line of ['mode http', 'timeout tunnel 1h', 'option redispatch 1', 'retries 3', 'retry-on conn-failure empty-response', 'http-request disable-l7-retry unless { method GET HEAD } || { path_end /direct/register } || { req.hdr(idempotency-key) -m found }', 'option httpchk GET /readyz', 'http-check expect status 200', 'inter 1s fall 2 rise 1', 'no option http-buffer-request', 'balance leastconn']) {
@@ -167,7 +167,7 @@ describe("the README's HAProxy configuration", () => {
   });
 });
 
-describe("the README's HAProxy configuration, a replica that dies while it handles a request", () => {
+describe("the docs' HAProxy configuration, a replica that dies while it handles a request", () => {
   let dying: Backend;
   let live: Backend;
   let balancer: SpecHaproxy;

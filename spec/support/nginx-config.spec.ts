@@ -1,6 +1,6 @@
 /**
- * The README's nginx configuration (docs/nginx.conf) is accepted by Debian's nginx (`nginx -t`, with a
- * temp prefix for its pid and logs; never started), is the one the README shows, and holds the lines
+ * The nginx configuration docs/replicas.md shows (docs/nginx.conf) is accepted by Debian's nginx (`nginx -t`,
+ * with a temp prefix for its pid and logs; never started), is the one that page shows, and holds the lines
  * replicas need. A machine without nginx fails loudly with the command that installs it.
  */
 import { spawnSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 const NGINX = '/usr/sbin/nginx';
 const CONFIG = join(__dirname, '..', '..', 'docs', 'nginx.conf');
 
-describe("the README's nginx configuration", () => {
+describe("the docs' nginx configuration", () => {
   it('passes `nginx -t`', () => {
     if (!existsSync(NGINX)) throw new Error(`nginx is not installed (${NGINX}): run \`bash scripts/install-test-deps.sh\` (as root it runs \`apt-get install -y nginx-light\`)`);
     const prefix = mkdtempSync(join(tmpdir(), 'exec-rx-nginx-'));
@@ -24,9 +24,9 @@ describe("the README's nginx configuration", () => {
     }
   });
 
-  it('is the one the README shows, with what replicas need', () => {
+  it('is the one docs/replicas.md shows, with what replicas need', () => {
     const config = readFileSync(CONFIG, 'utf8');
-    expect(readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8')).toContain(`\`\`\`text\n${config}\`\`\``);
+    expect(readFileSync(join(__dirname, '..', '..', 'docs', 'replicas.md'), 'utf8')).toContain(`\`\`\`text\n${config}\`\`\``);
     for (const line of [
       'proxy_set_header Host $http_host;',
       'proxy_pass http://exec_rx_replicas;',

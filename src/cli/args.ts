@@ -133,8 +133,8 @@ export const USAGE = `usage:
                                starting another; with --data-dir none it stops with the host
       --local-executor-id ID   its environment id (default: local)
       --redis-url-file FILE    one replica of several on the Redis whose url (redis:// or rediss://) the
-                               file holds, or EXEC_RX_REDIS_URL: state and output live there (README,
-                               "Replicas on Redis"); SIGUSR2 drains it, then it exits. Not with --local-executor
+                               file holds, or EXEC_RX_REDIS_URL: state and output live there
+                               (docs/replicas.md); SIGUSR2 drains it, then it exits. Not with --local-executor
       --redis-prefix PREFIX    the prefix of this cluster's Redis keys (default exec-rx)
       --replica-key-file FILE  forward a call that needs another replica's executor to it, signed with the
                                key in FILE (32+ characters; a second line during a rotation; SIGHUP reloads)

@@ -1,8 +1,8 @@
 /**
  * The session as an Environment's rooms (processes, filesystem, HTTP) use it. A call made once the
  * environment has failed rejects with {@link EnvironmentFailedError} naming the environment, its `cause`
- * the failure (README, Errors); a call already waiting for recovery when recovery fails rejects with the
- * failure itself (README, Reconnect and resume semantics). Everything else is the session's own.
+ * the failure (docs/library.md, Errors); a call already waiting for recovery when recovery fails rejects with the
+ * failure itself (docs/library.md, Reconnect and resume semantics). Everything else is the session's own.
  */
 import type { Observable, Subscription } from 'rxjs';
 import { defer, throwError } from 'rxjs';

@@ -128,7 +128,7 @@ export interface HostServerOptions {
   readonly boundPort?: BoundPort;
   /**
    * Run as one replica of several sharing one state store and one log store (Redis: `store/redis`),
-   * behind a load balancer (README, "Replicas"). Its `state` is the host's state (`state` is ignored) and
+   * behind a load balancer (docs/replicas.md). Its `state` is the host's state (`state` is ignored) and
    * `logStore` should be the shared log. Sessions are read from the store at each new generation and taken
    * back from the owner and epoch it records; the owner renews a lease; a replica whose epoch moved on
    * lets the environment go; registrations are answered while stopping and counted cluster-wide; the

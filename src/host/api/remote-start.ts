@@ -44,7 +44,7 @@ export async function remoteStartOf(environment: Environment, request: StartProc
   // The executor runs a tty command in its own directory when the cwd asked for is missing (it
   // fails any other start): check it, so every kind of start refuses a missing cwd alike.
   if (tty && request.cwd !== undefined) await requireDirectory(environment, request.cwd);
-  // A size goes through the sizing wrapper (docs: README, --tty); the start still succeeds unsized where
+  // A size goes through the sizing wrapper (docs/cli.md, exec-rx run, --tty); the start still succeeds unsized where
   // the executor cannot size a pty. `pipeStdin` is the FIFO, which the start ignores with a tty (written
   // to directly) and cannot make on a Windows executor: no feeder, the resource says `pipeStdin: false`.
   const fifo = request.pipeStdin === true ? { stdin: 'fifo' as const } : {};
