@@ -106,7 +106,7 @@ function pumpOutput(process: ExecProcess, io: CliIo, say: (line: string) => void
           return reject(event.error);
         case 'truncated':
           lost.add(event);
-          say(truncatedNote(event.nextSeq, event.droppedEvents));
+          say(truncatedNote(event));
           return;
       }
     });
