@@ -3,8 +3,9 @@
  * stderr, whatever `write()` answered; once more wait in one of them it pulls no event (each pull of the
  * source counted) until that stream's `drain`, and every byte arrives once and in order; a broken pipe
  * while it waits still ends it (brokenPipe, the events cancelled, no listener left on either stream).
+ * `writeEvent` says a `truncated` marker's note, with the bytes the host counted.
  */
-import { pipeEvents } from '../../src/cli/remote/event-output';
+import { pipeEvents, writeEvent } from '../../src/cli/remote/event-output';
 import { OUTPUT_MARK_BYTES } from '../../src/cli/output-mark';
 import type { HostProcessEvent } from '../../src/client/host-types';
 import { stalledOutput, turns } from './stalled-output';
@@ -109,5 +110,18 @@ describe('pipeEvents: backpressure from our stdout and stderr, past OUTPUT_MARK_
     expect(await done).toEqual({ kind: 'brokenPipe' });
     expect(cancelled).toBe(true);
     expect([stdout.stream, stderr.stream].map((s) => s.listenerCount('drain') + s.listenerCount('error'))).toEqual([0, 0]);
+  });
+});
+
+describe('writeEvent: a truncated marker from the host', () => {
+  it('says the note, naming the bytes the host counted, and writes nothing to stdout or stderr', () => {
+    const [stdout, stderr] = [stalledOutput(), stalledOutput()];
+    const io = { stdout: stdout.stream, stderr: stderr.stream };
+    const said: string[] = [];
+    const say = (line: string): void => void said.push(line);
+    expect(writeEvent({ type: 'truncated', nextSeq: 5, droppedEvents: 4, droppedBytes: 1_048_576, reason: 'quota' }, io, say)).toBeUndefined();
+    expect(writeEvent({ type: 'truncated', nextSeq: 9, droppedEvents: 3 }, io, say)).toBeUndefined();
+    expect(said).toEqual(['output before seq 5 is no longer held (4 events, 1048576 bytes)', 'output before seq 9 is no longer held (3 events)']);
+    expect([stdout.handed().byteLength, stderr.handed().byteLength]).toEqual([0, 0]);
   });
 });

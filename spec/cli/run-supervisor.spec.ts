@@ -75,7 +75,7 @@ describe('supervise: output the executor no longer held', () => {
     await clock.advance(0);
     expect(await run.status).toBe(254);
     expect(said).toEqual([
-      'output before seq 9 is no longer held (7 events)',
+      'output before seq 9 is no longer held (7 events, 4096 bytes)',
       'output was lost: 7 events (4096 bytes) no longer held when they were to be written; the command exited with 0',
     ]);
   });

@@ -51,7 +51,7 @@ describe('HostClient binary event stream', () => {
     { type: 'output', seq: 1, stream: 'stdout', chunk: text('héllo '), time: 1_700_000_000_001 },
     { type: 'output', seq: 2, stream: 'stderr', chunk: text('wörld'), time: 1_700_000_000_002 },
     { type: 'output', seq: 3, stream: 'pty', chunk: text('\u001b[1mbold'), time: 1_700_000_000_003 },
-    { type: 'truncated', nextSeq: 10, droppedEvents: 6, reason: 'quota' },
+    { type: 'truncated', nextSeq: 10, droppedEvents: 6, droppedBytes: 600, reason: 'quota' },
     { type: 'exited', seq: 10, exitCode: 3, time: 1_700_000_000_010 },
     { type: 'closed', seq: 11, time: 1_700_000_000_011 },
   ];

@@ -74,11 +74,23 @@ describe('HostClient.events$', () => {
     const events = await lastValueFrom(client(fake).events$(ENV, PID).pipe(toArray()));
     expect(events).toEqual([
       { type: 'output', seq: 1, stream: 'stdout', chunk: new Uint8Array([0x61]), time: 1_700_000_000_123 },
-      { type: 'truncated', nextSeq: 9, droppedEvents: 7, reason: 'quota' },
+      { type: 'truncated', nextSeq: 9, droppedEvents: 7, droppedBytes: 700, reason: 'quota' },
       { type: 'exited', seq: 9, exitCode: 0, time: 1_700_000_000_456 },
       { type: 'closed', seq: 10 },
     ]);
     expect('time' in (events[3] ?? {})).toBe(false);
+  });
+
+  it("gives a marker's droppedBytes where the host sent it, and none from a host that sent none (an older one, or a marker of the executor's window)", async () => {
+    const counted = `event: truncated\ndata: ${JSON.stringify({ nextSeq: 5, droppedEvents: 4, droppedBytes: 1_048_576 })}\n\n`;
+    const fake = new FakeFetch().reply(new SseBody(counted, frames.truncated(9, 4), frames.closed(9)).end());
+    const events = await lastValueFrom(client(fake).events$(ENV, PID).pipe(toArray()));
+    expect(events).toEqual([
+      { type: 'truncated', nextSeq: 5, droppedEvents: 4, droppedBytes: 1_048_576 },
+      { type: 'truncated', nextSeq: 9, droppedEvents: 4 },
+      { type: 'closed', seq: 9 },
+    ]);
+    expect('droppedBytes' in (events[1] ?? {})).toBe(false);
   });
 
   it('errors PROCESS_GAP when a seq is skipped with no truncated marker', async () => {

@@ -5,14 +5,27 @@
  */
 import { EXIT_OUTPUT_LOST } from './exit-codes';
 
-/** The note for history no longer held (without the `exec-rx: ` prefix), said where the hole is. */
-export const truncatedNote = (nextSeq: number, droppedEvents: number): string =>
-  `output before seq ${nextSeq} is no longer held (${droppedEvents} event${droppedEvents === 1 ? '' : 's'})`;
-
-/** A `truncated` marker: the library's carries the bytes it dropped; the host client's does not (yet). */
+/** A `truncated` marker: the events it skips, and the output bytes they held when it counted them. */
 export interface LostMarker {
   readonly droppedEvents: number;
+  /** Absent from a host that sent none; 0 for events dropped means unknown (the executor's window does not count them). */
   readonly droppedBytes?: number;
+}
+
+/** The bytes `marker` counted, or `undefined` when it did not (absent, or 0 for events dropped). */
+const countedBytes = (marker: LostMarker): number | undefined =>
+  marker.droppedBytes === undefined || (marker.droppedBytes === 0 && marker.droppedEvents > 0) ? undefined : marker.droppedBytes;
+
+const plural = (count: number, unit: string): string => `${count} ${unit}${count === 1 ? '' : 's'}`;
+
+/**
+ * The note for history no longer held (without the `exec-rx: ` prefix), said where the hole is: the
+ * events it skips, and the bytes when the marker counted them (`… (7 events, 4096 bytes)`).
+ */
+export function truncatedNote(marker: LostMarker & { readonly nextSeq: number }): string {
+  const bytes = countedBytes(marker);
+  const what = bytes === undefined ? plural(marker.droppedEvents, 'event') : `${plural(marker.droppedEvents, 'event')}, ${plural(bytes, 'byte')}`;
+  return `output before seq ${marker.nextSeq} is no longer held (${what})`;
 }
 
 /** The sum of the `truncated` markers a writer of output met. */
@@ -27,8 +40,9 @@ export class LostOutput {
   add(marker: LostMarker): void {
     this.markers += 1;
     this.events += marker.droppedEvents;
-    if (marker.droppedBytes === undefined || (marker.droppedBytes === 0 && marker.droppedEvents > 0)) this.bytesKnown = false;
-    else this.bytes += marker.droppedBytes;
+    const bytes = countedBytes(marker);
+    if (bytes === undefined) this.bytesKnown = false;
+    else this.bytes += bytes;
   }
 
   /** Whether any marker came. */
@@ -38,8 +52,8 @@ export class LostOutput {
 
   /** `N events` or `N events (B bytes)`, for a line on stderr. */
   describe(): string {
-    const events = `${this.events} event${this.events === 1 ? '' : 's'}`;
-    return this.bytesKnown && this.bytes > 0 ? `${events} (${this.bytes} bytes)` : events;
+    const events = plural(this.events, 'event');
+    return this.bytesKnown && this.bytes > 0 ? `${events} (${plural(this.bytes, 'byte')})` : events;
   }
 }
 

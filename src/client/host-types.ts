@@ -125,6 +125,14 @@ export interface HostTruncatedEvent {
   readonly nextSeq: number;
   /** How many events before it are no longer held. */
   readonly droppedEvents: number;
+  /**
+   * The output bytes those events held, where the host counted them: exact for what its history's bounds
+   * or its log's quota dropped and for a failed write; for `corrupt`, the damaged bytes less one record
+   * header per event. Absent from a host older than this field and from a marker for what the executor's
+   * own window evicted; 0 with `droppedEvents` above 0 when the host does not know (the executor does not
+   * say how many bytes it evicted).
+   */
+  readonly droppedBytes?: number;
   /** Why, from a host that keeps output on disk: past the quota, a damaged record, a failed write, a released or evicted log. */
   readonly reason?: 'quota' | 'corrupt' | 'writeFailed' | 'released' | 'evicted';
 }

@@ -91,7 +91,8 @@ export class ProcessEventReader {
         const data = decoded(TruncatedEventData, message.data, 'truncated event');
         if (data.nextSeq <= this.lastSeq + 1) return undefined;
         this.lastSeq = data.nextSeq - 1;
-        return { type: 'truncated', nextSeq: data.nextSeq, droppedEvents: data.droppedEvents, ...(data.reason === undefined ? {} : { reason: data.reason }) };
+        const { nextSeq, droppedEvents, droppedBytes, reason } = data;
+        return { type: 'truncated', nextSeq, droppedEvents, ...(droppedBytes === undefined ? {} : { droppedBytes }), ...(reason === undefined ? {} : { reason }) };
       }
       case 'failed': {
         const data = decoded(FailedEventData, message.data, 'failed event');

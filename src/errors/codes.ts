@@ -39,6 +39,7 @@ export type ExecClientErrorCode =
   | 'STALE_EPOCH'
   | 'STALE_CLAIM'
   | 'STORE_UNAVAILABLE'
+  | 'STORE_SCRIPT_FAILED'
   | OperatorApiErrorCode;
 
 /**

@@ -25,5 +25,6 @@ export type { HelperKind } from './setup-errors';
 export { ConfigError, ExecutorExitedError, ExecutorStartError, HelperFailedError } from './setup-errors';
 export type { LogWriteOperation } from './log-errors';
 export { OutputLogError, OutputLogReadError } from './log-errors';
-export { DataDirInUseError, StaleClaimError, StaleEpochError, StoreUnavailableError } from './state-errors';
+export type { StoreScriptFailure } from './state-errors';
+export { DataDirInUseError, StaleClaimError, StaleEpochError, StoreScriptError, StoreUnavailableError } from './state-errors';
 export { messageOf } from './message-of';

@@ -1,4 +1,4 @@
-/** Errors of the host's durable state: its data dir's lock, and a write its store refused. */
+/** Errors of the host's durable state: its data dir's lock, a write its store refused, a store that did not answer or answered unusably. */
 import { ExecClientError } from './exec-client-error';
 import { ConfigError } from './setup-errors';
 
@@ -66,5 +66,27 @@ export class StoreUnavailableError extends ExecClientError {
   readonly code = 'STORE_UNAVAILABLE';
   constructor(reason: string, options?: ErrorOptions) {
     super(`the shared state store did not answer: ${reason}`, options);
+  }
+}
+
+/** Why a store script gave nothing usable: it is not defined on the connection, or its reply has the wrong shape. */
+export type StoreScriptFailure = 'undefined' | 'reply';
+
+/**
+ * A script of the host's shared state store (Redis, with replicas) gave nothing the host can use: it is
+ * not defined on the connection the call went to (`undefined`: a defect of the host), or Redis answered
+ * it with a reply of the wrong shape (`reply`: a server that is not the Redis the scripts were written
+ * for, or a proxy that changed the answer). Unlike STORE_UNAVAILABLE it does not pass: calling again
+ * gets the same. An output log whose append this is fails (`LOG_WRITE_FAILED` with this code as its
+ * errno). The message names the script and what came back, never the store's url or password.
+ */
+export class StoreScriptError extends ExecClientError {
+  readonly code = 'STORE_SCRIPT_FAILED';
+  constructor(
+    /** The script's command name on the connection (`execRxLogAppend` ...). */ readonly script: string,
+    /** Why (see {@link StoreScriptFailure}). */ readonly failure: StoreScriptFailure,
+    detail: string,
+  ) {
+    super(failure === 'undefined' ? `the store script ${script} is not defined on its connection` : `the store script ${script} replied ${detail}`);
   }
 }

@@ -50,7 +50,8 @@ export { RECORDED_STARTS, STALE_UPGRADE_WINDOW_MS } from '../store/state-store';
 export type { TicketCaller, TicketRecord, TicketStore } from '../store/ticket-store';
 export type { StdinRecord, StdinWriteRecord } from '../store/stdin-record';
 export { PERSISTED_WRITES } from '../store/stdin-record';
-export { StaleClaimError, StaleEpochError, StoreUnavailableError } from '../errors';
+export type { StoreScriptFailure } from '../errors';
+export { StaleClaimError, StaleEpochError, StoreScriptError, StoreUnavailableError } from '../errors';
 
 /* Its output logs (`logStore`, `outputLog`): the port every store adapter implements, and what its readers get */
 export type {

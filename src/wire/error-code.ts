@@ -42,6 +42,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   STALE_EPOCH: null,
   STALE_CLAIM: null,
   STORE_UNAVAILABLE: null,
+  STORE_SCRIPT_FAILED: null,
   UNAUTHORIZED: null,
   FORBIDDEN_ROLE: null,
   FORBIDDEN_ENVIRONMENT: null,

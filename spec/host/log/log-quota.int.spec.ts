@@ -2,11 +2,15 @@
  * A 100 MB process under a 32 MiB quota (8 MiB segments): its log keeps the head (the first segment)
  * and the tail (the newest segments), and a reader gets exactly one `truncated` marker (reason `quota`)
  * between them whose counts are exact: the seqs it skips, and the bytes the process wrote less those
- * served. The head is the output's first bytes and the tail its last ones.
+ * served. The head is the output's first bytes and the tail its last ones. HostClient decodes that
+ * marker, its bytes included, from the SSE and from the binary stream alike.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { filter, lastValueFrom, toArray } from 'rxjs';
+import type { HostTruncatedEvent } from '../../../src/client';
+import { HostClient } from '../../../src/client';
 import { OPERATOR_TOKEN, startApiHost, startProcess } from '../api/api-host';
 import type { ApiHost } from '../api/api-host';
 import { paths, within } from '../api/api-client';
@@ -63,6 +67,16 @@ describe('a process past its quota', () => {
     expect(headBytes).toBeLessThanOrEqual(8 * MIB);
     expect(late.stdoutBytes).toBeLessThanOrEqual(40 * MIB);
     expect(marker.droppedBytes).toBeGreaterThan(50 * MIB);
+    // HostClient decodes the same marker, its bytes included, from the SSE and from the binary stream.
+    const markersOf = (binaryEvents: boolean): Promise<HostTruncatedEvent[]> =>
+      lastValueFrom(
+        new HostClient({ url: host.url, token: OPERATOR_TOKEN, binaryEvents })
+          .events$(environmentId, started.id)
+          .pipe(filter((e): e is HostTruncatedEvent => e.type === 'truncated'), toArray()),
+      );
+    const decoded = { type: 'truncated', nextSeq: marker.nextSeq, droppedEvents: marker.droppedEvents, droppedBytes: expected.bytes - late.stdoutBytes, reason: 'quota' };
+    expect(await within(markersOf(false), 60_000, 'the client read over SSE')).toEqual([decoded]);
+    expect(await within(markersOf(true), 60_000, 'the client read over the binary stream')).toEqual([decoded]);
     // The head is the output's first bytes, the tail its last ones.
     const tailBytes = late.stdoutBytes - headBytes;
     const headAndTail = (await shell(`{ ${PRODUCER} | head -c ${headBytes}; ${PRODUCER} | tail -c ${tailBytes}; } | sha256sum`)).split(' ')[0];

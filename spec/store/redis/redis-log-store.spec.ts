@@ -3,11 +3,13 @@
  * 64 events per script call, the script's no-op for a seq already logged, its own fencing by the owner
  * hash, raw bytes, an unreachable Redis (a paused server) held in memory up to the buffer and the typed
  * failure past it, recorded for readers on every store, a flush bounded while Redis does not answer,
- * backpressure, a log another store writes followed, and expiry after a release.
+ * backpressure, a log another store writes followed, expiry after a release, and a script that gives
+ * nothing usable (not defined on the connection, a reply of the wrong shape): STORE_SCRIPT_FAILED, and a log
+ * that fails at once.
  */
 import { filter, firstValueFrom, Subject } from 'rxjs';
 import Redis from 'ioredis';
-import { OutputLogError, StaleEpochError } from '../../../src/errors';
+import { OutputLogError, StaleEpochError, StoreScriptError } from '../../../src/errors';
 import type { LogEvent } from '../../../src/store/log-events';
 import type { LogPressure, LogStoreFailure, PacedLogReader } from '../../../src/store/log-store';
 import type { ProcessKey } from '../../../src/store/process-meta';
@@ -461,6 +463,47 @@ describe('RedisLogStore', () => {
     expect(await store.list()).toEqual([]);
     await store.enforce(); // lets go of its own log of it too
     expect(await store.openReader(key('p-expire'))).toBeUndefined();
+  });
+});
+
+describe('RedisLogStore: a store script that gives nothing usable', () => {
+  const keysOf = (processId: string): [string, string, string, string] => {
+    const keys = processLogKeys(`spec-${test}`, key(processId));
+    return [keys.stream, keys.meta, keys.owner, keys.trims];
+  };
+  const failureOf = async (call: Promise<unknown>): Promise<unknown> => call.then(() => 'resolved', (error: unknown) => error);
+
+  it('rejects with StoreScriptError (STORE_SCRIPT_FAILED) naming the script, when it is not defined on the connection', async () => {
+    const { store, redis } = await open();
+    Reflect.deleteProperty(redis, 'execRxLogAppend');
+    const error = await failureOf(store.scripts.append(keysOf('p-none'), { epoch: 1, name: 'w' }, 0, 0, []));
+    expect(error).toBeInstanceOf(StoreScriptError);
+    expect(error).toMatchObject({ code: 'STORE_SCRIPT_FAILED', script: 'execRxLogAppend', failure: 'undefined', message: 'the store script execRxLogAppend is not defined on its connection' });
+  });
+
+  it('rejects with StoreScriptError (STORE_SCRIPT_FAILED) saying what came back, when Redis answers a script with the wrong shape', async () => {
+    const { store, redis } = await open();
+    // The same command names, other scripts: a real Redis answers them with what the host cannot use.
+    redis.defineCommand('execRxLogAppend', { numberOfKeys: 4, lua: 'return {1, 2}' });
+    redis.defineCommand('execRxLogMeta', { numberOfKeys: 4, lua: "return 'OK'" });
+    const append = await failureOf(store.scripts.append(keysOf('p-shape'), { epoch: 1, name: 'w' }, 0, 0, []));
+    expect(append).toBeInstanceOf(StoreScriptError);
+    expect(append).toMatchObject({ code: 'STORE_SCRIPT_FAILED', failure: 'reply', message: 'the store script execRxLogAppend replied an array of 2 values where 7 integers were expected' });
+    const meta = await failureOf(store.scripts.meta(keysOf('p-shape'), 1, 'update', 0, []));
+    expect(meta).toMatchObject({ code: 'STORE_SCRIPT_FAILED', failure: 'reply', message: 'the store script execRxLogMeta replied a string where 2 integers were expected' });
+  });
+
+  it('fails the log at once with LOG_WRITE_FAILED, STORE_SCRIPT_FAILED its errno (sending again would get the same), instead of resending it for ever', async () => {
+    const { store, redis } = await open();
+    const history = store.histories(ENV, { epoch: 1 })('p-fails', { argv: ['x'], tty: false });
+    history.append(outputBytes(1, chunk(1)));
+    await store.flush();
+    redis.defineCommand('execRxLogAppend', { numberOfKeys: 4, lua: 'return {1}' });
+    const failed = firstValueFrom(store.failures$);
+    history.append(outputBytes(2, chunk(2)));
+    const failure = await failed;
+    expect(failure).toBeInstanceOf(OutputLogError);
+    expect(failure).toMatchObject({ code: 'LOG_WRITE_FAILED', processId: 'p-fails', errno: 'STORE_SCRIPT_FAILED', message: 'output log of process p-fails failed to write: STORE_SCRIPT_FAILED' });
   });
 });
 

@@ -34,7 +34,7 @@ export function writeEvent(event: HostProcessEvent, io: Pick<CliIo, 'stdout' | '
       return writePastMark(output, event.chunk) ? output : undefined;
     }
     case 'truncated':
-      say(truncatedNote(event.nextSeq, event.droppedEvents));
+      say(truncatedNote(event));
       return undefined;
     case 'exited':
     case 'closed':

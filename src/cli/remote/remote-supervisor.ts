@@ -10,7 +10,8 @@ import type { CliIo } from '../io';
 import { forwardSignals } from '../terminal/forward-signals';
 import type { StdinSink } from '../terminal/stdin-relay';
 import { rawTerminal, relayStdin } from '../terminal/stdin-relay';
-import { terminalSize } from '../terminal/terminal-size';
+import type { SizeTarget } from '../terminal/terminal-size';
+import { followTerminalSize } from '../terminal/terminal-size';
 import { EVENTS_AHEAD, pipeEvents } from './event-output';
 import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
 import { messageOf } from '../../errors';
@@ -56,42 +57,11 @@ function hostSink(remote: RemoteProcess, reporting: RemoteReporting): StdinSink 
   };
 }
 
-/** Resizes the pty on each `resize` of our stdout, one call at a time, the last size winning; the first failure is said. */
-function followSize(remote: RemoteProcess, io: CliIo, say: (line: string) => void): { dispose(): void } {
-  if (!remote.sized) return { dispose: () => undefined };
-  let inFlight = false;
-  let pending = false;
-  let reported = false;
-  let disposed = false;
-  const send = (): void => {
-    const size = terminalSize(io);
-    if (disposed || size === undefined) return;
-    inFlight = true;
-    remote.client
-      .resize(remote.environmentId, remote.processId, size)
-      .catch((error: unknown) => {
-        if (reported || disposed) return;
-        reported = true;
-        say(`resize: ${messageOf(error)}`);
-      })
-      .finally(() => {
-        inFlight = false;
-        if (pending) {
-          pending = false;
-          send();
-        }
-      });
-  };
-  const onResize = (): void => {
-    if (inFlight) pending = true;
-    else send();
-  };
-  io.stdout.on('resize', onResize);
+/** The host's pty of `remote`, as {@link followTerminalSize} sends our terminal's size to it; every failure worth saying. */
+function hostPty(remote: RemoteProcess): SizeTarget {
   return {
-    dispose: () => {
-      disposed = true;
-      io.stdout.off('resize', onResize);
-    },
+    resize: (size) => remote.client.resize(remote.environmentId, remote.processId, size),
+    describe: (error) => `resize: ${messageOf(error)}`,
   };
 }
 
@@ -111,7 +81,7 @@ export async function superviseRemote(remote: RemoteProcess, io: CliIo, reportin
   const signals = forwardSignals({ interrupt: () => client.interrupt(environmentId, processId), terminate }, (signal, action) => {
     if (reporting.verbose) reporting.say(`${signal}: ${action === 'interrupt' ? 'interrupting the command (Ctrl-C again terminates it)' : 'terminating the command'}`);
   });
-  const sizing = followSize(remote, io, reporting.say);
+  const sizing = remote.sized ? followTerminalSize(io, hostPty(remote), reporting.say) : undefined;
   try {
     let exitCode: number | undefined;
     const lost = new LostOutput();
@@ -135,7 +105,7 @@ export async function superviseRemote(remote: RemoteProcess, io: CliIo, reportin
     return ran.status;
   } finally {
     signals.dispose();
-    sizing.dispose();
+    sizing?.dispose();
     terminal?.restore();
     relay?.stop();
   }

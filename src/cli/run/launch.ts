@@ -12,7 +12,7 @@ import type { CliIo } from '../io';
 import type { OpenTarget } from './run-target';
 import type { StdinSink } from '../terminal/stdin-relay';
 import { terminalSize } from '../terminal/terminal-size';
-import { ptySink } from './stdin-relay';
+import { ptySink } from './pty-sink';
 
 /** A started command and where its stdin goes. */
 export interface Launched {

@@ -5,7 +5,7 @@
 import { constants } from 'node:os';
 import type { SchedulerLike } from 'rxjs';
 import { asyncScheduler, firstValueFrom, from, race, timer } from 'rxjs';
-import { ExecutorExitedError, messageOf } from '../../errors';
+import { ExecutorExitedError, messageOf, ResizeFailedError } from '../../errors';
 import type { ExecProcess } from '../../exec/exec-process';
 import type { FlowHold } from '../../rpc/connection-flow';
 import type { CliIo } from '../io';
@@ -13,13 +13,25 @@ import { forwardSignals } from '../terminal/forward-signals';
 import type { Launched } from './launch';
 import type { OpenTarget } from './run-target';
 import { rawTerminal, relayStdin } from '../terminal/stdin-relay';
-import { followTerminalSize } from './terminal-size';
+import type { SizeTarget } from '../terminal/terminal-size';
+import { followTerminalSize } from '../terminal/terminal-size';
 import { EXIT_BROKEN_PIPE, EXIT_FAILED } from '../exit-codes';
 import { endAfter, LostOutput, truncatedNote } from '../lost-output';
 import { drainGate } from '../output-mark';
 
 /** How long cleaning up stdin (terminating the FIFO helper), and a pty's temp file, may hold up the exit. */
 const DISPOSE_LIMIT_MS = 3_000;
+
+/**
+ * The executor's pty of `process`, as {@link followTerminalSize} sends our terminal's size to it
+ * (`ExecProcess.resize` coalesces too); a resize that only lost a race with the command's end is not said.
+ */
+function localPty(process: ExecProcess): SizeTarget {
+  return {
+    resize: (size) => process.resize(size.rows, size.cols),
+    describe: (error) => (error instanceof ResizeFailedError && error.reason === 'ended' ? undefined : messageOf(error)),
+  };
+}
 
 /**
  * Streams the command's output, forwards stdin, signals and (with a pty) our terminal's size, and
@@ -36,7 +48,7 @@ export async function supervise(launched: Launched, target: OpenTarget, io: CliI
   const relay = sink === undefined ? undefined : relayStdin(io.stdin, sink, terminal);
   if (relay === undefined) io.stdin.destroy();
   const signals = forwardSignals({ interrupt: () => process.interrupt(), terminate: () => process.terminate() });
-  const sizing = launched.tty ? followTerminalSize(process, io, say) : undefined;
+  const sizing = launched.tty && process.ttySize !== undefined ? followTerminalSize(io, localPty(process), say) : undefined;
   const executorGone = firstValueFrom(target.executorExit$).then((message) => Promise.reject(new ExecutorExitedError(message)));
   executorGone.catch(() => undefined);
   const output = pumpOutput(process, io, say);
@@ -106,7 +118,7 @@ function pumpOutput(process: ExecProcess, io: CliIo, say: (line: string) => void
           return reject(event.error);
         case 'truncated':
           lost.add(event);
-          say(truncatedNote(event.nextSeq, event.droppedEvents));
+          say(truncatedNote(event));
           return;
       }
     });

@@ -1,7 +1,8 @@
 /**
- * Forwarding this process's stdin to a command as it arrives, wherever the command runs: each side gives
- * the sink (`run`: the FIFO helper of `exec/stdin-fifo` or the command's pty, see `run/stdin-relay`;
- * `run --host`: the host's stdin calls, see `remote/remote-supervisor`).
+ * Forwarding this process's stdin to a command as it arrives, wherever the command runs (the one relay
+ * `run` and `run --host` share, with our terminal's raw mode): each side gives only the sink (`run`: the
+ * FIFO helper of `exec/stdin-fifo` or the command's pty, see `run/pty-sink`; `run --host`: the host's
+ * stdin calls, see `remote/remote-supervisor`).
  */
 import { spawnSync } from 'node:child_process';
 import type { Readable } from 'node:stream';

@@ -157,7 +157,14 @@ const SCHEMAS: Record<string, Json> = {
     {
       nextSeq: { type: 'integer', description: 'The seq of the next event delivered.' },
       droppedEvents: { type: 'integer' },
-      droppedBytes: { type: 'integer' },
+      droppedBytes: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          'The output bytes the dropped events held: exact for what the history or the log quota dropped and for `writeFailed`; ' +
+          'for `corrupt`, the damaged bytes less one record header per event. Absent when the host does not know (a marker for what ' +
+          "the executor's own window evicted); 0 with `droppedEvents` above 0 is unknown too (the executor does not say).",
+      },
       reason: {
         enum: ['quota', 'corrupt', 'writeFailed', 'released', 'evicted'],
         description:

@@ -46,6 +46,8 @@ const LIBRARY_STATUS: Readonly<Partial<Record<ExecClientErrorCode, number>>> = {
   STALE_EPOCH: 503,
   STALE_CLAIM: 503,
   STORE_UNAVAILABLE: 503,
+  // The store answered what the host cannot use: an upstream's bad answer, as the executor's is.
+  STORE_SCRIPT_FAILED: 502,
 };
 
 const statusOf = (error: ExecClientError): number => LIBRARY_STATUS[error.code] ?? 500;

@@ -14,6 +14,7 @@
  *   or `drop`s the keys of a process its writer made and that never ran.
  */
 import type Redis from 'ioredis';
+import { StoreScriptError } from '../../errors';
 
 /**
  * The dropped entries remembered per process (seq and output bytes dropped up to it) for exact `droppedBytes`
@@ -177,7 +178,7 @@ export class LogScripts {
   ): Promise<AppendResult> {
     this.calls += 1;
     const head = [String(writer.epoch), String(quotaBytes), String(count), writer.name];
-    const reply = numbers(await this.call(APPEND_COMMAND, [...keys, ...head, ...args]), 7);
+    const reply = numbers(APPEND_COMMAND, await this.call(APPEND_COMMAND, [...keys, ...head, ...args]), 7);
     const [status = 0, lastSeq = 0, storedBytes = 0, storedEvents = 0, trimmedTo = 0, droppedBytes = 0, currentEpoch = 0] = reply;
     return { accepted: status === 1, lastSeq, storedBytes, storedEvents, trimmedTo, droppedBytes, currentEpoch };
   }
@@ -196,20 +197,27 @@ export class LogScripts {
     ttlMs: number,
     fields: readonly string[],
   ): Promise<MetaResult> {
-    const [status = 0, currentEpoch = 0] = numbers(await this.call(META_COMMAND, [...keys, String(epoch), mode, String(ttlMs), ...fields]), 2);
+    const [status = 0, currentEpoch = 0] = numbers(META_COMMAND, await this.call(META_COMMAND, [...keys, String(epoch), mode, String(ttlMs), ...fields]), 2);
     return status === 1 ? { outcome: 'written' } : status === 0 ? { outcome: 'unknown' } : { outcome: 'stale', currentEpoch };
   }
 
+  /** Calls the script `name`; rejects with StoreScriptError (`undefined`) when the connection lacks it, or with Redis's failure. */
   private async call(name: string, args: readonly ScriptArg[]): Promise<unknown> {
     const command: unknown = Reflect.get(this.redis, name);
-    if (typeof command !== 'function') throw new Error(`the script ${name} is not defined on the connection`);
+    if (typeof command !== 'function') throw new StoreScriptError(name, 'undefined', '');
     const reply: unknown = await Reflect.apply(command, this.redis, args);
     return reply;
   }
 }
 
-/** The script's integer array reply, as numbers. */
-function numbers(reply: unknown, length: number): number[] {
-  if (!Array.isArray(reply) || reply.length < length) throw new Error('unexpected reply from a log store script');
-  return reply.map((value: unknown) => (typeof value === 'number' ? value : Number(value)));
+/** The script `name`'s reply, an array of at least `length` integers, as numbers; else throws StoreScriptError (`reply`). */
+function numbers(name: string, reply: unknown, length: number): number[] {
+  const values = Array.isArray(reply) ? reply.map((value: unknown) => (typeof value === 'number' ? value : Number(value))) : [];
+  if (!Array.isArray(reply) || values.length < length || values.some((value) => !Number.isSafeInteger(value))) {
+    throw new StoreScriptError(name, 'reply', `${describeReply(reply)} where ${length} integers were expected`);
+  }
+  return values;
 }
+
+/** A reply in a few words for a message: its type, or an array's length (never its contents: they may be a process's output). */
+const describeReply = (reply: unknown): string => (Array.isArray(reply) ? `an array of ${reply.length} values` : reply === null ? 'nil' : `a ${typeof reply}`);

@@ -6,9 +6,10 @@
  * backlog is held up to the store's `bufferBytes`, and past it the log fails with LOG_WRITE_FAILED
  * (`ENOBUFS`): readers get a `writeFailed` marker for what it could not keep, never a silent hole (the
  * store records it in the meta hash for readers elsewhere: {@link RedisLog.writeFailure}). A writer the
- * script finds stale is refused: the log takes no more appends.
+ * script finds stale is refused: the log takes no more appends. A call Redis refuses (a reply error) or answers
+ * unusably (STORE_SCRIPT_FAILED) fails the log at once, that code its errno: sending it again would get the same.
  */
-import { OutputLogError } from '../../errors';
+import { OutputLogError, StoreScriptError } from '../../errors';
 import type { SequencedEvent } from '../../wire/process-event';
 import type { LogRead } from '../log-events';
 import { truncatedRange } from '../log-events';
@@ -232,6 +233,7 @@ export class RedisLog implements PacedLogReader {
       } catch (error: unknown) {
         if (!this.writing) return;
         if (isReplyError(error)) return this.fail(replyCode(error));
+        if (error instanceof StoreScriptError) return this.fail(error.code); // calling again would get the same
         await this.context.afterError(error);
         continue;
       }

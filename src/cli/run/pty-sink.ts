@@ -1,6 +1,9 @@
 /**
- * `exec-rx run`'s stdin sinks on the executor's process: with `--tty`, straight to the command's pty
- * (end-of-file becomes Ctrl-D there); the relay that feeds them reads our stdin (see `terminal/stdin-relay`).
+ * `exec-rx run --tty`'s stdin sink: the command's pty on the executor, written through `ExecProcess`
+ * (end-of-file becomes Ctrl-D there). Only a sink, not a relay: the one relay that reads our stdin into
+ * a sink is `terminal/stdin-relay`, shared with `run --host`; this one stays under `run/` because it
+ * writes through the library's `ExecProcess`, which `run --host` (the host's stdin calls) never has.
+ * Without `--tty`, `run`'s sink is the FIFO helper of `exec/stdin-fifo`.
  */
 import type { ExecProcess } from '../../exec/exec-process';
 import type { StdinSink } from '../terminal/stdin-relay';
