@@ -48,6 +48,8 @@ describe('host: serving the API reference', () => {
     }
     const expected = { status: 200, type: 'text/html; charset=utf-8', cache: 'no-cache', csp: API_DOCS_CSP };
     expect(seen).toEqual({ GET: { ...expected, body: readFileSync(join(FIXTURE, 'api-docs', 'index.html'), 'utf8') }, HEAD: { ...expected, body: '' } });
+    // A token, wrong or right, changes nothing: the row is public.
+    for (const token of ['not-a-token-of-this-host', TOKEN]) expect((await web.get(DOCS, { token })).status).toBe(200);
     // Nothing inline, no eval, nothing from another origin, no frames, no forms.
     expect(API_DOCS_CSP).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
