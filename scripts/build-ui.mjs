@@ -5,11 +5,13 @@
  * with its source map as a file beside it, and a generated `index.html` that references them. The host
  * serves `index.html` at `/` (never cached) and the hashed files under `/ui/` (cached for a year).
  * `--outdir DIR` writes them elsewhere (a spec builds into a temporary folder).
+ * The API reference (`/api/v1/docs`, Swagger UI) goes into its `api-docs/` folder: see ./build-api-docs.mjs.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { buildApiDocs } from './build-api-docs.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdirAt = process.argv.indexOf('--outdir');
@@ -62,3 +64,5 @@ const html = `<!doctype html>
 `;
 writeFileSync(join(outdir, 'index.html'), html);
 console.log(`build-ui: ${outdir}: index.html, ${outputs.join(', ')}`);
+const docs = await buildApiDocs(root, join(outdir, 'api-docs'));
+console.log(`build-ui: ${join(outdir, 'api-docs')}: ${docs.join(', ')}`);

@@ -12,6 +12,8 @@
  *
  * - the dashboard: the tarball carries `dist/ui/index.html` and the hashed `dist/ui/app-*.js` / `.css` it names
  *   (the host serves them at `/`).
+ * - the API reference: the tarball carries `dist/ui/api-docs/index.html`, the hashed Swagger UI files and script it
+ *   names, and swagger-ui-dist's LICENSE and NOTICE (the host serves them at `/api/v1/docs`).
  *
  * Run `npm run build` first. Exits non-zero on any finding; the temporary directory is always removed.
  */
@@ -27,7 +29,7 @@ import { formatMessage } from 'publint/utils';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CHILD_TIMEOUT_MS = 120_000;
 
-for (const built of [['dist', 'src', 'index.js'], ['dist', 'ui', 'index.html']]) {
+for (const built of [['dist', 'src', 'index.js'], ['dist', 'ui', 'index.html'], ['dist', 'ui', 'api-docs', 'index.html']]) {
   if (!existsSync(join(root, ...built))) {
     console.error(`package:check: ${built.join('/')} is missing; run \`npm run build\` first`);
     process.exit(1);
@@ -65,6 +67,17 @@ try {
     console.error(`dashboard: the package lacks ${missing.join(', ') || 'the script and style index.html references'}`);
   } else {
     console.log(`dashboard: dist/ui/index.html and ${referenced.join(', ')} are packed`);
+  }
+
+  // The API reference (issue 40): its index.html, every file it references (relatively, `docs/…`), and swagger-ui-dist's LICENSE and NOTICE.
+  const docsIndex = readFileSync(join(root, 'dist', 'ui', 'api-docs', 'index.html'), 'utf8');
+  const docsReferenced = [...docsIndex.matchAll(/(?:href|src)="docs\/([^"]+)"/g)].map((match) => `dist/ui/api-docs/${match[1]}`);
+  const docsMissing = ['index.html', 'LICENSE', 'NOTICE'].map((name) => `dist/ui/api-docs/${name}`).concat(docsReferenced).filter((path) => !packedPaths.has(path));
+  if (docsReferenced.length < 3 || docsMissing.length > 0) {
+    failed = true;
+    console.error(`api reference: the package lacks ${docsMissing.join(', ') || 'the scripts and style dist/ui/api-docs/index.html references'}`);
+  } else {
+    console.log(`api reference: dist/ui/api-docs/index.html, LICENSE, NOTICE and ${docsReferenced.join(', ')} are packed`);
   }
 
   if (!packedPaths.has('dist/openapi.json')) {

@@ -59,9 +59,15 @@ describe('the build in a clone', () => {
 });
 
 describe('the packed tarball', () => {
-  it('holds the build, the bin, the dashboard, the OpenAPI document and the package files, and no specs, benchmarks or docs', () => {
-    expect(tarball.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/host/index.js', 'dist/src/host/index.d.ts', 'dist/src/cli/main.js', 'dist/ui/index.html', 'dist/openapi.json']));
-    expect(tarball.files.filter((file) => !file.startsWith('dist/src/') && file !== 'package.json' && file !== 'README.md' && file !== 'dist/openapi.json' && !/^dist\/ui\/(index\.html|app-[A-Z0-9]+\.(js|css)(\.map|\.LEGAL\.txt)?)$/.test(file))).toEqual([]);
+  it('holds the build, the bin, the dashboard, the OpenAPI document and its reference page, and the package files, and no specs, benchmarks or docs', () => {
+    const apiDocs = ['index.html', 'LICENSE', 'NOTICE'].map((name) => `dist/ui/api-docs/${name}`);
+    expect(tarball.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/host/index.js', 'dist/src/host/index.d.ts', 'dist/src/cli/main.js', 'dist/ui/index.html', ...apiDocs, 'dist/openapi.json']));
+    // The API reference (issue 40): swagger-ui-dist's bundle, its license note and style, our script, each hashed.
+    const built = [/^dist\/ui\/(index\.html|app-[A-Z0-9]+\.(js|css)(\.map|\.LEGAL\.txt)?)$/, /^dist\/ui\/api-docs\/(index\.html|LICENSE|NOTICE|(swagger-ui-bundle|swagger-ui|api-docs)-[A-Z0-9]+\.(js|css)(\.LICENSE\.txt)?)$/];
+    expect(tarball.files.filter((file) => !file.startsWith('dist/src/') && file !== 'package.json' && file !== 'README.md' && file !== 'dist/openapi.json' && !built.some((name) => name.test(file)))).toEqual([]);
+    expect(tarball.files.filter((file) => file.startsWith('dist/ui/api-docs/')).map((file) => file.replace(/-[A-Z0-9]{8}\./, '-[hash].')).sort()).toEqual(
+      [...apiDocs, ...['swagger-ui-bundle-[hash].js', 'swagger-ui-bundle-[hash].js.LICENSE.txt', 'swagger-ui-[hash].css', 'api-docs-[hash].js'].map((name) => `dist/ui/api-docs/${name}`)].sort(),
+    );
     expect(tarball.files.filter((file) => /(^|\/)(spec|bench|docs)\//.test(file) || /\.spec\./.test(file))).toEqual([]);
   });
 

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { DASHBOARD_CSP } from '../../../src/host/api/routes-public';
+import { API_DOCS_CSP, DASHBOARD_CSP } from '../../../src/host/api/routes-public';
 import { API_PREFIX } from '../../../src/wire/operator-api';
 import { registerOk, signedHeaders } from '../signed-client';
 import type { Registration } from '../signed-client';
@@ -94,11 +94,11 @@ describe('operator API: who may call it', () => {
     expectUnauthorized(await setup.api.get(paths.host, { token: null, headers: { authorization: `Bearer ${OPERATOR_TOKEN.toUpperCase()}` } }), 'upper case');
   });
 
-  it('answers its public rows without a token: the dashboard under its CSP (no-cache) and the OpenAPI document (never cached), HEAD alike', async () => {
+  it('answers its public rows without a token: the dashboard and the API reference under their CSPs (no-cache), the OpenAPI document (never cached), HEAD alike', async () => {
     const anonymous = setup.api.as(null);
     const served: Record<string, unknown> = {};
     for (const method of ['GET', 'HEAD']) {
-      for (const path of ['/', `${API_PREFIX}/openapi.json`]) {
+      for (const path of ['/', `${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`]) {
         const answer = await anonymous.request(method, path);
         const { 'content-type': type, 'cache-control': cache, 'content-security-policy': policy } = answer.headers;
         served[`${method} ${path}`] = { status: answer.status, type, cache, policy, body: answer.text.length > 0 };
@@ -109,6 +109,8 @@ describe('operator API: who may call it', () => {
       [`GET ${API_PREFIX}/openapi.json`]: { status: 200, type: 'application/json', cache: 'no-store', policy: undefined, body: true },
       'HEAD /': { status: 200, type: 'text/html; charset=utf-8', cache: 'no-cache', policy: DASHBOARD_CSP, body: false },
       [`HEAD ${API_PREFIX}/openapi.json`]: { status: 200, type: 'application/json', cache: 'no-store', policy: undefined, body: false },
+      [`GET ${API_PREFIX}/docs`]: { status: 200, type: 'text/html; charset=utf-8', cache: 'no-cache', policy: API_DOCS_CSP, body: true },
+      [`HEAD ${API_PREFIX}/docs`]: { status: 200, type: 'text/html; charset=utf-8', cache: 'no-cache', policy: API_DOCS_CSP, body: false },
     });
     const refused = await anonymous.request('POST', '/', { json: {} });
     expectProblem(refused, 405, 'METHOD_NOT_ALLOWED', setup.host.instanceId);

@@ -27,6 +27,9 @@ import { DocumentValidator, methodsOf, operationsOf } from './openapi-document';
 const ENV = 'openapi-1';
 const PROCESSES = `${API_PREFIX}/environments/{environmentId}/processes`;
 const PROCESS = `${PROCESSES}/{processId}`;
+/** The built pages of a fixture: the API reference's files are in its `api-docs/`. */
+const UI_FIXTURE = join(__dirname, 'ui-fixture');
+const DOCS_ASSET = 'swagger-ui-bundle-FIXTURE2.js';
 
 /** The schema of each event's data, by event name (every event the streams send: the itemSchema of each stream must have them). */
 const EVENT_SCHEMAS: Readonly<Record<ProcessSseEvent | 'overview', string>> = {
@@ -75,14 +78,14 @@ describe('the OpenAPI document is true', () => {
     released: undefined,
   };
   const idOf = (name: keyof typeof started): string => started[name]?.id ?? 'not-started';
-  const fill = (template: string): string => template.replace('{environmentId}', ENV).replace('{processId}', idOf('running'));
+  const fill = (template: string): string => template.replace('{environmentId}', ENV).replace('{processId}', idOf('running')).replace('{asset}', DOCS_ASSET);
 
   let dataDir: string;
 
   beforeAll(async () => {
     // A data dir, so that the events are read from the output logs (`time`) and `/log` answers.
     dataDir = mkdtempSync(join(tmpdir(), 'exec-rx-openapi-'));
-    setup = await startApiHost({ environmentId: ENV, host: { outputLog: { dataDir } } });
+    setup = await startApiHost({ environmentId: ENV, host: { outputLog: { dataDir } }, operator: { uiDir: UI_FIXTURE } });
     served = await setup.api.get(paths.openapi, { token: null });
     document = served.body as OpenApiDocument;
     validator = new DocumentValidator(document);
@@ -121,6 +124,8 @@ describe('the OpenAPI document is true', () => {
       ['GET /readyz']: { status: 200, send: () => api.get('/readyz', { token: null }) },
       [`GET ${paths.openapi}`]: { status: 200, send: () => api.get(paths.openapi, { token: null }) },
       [`HEAD ${paths.openapi}`]: { status: 200, send: () => api.request('HEAD', paths.openapi, { token: null }) },
+      [`GET ${API_PREFIX}/docs`]: { status: 200, send: () => api.get(`${API_PREFIX}/docs`, { token: null }) },
+      [`GET ${API_PREFIX}/docs/{asset}`]: { status: 200, send: () => api.get(`${API_PREFIX}/docs/${DOCS_ASSET}`, { token: null }) },
       [`GET ${paths.host}`]: { status: 200, send: () => api.get(paths.host) },
       [`GET ${paths.environments}`]: { status: 200, send: () => api.get(paths.environments) },
       [`GET ${API_PREFIX}/environments/{environmentId}`]: { status: 200, send: () => api.get(paths.environment(ENV)) },

@@ -1,6 +1,7 @@
 /**
  * The paths of the OpenAPI document (`./openapi`) that are about the host and its environments: the
- * probes, the document itself, who the caller is, the environments, and the live overview stream.
+ * probes, the document itself and its rendering (the API reference page), who the caller is, the
+ * environments, and the live overview stream.
  * A `get` without its `head` gets one when the document is assembled.
  */
 import { API_PREFIX, TOKENS_DIGEST_HEADER } from '../../wire/operator-api';
@@ -76,6 +77,46 @@ export const HOST_PATHS: Record<string, Record<string, Json>> = {
       summary: "This document's headers",
       security: [],
       responses: { '200': json({ type: 'object' }, 'The headers of the OpenAPI document, no body') },
+    },
+  },
+  [`${API_PREFIX}/docs`]: {
+    get: {
+      operationId: 'getApiReference',
+      tags: ['host'],
+      summary: 'This document, rendered: the API reference page (no token)',
+      description:
+        'An HTML page that renders this document with Swagger UI, read-only: no "Try it out" console and no Authorize button, ' +
+        'so it never asks for a token. Its files are served by this host (below `/api/v1/docs/`), no other origin, under a strict ' +
+        '`Content-Security-Policy`. `no-cache`: revalidated on every visit.',
+      security: [],
+      responses: {
+        '200': {
+          description: 'The page',
+          headers: {
+            'Content-Security-Policy': { description: "The page's policy: its scripts, style and calls from this origin only.", required: true, schema: { type: 'string' } },
+          },
+          content: { 'text/html': { schema: { type: 'string' } } },
+        },
+        '503': { description: 'The page is not built (`npm run build` builds it)', content: { 'text/plain': { schema: { type: 'string' } } } },
+      },
+    },
+  },
+  [`${API_PREFIX}/docs/{asset}`]: {
+    parameters: [{ name: 'asset', in: 'path', required: true, schema: ID, description: 'A file of the page, by the name the page gives it (a hash of its content in it).' }],
+    get: {
+      operationId: 'getApiReferenceAsset',
+      tags: ['host'],
+      summary: "A file of the API reference page: Swagger UI's script and style, the page's script, a license note (no token)",
+      description: 'Cached for a year (`immutable`): a file that changes changes its name. Any name the page does not use is 404.',
+      security: [],
+      responses: {
+        '200': {
+          description: 'The file',
+          content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } }, 'text/plain': { schema: { type: 'string' } } },
+        },
+        '404': { description: 'No file of the page has that name', content: { 'text/plain': { schema: { type: 'string' } } } },
+        ...problems(400),
+      },
     },
   },
   [`${API_PREFIX}/host`]: {

@@ -25,7 +25,7 @@ import { methodsOf } from './router';
 import { environmentRoutes } from './routes-environments';
 import { processRoutes } from './routes-processes';
 import { operatorPublicRoutes } from './routes-public';
-import { UiBundle } from './ui-bundle';
+import { API_DOCS_ASSET_NAME, apiDocsDir, UiBundle } from './ui-bundle';
 import type { SseLimits } from './sse-limits';
 import { ProcessWaits } from './process-waits';
 import { DEFAULT_SSE_LIMITS } from './sse-limits';
@@ -53,7 +53,8 @@ export interface OperatorApiOptions {
   /** How long a paused event stream waits for its client to take what was sent. @default 30000 */
   readonly stallMs?: number;
   /**
-   * The folder of the dashboard's built files (`index.html` and `app-[hash].*`), served at `/` and `/ui/`.
+   * The folder of the dashboard's built files (`index.html` and `app-[hash].*`), served at `/` and `/ui/`;
+   * its `api-docs/` folder holds the API reference's, served at `/api/v1/docs` and under it.
    * @default `dist/ui` of the exec-rx package (found by walking up from the host's code to its package root)
    */
   readonly uiDir?: string;
@@ -148,7 +149,8 @@ export class OperatorApi {
       tickets,
       cluster,
     };
-    this.rows = [...operatorPublicRoutes(hostInstance, new UiBundle(options.uiDir)), ...environmentRoutes(context), ...processRoutes(context)];
+    const pages = { dashboard: new UiBundle(options.uiDir), apiDocs: new UiBundle(apiDocsDir(options.uiDir), API_DOCS_ASSET_NAME) };
+    this.rows = [...operatorPublicRoutes(hostInstance, pages), ...environmentRoutes(context), ...processRoutes(context)];
   }
 
   /**

@@ -1,13 +1,15 @@
 /**
  * The rows of the host's route table that anyone may call (`auth: 'public'`: no token, no rate limit):
  * the probes `/healthz` and `/readyz` on every host, and with the operator API the dashboard (`/` and its
- * hashed files under `/ui/`, see `./ui-bundle` and docs/dashboard.md) and the OpenAPI document.
+ * hashed files under `/ui/`, see `./ui-bundle` and docs/dashboard.md), the OpenAPI document and its
+ * rendering, the API reference at `/api/v1/docs` (Swagger UI, read-only).
  * Each row says what its answers carry (a page's CSP, `Cache-Control`).
  */
+import type { ServerResponse } from 'node:http';
 import { API_PREFIX, HOST_INSTANCE_HEADER, TOKENS_DIGEST_HEADER } from '../../wire/operator-api';
 import { sendJson } from '../host-http';
 import { OPENAPI_DOCUMENT } from './openapi';
-import type { PublicRoute } from './router';
+import type { PublicRoute, PublicRouteHandler } from './router';
 import type { UiBundle } from './ui-bundle';
 
 /**
@@ -28,11 +30,33 @@ export const DASHBOARD_CSP = [
   "form-action 'self'",
 ].join('; ');
 
+/**
+ * The API reference's policy (`/api/v1/docs`, Swagger UI): nothing but what the renderer needs, nothing
+ * inline, no eval, no frames, no forms, no `<base>`. Beyond `default-src 'none'`: its bundle and our
+ * script (`script-src 'self'`), its static stylesheet (`style-src 'self'`; it sets styles through the
+ * CSSOM, which a policy does not govern), the document (`connect-src 'self'`), and the icons its CSS
+ * inlines as `data:` images (`img-src data:`, also the page's empty favicon). No fonts (its CSS has no
+ * `@font-face`). spec/browser/api-docs.spec.ts renders it in Chromium with no violation.
+ */
+export const API_DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  'img-src data:',
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 /** `Cache-Control` of the hashed files: their name changes with their content. */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /** What `/` answers when the dashboard was not built. */
 const NOT_BUILT = 'The exec-rx dashboard is not built: run `npm run build` in the package (it bundles src/ui into dist/ui), then reload.\n';
+
+/** What `/api/v1/docs` answers when the API reference was not built. */
+const DOCS_NOT_BUILT = 'The exec-rx API reference is not built: run `npm run build` in the package (it copies Swagger UI into dist/ui/api-docs), then reload.\n';
 
 /** Why a host does not accept work now (`GET /readyz` answers it, 503): no detail beyond the word. */
 export type NotReadyReason = 'starting' | 'stopping' | 'draining';
@@ -84,69 +108,63 @@ export function probeRoutes(hostInstance: string, readiness: ReadinessCheck, tok
   ];
 }
 
+/** Answers `status` with `text` (plain, never cached): a page whose files are not built (503), a file not in the set (404). */
+function plain(res: ServerResponse, hostInstance: string, status: number, text: string): void {
+  const length = Buffer.byteLength(text);
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': length, 'cache-control': 'no-store', [HOST_INSTANCE_HEADER]: hostInstance });
+  res.end(text);
+}
+
+/** A page: `bundle`'s index.html (its row sets CSP and `no-cache`), or 503 with `unbuilt` when the bundle is not built. */
+const pageOf =
+  (hostInstance: string, bundle: UiBundle, unbuilt: string): PublicRouteHandler =>
+    async ({ res }) => {
+      const index = await bundle.index();
+      if (index === undefined) return plain(res, hostInstance, 503, unbuilt);
+      res.writeHead(200, { 'content-type': index.contentType, 'content-length': index.bytes.length, 'x-content-type-options': 'nosniff', [HOST_INSTANCE_HEADER]: hostInstance });
+      res.end(index.bytes);
+    };
+
+/** A page's hashed file `{asset}` of `bundle`, cached for a year as {@link IMMUTABLE}; 404 (never cached) for any other name. */
+const assetOf =
+  (hostInstance: string, bundle: UiBundle): PublicRouteHandler =>
+    async ({ res, params }) => {
+      const asset = await bundle.asset(params['asset'] ?? '');
+      if (asset === undefined) return plain(res, hostInstance, 404, 'not found\n');
+      res.writeHead(200, {
+        'content-type': asset.contentType,
+        'content-length': asset.bytes.length,
+        'cache-control': IMMUTABLE,
+        'x-content-type-options': 'nosniff',
+        [HOST_INSTANCE_HEADER]: hostInstance,
+      });
+      res.end(asset.bytes);
+    };
+
+/** The built sets of files the operator API's pages serve. */
+export interface PageBundles {
+  /** The dashboard's (`/`, `/ui/{asset}`). */
+  readonly dashboard: UiBundle;
+  /** The API reference's (`/api/v1/docs`, `/api/v1/docs/{asset}`). */
+  readonly apiDocs: UiBundle;
+}
+
 /**
  * The operator API's public rows: the dashboard `/` (its index.html, `no-cache`, under its CSP; 503 with
  * a plain page when it is not built), its hashed files `/ui/{asset}` (cached for a year; 404 for any
- * other name), and `/api/v1/openapi.json` (never cached).
+ * other name), `/api/v1/openapi.json` (never cached), and the API reference `/api/v1/docs` with its
+ * files `/api/v1/docs/{asset}` (served alike, under {@link API_DOCS_CSP}).
  */
-export function operatorPublicRoutes(hostInstance: string, ui: UiBundle): PublicRoute[] {
+export function operatorPublicRoutes(hostInstance: string, bundles: PageBundles): PublicRoute[] {
   const openapi = JSON.stringify(OPENAPI_DOCUMENT);
   return [
     {
       path: '/',
       auth: 'public',
       response: { cacheControl: 'no-cache', contentSecurityPolicy: DASHBOARD_CSP },
-      methods: {
-        GET: async ({ res }) => {
-          const index = await ui.index();
-          if (index === undefined) {
-            res.writeHead(503, {
-              'content-type': 'text/plain; charset=utf-8',
-              'content-length': Buffer.byteLength(NOT_BUILT),
-              'cache-control': 'no-store',
-              [HOST_INSTANCE_HEADER]: hostInstance,
-            });
-            res.end(NOT_BUILT);
-            return;
-          }
-          res.writeHead(200, {
-            'content-type': index.contentType,
-            'content-length': index.bytes.length,
-            'x-content-type-options': 'nosniff',
-            [HOST_INSTANCE_HEADER]: hostInstance,
-          });
-          res.end(index.bytes);
-        },
-      },
+      methods: { GET: pageOf(hostInstance, bundles.dashboard, NOT_BUILT) },
     },
-    {
-      path: '/ui/{asset}',
-      auth: 'public',
-      methods: {
-        GET: async ({ res, params }) => {
-          const asset = await ui.asset(params['asset'] ?? '');
-          if (asset === undefined) {
-            const text = 'not found\n';
-            res.writeHead(404, {
-              'content-type': 'text/plain; charset=utf-8',
-              'content-length': Buffer.byteLength(text),
-              'cache-control': 'no-store',
-              [HOST_INSTANCE_HEADER]: hostInstance,
-            });
-            res.end(text);
-            return;
-          }
-          res.writeHead(200, {
-            'content-type': asset.contentType,
-            'content-length': asset.bytes.length,
-            'cache-control': IMMUTABLE,
-            'x-content-type-options': 'nosniff',
-            [HOST_INSTANCE_HEADER]: hostInstance,
-          });
-          res.end(asset.bytes);
-        },
-      },
-    },
+    { path: '/ui/{asset}', auth: 'public', methods: { GET: assetOf(hostInstance, bundles.dashboard) } },
     {
       path: `${API_PREFIX}/openapi.json`,
       auth: 'public',
@@ -159,5 +177,12 @@ export function operatorPublicRoutes(hostInstance: string, ui: UiBundle): Public
         },
       },
     },
+    {
+      path: `${API_PREFIX}/docs`,
+      auth: 'public',
+      response: { cacheControl: 'no-cache', contentSecurityPolicy: API_DOCS_CSP },
+      methods: { GET: pageOf(hostInstance, bundles.apiDocs, DOCS_NOT_BUILT) },
+    },
+    { path: `${API_PREFIX}/docs/{asset}`, auth: 'public', methods: { GET: assetOf(hostInstance, bundles.apiDocs) } },
   ];
 }

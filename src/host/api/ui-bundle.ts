@@ -5,6 +5,9 @@
  * reaches another file), read once and kept. `dist/ui` is found at run time by walking up from this
  * module to the package root (from `src/` under ts-jest and from `dist/src/` alike); the operator API's
  * `uiDir` overrides it. An unbuilt bundle is looked for again on the next request.
+ *
+ * The API reference (`/api/v1/docs`, issue 40) is a second set of the same kind, in `dist/ui/api-docs/`
+ * (scripts/build-api-docs.mjs): its own names ({@link API_DOCS_ASSET_NAME}), served by the same code.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
@@ -16,8 +19,17 @@ export interface UiAsset {
   readonly contentType: string;
 }
 
-/** The names a build writes beside index.html: `app-<hash>.<js|css>`, with `.map` or `.LEGAL.txt`. */
-const ASSET_NAME = /^app-[A-Z0-9]+\.(js|css)(\.map|\.LEGAL\.txt)?$/;
+/** The names a build writes beside the dashboard's index.html: `app-<hash>.<js|css>`, with `.map` or `.LEGAL.txt`. */
+export const DASHBOARD_ASSET_NAME = /^app-[A-Z0-9]+\.(js|css)(\.map|\.LEGAL\.txt)?$/;
+
+/**
+ * The names a build writes beside the API reference's index.html: swagger-ui-dist's bundle and style, our
+ * script, each `<name>-<hash>.<js|css>`, and the bundle's license note (`.LICENSE.txt`).
+ */
+export const API_DOCS_ASSET_NAME = /^(swagger-ui-bundle|swagger-ui|api-docs)-[A-Z0-9]+\.(js|css)(\.LICENSE\.txt)?$/;
+
+/** The folder of the API reference's built files in the dashboard's folder `uiDir`: `<uiDir>/api-docs`. */
+export const apiDocsDir = (uiDir: string = defaultUiDir()): string => join(uiDir, 'api-docs');
 
 /** The content type of a built file's name. */
 export function contentTypeOf(name: string): string {
@@ -48,13 +60,15 @@ export function defaultUiDir(): string {
   return join(packageRootAbove(__dirname) ?? process.cwd(), 'dist', 'ui');
 }
 
-/** The dashboard's files in one folder, loaded at the first request that finds them. */
+/** A set of built files in one folder (the dashboard's, or the API reference's), loaded at the first request that finds them. */
 export class UiBundle {
   private loaded: Promise<ReadonlyMap<string, UiAsset> | undefined> | undefined;
 
   constructor(
     /** The folder of the built files. */
     readonly dir: string = defaultUiDir(),
+    /** The names of the set besides index.html. @default {@link DASHBOARD_ASSET_NAME} */
+    readonly assetName: RegExp = DASHBOARD_ASSET_NAME,
   ) {}
 
   /** `index.html`, or `undefined` when the bundle is not built. */
@@ -64,12 +78,12 @@ export class UiBundle {
 
   /** A hashed asset by its exact name; `undefined` for any name the build did not write. */
   async asset(name: string): Promise<UiAsset | undefined> {
-    if (!ASSET_NAME.test(name)) return undefined;
+    if (!this.assetName.test(name)) return undefined;
     return (await this.files())?.get(name);
   }
 
   private async files(): Promise<ReadonlyMap<string, UiAsset> | undefined> {
-    this.loaded ??= load(this.dir);
+    this.loaded ??= load(this.dir, this.assetName);
     const files = await this.loaded;
     // Not built (yet): look again next time.
     if (files === undefined) this.loaded = undefined;
@@ -77,8 +91,8 @@ export class UiBundle {
   }
 }
 
-/** Reads every file of the set in `dir`; `undefined` when there is no index.html. */
-async function load(dir: string): Promise<ReadonlyMap<string, UiAsset> | undefined> {
+/** Reads every file of the set (index.html and the names `assetName` matches) in `dir`; `undefined` when there is no index.html. */
+async function load(dir: string, assetName: RegExp): Promise<ReadonlyMap<string, UiAsset> | undefined> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -88,7 +102,7 @@ async function load(dir: string): Promise<ReadonlyMap<string, UiAsset> | undefin
   if (!names.includes('index.html')) return undefined;
   const files = new Map<string, UiAsset>();
   for (const name of names) {
-    if (name !== 'index.html' && !ASSET_NAME.test(name)) continue;
+    if (name !== 'index.html' && !assetName.test(name)) continue;
     files.set(name, { bytes: await readFile(join(dir, name)), contentType: contentTypeOf(name) });
   }
   return files;

@@ -1,0 +1,1 @@
+window.SwaggerUIBundle({ url: "openapi.json" });
