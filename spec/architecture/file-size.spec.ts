@@ -1,7 +1,7 @@
 /**
  * Every source file is read at a glance: the project's own ESLint configuration caps a file of src/ at
  * 300 lines and a line at 180 characters (so no file gets past the cap by growing wider), and each cap
- * refuses what it must: the rules as the configuration resolves them for a file of src/, run on files
+ * refuses what it must (the line cap is @stylistic/max-len: core ESLint's max-len is deprecated): the rules as the configuration resolves them for a file of src/, run on files
  * one line over and one character over, and on files just at the caps. ESLint runs in a child node (its
  * configuration loads by dynamic import, which jest's module system does not run).
  */
@@ -15,6 +15,7 @@ function eslintChild(paths: readonly string[], texts: readonly string[]): Promis
   const script = `
     const { ESLint } = require('eslint');
     const tseslint = require('typescript-eslint');
+    const stylistic = require('@stylistic/eslint-plugin');
     const { join } = require('node:path');
     const [paths, texts] = JSON.parse(process.argv[1]);
     (async () => {
@@ -22,10 +23,10 @@ function eslintChild(paths: readonly string[], texts: readonly string[]): Promis
       const rules = [];
       for (const path of paths) {
         const resolved = await config.calculateConfigForFile(join(process.cwd(), path));
-        rules.push({ 'max-lines': resolved.rules['max-lines'], 'max-len': resolved.rules['max-len'] });
+        rules.push({ 'max-lines': resolved.rules['max-lines'], '@stylistic/max-len': resolved.rules['@stylistic/max-len'] });
       }
       const caps = rules[0];
-      const eslint = new ESLint({ cwd: process.cwd(), overrideConfigFile: true, overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, rules: caps }] });
+      const eslint = new ESLint({ cwd: process.cwd(), overrideConfigFile: true, overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, plugins: { '@stylistic': stylistic }, rules: caps }] });
       const messages = [];
       for (const text of texts) {
         const [result] = await eslint.lintText(text, { filePath: join(process.cwd(), 'src/probe.ts') });
@@ -50,13 +51,13 @@ describe('the size of a source file', () => {
     expect(wide(181)).toHaveLength(181);
     const { rules, messages } = await eslintChild(['src/host/host-server.ts', 'spec/store/log-store.contract.ts'], [lines(301), lines(300), wide(181), wide(180)]);
     expect(rules).toEqual([
-      { 'max-lines': [2, expect.objectContaining({ max: 300, skipBlankLines: false, skipComments: false })], 'max-len': [2, expect.objectContaining({ code: 180 })] },
+      { 'max-lines': [2, expect.objectContaining({ max: 300, skipBlankLines: false, skipComments: false })], '@stylistic/max-len': [2, expect.objectContaining({ code: 180 })] },
       {},
     ]);
     expect(messages).toEqual([
       ['max-lines: File has too many lines (301). Maximum allowed is 300.'],
       [],
-      ['max-len: This line has a length of 181. Maximum allowed is 180.'],
+      ['@stylistic/max-len: This line has a length of 181. Maximum allowed is 180.'],
       [],
     ]);
   });
