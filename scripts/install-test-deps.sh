@@ -2,7 +2,7 @@
 # What the specs need from the system: for the browser specs (spec/browser, issue 23) Debian's chromium,
 # driven by the pinned playwright-core, and the Liberation fonts; curl, which a spec runs as it is to show
 # it gets the SSE event stream (spec/host/api/binary-stream.int). Quick and silent when all are there;
-# otherwise, as root, one `apt-get update` (retried once) and `apt-get install -y chromium fonts-liberation curl redis-server haproxy nginx-light
+# otherwise, as root, one `apt-get update` (retried once) and `apt-get install -y chromium fonts-liberation curl redis-server haproxy nginx-light systemd
 # Debian's package starts a redis-server service on 6379 where an init system runs; the specs start their
 # own on free ports and never use it.
 # curl`; for the replica specs (spec/cluster, issue 33) Debian's redis-server (7.0) and haproxy, which the
@@ -21,6 +21,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 # nginx only checks the README's nginx configuration (`nginx -t`, spec/support/nginx-config.spec.ts); never started.
 [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+# systemd-analyze only verifies the executor's unit (docs/exec-rx-executor.service, spec/docs/executor-unit.spec.ts); nothing is started.
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 
 if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
@@ -28,23 +30,23 @@ fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-test-deps: missing ${missing[*]} (the browser specs need them); run as root:" >&2
-  echo "  apt-get update && apt-get install -y chromium fonts-liberation curl redis-server haproxy nginx-light" >&2
+  echo "  apt-get update && apt-get install -y chromium fonts-liberation curl redis-server haproxy nginx-light systemd" >&2
   exit 1
 fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-test-deps: missing ${missing[*]} and there is no apt-get: install chromium (at $CHROMIUM), the Liberation fonts, curl, redis-server, haproxy and nginx (nginx-light)" >&2
+  echo "install-test-deps: missing ${missing[*]} and there is no apt-get: install chromium (at $CHROMIUM), the Liberation fonts, curl, redis-server, haproxy, nginx (nginx-light) and systemd (for systemd-analyze)" >&2
   exit 1
 fi
 
-echo "install-test-deps: installing chromium fonts-liberation curl redis-server haproxy nginx-light (missing: ${missing[*]})" >&2
+echo "install-test-deps: installing chromium fonts-liberation curl redis-server haproxy nginx-light systemd (missing: ${missing[*]})" >&2
 export DEBIAN_FRONTEND=noninteractive
 if ! apt-get update; then
   echo "install-test-deps: apt-get update failed; retrying once in 10 s" >&2
   sleep 10
   apt-get update
 fi
-apt-get install -y chromium fonts-liberation curl redis-server haproxy nginx-light
+apt-get install -y chromium fonts-liberation curl redis-server haproxy nginx-light systemd
 # Debian's package starts a redis-server service on 6379 where an init system runs; the specs start their
 # own on free ports and never use it.
 
