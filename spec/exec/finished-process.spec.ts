@@ -2,7 +2,8 @@
  * What a finished process the caller keeps still holds (issue 40: the bench's "1000 finished processes
  * kept" grew by ~170 bytes each when a closure and a request object came in with a file split, unseen by
  * every spec). A kept process must replay its output; it needs no closure, no request object until it
- * makes a request, and no event object for `exited` and `closed` (its history holds them as numbers).
+ * makes a request, no event object for `exited` and `closed` (its history holds them as numbers), and no
+ * slice of Node's buffer pool for a few bytes of output (each pinned a share of an 8 KiB slab).
  */
 import { asyncScheduler, lastValueFrom } from 'rxjs';
 import { toArray } from 'rxjs/operators';
@@ -74,6 +75,9 @@ describe('a finished process kept by its caller', () => {
     expect(held.filter((value) => value instanceof ProcessRequests)).toEqual([]);
     expect(held.filter(isEvent)).toEqual([]);
     expect(process.nextWriteId).toBe(1);
+    // Its 6 bytes in a ring of exactly their size on V8's heap, not a slice of a slab of Node's pool.
+    const views = held.filter((value) => ArrayBuffer.isView(value));
+    expect(views.map((view) => [view.constructor.name, view.byteLength])).toEqual([['Uint8Array', 6]]);
 
     // The replay of what it kept: every event once, in order, equal to what the live subscriber saw.
     const replay = await lastValueFrom(process.events$.pipe(toArray()));

@@ -54,6 +54,31 @@ describe('RetainedLog', () => {
     expect(rotating.at(1)).toStrictEqual(closed(4));
   });
 
+  it('compacts an ended log of at most 64 bytes into a ring of exactly its bytes, wrapped or not, and gives back and evicts every byte', () => {
+    const text = (event: SequencedEvent | undefined): string => (event?.type === 'output' ? Buffer.from(event.chunk).toString() : String(event?.type));
+    const log = new RetainedLog();
+    log.push(output(1, 'x'.repeat(40)));
+    log.push(output(2, 'y'.repeat(20)));
+    expect(log.shift()).toBe(40);
+    log.push(output(3, 'z'.repeat(30))); // wraps around the 64-byte ring
+    log.push(exited(4, 0, false));
+    log.push(closed(5));
+    log.compact();
+    expect(log.payloadBytes).toBe(50);
+    expect([0, 1, 2, 3].map((i) => text(log.at(i)))).toEqual(['y'.repeat(20), 'z'.repeat(30), 'exited', 'closed']);
+    expect(log.shift()).toBe(20);
+    expect([0, 1, 2].map((i) => text(log.at(i)))).toEqual(['z'.repeat(30), 'exited', 'closed']);
+    const big = new RetainedLog();
+    big.push(output(1, 'w'.repeat(65)));
+    big.compact();
+    expect(text(big.at(0))).toBe('w'.repeat(65));
+    const none = new RetainedLog();
+    none.push(output(1, ''));
+    none.push(closed(2));
+    none.compact();
+    expect(none.at(0)).toStrictEqual(output(1, ''));
+  });
+
   it('makes an output again on every call and keeps none of them (a replay never holds the bytes twice)', () => {
     const log = new RetainedLog();
     log.push(outputBytes(1, Buffer.from('kept once, in the ring')));

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import type { OutputStream, SequencedEvent } from '../wire/process-event';
-import { giveRing, takeRing } from './ring-pool';
+import { giveRing, ON_HEAP_RING_BYTES, readRing, takeRing } from './ring-pool';
 
 const STREAMS: readonly OutputStream[] = ['stdout', 'stderr', 'pty'];
 /** Smallest byte ring (Node's pool serves it). */
@@ -36,11 +36,7 @@ export class RetainedLog {
   /** `maxBytes`: the history's byte bound, which the retained bytes never exceed (unbounded by default). */
   constructor(private readonly maxBytes = Number.POSITIVE_INFINITY) {}
 
-  /**
-   * Ring of slots: a number `byteLength * 8 + stream * 2 + isBuffer` for an output, `exitCode * 16 +
-   * sandboxDenied * 8 + 7` for an `exited`, 6 for a `closed`; else the event (an output of 2^28 bytes or
-   * more, an `exited` with an exit code outside [0, 2^27)).
-   */
+  /** Slots: `byteLength * 8 + stream * 2 + isBuffer` (output), `exitCode * 16 + sandboxDenied * 8 + 7` (exited), 6 (closed), or the event (see above). */
   private slots: (number | SequencedEvent)[] = EMPTY_SLOTS;
   private head = 0;
   private count = 0;
@@ -171,6 +167,19 @@ export class RetainedLog {
     return { type: 'output', seq, stream: STREAMS[(slot & 7) >> 1] ?? 'stdout', chunk: this.copyOut(index, slot) };
   }
 
+  /** The history ended: bytes that fit {@link ON_HEAP_RING_BYTES} move to an exact ring on V8's heap, pinning no slab of Node's pool. */
+  compact(): void {
+    const ring = this.bytes;
+    const used = this.bytesUsed;
+    if (ring === undefined || used > ON_HEAP_RING_BYTES) return;
+    const exact = used === 0 ? undefined : new Uint8Array(used);
+    if (exact !== undefined) readRing(ring, this.bytesHead, used, exact);
+    giveRing(ring);
+    this.bytes = exact;
+    this.capacity = used;
+    this.bytesHead = 0;
+  }
+
   /** Drops everything (the byte ring too). */
   clear(): void {
     this.slots = EMPTY_SLOTS;
@@ -245,7 +254,7 @@ export class RetainedLog {
   private resize(capacity: number): void {
     const next = takeRing(capacity);
     const ring = this.bytes;
-    if (ring !== undefined && this.bytesUsed > 0) this.read(ring, this.bytesHead, this.bytesUsed, next);
+    if (ring !== undefined && this.bytesUsed > 0) readRing(ring, this.bytesHead, this.bytesUsed, next);
     if (ring !== undefined) giveRing(ring);
     this.bytes = next;
     this.capacity = capacity;
@@ -264,16 +273,10 @@ export class RetainedLog {
       this.scanOffset = 0;
     }
     for (; this.scanIndex < index; this.scanIndex += 1) this.scanOffset += slotBytes(this.slots[(this.head + this.scanIndex) & (this.slots.length - 1)]);
-    this.read(ring, (this.bytesHead + this.scanOffset) % ring.byteLength, length, copy);
+    readRing(ring, (this.bytesHead + this.scanOffset) % ring.byteLength, length, copy);
     return copy;
   }
 
-  /** Copies `length` bytes starting at `from` (wrapping) out of `ring` into the start of `into`. */
-  private read(ring: Uint8Array, from: number, length: number, into: Uint8Array): void {
-    const first = Math.min(length, ring.byteLength - from);
-    into.set(ring.subarray(from, from + first), 0);
-    if (first < length) into.set(ring.subarray(0, length - first), first);
-  }
 }
 
 /** Shared by every empty log; never written (a push first makes a real ring). */
