@@ -27,8 +27,56 @@ describe('RetainedLog', () => {
     expect(back[0]).not.toBe(buffer);
     const copy = (back[0] as OutputEvent).chunk;
     expect(copy.buffer === buffer.chunk.buffer && copy.byteOffset === buffer.chunk.byteOffset).toBe(false);
-    // exited and closed are kept as they came.
-    expect(back[2]).toBe(exit);
+    // exited and closed are kept as numbers (a finished process holds no event object) and made again equal.
+    expect(back[2]).not.toBe(exit);
+    expect(back[2]).toStrictEqual(exit);
+    expect(back[3]).toStrictEqual(close);
+  });
+
+  it('keeps exited and closed as numbers that hold no bytes, and an exit code out of their range as the event', () => {
+    const log = new RetainedLog();
+    const events: SequencedEvent[] = [output(1, 'abc'), exited(2, 255, false), exited(3, 2 ** 27 - 1, true), exited(4, -1, false), exited(5, 2 ** 27, false), closed(6)];
+    for (const event of events) log.push(event);
+    // An exit code must never count as payload bytes (255 would be 31 bytes read as an output's slot).
+    expect(log.payloadBytes).toBe(3);
+    expect([0, 1, 2, 3, 4, 5].map((i) => log.at(i))).toStrictEqual(events);
+    expect(log.at(3)).toBe(events[3]);
+    expect(log.at(4)).toBe(events[4]);
+    expect(log.shift()).toBe(3);
+    for (let i = 0; i < 5; i += 1) expect(log.shift()).toBe(0);
+    expect(log.payloadBytes).toBe(0);
+    // A full ring rotating its oldest out (an exited) for an output frees no bytes.
+    const rotating = new RetainedLog();
+    for (const event of [exited(1, 1, false), output(2, 'xy'), output(3, 'z'), closed(4)]) rotating.push(event);
+    expect(rotating.rotate(output(5, 'four'), 100)).toBe(0);
+    expect(rotating.payloadBytes).toBe(7);
+    expect(rotating.rotate(output(6, 'q'), 100)).toBe(2);
+    expect(rotating.at(1)).toStrictEqual(closed(4));
+  });
+
+  it('compacts an ended log of at most 64 bytes into a ring of exactly its bytes, wrapped or not, and gives back and evicts every byte', () => {
+    const text = (event: SequencedEvent | undefined): string => (event?.type === 'output' ? Buffer.from(event.chunk).toString() : String(event?.type));
+    const log = new RetainedLog();
+    log.push(output(1, 'x'.repeat(40)));
+    log.push(output(2, 'y'.repeat(20)));
+    expect(log.shift()).toBe(40);
+    log.push(output(3, 'z'.repeat(30))); // wraps around the 64-byte ring
+    log.push(exited(4, 0, false));
+    log.push(closed(5));
+    log.compact();
+    expect(log.payloadBytes).toBe(50);
+    expect([0, 1, 2, 3].map((i) => text(log.at(i)))).toEqual(['y'.repeat(20), 'z'.repeat(30), 'exited', 'closed']);
+    expect(log.shift()).toBe(20);
+    expect([0, 1, 2].map((i) => text(log.at(i)))).toEqual(['z'.repeat(30), 'exited', 'closed']);
+    const big = new RetainedLog();
+    big.push(output(1, 'w'.repeat(65)));
+    big.compact();
+    expect(text(big.at(0))).toBe('w'.repeat(65));
+    const none = new RetainedLog();
+    none.push(output(1, ''));
+    none.push(closed(2));
+    none.compact();
+    expect(none.at(0)).toStrictEqual(output(1, ''));
   });
 
   it('makes an output again on every call and keeps none of them (a replay never holds the bytes twice)', () => {

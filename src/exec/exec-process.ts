@@ -34,7 +34,11 @@ import type { TtySize } from './tty-size';
 export class ExecProcess extends ProcessOutput implements OutputHistoryReader {
   private readonly status: ProcessStatus;
   private readonly listener: ProcessListener | undefined;
-  private readonly requests: ProcessRequests;
+  /**
+   * The requests it makes of the executor, made on the first one; until then the writeId of the next
+   * write. Most kept processes never make one, and a `ProcessRequests` costs each of them about 70 bytes.
+   */
+  private requestsOrNextWriteId: ProcessRequests | number;
   private resizer: TtyResizer | undefined;
 
   /**
@@ -68,10 +72,10 @@ export class ExecProcess extends ProcessOutput implements OutputHistoryReader {
     const scheduler = options.scheduler ?? asyncScheduler;
     const listener = options.listener;
     this.listener = listener;
-    // Each state change is heard by the listener (the environment's process list).
-    this.status = new ProcessStatus({ stateChanged: () => listener?.changed(processId) });
+    // Each state change is heard by the listener (the environment's process list): no closure, see ProcessStatus.
+    this.status = new ProcessStatus(processId, listener);
     this.inbox = new ProcessInbox(processId, session, this.history, this.status, scheduler, options.holeFillDelayMs ?? DEFAULT_HOLE_FILL_DELAY_MS, adopted?.lastSeq);
-    this.requests = new ProcessRequests(processId, session, this.history, this.inbox, scheduler, adopted?.nextWriteId);
+    this.requestsOrNextWriteId = adopted?.nextWriteId ?? 1;
   }
 
   /**
@@ -80,7 +84,17 @@ export class ExecProcess extends ProcessOutput implements OutputHistoryReader {
    * (a write sent again after a restart keeps its id; a new one must not reuse one).
    */
   get nextWriteId(): number {
-    return this.requests.nextWriteId;
+    const requests = this.requestsOrNextWriteId;
+    return typeof requests === 'number' ? requests : requests.nextWriteId;
+  }
+
+  private get requests(): ProcessRequests {
+    const requests = this.requestsOrNextWriteId;
+    if (typeof requests !== 'number') return requests;
+    const inbox = this.inbox;
+    const made = new ProcessRequests(this.processId, inbox.session, this.history, inbox, inbox.scheduler, requests);
+    this.requestsOrNextWriteId = made;
+    return made;
   }
 
   /** running, exited (output may still follow), closed, or failed. */

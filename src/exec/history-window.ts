@@ -112,8 +112,9 @@ export class HistoryWindow implements BudgetMember {
     return true;
   }
 
-  /** The process ended: the budget evicts from this window first from now on. */
+  /** The process ended: small retained bytes are compacted (`RetainedLog.compact`); the budget evicts from this window first from now on. */
   terminated(): void {
+    this.log.compact();
     this.lease?.terminated();
   }
 

@@ -44,10 +44,12 @@ export class ProcessInbox implements ProcessSink {
 
   constructor(
     readonly processId: string,
-    private readonly session: ExecSession,
+    /** @internal Its session (the process's requests go through it too). */
+    readonly session: ExecSession,
     private readonly history: OutputHistory,
     private readonly status: ProcessStatus,
-    private readonly scheduler: SchedulerLike,
+    /** @internal Its scheduler (the process's requests wait on it too). */
+    readonly scheduler: SchedulerLike,
     private readonly holeFillDelayMs: number,
     /** An adopted process: the last seq its history holds already (its first recovery reads after it). */
     adoptedAfterSeq?: number,

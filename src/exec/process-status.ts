@@ -9,9 +9,9 @@ import { noSubscribers, withoutSubscriber, withSubscriber } from './subscriber-l
 /** What `ExecProcess.state` reports: `running`, `exited` (output may still follow), `closed`, or `failed`. */
 export type ProcessState = 'running' | 'exited' | 'closed' | 'failed';
 
-/** Told after each change of a {@link ProcessStatus} (for a process: its environment's list). */
+/** Told after each change of a {@link ProcessStatus}, with the process's id (for a process: its environment's list). */
 export interface StatusListener {
-  stateChanged(): void;
+  changed(processId: string): void;
 }
 
 /**
@@ -30,8 +30,15 @@ export class ProcessStatus {
   private observers: readonly Subscriber<ProcessState>[] = noSubscribers();
   private stateObservable: Observable<ProcessState> | undefined;
 
-  /** `listener.stateChanged()` runs after each change (the environment's process list listens there). */
-  constructor(private readonly listener: StatusListener) {}
+  /**
+   * `listener.changed(processId)` runs after each change (the environment's process list listens there).
+   * The listener and the id are kept as they are, not wrapped in a closure: a closure and its context
+   * would cost every kept process about 170 bytes more (docs/performance.md, issue 40).
+   */
+  constructor(
+    private readonly processId: string,
+    private readonly listener: StatusListener | undefined,
+  ) {}
 
   /**
    * The current state, then each change: `running`, `exited`, then `closed`; or `failed` from any of
@@ -118,6 +125,6 @@ export class ProcessStatus {
       observer.next(next);
       if (this.ended) observer.complete();
     }
-    this.listener.stateChanged();
+    this.listener?.changed(this.processId);
   }
 }

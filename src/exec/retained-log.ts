@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import type { OutputStream, SequencedEvent } from '../wire/process-event';
-import { giveRing, takeRing } from './ring-pool';
+import { giveRing, ON_HEAP_RING_BYTES, readRing, takeRing } from './ring-pool';
 
 const STREAMS: readonly OutputStream[] = ['stdout', 'stderr', 'pty'];
 /** Smallest byte ring (Node's pool serves it). */
@@ -11,6 +11,12 @@ const KEEP_CAPACITY = 4096;
 const GROW_DIRECT_ABOVE = 64 * 1024;
 /** Outputs this large are kept as events, not as numbers (see `push`). */
 const MAX_SLOT_BYTES = 2 ** 28;
+/** An `exited` event whose exit code is outside [0, this) is kept as the event. */
+const MAX_EXIT_CODE = 2 ** 27;
+/** The slot of a `closed` event (no output slot ends in 0b110: an output's stream is 0, 1 or 2). */
+const CLOSED_SLOT = 6;
+/** An `exited` event's slot is `exitCode * 16 + sandboxDenied * 8 + EXITED_TAG`. */
+const EXITED_TAG = 7;
 
 /**
  * The retained events of one history, oldest first, with contiguous seqs. It keeps no object per output
@@ -23,13 +29,14 @@ const MAX_SLOT_BYTES = 2 ** 28;
  * the original chunk had: `Buffer` or `Uint8Array`), on every call. The log does not keep what it made:
  * keeping it would hold the bytes twice (once in the ring, once in the copy) for as long as the event is
  * retained, so a single late subscriber would double what a history costs. `exited` and `closed` are
- * kept as they came.
+ * small integers too (a finished process kept by its owner holds no event object), made again by
+ * {@link at} with the same fields.
  */
 export class RetainedLog {
   /** `maxBytes`: the history's byte bound, which the retained bytes never exceed (unbounded by default). */
   constructor(private readonly maxBytes = Number.POSITIVE_INFINITY) {}
 
-  /** Ring of slots: a number `byteLength * 8 + stream * 2 + isBuffer` for an output, else the event (`exited`, `closed`, or an output of 2^28 bytes or more). */
+  /** Slots: `byteLength * 8 + stream * 2 + isBuffer` (output), `exitCode * 16 + sandboxDenied * 8 + 7` (exited), 6 (closed), or the event (see above). */
   private slots: (number | SequencedEvent)[] = EMPTY_SLOTS;
   private head = 0;
   private count = 0;
@@ -79,7 +86,7 @@ export class RetainedLog {
     const slots = this.slots;
     const head = this.head;
     const oldest = slots[head] ?? 0;
-    const freed = typeof oldest === 'number' ? oldest >>> 3 : oldest.type === 'output' ? oldest.chunk.byteLength : 0;
+    const freed = slotBytes(oldest);
     const length = event.type === 'output' ? event.chunk.byteLength : 0;
     if (this.bytesUsed - freed + length > maxBytes) return -1;
     // Only the common case: the ring of slots is exactly full, so the new slot takes the oldest's place.
@@ -106,7 +113,11 @@ export class RetainedLog {
 
   /** The slot of `event` (whose payload is `length` bytes), its bytes copied in. */
   private slotOf(event: SequencedEvent, length: number): number | SequencedEvent {
-    if (event.type !== 'output') return event;
+    if (event.type === 'closed') return CLOSED_SLOT;
+    if (event.type === 'exited') {
+      const code = event.exitCode;
+      return Number.isInteger(code) && code >= 0 && code < MAX_EXIT_CODE ? code * 16 + (event.sandboxDenied ? 8 : 0) + EXITED_TAG : event;
+    }
     const chunk = event.chunk;
     if (length > 0) this.copyIn(chunk, length);
     // Past 2^28 bytes the number would not stay a small integer: keep the event itself then.
@@ -126,7 +137,7 @@ export class RetainedLog {
     this.head = (head + 1) & (slots.length - 1);
     this.count = count - 1;
     this.firstSeqValue += 1;
-    const length = typeof slot === 'number' ? slot >>> 3 : slot.type === 'output' ? slot.chunk.byteLength : 0;
+    const length = slotBytes(slot);
     if (this.scanIndex > 0) {
       this.scanIndex -= 1;
       this.scanOffset -= length;
@@ -151,7 +162,22 @@ export class RetainedLog {
     if (index < 0 || index >= this.count) return undefined;
     const slot = this.slots[(this.head + index) & (this.slots.length - 1)];
     if (typeof slot !== 'number') return slot;
-    return { type: 'output', seq: this.firstSeqValue + index, stream: STREAMS[(slot & 7) >> 1] ?? 'stdout', chunk: this.copyOut(index, slot) };
+    const seq = this.firstSeqValue + index;
+    if ((slot & 6) === 6) return slot === CLOSED_SLOT ? { type: 'closed', seq } : { type: 'exited', seq, exitCode: slot >>> 4, sandboxDenied: (slot & 8) !== 0 };
+    return { type: 'output', seq, stream: STREAMS[(slot & 7) >> 1] ?? 'stdout', chunk: this.copyOut(index, slot) };
+  }
+
+  /** The history ended: bytes that fit {@link ON_HEAP_RING_BYTES} move to an exact ring on V8's heap, pinning no slab of Node's pool. */
+  compact(): void {
+    const ring = this.bytes;
+    const used = this.bytesUsed;
+    if (ring === undefined || used > ON_HEAP_RING_BYTES) return;
+    const exact = used === 0 ? undefined : new Uint8Array(used);
+    if (exact !== undefined) readRing(ring, this.bytesHead, used, exact);
+    giveRing(ring);
+    this.bytes = exact;
+    this.capacity = used;
+    this.bytesHead = 0;
   }
 
   /** Drops everything (the byte ring too). */
@@ -228,7 +254,7 @@ export class RetainedLog {
   private resize(capacity: number): void {
     const next = takeRing(capacity);
     const ring = this.bytes;
-    if (ring !== undefined && this.bytesUsed > 0) this.read(ring, this.bytesHead, this.bytesUsed, next);
+    if (ring !== undefined && this.bytesUsed > 0) readRing(ring, this.bytesHead, this.bytesUsed, next);
     if (ring !== undefined) giveRing(ring);
     this.bytes = next;
     this.capacity = capacity;
@@ -247,16 +273,10 @@ export class RetainedLog {
       this.scanOffset = 0;
     }
     for (; this.scanIndex < index; this.scanIndex += 1) this.scanOffset += slotBytes(this.slots[(this.head + this.scanIndex) & (this.slots.length - 1)]);
-    this.read(ring, (this.bytesHead + this.scanOffset) % ring.byteLength, length, copy);
+    readRing(ring, (this.bytesHead + this.scanOffset) % ring.byteLength, length, copy);
     return copy;
   }
 
-  /** Copies `length` bytes starting at `from` (wrapping) out of `ring` into the start of `into`. */
-  private read(ring: Uint8Array, from: number, length: number, into: Uint8Array): void {
-    const first = Math.min(length, ring.byteLength - from);
-    into.set(ring.subarray(from, from + first), 0);
-    if (first < length) into.set(ring.subarray(0, length - first), first);
-  }
 }
 
 /** Shared by every empty log; never written (a push first makes a real ring). */
@@ -265,7 +285,7 @@ const EMPTY_SLOTS: (number | SequencedEvent)[] = [];
 /** Payload bytes of a slot. */
 function slotBytes(slot: number | SequencedEvent | undefined): number {
   if (slot === undefined) return 0;
-  if (typeof slot === 'number') return slot >>> 3;
+  if (typeof slot === 'number') return (slot & 6) === 6 ? 0 : slot >>> 3;
   return slot.type === 'output' ? slot.chunk.byteLength : 0;
 }
 

@@ -38,3 +38,25 @@ export function giveRing(ring: Uint8Array): void {
 export function pooledRingBytes(): number {
   return pooled;
 }
+
+/**
+ * Rings this small are read byte by byte (see {@link readRing}). A ring of at most this size made with
+ * `new Uint8Array` keeps its bytes on V8's heap (its limit for typed arrays, 64 bytes), not in a slice of
+ * Node's 8 KiB pool: a small ring kept for long (a finished process's, `RetainedLog.compact`) would pin a
+ * share of a slab whose other slices (the frames and chunks of the moment) are gone: ~160 bytes for each
+ * `echo hello` kept by its caller (issue 40). A view of it (`subarray`, `.buffer`) would move its bytes off
+ * the heap, so no code takes one.
+ */
+export const ON_HEAP_RING_BYTES = 64;
+
+/** Copies `length` bytes starting at `from` (wrapping) out of `ring` into the start of `into`. */
+export function readRing(ring: Uint8Array, from: number, length: number, into: Uint8Array): void {
+  const size = ring.byteLength;
+  if (size <= ON_HEAP_RING_BYTES || into.byteLength <= ON_HEAP_RING_BYTES) {
+    for (let i = 0, at = from; i < length; i += 1, at = at + 1 === size ? 0 : at + 1) into[i] = ring[at] ?? 0;
+    return;
+  }
+  const first = Math.min(length, size - from);
+  into.set(ring.subarray(from, from + first), 0);
+  if (first < length) into.set(ring.subarray(0, length - first), first);
+}
