@@ -44,11 +44,11 @@ export class ProcessInbox implements ProcessSink {
 
   constructor(
     readonly processId: string,
-    /** @internal Its session (the process's requests go through it too). */
+    /** Its session (the process's requests go through it too). */
     readonly session: ExecSession,
     private readonly history: OutputHistory,
     private readonly status: ProcessStatus,
-    /** @internal Its scheduler (the process's requests wait on it too). */
+    /** Its scheduler (the process's requests wait on it too). */
     readonly scheduler: SchedulerLike,
     private readonly holeFillDelayMs: number,
     /** An adopted process: the last seq its history holds already (its first recovery reads after it). */
