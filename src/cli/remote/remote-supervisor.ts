@@ -65,11 +65,22 @@ function hostPty(remote: RemoteProcess): SizeTarget {
   };
 }
 
+/** The exit code of the closed process `remote` from the host's wait; undefined after one line saying why not. */
+async function exitFromHost(remote: RemoteProcess, reporting: RemoteReporting): Promise<number | undefined> {
+  try {
+    return (await remote.client.wait(remote.environmentId, remote.processId)).exitCode;
+  } catch (error: unknown) {
+    reporting.say(`the command closed, but its exit status is not known: ${reporting.describe(error)}`);
+    return undefined;
+  }
+}
+
 /**
  * Runs until the process closed and resolves with its exit code — 254 after a line naming it and what
  * was lost when the host no longer held some of the output (a `truncated` marker); 141 (after terminating it) when our
  * stdout or stderr is a pipe whose reader went away; 255 after one line when the events failed (the host
- * unreachable past its bound, the process gone or failed). Restores the terminal and stops reading
+ * unreachable past its bound, the process gone or failed). The exit code is the `exited` event's, or, when
+ * no event carried it (it fell in a hole of the output), the host's wait's. Restores the terminal and stops reading
  * stdin before resolving. Never rejects.
  */
 export async function superviseRemote(remote: RemoteProcess, io: CliIo, reporting: RemoteReporting): Promise<number> {
@@ -99,6 +110,9 @@ export async function superviseRemote(remote: RemoteProcess, io: CliIo, reportin
       reporting.say(reporting.describe(end.error));
       return EXIT_FAILED;
     }
+    // The exit can lie in a hole of the output (a marker may cover a seq it cannot place): the host's wait
+    // answers at once for a closed process, with its exit code, as HostClient.run asks it.
+    exitCode ??= await exitFromHost(remote, reporting);
     if (exitCode === undefined) return EXIT_FAILED;
     const ran = endAfter(exitCode, lost);
     if (ran.line !== undefined) reporting.say(ran.line);
