@@ -31,7 +31,7 @@ describe('replicas on Redis: a call for an environment this replica does not ser
     replicas.dropSockets();
   });
   afterAll(async () => {
-    replicas.close();
+    await replicas.close();
     await redis.stop();
   });
 

@@ -113,7 +113,7 @@ describe('forwarding between replicas: TLS, and an owner that cannot be reached'
     store = await RedisStateStore.open({ redis: connection, prefix: PREFIX });
   });
   afterAll(async () => {
-    replicas.close();
+    await replicas.close();
     connection.disconnect();
     await redis.stop();
     rmSync(work, { recursive: true, force: true });

@@ -33,7 +33,7 @@ describe('a lease renewal refused because Redis lost its data in the middle of t
   });
   afterAll(async () => {
     reader.disconnect();
-    replicas.close();
+    await replicas.close();
     await redis.stop();
   });
 

@@ -44,7 +44,7 @@ describe('replicas on Redis: what an executor is answered, by replica state', ()
     replicas = new InProcessReplicas(redis, CREDENTIALS, TOKEN);
   });
   afterAll(async () => {
-    replicas.close();
+    await replicas.close();
     await redis.stop();
   });
 
