@@ -20,9 +20,9 @@ const EXITS_3: ProcessEvent[] = [
   { type: 'closed', seq: 2 },
 ];
 
-/** A command whose `events` come at once. */
-const closedProcess = (events: readonly ProcessEvent[] = EXITS_3): ExecProcess => {
-  const stub = { events$: of(...events), signal: () => Promise.resolve(), terminate: () => Promise.resolve(true) };
+/** A command whose `events` come at once (and whose exit code, kept on the process, is `exitCode`). */
+const closedProcess = (events: readonly ProcessEvent[] = EXITS_3, exitCode?: number): ExecProcess => {
+  const stub = { events$: of(...events), signal: () => Promise.resolve(), terminate: () => Promise.resolve(true), exitCode };
   return stub as unknown as ExecProcess;
 };
 
@@ -30,8 +30,8 @@ const closedProcess = (events: readonly ProcessEvent[] = EXITS_3): ExecProcess =
 const sinkUntil = (disposed: Promise<void>): StdinSink => ({ write: () => Promise.resolve(true), end: () => Promise.resolve(), dispose: () => disposed });
 
 /** Runs `supervise` for a command on `clock`, stdin left open; resolves with its exit status and whether it came. */
-function superviseOn(clock: VirtualClock, sink: StdinSink, events?: readonly ProcessEvent[], said: string[] = []): { readonly status: Promise<number>; readonly done: () => boolean } {
-  const launched: Launched = { process: closedProcess(events), sink, tty: false };
+function superviseOn(clock: VirtualClock, sink: StdinSink, events?: readonly ProcessEvent[], said: string[] = [], exitCode?: number): { readonly status: Promise<number>; readonly done: () => boolean } {
+  const launched: Launched = { process: closedProcess(events, exitCode), sink, tty: false };
   const target = { executorExit$: NEVER } as unknown as OpenTarget;
   const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), env: {}, cwd: '/', scheduler: clock };
   let done = false;
@@ -78,5 +78,28 @@ describe('supervise: output the executor no longer held', () => {
       'output before seq 9 is no longer held (7 events, 4096 bytes)',
       'output was lost: 7 events (4096 bytes) no longer held when they were to be written; the command exited with 0',
     ]);
+  });
+
+  it('takes the exit code kept on the process when no exited event came (it fell in the hole), and says it', async () => {
+    const clock = new VirtualClock();
+    const said: string[] = [];
+    const events: ProcessEvent[] = [
+      { type: 'output', seq: 1, stream: 'stdout', chunk: new TextEncoder().encode('a') },
+      { type: 'truncated', nextSeq: 4, droppedEvents: 2, droppedBytes: 0 },
+      { type: 'closed', seq: 4 },
+    ];
+    const run = superviseOn(clock, sinkUntil(Promise.resolve()), events, said, 3);
+    await clock.advance(0);
+    expect(await run.status).toBe(254);
+    expect(said.at(-1)).toBe('output was lost: 2 events no longer held when they were to be written; the command exited with 3');
+  });
+
+  it('ends 255 after a line, never silently, when the exit code is nowhere', async () => {
+    const clock = new VirtualClock();
+    const said: string[] = [];
+    const run = superviseOn(clock, sinkUntil(Promise.resolve()), [{ type: 'closed', seq: 1 }], said);
+    await clock.advance(0);
+    expect(await run.status).toBe(255);
+    expect(said).toEqual(['the command closed, but its exit status is not known']);
   });
 });

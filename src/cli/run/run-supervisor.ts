@@ -109,8 +109,13 @@ function pumpOutput(process: ExecProcess, io: CliIo, say: (line: string) => void
           exitCode = event.exitCode;
           return;
         case 'closed': {
-          if (exitCode === undefined) return resolve(EXIT_FAILED);
-          const end = endAfter(exitCode, lost);
+          // The exit can lie in a hole of the output: the process keeps its exit code all the same.
+          const code = exitCode ?? process.exitCode;
+          if (code === undefined) {
+            say('the command closed, but its exit status is not known');
+            return resolve(EXIT_FAILED);
+          }
+          const end = endAfter(code, lost);
           if (end.line !== undefined) say(end.line);
           return resolve(end.status);
         }
