@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { PROTOCOL_EXAMPLES } from '../wire/fixtures/protocol-examples';
+import { anchorsOf, slugOf } from '../support/markdown-anchors';
 
 const ROOT = join(__dirname, '..', '..');
 const DOC = readFileSync(join(ROOT, 'docs', 'protocol.md'), 'utf8');
@@ -40,29 +41,6 @@ const citingFiles = (): string[] => [
     .filter((file) => file.endsWith('.md'))
     .map((file) => join(ROOT, 'docs', file)),
 ];
-
-/** GitHub's heading anchor: markup dropped, lower case, punctuation dropped (`-` and `_` kept), spaces to `-`. */
-function slugOf(heading: string): string {
-  const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[`*]/g, '');
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '').replace(/\s/g, '-');
-}
-
-/** The anchors of the document's headings, numbered `-1`, `-2`, … on repeats as GitHub does. */
-function anchorsOf(markdown: string): string[] {
-  const seen = new Map<string, number>();
-  const anchors: string[] = [];
-  let inFence = false;
-  for (const line of markdown.split('\n')) {
-    if (line.startsWith('```')) inFence = !inFence;
-    const heading = inFence ? null : /^#{1,6}\s+(.*)$/.exec(line);
-    if (heading === null) continue;
-    const base = slugOf(heading[1] ?? '');
-    const repeats = seen.get(base) ?? 0;
-    seen.set(base, repeats + 1);
-    anchors.push(repeats === 0 ? base : `${base}-${repeats}`);
-  }
-  return anchors;
-}
 
 /** The test titles a spec file declares, as written (escapes undone); `describe` titles are not tests. */
 function titlesIn(source: string): string[] {

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { installTarballOffline, npmEnv, packTarball } from '../support/package-install';
+import { anchorsOf } from '../support/markdown-anchors';
 
 const root = join(__dirname, '..', '..');
 const README = readFileSync(join(root, 'README.md'), 'utf8');
@@ -167,7 +168,7 @@ describe('the README and docs/', () => {
           // docs/dashboard.png is the dashboard's screenshot, made by the browser suite (spec/browser) when it runs.
           if (relative(root, target) === join('docs', 'dashboard.png')) return false;
           if (!existsSync(target)) return true;
-          return anchor !== undefined && target.endsWith('.md') && !anchorsOf(readFileSync(target, 'utf8')).has(anchor);
+          return anchor !== undefined && target.endsWith('.md') && !anchorsOf(readFileSync(target, 'utf8')).includes(anchor);
         })
         .map((link) => `${page.name}: ${link}`);
     });
@@ -257,25 +258,3 @@ function signalGroup(group: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** GitHub's heading anchor: links and markup dropped, lower case, punctuation dropped (`-` and `_` kept), spaces to `-`. */
-function slugOf(heading: string): string {
-  const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[`*]/g, '');
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '').replace(/\s/g, '-');
-}
-
-/** The anchors of a page's headings (outside fenced blocks), numbered `-1`, `-2`, … on repeats as GitHub does. */
-function anchorsOf(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const anchors = new Set<string>();
-  let inFence = false;
-  for (const line of markdown.split('\n')) {
-    if (line.startsWith('```')) inFence = !inFence;
-    const heading = inFence ? null : /^#{1,6}\s+(.*)$/.exec(line);
-    if (heading === null) continue;
-    const base = slugOf(heading[1] ?? '');
-    const repeats = seen.get(base) ?? 0;
-    seen.set(base, repeats + 1);
-    anchors.add(repeats === 0 ? base : `${base}-${repeats}`);
-  }
-  return anchors;
-}
