@@ -16,6 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as esbuild from 'esbuild';
+import { BROWSER_BUNDLE } from './browser-bundle.mjs';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -62,16 +63,8 @@ export async function buildApiDocs(root, outdir) {
   const result = await esbuild.build({
     absWorkingDir: root,
     entryPoints: [{ in: 'src/ui/api-docs.ts', out: 'api-docs' }],
-    entryNames: '[name]-[hash]',
+    ...BROWSER_BUNDLE,
     outdir,
-    bundle: true,
-    minify: true,
-    format: 'iife',
-    platform: 'browser',
-    target: ['es2022'],
-    tsconfig: 'tsconfig.ui.json',
-    metafile: true,
-    logLevel: 'warning',
     legalComments: 'none',
   });
   const script = Object.keys(result.metafile.outputs).map((file) => file.split('/').pop() ?? '').find((name) => /^api-docs-[A-Z0-9]+\.js$/.test(name));

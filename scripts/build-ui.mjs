@@ -12,6 +12,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { buildApiDocs } from './build-api-docs.mjs';
+import { BROWSER_BUNDLE } from './browser-bundle.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdirAt = process.argv.indexOf('--outdir');
@@ -26,17 +27,9 @@ const result = await esbuild.build({
     { in: 'src/ui/main.ts', out: 'app' },
     { in: 'src/ui/app.css', out: 'app' },
   ],
-  entryNames: '[name]-[hash]',
+  ...BROWSER_BUNDLE,
   outdir,
-  bundle: true,
-  minify: true,
   sourcemap: 'linked',
-  format: 'iife',
-  platform: 'browser',
-  target: ['es2022'],
-  tsconfig: 'tsconfig.ui.json',
-  metafile: true,
-  logLevel: 'warning',
   legalComments: 'linked',
 });
 
