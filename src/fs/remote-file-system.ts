@@ -186,8 +186,8 @@ export class RemoteFileSystem {
    * truncates), `fs/writeBlock`s of at most `blockSize` at consecutive offsets with at most `inFlight`
    * outstanding, then `fs/close`. An AsyncIterable (a Node Readable, a web ReadableStream) is pulled only
    * when a block slot is free, so the memory held is about `inFlight + 1` blocks plus one source chunk;
-   * the source must not reuse a chunk it yielded. An Observable cannot be paced: up to
-   * `maxBufferedChunks` of its chunks wait, one more rejects with ConsumerOverflowError.
+   * the source must not reuse a chunk it yielded. An Observable cannot be paced: it is subscribed at
+   * once, up to `maxBufferedChunks` of its chunks wait, one more rejects with ConsumerOverflowError.
    *
    * Resolves with the bytes written once every block was acknowledged and the handle closed. Rejects,
    * after releasing the handle and ending the source (`return()`), with: NotFoundError (missing parent),

@@ -116,7 +116,8 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
 /**
  * An Observable cannot be paced: its chunks are buffered until pulled, at most `capacity` of them. One
  * more, with none taken, overflows: the iteration rejects with ConsumerOverflowError and unsubscribes.
- * Subscribes at the first `next()`; `return()` unsubscribes.
+ * Subscribes when the iterator is made (by `writeFrom`, synchronously), so a hot source's first chunks
+ * are kept while the file opens; `return()` unsubscribes.
  */
 function bufferedSource(source: Observable<Uint8Array>, capacity: number): AsyncIterable<Uint8Array> {
   return {
@@ -144,8 +145,8 @@ function bufferedSource(source: Observable<Uint8Array>, capacity: number): Async
           complete: () => settle('done'),
         });
       };
+      start();
       const next = async (): Promise<IteratorResult<Uint8Array, undefined>> => {
-        start();
         for (;;) {
           const overflowed = ending !== undefined && ending !== 'done' && ending.error instanceof ConsumerOverflowError;
           const chunk = overflowed ? undefined : queue.shift();
