@@ -53,11 +53,14 @@ export type {
   OpenOptions,
   ReadDirectoryOptions,
   ReadFileOptions,
+  ReadStreamOptions,
   RemoteFileSystemOptions,
   RemoveOptions,
   WalkOptions,
   WriteFileOptions,
+  WriteStreamOptions,
 } from './fs/fs-options';
+export type { WriteSource } from './fs/write-stream';
 export type { FsDirectoryEntry, FsGetMetadataResponse, FsOpenMode, FsWalkEntry, FsWalkOptions, FsWalkResponse } from './wire/fs';
 export { RemoteFileHandle } from './fs/remote-file-handle';
 export type { ReadBlockResult } from './fs/remote-file-handle';

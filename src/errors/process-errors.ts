@@ -54,8 +54,9 @@ export class HandleLostError extends ExecClientError {
   readonly code = 'HANDLE_LOST';
   constructor(
     /** The lost handle's `handleId`. */ readonly handleId: string,
+    options?: { cause?: unknown },
   ) {
-    super(`file handle \`${handleId}\` was lost in a reconnect; a write handle cannot be reopened without truncating`);
+    super(`file handle \`${handleId}\` was lost in a reconnect; a write handle cannot be reopened without truncating`, options);
   }
 }
 

@@ -55,6 +55,48 @@ export type CopyOptions = Partial<Omit<FsCopyParams, 'sourcePath' | 'destination
 /** `open` options (`sandbox`). The mode is `open`'s second argument. @interface */
 export type OpenOptions = Omit<FsOpenParams, 'handleId' | 'path' | 'mode'> & CallOptions;
 
+/**
+ * `readStream` / `readIterable` options: the range, the block size, how many `fs/readBlock`s go ahead,
+ * the sandbox of the `fs/open`; `timeoutMs` and `signal` govern each read (an abort ends the stream with
+ * the signal's reason).
+ */
+export interface ReadStreamOptions extends CallOptions {
+  /** Bytes per `fs/readBlock`, from 1 to READ_BLOCK_MAX_BYTES. @default 1048576 */
+  readonly blockSize?: number;
+  /** The offset of the first byte read. @default 0 */
+  readonly start?: number;
+  /** The offset after the last byte read (exclusive); past the end of the file reads to the end. @default the end of the file */
+  readonly end?: number;
+  /**
+   * `fs/readBlock`s sent ahead, from 1 to 16 (the executor answers a connection's requests one at a time,
+   * so this hides the round trips). The first read goes alone; the window opens once it answered.
+   * @default 4
+   */
+  readonly inFlight?: number;
+  /** The sandbox to open the file through (as `fs/open`'s). @default none: direct access */
+  readonly sandbox?: FsOpenParams['sandbox'];
+}
+
+/**
+ * `writeStream` options. `timeoutMs` governs each call; an aborted `signal` rejects the write with its
+ * reason (the file is left partly written).
+ */
+export interface WriteStreamOptions extends CallOptions {
+  /** Bytes per `fs/writeBlock`, from 1 to WRITE_BLOCK_MAX_BYTES. @default the file system's `writeBlockBytes` (1048576) */
+  readonly blockSize?: number;
+  /** `fs/writeBlock`s outstanding at most, from 1 to 16; the source is pulled only when one is free. @default 2 */
+  readonly inFlight?: number;
+  /**
+   * For an Observable source only (it cannot be paced): the chunks held until the writer takes them; one
+   * more overflows and the write rejects with ConsumerOverflowError. @default 16
+   */
+  readonly maxBufferedChunks?: number;
+  /** Called with the bytes acknowledged so far after each `fs/writeBlock` answered. */
+  readonly onProgress?: (bytesWritten: number) => void;
+  /** The sandbox to open the file through (as `fs/open`'s). @default none: direct access */
+  readonly sandbox?: FsOpenParams['sandbox'];
+}
+
 /** Splits caller options into the wire's fields and the per-call {@link CallOptions}. */
 export function splitCallOptions<T extends CallOptions>(options: T): readonly [Omit<T, keyof CallOptions>, CallOptions] {
   const { timeoutMs, signal, ...wire } = options;

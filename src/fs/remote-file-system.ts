@@ -5,7 +5,11 @@ import { toFileUri } from '../wire/file-uri';
 import type { ExecSession } from '../session/exec-session';
 import type { FsDirectoryEntry, FsGetMetadataResponse, FsOpenMode, FsWalkResponse } from '../wire/fs';
 import { READ_BLOCK_MAX_BYTES, SAFE_CHUNK_BYTES, WRITE_BLOCK_MAX_BYTES } from '../wire/limits';
-import { readBlocks, writeBlocks } from './block-io';
+import { writeBlocks } from './block-io';
+import type { ReadPlan } from './read-pipeline';
+import { readPipelined, readPulled } from './read-pipeline';
+import type { WriteSource } from './write-stream';
+import { writeFrom } from './write-stream';
 import type { BytesInput } from '../wire/bytes';
 import { toBuffer, toBytes } from '../wire/bytes';
 import type {
@@ -16,10 +20,12 @@ import type {
   OpenOptions,
   ReadDirectoryOptions,
   ReadFileOptions,
+  ReadStreamOptions,
   RemoteFileSystemOptions,
   RemoveOptions,
   WalkOptions,
   WriteFileOptions,
+  WriteStreamOptions,
 } from './fs-options';
 import { defaultHandleId, defaultWatchId, splitCallOptions } from './fs-options';
 import { HandleBinding } from './handle-binding';
@@ -141,15 +147,63 @@ export class RemoteFileSystem {
   }
 
   /**
-   * Streams a file of any size: `fs/open` (read), then `fs/readBlock`s of `blockSize` bytes from offset 0
-   * until the end, one at a time. Cold: each subscription opens its own handle. Emits each non-empty
-   * block; completes at the end of the file; errors with NotFoundError (missing file), RpcError, or the
-   * client's failure (a drop in the middle reopens the handle on the new connection and goes on). The
-   * handle is closed on completion, on error and on unsubscribe.
+   * Streams a file of any size, or a range of it: `fs/open` (read), then `fs/readBlock`s of `blockSize`
+   * bytes from `start`, up to `inFlight` in flight (the first alone), until `end` or the end of the file.
+   * Cold: each subscription opens its own handle. Emits each non-empty block, strictly in file order;
+   * completes at `end` or the end of the file (an empty range completes at once, with no call); errors with
+   * NotFoundError (missing file), RpcError, the signal's reason, or the client's failure (a drop in the
+   * middle reopens the handle on the new connection and reads the cut blocks again). The subscriber owns
+   * the handle: it is closed on completion, on error and on unsubscribe. An Observable cannot slow the
+   * reads down: for a slow consumer use {@link readIterable}.
+   *
+   * The positional form `readStream(path, blockSize)` reads one block at a time from offset 0, as it
+   * always did (`{ blockSize, inFlight: 1 }`).
+   *
+   * @throws RangeError (when called) for a block size, range or `inFlight` out of bounds.
    */
-  readStream(path: string, blockSize: number = READ_BLOCK_MAX_BYTES): Observable<Buffer> {
-    if (!isBlockSize(blockSize, READ_BLOCK_MAX_BYTES)) throw new RangeError(`blockSize must be an integer from 1 to ${READ_BLOCK_MAX_BYTES}`);
-    return defer(() => readBlocks(this.bind(path, 'read', undefined), blockSize));
+  readStream(path: string, options?: number | ReadStreamOptions): Observable<Buffer> {
+    const plan = readPlan(typeof options === 'number' ? { blockSize: options, inFlight: 1 } : (options ?? {}));
+    const sandbox = typeof options === 'number' ? undefined : options?.sandbox;
+    return defer(() => readPipelined(this.bind(path, 'read', sandbox), plan));
+  }
+
+  /**
+   * The same blocks as {@link readStream}, pulled: at most `inFlight` blocks are requested or held ahead of
+   * what the consumer has taken, so a consumer that waits (an HTTP response honouring `drain`) slows the
+   * reads down. Opens its handle at the first `next()`. Yields each non-empty block in order; ends at
+   * `end` or the end of the file; rejects with the errors of {@link readStream}, after the blocks before
+   * the failure. The consumer owns the handle: it is closed at the end, on error, and by `return()` (a
+   * `break` out of `for await`), which also ends a pending `next()` as done.
+   *
+   * @throws RangeError (when called) for a block size, range or `inFlight` out of bounds.
+   */
+  readIterable(path: string, options: ReadStreamOptions = {}): AsyncIterableIterator<Buffer> {
+    return readPulled(this.bind(path, 'read', options.sandbox), readPlan(options));
+  }
+
+  /**
+   * Writes `path` from a stream of bytes with bounded memory: `fs/open` (mode `replace`: creates or
+   * truncates), `fs/writeBlock`s of at most `blockSize` at consecutive offsets with at most `inFlight`
+   * outstanding, then `fs/close`. An AsyncIterable (a Node Readable, a web ReadableStream) is pulled only
+   * when a block slot is free, so the memory held is about `inFlight + 1` blocks plus one source chunk;
+   * the source must not reuse a chunk it yielded. An Observable cannot be paced: it is subscribed at
+   * once, up to `maxBufferedChunks` of its chunks wait, one more rejects with ConsumerOverflowError.
+   *
+   * Resolves with the bytes written once every block was acknowledged and the handle closed. Rejects,
+   * after releasing the handle and ending the source (`return()`), with: NotFoundError (missing parent),
+   * RpcError, HandleLostError when the connection dropped under it (a write handle is never reopened,
+   * since `replace` truncates: start again), the signal's reason when aborted, the source's own error, or
+   * the call's timeout. The file is then left partly written.
+   *
+   * @throws RangeError (when called) for a block size, `inFlight` or `maxBufferedChunks` out of bounds.
+   */
+  writeStream(path: string, source: WriteSource, options: WriteStreamOptions = {}): Promise<number> {
+    const { blockSize = this.writeBlockBytes, inFlight = 2, maxBufferedChunks = 16, onProgress, sandbox, ...rest } = options;
+    if (!isBlockSize(blockSize, WRITE_BLOCK_MAX_BYTES)) throw new RangeError(`blockSize must be an integer from 1 to ${WRITE_BLOCK_MAX_BYTES}`);
+    if (!isBlockSize(inFlight, MAX_IN_FLIGHT)) throw new RangeError(`inFlight must be an integer from 1 to ${MAX_IN_FLIGHT}`);
+    if (!isBlockSize(maxBufferedChunks, Number.MAX_SAFE_INTEGER)) throw new RangeError('maxBufferedChunks must be a positive integer');
+    const [, call] = splitCallOptions(rest);
+    return writeFrom(this.bind(path, 'replace', sandbox), source, { blockSize, inFlight, maxBufferedChunks, onProgress, call });
   }
 
   /**
@@ -175,3 +229,17 @@ export class RemoteFileSystem {
 }
 
 const isBlockSize = (n: number, max: number): boolean => Number.isInteger(n) && n >= 1 && n <= max;
+
+/** The most `fs/readBlock`s or `fs/writeBlock`s one stream keeps in flight. */
+const MAX_IN_FLIGHT = 16;
+
+/** Checks `options` and fills in the defaults. */
+function readPlan(options: ReadStreamOptions): ReadPlan {
+  const { blockSize = READ_BLOCK_MAX_BYTES, start = 0, end, inFlight = 4, ...rest } = options;
+  if (!isBlockSize(blockSize, READ_BLOCK_MAX_BYTES)) throw new RangeError(`blockSize must be an integer from 1 to ${READ_BLOCK_MAX_BYTES}`);
+  if (!isBlockSize(inFlight, MAX_IN_FLIGHT)) throw new RangeError(`inFlight must be an integer from 1 to ${MAX_IN_FLIGHT}`);
+  if (!Number.isSafeInteger(start) || start < 0) throw new RangeError('start must be a non-negative integer');
+  if (end !== undefined && (!Number.isSafeInteger(end) || end < start)) throw new RangeError('end must be an integer not below start');
+  const [, call] = splitCallOptions(rest);
+  return { blockSize, start, end, inFlight, call };
+}
