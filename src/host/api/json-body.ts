@@ -8,12 +8,45 @@ import * as E from 'fp-ts/lib/Either';
 import { parseJson } from '../../wire/decode';
 import { ApiProblem } from './problem';
 
-/** Reads the body, at most `limit` bytes; rejects with 413 beyond (reading stops at once). */
+/**
+ * How much of a refused body the host still reads and discards, as nginx's lingering close does: a client
+ * that writes its whole body before it reads the answer (Node's fetch, most HTTP libraries) would
+ * otherwise see its connection reset under its write (EPIPE) and never read the 413. Up to this many bytes
+ * past the refusal the connection is kept and the rest of the body drained; a body declared longer, or one
+ * that goes on past it, gets `Connection: close` and the socket is closed.
+ */
+export const LINGER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The 413 `BODY_TOO_LARGE` for a body over `limit` (`detail` says which limit), and what the connection
+ * does with the rest of it: when the body is declared no longer than `read + LINGER_BYTES`, or not declared,
+ * the rest is read and discarded (the answer goes out at once; the client finishes writing, then reads it)
+ * and the socket is destroyed only if it goes on past the bound; when it is declared longer, the answer
+ * says `Connection: close` and nothing more is read. `read` is what was already taken of it.
+ */
+export function bodyTooLarge(req: IncomingMessage, detail: string, read = 0): ApiProblem {
+  const declared = Number(req.headers['content-length'] ?? Number.NaN);
+  if (Number.isFinite(declared) && declared - read > LINGER_BYTES) return new ApiProblem(413, 'BODY_TOO_LARGE', detail, { connection: 'close' });
+  let drained = 0;
+  const drain = (chunk: Buffer): void => {
+    drained += chunk.byteLength;
+    if (drained > LINGER_BYTES) {
+      req.off('data', drain);
+      req.socket.destroy();
+    }
+  };
+  req.on('data', drain);
+  req.resume();
+  return new ApiProblem(413, 'BODY_TOO_LARGE', detail);
+}
+
+/** Reads the body, at most `limit` bytes; rejects with 413 beyond (the rest drained: {@link bodyTooLarge}). */
 function readLimited(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    const detail = `the body may be at most ${limit} bytes`;
     const declared = Number(req.headers['content-length'] ?? '0');
     if (Number.isFinite(declared) && declared > limit) {
-      reject(new ApiProblem(413, 'BODY_TOO_LARGE', `the body may be at most ${limit} bytes`, { connection: 'close' }));
+      reject(bodyTooLarge(req, detail));
       return;
     }
     const chunks: Buffer[] = [];
@@ -22,8 +55,8 @@ function readLimited(req: IncomingMessage, limit: number): Promise<Buffer> {
       size += chunk.byteLength;
       if (size > limit) {
         req.off('data', onData);
-        req.resume();
-        reject(new ApiProblem(413, 'BODY_TOO_LARGE', `the body may be at most ${limit} bytes`, { connection: 'close' }));
+        chunks.length = 0;
+        reject(bodyTooLarge(req, detail, size));
         return;
       }
       chunks.push(chunk);
