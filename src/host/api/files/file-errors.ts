@@ -3,7 +3,7 @@
  * of its own (docs/operator-api.md, "Files"). The executor answers a filesystem failure with a JSON-RPC
  * error whose message is Rust's `io::Error` text (`No such file or directory (os error 2)`) or its own
  * words (`path \`…\` is not a file`); the message, not the JSON-RPC code, tells most of them apart
- * (PROTOCOL.md §2.5, §4.8). What is not recognised falls back to the library's code (`problemOf`).
+ * (PROTOCOL.md §2.5, §4.8; the same errno comes as -32600 or -32603, so the message decides). What is not recognised falls back to the library's code (`problemOf`).
  */
 import { NotFoundError, RpcError } from '../../../errors';
 import { ApiProblem, problemOf } from '../problem';
@@ -25,7 +25,9 @@ const KNOWN: readonly Known[] = [
   { match: /File exists|os error 17\)/i, status: 409, code: 'FILE_EXISTS', says: 'the path exists already' },
   { match: /Permission denied|Operation not permitted|Read-only file system|os error (1|13|30)\)/i, status: 403, code: 'FILE_FORBIDDEN', says: 'the executor may not do that' },
   { match: /No space left on device|Disk quota exceeded|os error (28|122)\)/i, status: 507, code: 'INSUFFICIENT_STORAGE', says: "the executor's disk is full" },
-  { match: /File name too long|os error 36\)/i, status: 400, code: 'INVALID_PATH', says: 'a name is too long for the executor' },
+  { match: /File ?name too long|os error 36\)/i, status: 400, code: 'INVALID_PATH', says: 'a name is too long for the executor' },
+  { match: /Symbolic link loop|os error 40\)|contains a symbolic link/i, status: 400, code: 'INVALID_PATH', says: 'a symbolic link loop' },
+  { match: /invalid URI|is invalid on '/i, status: 400, code: 'INVALID_PATH', says: 'the executor refused the path' },
 ];
 
 /** The problem a failure message stands for, when it is one {@link KNOWN} names. */
