@@ -1,14 +1,13 @@
-/**
- * Command-line parsing for `exec-rx run` and `exec-rx host` (node's `util.parseArgs`, strict), and the
- * usage text of every command (`ls` and `logs` are parsed in `host-args`). Throws {@link UsageError}
- * with a one-line message; the caller prints it with the usage text and exits 2.
- */
+/** Command-line parsing for `exec-rx run` and `exec-rx host` (node's `util.parseArgs`, strict), and the usage text of every
+ * command (`ls` and `logs` are parsed in `host-args`). Throws {@link UsageError} with a one-line message; the caller prints
+ * it with the usage text and exits 2. */
 import { parseArgs } from 'node:util';
 import { parseCorsOrigins } from '../host/api/cors';
 import type { HostAccess, ReadText } from './host-args';
 import { checkId, hostAccess } from './host-args';
 import type { StorageFlags } from './host-storage-args';
 import { checkStorageFlags } from './host-storage-args';
+import { FILES_OPTIONS, FILES_USAGE, filesFlagsOf, type FilesFlags } from './host-files-flags';
 import { checkForwardingFlags, checkRedisFlags } from './host-redis-flags';
 import { asUsage, UsageError } from './usage-error';
 import type { HostLogLevel } from './host-log-flags';
@@ -39,8 +38,8 @@ export interface RunOptions {
   readonly verbose: boolean;
 }
 
-/** What `exec-rx host` was asked to do. */
-export interface HostCliOptions {
+/** What `exec-rx host` was asked to do (the file routes' flags: {@link FilesFlags}). */
+export interface HostCliOptions extends FilesFlags {
   readonly host: string;
   readonly port: number;
   /** Serve Prometheus metrics (`/metrics`, no token) on this port of the same address (0: a free one). @default none */
@@ -126,6 +125,7 @@ export const USAGE = `usage:
                                one (operate, named made) and prints http://HOST:PORT/#token=... once
       --cors-origin ORIGIN     let a browser page of ORIGIN (http://HOST:PORT, exact, never *) call the
                                operator API; repeatable or a comma list (default: same-origin only)
+${FILES_USAGE}
       --local-executor         also start a codex executor that joins this host (throwaway credentials).
                                With a data dir it is an executor of its own: its key is kept there (0600),
                                it outlives the host (a SIGTERM or crash leaves it and its processes running)
@@ -187,7 +187,7 @@ const HOST_OPTIONS = {
   'max-frame-bytes': { type: 'string' },
   'max-handshakes-per-second': { type: 'string' },
   'operator-tokens-file': { type: 'string' },
-  'cors-origin': { type: 'string', multiple: true },
+  'cors-origin': { type: 'string', multiple: true }, ...FILES_OPTIONS,
   'local-executor': { type: 'boolean' },
   'local-executor-id': { type: 'string' },
   'stop-local-executor': { type: 'boolean' },
@@ -283,7 +283,7 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     maxFrameBytes: positiveInt('--max-frame-bytes', values['max-frame-bytes'], 1024, 1024 * 1024 * 1024),
     maxHandshakesPerSecond: positiveInt('--max-handshakes-per-second', values['max-handshakes-per-second'], 1, 100_000),
     operatorTokensFile: values['operator-tokens-file'],
-    corsOrigins: parseCorsOrigins(values['cors-origin'] ?? []),
+    corsOrigins: parseCorsOrigins(values['cors-origin'] ?? []), ...filesFlagsOf(values),
     localExecutorId: values['local-executor'] === true ? (localId ?? 'local') : undefined,
     stopLocalExecutor: stopLocal,
     redisUrlFile: values['redis-url-file'],
