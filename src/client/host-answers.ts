@@ -17,7 +17,7 @@ const decodeHost = decodeWith(HostAnswer);
 const decodeTicket = decodeWith(LogTicket);
 
 /** `answer`'s body as `decode` reads it, or DECODE_FAILED: `call: the host answered something else than expected: why`. */
-function decoded<A>(answer: ApiAnswer, decode: (input: unknown) => E.Either<DecodeError, A>, call: string, expected: string): A {
+export function decoded<A>(answer: ApiAnswer, decode: (input: unknown) => E.Either<DecodeError, A>, call: string, expected: string): A {
   const result = decode(answer.body);
   if (E.isRight(result)) return result.right;
   const message = `${call}: the host answered something else than ${expected}: ${result.left.message}`;

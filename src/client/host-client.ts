@@ -37,6 +37,7 @@ import { ClientLifetime } from './client-lifetime';
 import type { SnapshotIteratorOptions } from './snapshot-iterator';
 import { snapshotIterator } from './snapshot-iterator';
 import { overview, watch } from './watch-stream';
+import { HostFiles } from './host-files';
 
 const segment = encodeURIComponent;
 const newId = (): string => globalThis.crypto.randomUUID();
@@ -200,6 +201,15 @@ export class HostClient implements AsyncDisposable {
    */
   run(environmentId: string, request: StartRequest, options: RunOptions = {}): Promise<RunResult> {
     return runToEnd(this, environmentId, request, options);
+  }
+
+  /**
+   * One environment's files (issue 41): read and write streamed, a download resumed after a lost
+   * connection, list, stat, find, mkdir, remove, copy, move and the change stream. Holds nothing open;
+   * its calls and streams end with this client's {@link close} as the others do.
+   */
+  files(environmentId: string): HostFiles {
+    return new HostFiles(this.connection, this.lifetime, environmentId);
   }
 
   /** Writes to stdin, once per `writeId` (made per call when not given; retries reuse it). Resolves once the executor accepted the bytes. */

@@ -39,7 +39,7 @@ export type RetryMode = 'idempotent' | 'unsafe';
 
 /** One request. */
 export interface ApiRequest {
-  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
   /** The path under the base url, with its query (`/api/v1/environments`). */
   readonly path: string;
   readonly body?: unknown;

@@ -68,6 +68,19 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   HOST_UNREACHABLE: null,
   FORWARD_FAILED: null,
   FORWARD_REFUSED: null,
+  INVALID_PATH: null,
+  FILE_NOT_FOUND: null,
+  IS_A_DIRECTORY: null,
+  NOT_A_DIRECTORY: null,
+  DIRECTORY_NOT_EMPTY: null,
+  FILE_FORBIDDEN: null,
+  OUTSIDE_FILES_ROOT: null,
+  INSUFFICIENT_STORAGE: null,
+  PRECONDITION_FAILED: null,
+  RANGE_NOT_SATISFIABLE: null,
+  FILE_BUSY: null,
+  UPLOAD_INTERRUPTED: null,
+  FILE_CHANGED: null,
 };
 
 /** One of the library's error codes (or the operator API's own): anything else does not decode. */
