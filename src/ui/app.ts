@@ -11,7 +11,6 @@ import { HostBanner } from './banner';
 import { h } from './dom';
 import { EnvironmentsView } from './environments-view';
 import { FilesView } from './files-view';
-import type { FilesPort } from './files-port';
 import { FlowGate } from './flow-gate';
 import type { HostClient, HostInfo, WatchEvent, WatchSelection } from '../client';
 import { ProcessPane } from './process-pane';
@@ -52,10 +51,9 @@ export class App {
     private readonly client: HostClient,
     info: HostInfo,
     private readonly refused: (refusal: Refusal) => void,
-    private readonly filesOf?: (environmentId: string) => FilesPort,
   ) {
     this.operate = info.caller.role === 'operate';
-    this.files = this.operate && filesOf !== undefined ? new FilesView() : undefined;
+    this.files = this.operate ? new FilesView() : undefined;
     this.banner.setHost(info.hostInstance);
     this.environments = new EnvironmentsView((id) => this.selectEnvironment(id));
     this.processes = new ProcessesView((process) => this.selectProcess(process));
@@ -164,7 +162,7 @@ export class App {
     if (id === this.environmentId) return;
     this.environmentId = id;
     this.environments.setSelected(id);
-    if (this.filesOf !== undefined) this.files?.setEnvironment(id, this.filesOf(id));
+    this.files?.setEnvironment(id, this.client.files(id));
     this.clearSelection();
     this.showProcesses();
   }

@@ -5,7 +5,7 @@
  * place, so focus and selection stay where they are while changes arrive.
  */
 import { h, setText } from './dom';
-import type { FileEntry } from './files-port';
+import type { FileEntry } from '../client';
 import { sizeText } from './file-paths';
 
 /** What a row's controls do. */

@@ -6,7 +6,7 @@
  * {@link FileTextView.show} again on a change of it).
  */
 import { h, setText } from './dom';
-import type { FileEntry, FilesPort } from './files-port';
+import type { FileEntry, HostFiles } from '../client';
 import { sizeText, textOf, TEXT_VIEW_MAX_BYTES } from './file-paths';
 
 /** Reads at most `limit` bytes of `stream`, then cancels it. */
@@ -62,7 +62,7 @@ export class FileTextView {
   }
 
   /** Shows `entry` of `files` (read again when called again for the same file). */
-  show(files: FilesPort, entry: FileEntry): void {
+  show(files: HostFiles, entry: FileEntry): void {
     this.loading?.abort();
     const loading = new AbortController();
     this.loading = loading;

@@ -14,7 +14,7 @@ import { acceptDrops } from './drop-zone';
 import { FileList } from './file-list';
 import { childOf, normalized, parentOf } from './file-paths';
 import { FileTextView } from './file-text-view';
-import type { FileChange, FileEntry, FilesPort } from './files-port';
+import type { FileChange, FileEntry, HostFiles } from '../client';
 import { PathBar } from './path-bar';
 import { UploadList } from './upload-list';
 
@@ -35,10 +35,10 @@ export class FilesView {
   private readonly live = h('span', { class: 'badge', 'data-testid': 'files-live', 'data-state': 'idle' }, 'idle');
   private readonly dropZone = h('p', { class: 'drop-zone', 'data-testid': 'drop-zone' }, 'Drop files here to upload them into this directory.');
   /** The directory followed now (undefined while hidden or with no environment). */
-  private readonly shown$ = new BehaviorSubject<{ readonly files: FilesPort; readonly dir: string } | undefined>(undefined);
+  private readonly shown$ = new BehaviorSubject<{ readonly files: HostFiles; readonly dir: string } | undefined>(undefined);
   /** The last directory shown, per environment. */
   private readonly dirs = new Map<string, string>();
-  private files: FilesPort | undefined;
+  private files: HostFiles | undefined;
   private environmentId: string | undefined;
   private dir = '/';
   private visible = false;
@@ -78,7 +78,7 @@ export class FilesView {
   }
 
   /** The environment whose files are shown (`files` undefined: none). */
-  setEnvironment(environmentId: string | undefined, files: FilesPort | undefined): void {
+  setEnvironment(environmentId: string | undefined, files: HostFiles | undefined): void {
     if (environmentId === this.environmentId) return;
     this.environmentId = environmentId;
     this.files = files;
@@ -110,7 +110,7 @@ export class FilesView {
   }
 
   /** The listing of `dir`, then its changes; a changes stream that fails is followed again (listed again) later. */
-  private follow(files: FilesPort, dir: string): Observable<never> {
+  private follow(files: HostFiles, dir: string): Observable<never> {
     return defer(() => {
       this.setLive('listing');
       let listed = false;
@@ -147,7 +147,7 @@ export class FilesView {
   }
 
   /** One change of the directory shown. */
-  private apply(files: FilesPort, dir: string, change: FileChange): void {
+  private apply(files: HostFiles, dir: string, change: FileChange): void {
     const { entry } = change;
     if (normalized(parentOf(entry.path) ?? '') !== dir) return;
     const viewed = this.viewer.entry?.path === entry.path;
