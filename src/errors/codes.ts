@@ -77,6 +77,7 @@ export type OperatorApiErrorCode =
   | 'IS_A_DIRECTORY'
   | 'NOT_A_DIRECTORY'
   | 'DIRECTORY_NOT_EMPTY'
+  | 'FILE_EXISTS'
   | 'FILE_FORBIDDEN'
   | 'OUTSIDE_FILES_ROOT'
   | 'INSUFFICIENT_STORAGE'
@@ -84,4 +85,5 @@ export type OperatorApiErrorCode =
   | 'RANGE_NOT_SATISFIABLE'
   | 'FILE_BUSY'
   | 'UPLOAD_INTERRUPTED'
-  | 'FILE_CHANGED';
+  | 'FILE_CHANGED'
+  | 'FILE_OPERATION_FAILED';

@@ -107,7 +107,7 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   const operator =
     options.operator === undefined
       ? undefined
-      : new OperatorApi(direct.environments, options.operator, apiInstance, { ...stores, tickets: options.tickets }, options.scheduler, fault, metrics.streams, cluster);
+      : new OperatorApi(direct.environments, options.operator, apiInstance, { ...stores, tickets: options.tickets }, options.scheduler, fault, metrics.streams, cluster, log);
   if (cluster !== undefined) metrics.observeCluster(() => cluster.figures());
   // What replicas compare after a rolling reload: the digest of the operator tokens each accepts now.
   const tokens = options.operator?.tokens;

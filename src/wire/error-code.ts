@@ -73,6 +73,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   IS_A_DIRECTORY: null,
   NOT_A_DIRECTORY: null,
   DIRECTORY_NOT_EMPTY: null,
+  FILE_EXISTS: null,
   FILE_FORBIDDEN: null,
   OUTSIDE_FILES_ROOT: null,
   INSUFFICIENT_STORAGE: null,
@@ -81,6 +82,7 @@ const CODES: Readonly<Record<ExecClientErrorCode, null>> = {
   FILE_BUSY: null,
   UPLOAD_INTERRUPTED: null,
   FILE_CHANGED: null,
+  FILE_OPERATION_FAILED: null,
 };
 
 /** One of the library's error codes (or the operator API's own): anything else does not decode. */

@@ -67,3 +67,13 @@ export type TransferRequest = t.TypeOf<typeof TransferRequest>;
 
 /** The SSE event type of the change stream. */
 export const FILE_CHANGE_EVENT = 'change';
+
+/** The host's name for {@link FoundEntry} (one path a walk found). */
+export const FoundPath = FoundEntry;
+/** One path a walk found. */
+export type FoundPath = FoundEntry;
+
+/** The host's name for {@link MakeDirectoryRequest} (`POST …/files/directories`). */
+export const CreateDirectoryRequest = MakeDirectoryRequest;
+/** The body of a mkdir. */
+export type CreateDirectoryRequest = MakeDirectoryRequest;

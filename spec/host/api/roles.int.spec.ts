@@ -55,7 +55,9 @@ describe('operator API: token roles and environments', () => {
     // A wait only reads: a view token may wait for an exit.
     expect(await view.post(`${paths.process(ENV, echo.id)}/wait`)).toMatchObject({ status: 200, body: { exitCode: 0 } });
     const refused = problem(await view.post(paths.processes(ENV), { argv: ['true'] }), 403, 'FORBIDDEN_ROLE');
-    expect(refused.detail).toBe('token watcher has the view role: it may only read, follow, wait and download (GET, HEAD, POST …/wait, POST …/log/tickets)');
+    expect(refused.detail).toBe(
+      'token watcher has the view role: it may only read, follow, wait and download output (GET, HEAD, POST …/wait, POST …/log/tickets); the file routes need operate, GET too',
+    );
     problem(await view.delete(paths.process(ENV, echo.id)), 403, 'FORBIDDEN_ROLE');
     problem(await view.post(paths.stdinEnd(ENV, echo.id)), 403, 'FORBIDDEN_ROLE');
     // Unknown routes and methods are answered as they are for any token.

@@ -3,7 +3,7 @@
  * and one dispatch path for all of its rows. A public row is answered as it is; a token row only for a
  * request an operator token authenticates (never executor credentials), within that token's rate limit,
  * and a request without a token spends the unauthenticated budget first. A `view` token may only GET (and
- * HEAD): anything else is 403 `FORBIDDEN_ROLE`; a token limited to some environments gets 403
+ * HEAD), and nothing on a row marked `operate` (the file routes): anything else is 403 `FORBIDDEN_ROLE`; a token limited to some environments gets 403
  * `FORBIDDEN_ENVIRONMENT` for a route of any other (whether it exists or not: the answer reveals nothing).
  * A row that takes download tickets (`TokenRoute.ticket`) also accepts a GET whose `?ticket=` its
  * redeemer says stands for a caller (see `./log-tickets`).
@@ -128,13 +128,17 @@ export class HostRoutes {
       environmentId: seen.environmentId,
       processId,
       ...(seen.note.argv === undefined ? {} : { argv: seen.note.argv }),
+      ...(seen.note.path === undefined ? {} : { path: seen.note.path }),
+      ...(seen.note.destination === undefined ? {} : { destination: seen.note.destination }),
+      ...(seen.note.size === undefined ? {} : { size: seen.note.size }),
       remoteAddress: seen.forwarded?.client ?? req.socket.remoteAddress,
       ...(seen.forwarded === undefined ? {} : { forwardedBy: seen.forwarded.by }),
       ...(seen.forwardedTo === undefined ? {} : { forwardedTo: seen.forwardedTo }),
       status,
       ...(code === undefined ? {} : { code }),
     };
-    const ids = `${processId === undefined ? '' : ` ${processId}`}${seen.environmentId === undefined ? '' : ` in ${seen.environmentId}`}`;
+    const paths = `${seen.note.path === undefined ? '' : ` ${seen.note.path}`}${seen.note.destination === undefined ? '' : ` to ${seen.note.destination}`}`;
+    const ids = `${processId === undefined ? '' : ` ${processId}`}${paths}${seen.environmentId === undefined ? '' : ` in ${seen.environmentId}`}`;
     const via = seen.forwarded === undefined ? '' : ` (forwarded by ${seen.forwarded.by})`;
     const msg = `audit: ${seen.act}${ids} by ${caller.name}${via}: ${status}${code === undefined ? '' : ` ${code}`}`;
     if (seen.forwardedTo !== undefined && code === undefined) this.audit.debug(fields, `${msg} (forwarded to ${seen.forwardedTo})`);
@@ -178,11 +182,13 @@ export class HostRoutes {
     if (environmentId !== undefined && !mayTouch(caller, environmentId)) {
       throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
     }
-    if (caller.role === 'view' && !VIEW_METHODS.has(method) && !(match.route.reads ?? []).some((read) => read === method)) {
+    const viewMay = match.route.operate !== true && (VIEW_METHODS.has(method) || (match.route.reads ?? []).some((read) => read === method));
+    if (caller.role === 'view' && !viewMay) {
       throw new ApiProblem(
         403,
         'FORBIDDEN_ROLE',
-        `token ${caller.name} has the view role: it may only read, follow, wait and download (GET, HEAD, POST …/wait, POST …/log/tickets)`,
+        `token ${caller.name} has the view role: it may only read, follow, wait and download output (GET, HEAD, POST …/wait, POST …/log/tickets); ` +
+          'the file routes need operate, GET too',
       );
     }
     // A call that needs another replica's environment goes to its owner (never a forwarded one again).
@@ -214,7 +220,7 @@ export class HostRoutes {
     const tickets = match.query.getAll(TICKET_PARAM);
     const [ticket] = tickets;
     if (match.route.ticket === undefined || ticket === undefined || tickets.length !== 1) return undefined;
-    return match.route.ticket(ticket, match.params);
+    return match.route.ticket(ticket, match.params, match.query);
   }
 
   private limiterOf(name: string): RateLimiter {

@@ -30,6 +30,9 @@ import type { SseLimits } from './sse-limits';
 import { ProcessWaits } from './process-waits';
 import { DEFAULT_SSE_LIMITS } from './sse-limits';
 import { SseHub } from './sse';
+import type { FilesOptions } from './files/files-options';
+import { HostFiles } from './files/routes-files';
+import type { HostLogger } from '../host-logger';
 
 /** Options of the operator API (all but the tokens have defaults). */
 export interface OperatorApiOptions {
@@ -58,6 +61,12 @@ export interface OperatorApiOptions {
    * @default `dist/ui` of the exec-rx package (found by walking up from the host's code to its package root)
    */
   readonly uiDir?: string;
+  /**
+   * The file routes (`…/environments/{id}/files…`): the upload limit, the roots they are confined to, the
+   * file requests in flight per environment and the open handles per environment (see `FilesOptions`).
+   * @default 16 GiB uploads, no roots, 4 requests, 32 handles
+   */
+  readonly files?: FilesOptions;
 }
 
 /**
@@ -102,6 +111,7 @@ export class OperatorApi {
   private readonly stopRevoking: () => void;
   private readonly waits: ProcessWaits;
   private readonly tickets: LogTickets;
+  private readonly files: HostFiles;
 
   /**
    * `stores`: the host's log store (what the event streams, `/log` and the lists read), state store
@@ -120,6 +130,8 @@ export class OperatorApi {
     streams?: StreamObserver,
     /** With replicas: where the owner of an environment another replica holds is found (its calls get 503). */
     cluster?: ClusterView,
+    /** Where the file routes log a download cut because its file changed. @default none */
+    log?: HostLogger,
   ) {
     checkOperatorOptions(options);
     if (options.corsOrigins !== undefined) parseCorsOrigins(options.corsOrigins);
@@ -150,7 +162,8 @@ export class OperatorApi {
       cluster,
     };
     const pages = { dashboard: new UiBundle(options.uiDir), apiDocs: new UiBundle(apiDocsDir(options.uiDir), API_DOCS_ASSET_NAME) };
-    this.rows = [...operatorPublicRoutes(hostInstance, pages), ...environmentRoutes(context), ...processRoutes(context)];
+    this.files = new HostFiles(context, options.files, scheduler, log);
+    this.rows = [...operatorPublicRoutes(hostInstance, pages), ...environmentRoutes(context), ...processRoutes(context), ...this.files.rows];
   }
 
   /**
@@ -173,6 +186,7 @@ export class OperatorApi {
   close(retryMs?: number): number {
     this.stopRevoking();
     this.tickets.close();
+    this.files.close();
     this.waits.close(retryMs);
     return this.hub.close(retryMs);
   }

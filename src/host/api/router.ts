@@ -10,8 +10,11 @@ import { isSafeId } from '../../wire/safe-id';
 import type { OperatorCaller } from './operator-tokens';
 import { ApiProblem } from './problem';
 
-/** The methods a route is written with (HEAD is answered wherever GET is, by GET's handler). */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+/**
+ * The methods a route is written with. HEAD is answered wherever GET is, by GET's handler, unless the row
+ * gives HEAD a handler of its own (a file's content: its HEAD never opens the file).
+ */
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 /**
  * Who may call a route: `token`, a request an operator token authenticates (within that token's rate
@@ -32,7 +35,7 @@ export interface ResponsePolicy {
  * GET handler answers it; Node's server sends the headers and drops the body of a HEAD answer).
  */
 export function methodsOf(route: Route): string[] {
-  return Object.keys(route.methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+  return Object.keys(route.methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : method === 'HEAD' ? [] : [method]));
 }
 
 /** What a public route's handler gets. */
@@ -53,12 +56,18 @@ export interface RouteContext extends PublicRouteContext {
 }
 
 /** An act through the operator API that the audit trail records (see `TokenRoute.audit`). */
-export type AuditAct = 'start' | 'stdin' | 'stdin end' | 'interrupt' | 'terminate' | 'resize' | 'release';
+export type AuditAct = 'start' | 'stdin' | 'stdin end' | 'interrupt' | 'terminate' | 'resize' | 'release' | 'file write' | 'file remove' | 'file move' | 'file copy' | 'mkdir';
 
-/** What a handler tells the audit trail of its act: never an env value, a token or process output. */
+/** What a handler tells the audit trail of its act: never an env value, a token, process output or a file's content. */
 export interface AuditNote {
   processId?: string;
   argv?: readonly string[];
+  /** A file act's path (a copy's or move's source). */
+  path?: string;
+  /** A copy's or move's destination. */
+  destination?: string;
+  /** The bytes a file act wrote, or the size of what it removed, copied or moved (as `fs/getMetadata` gave it). */
+  size?: number;
 }
 
 /** A token route's handler answers the request (or throws an ApiProblem). */
@@ -79,6 +88,11 @@ export interface TokenRoute {
    * @default none
    */
   readonly reads?: readonly HttpMethod[];
+  /**
+   * Every method needs the `operate` role, GET and HEAD too (a file's bytes and listings are not for a
+   * `view` token): `reads` does not apply. @default false
+   */
+  readonly operate?: boolean;
   /** The methods that are acts the audit trail records, and the act of each. @default none */
   readonly audit?: Readonly<Partial<Record<HttpMethod, AuditAct>>>;
   /**
@@ -97,10 +111,10 @@ export interface TokenRoute {
 }
 
 /**
- * Redeems a download ticket presented on a route's path (its decoded params): resolves with the caller it
+ * Redeems a download ticket presented on a route's path (its decoded params and its query): resolves with the caller it
  * stands for, once, or `undefined`. Rejects when the ticket store does not answer (the shared store of replicas).
  */
-export type TicketRedeemer = (ticket: string, params: Readonly<Record<string, string>>) => Promise<OperatorCaller | undefined>;
+export type TicketRedeemer = (ticket: string, params: Readonly<Record<string, string>>, query: URLSearchParams) => Promise<OperatorCaller | undefined>;
 
 /** One path template anyone may call (see {@link RouteAuth}). */
 export interface PublicRoute {
@@ -201,7 +215,8 @@ export class Router {
     for (const candidate of candidates) {
       const params = matchSegments(candidate.segments, segments);
       if (params === undefined) continue;
-      const handler = handlerOf(candidate.route, (method === 'HEAD' ? 'GET' : method) as HttpMethod);
+      const own = method === 'HEAD' ? handlerOf(candidate.route, 'HEAD') : undefined;
+      const handler = own ?? handlerOf(candidate.route, (method === 'HEAD' ? 'GET' : method) as HttpMethod);
       if (handler === undefined) {
         const allow = methodsOf(candidate.route).join(', ');
         throw new ApiProblem(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${candidate.route.path}`, { allow });

@@ -1,0 +1,28 @@
+/**
+ * `GET …/files/changes?path=`: Server-Sent Events of a directory's changes, `event: change` with a
+ * `FileChange` as data, from the shared poller of that directory (`./change-watches`: poll and diff every
+ * 2 s). Opened within the host's event stream limits (`../sse`), pinged like the others, ended when the host
+ * stops or the caller's token is revoked.
+ */
+import { ApiProblem } from '../problem';
+import type { RouteContext } from '../router';
+import type { FilesContext } from './files-context';
+import { allowedPath, callsOf, pathParam } from './files-context';
+
+/** The SSE frame of one change. */
+const changeFrame = (data: unknown): Buffer => Buffer.from(`event: change\ndata: ${JSON.stringify(data)}\n\n`, 'utf8');
+
+/** `GET …/files/changes` (see the module's doc): 409 `NOT_A_DIRECTORY` for a file, 404 for a missing path. */
+export async function streamChanges(files: FilesContext, route: RouteContext): Promise<void> {
+  const requested = pathParam(route.query);
+  const calls = await callsOf(files, route);
+  const path = await allowedPath(files, calls, requested);
+  const meta = await calls.metadata(path);
+  if (!meta.isDirectory) throw new ApiProblem(409, 'NOT_A_DIRECTORY', `${path.native} is not a directory`);
+  const stream = files.api.hub.open(route.res, route.caller.name);
+  if (stream.isEnded) return;
+  const stop = files.watches.watch(calls.environmentId, calls.environment, path, (change) => {
+    stream.write(changeFrame(change));
+  });
+  stream.onEnd(stop);
+}
