@@ -6,10 +6,11 @@
  * and delete after a confirmation.
  */
 import type { Observable, Subscription } from 'rxjs';
-import { BehaviorSubject, EMPTY, catchError, defer, ignoreElements, merge, retry, switchMap, tap, throwError, timer } from 'rxjs';
-import { HostApiError } from '../client';
+import { BehaviorSubject, EMPTY, switchMap } from 'rxjs';
 import { confirmDialog } from './confirm-dialog';
 import { h, labelled, setText } from './dom';
+import type { FollowState } from './directory-follower';
+import { followDirectory, reasonOf } from './directory-follower';
 import { acceptDrops } from './drop-zone';
 import { FileList } from './file-list';
 import { childOf, normalized, parentOf } from './file-paths';
@@ -17,12 +18,6 @@ import { FileTextView } from './file-text-view';
 import type { FileChange, FileEntry, HostFiles } from '../client';
 import { PathBar } from './path-bar';
 import { UploadList } from './upload-list';
-
-/** How long the view waits before it follows a directory again after its stream failed. */
-const RETRY_MS = 5000;
-
-/** Why something failed, as the host said it. */
-const reason = (error: unknown): string => (error instanceof HostApiError ? (error.detail ?? error.message) : error instanceof Error ? error.message : String(error));
 
 /** The view. */
 export class FilesView {
@@ -109,41 +104,24 @@ export class FilesView {
     if (!this.visible || files === undefined) this.setLive('idle');
   }
 
-  /** The listing of `dir`, then its changes; a changes stream that fails is followed again (listed again) later. */
+  /** Follows `dir` of `files`: the table, the live badge and the messages. */
   private follow(files: HostFiles, dir: string): Observable<never> {
-    return defer(() => {
-      this.setLive('listing');
-      let listed = false;
-      const early: FileChange[] = [];
-      const changes = files.changes$(dir).pipe(tap((change) => (listed ? this.apply(files, dir, change) : early.push(change))));
-      const listing = defer(() => files.list(dir)).pipe(
-        tap((answer) => {
-          this.list.replace(answer.entries);
-          listed = true;
-          for (const change of early.splice(0)) this.apply(files, dir, change);
-          this.list.listed();
-          setText(this.message, answer.truncated ? 'The listing was cut short by the host (too many entries).' : '');
-          this.setLive('live');
-        }),
-      );
-      return merge(changes, listing).pipe(ignoreElements());
-    }).pipe(
-      retry({
-        delay: (error: unknown) => {
-          // A refusal (4xx: missing, not a directory, forbidden, invalid) is final; anything else is tried again.
-          if (error instanceof HostApiError && error.status !== undefined && error.status >= 400 && error.status < 500) return throwError(() => error);
-          this.setLive('retrying');
-          setText(this.message, `Live updates interrupted (${reason(error)}); trying again.`);
-          return timer(RETRY_MS);
-        },
-      }),
-      catchError((error: unknown) => {
-        this.list.clear('');
-        this.setLive('failed');
-        setText(this.message, `Cannot list ${dir}: ${reason(error)}`);
-        return EMPTY;
-      }),
-    );
+    return followDirectory(files, dir, {
+      listed: (listing) => {
+        this.list.replace(listing.entries);
+        this.list.listed();
+        setText(this.message, listing.truncated ? 'The listing was cut short by the host (too many entries).' : '');
+      },
+      changed: (change) => this.apply(files, dir, change),
+      state: (state, error) => {
+        this.setLive(state);
+        if (state === 'retrying') setText(this.message, `Live updates interrupted (${reasonOf(error)}); trying again.`);
+        if (state === 'failed') {
+          this.list.clear('');
+          setText(this.message, `Cannot list ${dir}: ${reasonOf(error)}`);
+        }
+      },
+    });
   }
 
   /** One change of the directory shown. */
@@ -183,7 +161,7 @@ export class FilesView {
         link.click();
         link.remove();
       },
-      (error: unknown) => setText(this.message, `Download of ${entry.name} failed: ${reason(error)}`),
+      (error: unknown) => setText(this.message, `Download of ${entry.name} failed: ${reasonOf(error)}`),
     );
   }
 
@@ -202,7 +180,7 @@ export class FilesView {
       if (normalized(parentOf(entry.path) ?? '') === this.dir) this.list.delete(entry.name);
       if (this.viewer.entry?.path === entry.path) this.closeViewer();
     } catch (error: unknown) {
-      setText(this.message, `Delete of ${entry.name} failed: ${reason(error)}`);
+      setText(this.message, `Delete of ${entry.name} failed: ${reasonOf(error)}`);
     }
   }
 
@@ -218,7 +196,7 @@ export class FilesView {
       if (normalized(parentOf(entry.path) ?? '') === this.dir) this.list.put(entry);
       return true;
     } catch (error: unknown) {
-      setText(this.message, `Create folder ${name} failed: ${reason(error)}`);
+      setText(this.message, `Create folder ${name} failed: ${reasonOf(error)}`);
       return false;
     }
   }
@@ -242,12 +220,12 @@ export class FilesView {
         if (this.dir === dir && this.files === files) this.list.put(entry);
       } catch (error: unknown) {
         if (aborter.signal.aborted) item.finish('cancelled');
-        else item.finish('failed', reason(error));
+        else item.finish('failed', reasonOf(error));
       }
     }
   }
 
-  private setLive(state: 'idle' | 'listing' | 'live' | 'retrying' | 'failed'): void {
+  private setLive(state: FollowState | 'idle'): void {
     this.live.dataset['state'] = state;
     setText(this.live, state);
   }
