@@ -30,8 +30,15 @@ const before = (a: FileEntry, b: FileEntry): number => {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 };
 
-/** A row's time: local date and time to the second. */
-const timeText = (modifiedAt: string | null): string => (modifiedAt === null ? '' : new Date(modifiedAt).toLocaleString());
+const two = (n: number): string => String(n).padStart(2, '0');
+
+/** A row's time: local `YYYY-MM-DD HH:MM:SS` (the ISO time with milliseconds is the cell's title). */
+function timeText(modifiedAt: string | null): string {
+  if (modifiedAt === null) return '';
+  const t = new Date(modifiedAt);
+  if (Number.isNaN(t.getTime())) return modifiedAt;
+  return `${t.getFullYear()}-${two(t.getMonth() + 1)}-${two(t.getDate())} ${two(t.getHours())}:${two(t.getMinutes())}:${two(t.getSeconds())}`;
+}
 
 /** The table. */
 export class FileList {
@@ -70,6 +77,7 @@ export class FileList {
     setText(row.size, entry.type === 'directory' ? '' : sizeText(entry.size));
     if (row.size.title !== `${entry.size} bytes`) row.size.title = `${entry.size} bytes`;
     setText(row.modified, timeText(entry.modifiedAt));
+    if (row.modified.title !== (entry.modifiedAt ?? '')) row.modified.title = entry.modifiedAt ?? '';
     this.empty.hidden = true;
   }
 
@@ -122,7 +130,7 @@ export class FileList {
       tr: h('tr', { 'data-file-name': entry.name }),
       name,
       size: h('td', { class: 'num' }),
-      modified: h('td'),
+      modified: h('td', { class: 'num' }),
       download,
       entry,
     };
