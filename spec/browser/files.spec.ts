@@ -185,6 +185,8 @@ describe('the dashboard: files', () => {
   it('live: a file a process creates appears without a reload, its text view follows it, and it goes when removed', async () => {
     const dir = freshDir('live');
     writeFileSync(join(dir, 'already.txt'), 'here before\n');
+    mkdirSync(join(dir, 'reports'));
+    writeFileSync(join(dir, 'results.csv'), 'id,value\n1,42\n');
     const p = await openAt(dir);
     await fileRow(p, 'already.txt').waitFor();
     await sh(`echo 'made by a process' > '${dir}/live.txt'`);
@@ -201,5 +203,28 @@ describe('the dashboard: files', () => {
     await sh(`rm '${dir}/live.txt'`);
     await fileRow(p, 'live.txt').waitFor({ state: 'detached' });
     await waitForAttribute(viewer, 'data-state', 'removed');
+  });
+
+  it('axe-core reports no serious or critical violation in the Files view (a file shown, the delete dialog open)', async () => {
+    const dir = freshDir('axe');
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'shown.txt'), 'accessible\n');
+    const p = await openAt(dir);
+    await fileRow(p, 'shown.txt').getByRole('button', { name: 'shown.txt', exact: true }).click();
+    await waitForAttribute(filesView(p).getByRole('region', { name: 'shown.txt' }), 'data-state', 'shown');
+    await fileRow(p, 'sub').getByRole('button', { name: 'Delete sub' }).click();
+    await p.getByRole('dialog', { name: 'Delete sub/?' }).waitFor();
+    // Injected through the DevTools protocol, so the page's CSP stays as it is.
+    await p.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+    const violations = await p.evaluate(async () => {
+      type Result = { id: string; impact: string | null; help: string; nodes: { target: unknown }[] };
+      const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: Result[] }> } }).axe;
+      const result = await axe.run((globalThis as unknown as { document: unknown }).document, { resultTypes: ['violations'] });
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
+    });
+    if (violations.length > 0) process.stdout.write(`axe (all impacts): ${JSON.stringify(violations)}\n`);
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    await p.getByRole('dialog', { name: 'Delete sub/?' }).getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(existsSync(join(dir, 'sub'))).toBe(true);
   });
 });
