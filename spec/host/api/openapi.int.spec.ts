@@ -5,7 +5,7 @@
  * status and content type, carrying every header documented as required; every other method answers 405
  * with `Allow` listing exactly the documented ones; and the router serves nothing the document does not list.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OperatorApi } from '../../../src/host/api/operator-api';
@@ -27,6 +27,7 @@ import { DocumentValidator, methodsOf, operationsOf } from './openapi-document';
 const ENV = 'openapi-1';
 const PROCESSES = `${API_PREFIX}/environments/{environmentId}/processes`;
 const PROCESS = `${PROCESSES}/{processId}`;
+const FILES = `${API_PREFIX}/environments/{environmentId}/files`;
 /** The built pages of a fixture: the API reference's files are in its `api-docs/`. */
 const UI_FIXTURE = join(__dirname, 'ui-fixture');
 const DOCS_ASSET = 'swagger-ui-bundle-FIXTURE2.js';
@@ -81,10 +82,14 @@ describe('the OpenAPI document is true', () => {
   const fill = (template: string): string => template.replace('{environmentId}', ENV).replace('{processId}', idOf('running')).replace('{asset}', DOCS_ASSET);
 
   let dataDir: string;
+  /** The directory the file routes' probes read and write. */
+  let filesDir: string;
 
   beforeAll(async () => {
     // A data dir, so that the events are read from the output logs (`time`) and `/log` answers.
     dataDir = mkdtempSync(join(tmpdir(), 'exec-rx-openapi-'));
+    filesDir = mkdtempSync(join(tmpdir(), 'exec-rx-openapi-files-'));
+    for (const name of ['doc.bin', 'to-move.txt', 'to-remove.txt']) writeFileSync(join(filesDir, name), name);
     setup = await startApiHost({ environmentId: ENV, host: { outputLog: { dataDir } }, operator: { uiDir: UI_FIXTURE } });
     served = await setup.api.get(paths.openapi, { token: null });
     document = served.body as OpenApiDocument;
@@ -104,6 +109,7 @@ describe('the OpenAPI document is true', () => {
   afterAll(async () => {
     await setup.host.close();
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(filesDir, { recursive: true, force: true });
   });
 
   /** A real request for each documented operation, and the status it must get. */
@@ -112,10 +118,45 @@ describe('the OpenAPI document is true', () => {
     const table = routedProbes(api);
     // HEAD wherever GET answers: the same status, no body (an event stream's HEAD ends at once).
     const heads = Object.keys(table)
-      .filter((key) => key.startsWith('GET ') && key !== `GET ${paths.openapi}`)
+      .filter((key) => key.startsWith('GET ') && key !== `GET ${paths.openapi}` && !key.startsWith(`GET ${FILES}`))
       .map((key) => key.slice('GET '.length))
       .map((path) => [`HEAD ${path}`, { status: 200, send: () => api.request('HEAD', fill(path)) }] as const);
-    return { ...table, ...Object.fromEntries(heads) };
+    return { ...table, ...Object.fromEntries(heads), ...fileProbes(api) };
+  };
+
+  /** The file routes' probes (each needs its `?path=`), HEAD included. */
+  const fileProbes = (api: ApiHost['api']): Record<string, { readonly status: number; readonly send: () => Promise<Observed> }> => {
+    const at = (sub: string, query: Record<string, string>): string => `${fill(FILES)}${sub}?${new URLSearchParams(query).toString()}`;
+    const file = join(filesDir, 'doc.bin');
+    const gets: Record<string, string> = {
+      '/content': at('/content', { path: file }),
+      '/metadata': at('/metadata', { path: file }),
+      '/entries': at('/entries', { path: filesDir }),
+      '/find': at('/find', { path: filesDir, glob: '*.txt' }),
+      '/changes': at('/changes', { path: filesDir }),
+    };
+    const heads = Object.fromEntries(Object.entries(gets).map(([sub, url]) => [`HEAD ${FILES}${sub}`, { status: 200, send: () => api.request('HEAD', url) }]));
+    return {
+      ...heads,
+      [`GET ${FILES}/content`]: { status: 200, send: () => api.get(gets['/content'] ?? '') },
+      [`GET ${FILES}/metadata`]: { status: 200, send: () => api.get(gets['/metadata'] ?? '') },
+      [`GET ${FILES}/entries`]: { status: 200, send: () => api.get(gets['/entries'] ?? '') },
+      [`GET ${FILES}/find`]: { status: 200, send: () => api.get(gets['/find'] ?? '') },
+      [`GET ${FILES}/changes`]: {
+        status: 200,
+        send: () =>
+          observeStream(setup, gets['/changes'] ?? '', async (s) => {
+            writeFileSync(join(filesDir, `changed-${Date.now()}.txt`), 'x');
+            await s.next((e) => e.event === 'change');
+          }),
+      },
+      [`PUT ${FILES}/content`]: { status: 201, send: () => api.request('PUT', at('/content', { path: join(filesDir, 'put.txt') }), { body: 'put' }) },
+      [`POST ${FILES}/content/tickets`]: { status: 201, send: () => api.post(at('/content/tickets', { path: file })) },
+      [`POST ${FILES}/directories`]: { status: 201, send: () => api.post(at('/directories', {}).replace(/\?$/, ''), { path: join(filesDir, 'made'), parents: false }) },
+      [`POST ${FILES}/copy`]: { status: 201, send: () => api.post(at('/copy', {}).replace(/\?$/, ''), { source: file, destination: join(filesDir, 'copied.txt'), overwrite: false }) },
+      [`POST ${FILES}/move`]: { status: 201, send: () => api.post(at('/move', {}).replace(/\?$/, ''), { source: join(filesDir, 'to-move.txt'), destination: join(filesDir, 'moved.txt') }) },
+      [`DELETE ${FILES}`]: { status: 204, send: () => api.delete(at('', { path: join(filesDir, 'to-remove.txt') })) },
+    };
   };
 
   const routedProbes = (api: ApiHost['api']): Record<string, { readonly status: number; readonly send: () => Promise<Observed> }> => {

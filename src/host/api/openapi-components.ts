@@ -15,20 +15,26 @@ const STATUS_TEXT: Record<number, string> = {
   403:
     'The token may not do this: `FORBIDDEN_ROLE` (a `view` token: it may only GET, follow, wait and ask for a download ticket) ' +
     'or `FORBIDDEN_ENVIRONMENT` (a token limited to other environments). ' +
-    'With `--cors-origin`, `FORBIDDEN_ORIGIN` answers a preflight (OPTIONS) from an origin not listed.',
-  404: 'No such environment, process or route.',
+    'With `--cors-origin`, `FORBIDDEN_ORIGIN` answers a preflight (OPTIONS) from an origin not listed. ' +
+    'The file routes need `operate` for every method, GET too; `FILE_FORBIDDEN` (the executor refused) and `OUTSIDE_FILES_ROOT` (`--files-root`).',
+  404: 'No such environment, process or route; (files) `FILE_NOT_FOUND`.',
   405: 'The path exists but not with this method (`Allow` lists those it has).',
   409:
     'The request conflicts with the process: (`/wait`) it failed or was lost instead of exiting; ' +
     'it has no stdin, its input ended, or it has not closed; or (`/log`) the host keeps no output log (no data dir); ' +
-    'or (a start) `START_UNKNOWN`: a start with this Idempotency-Key was in flight when the host stopped, and its executor has no such process.',
+    'or (a start) `START_UNKNOWN`: a start with this Idempotency-Key was in flight when the host stopped, and its executor has no such process; ' +
+    '(files) `IS_A_DIRECTORY`, `NOT_A_DIRECTORY`, `DIRECTORY_NOT_EMPTY`, `FILE_EXISTS`.',
+  412: '(files) `PRECONDITION_FAILED`: If-None-Match: * on an existing file, or If-Match on another version.',
   413: 'The body is larger than the host reads.',
   415: 'The body is not `application/json`.',
   422: 'The program cannot be started, or an Idempotency-Key / writeId was used for another request.',
   429: 'Too many requests or event streams for this token (`Retry-After`).',
+  502: '(files) `FILE_OPERATION_FAILED`: a copy, move or remove helper process failed for a reason the host does not know.',
+  504: '(files) `REQUEST_TIMEOUT`: a copy, move or remove ran past its bound and was terminated.',
+  507: "(files) `INSUFFICIENT_STORAGE`: the executor's disk is full.",
   503:
     'The environment is starting, recovering or failed, the host holds its total of event streams, ' +
-    'or (`/wait`) the host is stopping (`Retry-After`).',
+    'or (`/wait`) the host is stopping (`Retry-After`); (files) `FILE_BUSY` (the per-environment cap of open transfers) or `UPLOAD_INTERRUPTED`.',
 };
 
 /** `time` on a sequenced event read from the output log. */
@@ -80,6 +86,24 @@ const SCHEMAS: Record<string, Json> = {
     role: { enum: ['view', 'operate'] },
     environments: { type: ['array', 'null'], items: { type: 'string' }, description: 'The environments it may touch; null: every one.' },
   }),
+  FileEntry: obj({
+    path: { type: 'string' },
+    name: { type: 'string' },
+    type: { enum: ['file', 'directory', 'other'] },
+    size: { type: 'integer', minimum: 0 },
+    modifiedAt: { type: ['string', 'null'], description: 'ISO-8601 with ms; null when the executor gives none.' },
+    isSymlink: { type: 'boolean' },
+    etag: { type: ['string', 'null'], description: 'A file\'s weak ETag `W/"<size>-<mtimeMs>"`; null for a directory.' },
+  }),
+  FileListing: obj({ path: { type: 'string' }, entries: { type: 'array', items: ref('FileEntry') }, truncated: { type: 'boolean' } }),
+  FindResult: obj({
+    path: { type: 'string' },
+    entries: { type: 'array', items: obj({ path: { type: 'string' }, type: { enum: ['file', 'directory', 'other'] } }) },
+    truncated: { type: 'boolean' },
+  }),
+  FileChange: obj({ kind: { enum: ['created', 'changed', 'removed'] }, entry: ref('FileEntry') }),
+  CreateDirectoryRequest: obj({ path: { type: 'string' }, parents: { type: 'boolean' } }, ['path']),
+  TransferRequest: obj({ source: { type: 'string' }, destination: { type: 'string' }, overwrite: { type: 'boolean' } }, ['source', 'destination']),
   LogTicket: obj({
     url: { type: 'string', description: "`…/log?ticket=T`, relative to the host's origin." },
     expiresAt: { type: 'string', description: 'When the ticket expires (ISO-8601).' },

@@ -11,6 +11,7 @@ import type { Json } from './openapi-builders';
 import { COMPONENTS } from './openapi-components';
 import { HOST_PATHS } from './openapi-host-paths';
 import { PROCESS_PATHS } from './openapi-process-paths';
+import { FILE_PATHS } from './files/openapi-file-paths';
 
 /** GET's operation, answered as HEAD (the same statuses and headers, no body): every GET path has one. */
 function headOf(get: Json): Json {
@@ -56,10 +57,16 @@ export const OPENAPI_DOCUMENT: Json = {
       name: 'processes',
       description: 'Start, list, read, drive (stdin, interrupt, resize, terminate), wait for and release the processes of an environment; their output bytes from the log.',
     },
+    {
+      name: 'files',
+      description:
+        "An environment's files: read (streamed, ranges), write (streamed, moved into place), list, find, watch, make directories, remove, copy and move. " +
+        'Every file route needs an `operate` token, GET too.',
+    },
     { name: 'streams', description: "Server-Sent Events: the live overview of every environment, and one process's events (resumable by seq)." },
   ],
   security: [{ operatorToken: [] }],
-  paths: withHead({ ...HOST_PATHS, ...PROCESS_PATHS }),
+  paths: withHead({ ...HOST_PATHS, ...PROCESS_PATHS, ...FILE_PATHS }),
   components: COMPONENTS,
 };
 

@@ -30,7 +30,7 @@ export function rangeOf(header: string | undefined, size: number): RangeAsk {
     return { kind: 'part', start: Math.max(0, size - length), end: size };
   }
   const start = Number(first);
-  const end = last === '' ? size - 1 : Number(last);
+  const end = last === '' ? Number.MAX_SAFE_INTEGER : Number(last);
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return { kind: 'whole' };
   if (start >= size) return { kind: 'unsatisfiable' };
   return { kind: 'part', start, end: Math.min(end, size - 1) + 1 };

@@ -56,6 +56,8 @@ export function diffOf(before: ReadonlyMap<string, FileEntry>, after: ReadonlyMa
 /** One directory's poller and its subscribers. */
 class Poller {
   readonly listeners = new Set<ChangeListener>();
+  /** Settles once the first poll took the directory as it is (or failed). */
+  readonly ready: Promise<void>;
   private snapshot: Map<string, FileEntry> | undefined;
   private busy = false;
   private readonly timer: Subscription;
@@ -66,7 +68,7 @@ class Poller {
     scheduler: SchedulerLike,
   ) {
     this.timer = interval(POLL_EVERY_MS, scheduler).subscribe(() => void this.poll());
-    void this.poll();
+    this.ready = this.poll();
   }
 
   stop(): void {
@@ -103,8 +105,11 @@ export class ChangeWatches {
     return this.pollers.size;
   }
 
-  /** Subscribes `listener` to `directory` of the environment; returns what unsubscribes it (idempotent). */
-  watch(environmentId: string, environment: Environment, directory: FilePath, listener: ChangeListener): () => void {
+  /**
+   * Subscribes `listener` to `directory` of the environment; returns what unsubscribes it (idempotent) and
+   * what settles once the directory's first poll is done (from then on every change is reported).
+   */
+  watch(environmentId: string, environment: Environment, directory: FilePath, listener: ChangeListener): { readonly stop: () => void; readonly ready: Promise<void> } {
     const key = `${environmentId}\0${directory.native}`;
     let poller = this.pollers.get(key);
     if (poller === undefined) {
@@ -113,13 +118,14 @@ export class ChangeWatches {
     }
     const watched = poller;
     watched.listeners.add(listener);
-    return () => {
+    const stop = (): void => {
       watched.listeners.delete(listener);
       if (watched.listeners.size === 0 && this.pollers.get(key) === watched) {
         watched.stop();
         this.pollers.delete(key);
       }
     };
+    return { stop, ready: watched.ready };
   }
 
   /** Stops every poller (the host stops). */

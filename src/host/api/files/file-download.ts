@@ -7,8 +7,9 @@
  *   `Last-Modified`, `If-None-Match` → 304; the safety headers of `./content-headers`.
  * - HEAD is its own handler: `fs/getMetadata` only, the file is never opened.
  * - Written as the client takes it (`res.write` false → wait for `drain`); a client that goes away stops
- *   the reads. After the last block the metadata is read again: when size or mtime changed the response is
- *   cut (destroyed: the client sees a truncated transfer, never a torn file passed as whole) and logged.
+ *   the reads. The last block is held back until the metadata was read again: when size or mtime changed the
+ *   response is cut before it (destroyed: the client sees a short transfer, never a torn file passed as
+ *   whole) and logged.
  */
 import type { ServerResponse } from 'node:http';
 import { HOST_INSTANCE_HEADER } from '../../../wire/operator-api';
@@ -113,8 +114,8 @@ export async function getContent(files: FilesContext, route: RouteContext): Prom
   try {
     const handle = await calls.open(path, 'read');
     try {
-      await streamTo(res, calls, path, handle, planned);
-      if (res.destroyed) return;
+      const last = await streamTo(res, calls, path, handle, planned);
+      if (last === undefined) return;
       const after = await calls.metadata(path).catch(() => undefined);
       if (after === undefined || after.size !== meta.size || after.modifiedAtMs !== meta.modifiedAtMs) {
         const msg = `files: a download of ${path.native} in ${calls.environmentId} was cut: the file changed while it was read`;
@@ -122,7 +123,9 @@ export async function getContent(files: FilesContext, route: RouteContext): Prom
         res.destroy();
         return;
       }
-      res.end();
+      // Closed before the answer ends: a client that sees the end may open again within the handle cap.
+      await calls.close(handle);
+      res.end(last);
     } finally {
       await calls.close(handle);
     }
@@ -131,24 +134,33 @@ export async function getContent(files: FilesContext, route: RouteContext): Prom
   }
 }
 
-/** Writes the planned range to `res` as the client takes it; the status goes out with the first block. */
-async function streamTo(res: ServerResponse, calls: FileCalls, path: FilePath, handle: Parameters<typeof readRange>[2], planned: Planned): Promise<void> {
+/**
+ * Writes the planned range to `res` as the client takes it, but for its last block, which it resolves with
+ * (empty for an empty range): the answer is complete only once the caller ends it with that block, after
+ * checking the file again. The status goes out with the first block. Resolves `undefined` when the client
+ * went away or a failure cut the answer.
+ */
+async function streamTo(res: ServerResponse, calls: FileCalls, path: FilePath, handle: Parameters<typeof readRange>[2], planned: Planned): Promise<Buffer | undefined> {
   let started = false;
+  let held: Buffer = Buffer.alloc(0);
   try {
     for await (const block of readRange(calls, path, handle, planned.start, planned.end)) {
-      if (res.destroyed) return;
+      if (res.destroyed) return undefined;
       if (!started) {
         res.writeHead(planned.status, planned.headers);
         started = true;
       }
-      if (!res.write(block)) await roomIn(res);
+      const previous = held;
+      held = block;
+      if (previous.byteLength > 0 && !res.write(previous)) await roomIn(res);
     }
     if (!started) res.writeHead(planned.status, planned.headers);
+    return res.destroyed ? undefined : held;
   } catch (error: unknown) {
     // Once bytes went out a failure can only cut the answer (the client sees a short transfer).
     if (started || res.destroyed) {
       res.destroy();
-      return;
+      return undefined;
     }
     throw error;
   }
