@@ -22,7 +22,7 @@ jest.setTimeout(60_000);
 
 const ROOT = join(__dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-const COMMANDS = ['run', 'ls', 'logs', 'host'] as const;
+const COMMANDS = ['run', 'ls', 'logs', 'cp', 'files', 'host'] as const;
 
 /** The reference pages (docs/*.md) and the README, each with its text. */
 const pages = (): { file: string; text: string }[] =>

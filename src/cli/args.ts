@@ -11,6 +11,7 @@ import type { StorageFlags } from './host-storage-args';
 import { checkStorageFlags } from './host-storage-args';
 import { checkForwardingFlags, checkRedisFlags } from './host-redis-flags';
 import { asUsage, UsageError } from './usage-error';
+import { FILES_USAGE } from './files-args';
 import type { HostLogLevel } from './host-log-flags';
 import { logFormatOf, logLevelOf } from './host-log-flags';
 
@@ -110,8 +111,7 @@ export const USAGE = `usage:
       a process's output as it was written (stdout to stdout, stderr to stderr): what the host holds,
       or with --follow everything until the process closed; --after SEQ: only what follows event SEQ.
       Exits 0 when done; a note on stderr where the host no longer holds the history.
-    ls and logs: the host from --host or EXEC_RX_HOST (a comma list for the replicas of one cluster),
-    the operator token from --token-file or EXEC_RX_TOKEN.
+${FILES_USAGE}
   exec-rx host [--port N] [--host 127.0.0.1] [--tls-cert FILE --tls-key FILE]
       --credentials-file FILE  accepted "ACCESS_KEY_ID SECRET" pairs (or EXEC_RX_CREDENTIALS_FILE,
                                or EXEC_RX_ACCESS_KEY_ID + EXEC_RX_SECRET_ACCESS_KEY)

@@ -27,3 +27,8 @@ export const EXIT_FAILED = 255;
  * reads as exec-rx's own.
  */
 export const EXIT_OUTPUT_LOST = 254;
+/**
+ * `cp` copied some files and not others (a line on stderr for each one not copied, and a last line
+ * counting them): rsync's "partial transfer" status, never a shell status or another of exec-rx's.
+ */
+export const EXIT_PARTIAL = 23;

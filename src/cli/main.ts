@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `exec-rx` command: `exec-rx run [options] -- <command...>`, `exec-rx host [options]`, and against a
- * running host `exec-rx ls` and `exec-rx logs`. Errors are
+ * running host `exec-rx ls`, `exec-rx logs`, `exec-rx cp` and `exec-rx files`. Errors are
  * one `exec-rx: ...` line, never a stack; the exit status is set with `process.exitCode` so output flushes.
  */
 import { parseHostArgs, parseRunArgs, USAGE, UsageError } from './args';
@@ -9,6 +9,9 @@ import { parseLogsArgs, parseLsArgs } from './host-args';
 import { hostCommand } from './host-command';
 import type { CliIo } from './io';
 import { logsCommand } from './remote/logs-command';
+import { cpCommand } from './remote/cp-command';
+import { filesCommand } from './remote/files-command';
+import { parseCpArgs, parseFilesArgs } from './files-args';
 import { lsCommand } from './remote/ls-command';
 import { remoteRunCommand } from './remote/remote-run';
 import { runCommand } from './run/run-command';
@@ -19,7 +22,7 @@ import { messageOf } from '../errors';
 export async function main(args: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = args;
   // `exec-rx <command> --help` (before any `--`) prints the usage, as `exec-rx --help` does.
-  if (['run', 'host', 'ls', 'logs'].includes(command ?? '') && asksForHelp(rest)) {
+  if (['run', 'host', 'ls', 'logs', 'cp', 'files'].includes(command ?? '') && asksForHelp(rest)) {
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
@@ -36,6 +39,10 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         return await lsCommand(parseLsArgs(rest, io.env), io);
       case 'logs':
         return await logsCommand(parseLogsArgs(rest, io.env), io);
+      case 'cp':
+        return await cpCommand(parseCpArgs(rest, io.env), io);
+      case 'files':
+        return await filesCommand(parseFilesArgs(rest, io.env), io);
       case '--help':
       case '-h':
       case 'help':

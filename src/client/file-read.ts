@@ -57,6 +57,8 @@ export class FileDownload {
   /** Cuts in a row with no byte between them (their backoff). */
   private emptyCuts = 0;
   private released = false;
+  /** The end the caller asked for (the Range's last byte); `end` is what the host announced. */
+  private readonly wanted: number | undefined;
 
   constructor(
     private readonly connection: HostConnection,
@@ -71,6 +73,7 @@ export class FileDownload {
   ) {
     this.position = start;
     this.end = end;
+    this.wanted = end;
     this.offline = offlineBound(connection, what);
   }
 
@@ -181,8 +184,8 @@ export class FileDownload {
     const resuming = this.validators !== undefined;
     if (resuming && this.end !== undefined && this.position >= this.end) return undefined;
     const headers: Record<string, string> = {};
-    const last = this.end === undefined ? '' : String(this.end - 1);
-    if (resuming || this.position > 0 || this.end !== undefined) headers['range'] = `bytes=${this.position}-${last}`;
+    const last = this.wanted === undefined ? '' : String(this.wanted - 1);
+    if (resuming || this.position > 0 || this.wanted !== undefined) headers['range'] = `bytes=${this.position}-${last}`;
     const ifRange = this.validators?.lastModified ?? this.validators?.etag ?? null;
     if (ifRange !== null) headers['if-range'] = ifRange;
     let response: Response;

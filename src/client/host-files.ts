@@ -19,13 +19,15 @@ import type { AbortOptions } from '../wire/shared-types';
 import { decodeWith, parseJson } from '../wire/decode';
 import { API_PREFIX, LogTicket } from '../wire/operator-api';
 import type { FileChange, FileEntry, FileListing, FindResult } from '../wire/files-api';
-import { FILE_CHANGE_EVENT, FileChange as FileChangeCodec, FileEntry as FileEntryCodec, FileListing as FileListingCodec, FindResult as FindResultCodec } from '../wire/files-api';
+import { FileChange as FileChangeCodec, FileEntry as FileEntryCodec, FileListing as FileListingCodec, FindResult as FindResultCodec } from '../wire/files-api';
 
 const decodeEntry = decodeWith(FileEntryCodec);
 const decodeListing = decodeWith(FileListingCodec);
 const decodeFind = decodeWith(FindResultCodec);
 const decodeChange = decodeWith(FileChangeCodec);
 const decodeTicket = decodeWith(LogTicket);
+/** The SSE event type of the change stream. */
+const FILE_CHANGE_EVENT = 'change';
 
 /** Options of {@link HostFiles.find}. */
 export interface FindOptions extends AbortOptions {
