@@ -1,6 +1,7 @@
 /**
  * Files dropped anywhere on an element (`dragging` class while files are over it): the drop's files go
- * to `dropped`. Drags that carry no files (text, links) are left alone.
+ * to `dropped`. Drags that carry no files (text, links) are left alone. Files dropped elsewhere on the
+ * page are refused (the browser would otherwise open the file in the tab, leaving the dashboard).
  */
 
 /** Makes `element` take dropped files. */
@@ -12,6 +13,13 @@ export function acceptDrops(element: HTMLElement, dropped: (files: File[]) => vo
     if (event.dataTransfer !== null) event.dataTransfer.dropEffect = 'copy';
     element.classList.add('dragging');
   };
+  const refuse = (event: DragEvent): void => {
+    if (!carriesFiles(event) || (event.target instanceof Node && element.contains(event.target))) return;
+    event.preventDefault();
+    if (event.dataTransfer !== null) event.dataTransfer.dropEffect = 'none';
+  };
+  window.addEventListener('dragover', refuse);
+  window.addEventListener('drop', refuse);
   element.addEventListener('dragenter', over);
   element.addEventListener('dragover', over);
   element.addEventListener('dragleave', (event) => {
