@@ -5,7 +5,7 @@
  * file refused), upload (picked with setInputFiles, and dropped as a DataTransfer dispatched in the page;
  * sha256-exact on disk), download (the download's bytes, by a ticket url), delete (cancel keeps it,
  * confirm removes it), and live updates (a file a process creates appears, and goes when it removes it).
- * No CSP violation in any of them.
+ * A view token gets no Files tab. No CSP violation in any of them.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -226,5 +226,26 @@ describe('the dashboard: files', () => {
     expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
     await p.getByRole('dialog', { name: 'Delete sub/?' }).getByRole('button', { name: 'Cancel', exact: true }).click();
     expect(existsSync(join(dir, 'sub'))).toBe(true);
+  });
+});
+
+describe('the dashboard: files, for a view token', () => {
+  const VIEW = 'browser-files-view-token-0123456789';
+  let viewHost: PageHost;
+
+  beforeAll(async () => {
+    const tokens = join(root, 'tokens');
+    writeFileSync(tokens, `# NAME ROLE ENVIRONMENTS SECRET\nwatcher view * ${VIEW}\n`, { mode: 0o600 });
+    viewHost = await startPageHost({ args: ['--operator-tokens-file', tokens], token: VIEW });
+  });
+
+  it('has no Files tab (the file routes answer view tokens 403), and the processes show as before', async () => {
+    const p = await context.newPage();
+    page = p;
+    await openDashboard(p, viewHost.url);
+    await selectEnvironment(p, ENV);
+    await p.getByRole('table', { name: 'Processes' }).waitFor();
+    expect(await p.getByRole('tab').count()).toBe(0);
+    expect(await p.getByRole('tabpanel', { name: 'Files' }).count()).toBe(0);
   });
 });
