@@ -8,7 +8,7 @@ import { parseCorsOrigins } from '../host/api/cors';
 import type { HostAccess, ReadText } from './host-args';
 import { checkId, hostAccess } from './host-args';
 import type { StorageFlags } from './host-storage-args';
-import { checkStorageFlags } from './host-storage-args';
+import { checkStorageFlags, parseSize } from './host-storage-args';
 import { checkForwardingFlags, checkRedisFlags } from './host-redis-flags';
 import { asUsage, UsageError } from './usage-error';
 import { FILES_USAGE } from './files-args';
@@ -58,6 +58,12 @@ export interface HostCliOptions {
   readonly operatorTokensFile: string | undefined;
   /** Origins a browser UI may call the operator API from (`--cors-origin`, checked); empty: same-origin only. */
   readonly corsOrigins: readonly string[];
+  /** The largest file upload through the operator API (`--max-upload-bytes`). @default 16 GiB (the API's) */
+  readonly maxUploadBytes: number | undefined;
+  /** The trees the file routes are confined to (`--files-root`, repeatable). @default none */
+  readonly filesRoots: readonly string[];
+  /** File requests in flight per environment (`--file-requests`). @default 4 (the API's) */
+  readonly fileRequests: number | undefined;
   /** Also start a codex executor in direct mode that joins this host, under this environment id. */
   readonly localExecutorId: string | undefined;
   /** A file holding the url of the Redis replicas share (`--redis-url-file`; a url with a password never goes in a flag). */
@@ -126,6 +132,14 @@ ${FILES_USAGE}
                                one (operate, named made) and prints http://HOST:PORT/#token=... once
       --cors-origin ORIGIN     let a browser page of ORIGIN (http://HOST:PORT, exact, never *) call the
                                operator API; repeatable or a comma list (default: same-origin only)
+      --max-upload-bytes SIZE  the largest file upload through the operator API (PUT …/files/content), a
+                               size such as 4GiB (default 16GiB); a larger one is refused 413
+      --files-root DIR         confine the file routes to DIR on every executor (absolute; repeatable): a
+                               path, symlinks resolved, outside every root is refused 403 (default: no
+                               root, the executor's own permissions are the limit)
+      --file-requests N        file requests of one environment in flight to its executor at once, served
+                               fairly (default 4); the executor answers one at a time unless joined with
+                               --concurrent-requests
       --local-executor         also start a codex executor that joins this host (throwaway credentials).
                                With a data dir it is an executor of its own: its key is kept there (0600),
                                it outlives the host (a SIGTERM or crash leaves it and its processes running)
@@ -188,6 +202,9 @@ const HOST_OPTIONS = {
   'max-handshakes-per-second': { type: 'string' },
   'operator-tokens-file': { type: 'string' },
   'cors-origin': { type: 'string', multiple: true },
+  'max-upload-bytes': { type: 'string' },
+  'files-root': { type: 'string', multiple: true },
+  'file-requests': { type: 'string' },
   'local-executor': { type: 'boolean' },
   'local-executor-id': { type: 'string' },
   'stop-local-executor': { type: 'boolean' },
@@ -258,6 +275,16 @@ function positiveInt(name: string, value: string | undefined, min: number, max: 
   return n;
 }
 
+/** The `--files-root` directories: absolute paths without `..` (as the file routes take paths). */
+function filesRootsOf(roots: readonly string[]): readonly string[] {
+  for (const root of roots) {
+    if (!(root.startsWith('/') || /^[A-Za-z]:[\\/]/.test(root)) || root.split(/[\\/]+/).includes('..') || root.includes('\0')) {
+      throw new UsageError(`--files-root expects an absolute directory without .. (got ${root})`);
+    }
+  }
+  return roots;
+}
+
 /** Parses `exec-rx host` arguments (after `host`). */
 export function parseHostArgs(args: readonly string[]): HostCliOptions {
   const { values } = asUsage(() => parseArgs({ args: [...args], options: HOST_OPTIONS, allowPositionals: false, strict: true }));
@@ -284,6 +311,9 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     maxHandshakesPerSecond: positiveInt('--max-handshakes-per-second', values['max-handshakes-per-second'], 1, 100_000),
     operatorTokensFile: values['operator-tokens-file'],
     corsOrigins: parseCorsOrigins(values['cors-origin'] ?? []),
+    maxUploadBytes: parseSize('--max-upload-bytes', values['max-upload-bytes'], 1),
+    filesRoots: filesRootsOf(values['files-root'] ?? []),
+    fileRequests: positiveInt('--file-requests', values['file-requests'], 1, 64),
     localExecutorId: values['local-executor'] === true ? (localId ?? 'local') : undefined,
     stopLocalExecutor: stopLocal,
     redisUrlFile: values['redis-url-file'],

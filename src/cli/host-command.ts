@@ -138,7 +138,12 @@ function serverOptions(
     metricsPort: options.metricsPort,
   };
   const defined = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
-  const operator = { tokens, ...(options.corsOrigins.length === 0 ? {} : { corsOrigins: options.corsOrigins }) };
+  const files = {
+    ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
+    ...(options.filesRoots.length === 0 ? {} : { roots: options.filesRoots }),
+    ...(options.fileRequests === undefined ? {} : { requestsInFlight: options.fileRequests }),
+  };
+  const operator = { tokens, files, ...(options.corsOrigins.length === 0 ? {} : { corsOrigins: options.corsOrigins }) };
   return { credentials: keys, host: options.host, port: options.port, log, operator, ...defined, ...outputLogOf(storage), ...(state === undefined ? {} : { state }) };
 }
 

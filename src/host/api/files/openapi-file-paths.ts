@@ -66,7 +66,11 @@ const GET_CONTENT: Json = {
   parameters: CONTENT_GET_PARAMETERS,
   security: [{ operatorToken: [] }, {}],
   responses: {
-    '200': { description: 'The whole file (Content-Type by the name\'s extension, `application/octet-stream` otherwise)', headers: DOWNLOAD_HEADERS, content: { 'application/octet-stream': { schema: BYTES } } },
+    '200': {
+      description: "The whole file (Content-Type by the name's extension, `application/octet-stream` otherwise)",
+      headers: DOWNLOAD_HEADERS,
+      content: { 'application/octet-stream': { schema: BYTES } },
+    },
     '206': { description: 'The range asked for (`Content-Range`)', headers: DOWNLOAD_HEADERS, content: { 'application/octet-stream': { schema: BYTES } } },
     '304': { description: 'Not modified (If-None-Match)' },
     '416': { description: 'The range lies past the end (`Content-Range: bytes */<size>`)' },
