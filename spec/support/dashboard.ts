@@ -93,3 +93,31 @@ export async function startByForm(
   if (typeof id !== 'string') throw new Error('no new process row');
   return id;
 }
+
+/** The Files view (the "Files" tab's panel). */
+export const filesView = (page: Page): Locator => page.getByRole('tabpanel', { name: 'Files' });
+
+/** A row of the Files table, by the entry's name. */
+export const fileRow = (page: Page, name: string): Locator => filesView(page).getByRole('table', { name: 'Files' }).locator(`[data-file-name="${name.replace(/["\\]/g, '\\$&')}"]`);
+
+/** Opens the Files tab at `dir` (typed into "Go to path") and waits until it is listed and followed live. */
+export async function openFilesAt(page: Page, dir: string): Promise<void> {
+  await page.getByRole('tab', { name: 'Files' }).click();
+  await goToPath(page, dir);
+}
+
+/** Types `dir` into "Go to path" and waits until it is listed and followed live. */
+export async function goToPath(page: Page, dir: string): Promise<void> {
+  const view = filesView(page);
+  await view.getByRole('textbox', { name: 'Go to path' }).fill(dir);
+  await view.getByRole('textbox', { name: 'Go to path' }).press('Enter');
+  await waitForListed(page, dir);
+}
+
+/** Waits until the Files view shows `dir` (its path bar's current step is its last name) and follows it live. */
+export async function waitForListed(page: Page, dir: string, timeout = 60_000): Promise<void> {
+  const view = filesView(page);
+  const last = dir.split('/').filter((s) => s !== '').pop() ?? '/';
+  await view.getByRole('navigation', { name: 'Path' }).locator('[aria-current="location"]').filter({ hasText: new RegExp(`^${last.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).waitFor({ timeout });
+  await waitForAttribute(view.locator('[data-testid="files-live"]'), 'data-state', 'live', timeout);
+}

@@ -10,6 +10,7 @@ import { HostApiError } from './host-api-error';
 import type { HostConnection } from './host-connection';
 import { errorOf, init, isBusy, TokenError } from './host-connection';
 import { UrlWalk } from './host-urls';
+import { xhrAvailable, xhrFetch } from './xhr-upload';
 import { abortReason, backoffDelay, retryAfterMs, sleep } from './retry';
 import { decodeWith, parseJson } from '../wire/decode';
 import type { FileEntry } from '../wire/files-api';
@@ -54,11 +55,12 @@ const SLICE_BYTES = 64 * 1024;
  * and may send them again after a busy answer) unless `onProgress` wants them counted, then as a pulled
  * stream of 64 KiB slices; streams and async iterables as a pulled stream, counted as pulled.
  */
-export function uploadBody(data: FileData, onProgress: FileWriteOptions['onProgress']): UploadBody {
+export function uploadBody(data: FileData, onProgress: FileWriteOptions['onProgress'], byXhr = false): UploadBody {
   const known = typeof data === 'string' ? new TextEncoder().encode(data) : data;
   if (known instanceof Uint8Array || isBlob(known)) {
     const total = known instanceof Uint8Array ? known.byteLength : known.size;
-    if (onProgress === undefined) return { body: known instanceof Uint8Array ? onArrayBuffer(known) : known, streamed: false, total };
+    // In a browser, progress comes from XMLHttpRequest's upload events (./xhr-upload): sent whole.
+    if (onProgress === undefined || byXhr) return { body: known instanceof Uint8Array ? onArrayBuffer(known) : known, streamed: false, total };
     return { body: counted(sliced(known), total, onProgress), streamed: true, total };
   }
   const stream = isReadableStream(known) ? known : fromIterable(known);
@@ -156,7 +158,8 @@ export async function putFile(
   signal: AbortSignal,
   what: string,
 ): Promise<FileEntry> {
-  const upload = uploadBody(data, options.onProgress);
+  const upload = uploadBody(data, options.onProgress, xhrAvailable());
+  const onProgress = options.onProgress;
   const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
   if (options.ifNoneMatch !== undefined) headers['if-none-match'] = options.ifNoneMatch;
   if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
@@ -171,7 +174,10 @@ export async function putFile(
     try {
       const request: RequestInit & { duplex?: 'half' } = { ...(await init(connection, { method: 'PUT', headers, signal })), body: upload.body };
       if (upload.streamed) request.duplex = 'half';
-      response = await connection.fetch(`${url}${route}`, request);
+      response =
+        onProgress !== undefined && !upload.streamed && !(upload.body instanceof ReadableStream)
+          ? await xhrFetch(`${url}${route}`, request, upload.body, upload.total ?? 0, onProgress)
+          : await connection.fetch(`${url}${route}`, request);
     } catch (error: unknown) {
       if (signal.aborted) throw abortReason(signal);
       if (error instanceof TokenError) throw error.cause;

@@ -198,8 +198,12 @@ export class HostFiles {
    * while it was down is not reported: list the directory again after a gap); errors with HostApiError
    * (`FILE_NOT_FOUND`, `NOT_A_DIRECTORY`, `HOST_UNREACHABLE` past `maxOfflineMs` …). Cold;
    * unsubscribing closes the stream.
+   *
+   * `onOpen` is called each time the stream opens (the first time and after each reopening): the host
+   * takes the directory as it is then as the point changes are reported from, so a listing asked for
+   * after `onOpen` misses nothing (a file browser lists on each open, and applies the changes after).
    */
-  changes$(path: string): Observable<FileChange> {
+  changes$(path: string, options: { readonly onOpen?: () => void } = {}): Observable<FileChange> {
     const what = `GET ${this.base}/changes`;
     const route = this.route('changes', path);
     return this.lifetime.observe(
@@ -210,7 +214,7 @@ export class HostFiles {
           what,
           {
             path: () => route,
-            onOpen: () => undefined,
+            onOpen: () => options.onOpen?.(),
             onMessage: (message) => {
               if (message.event !== FILE_CHANGE_EVENT) return;
               const parsed = parseJson(message.data);

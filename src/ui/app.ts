@@ -10,6 +10,7 @@ import { HostApiError } from '../client';
 import { HostBanner } from './banner';
 import { h } from './dom';
 import { EnvironmentsView } from './environments-view';
+import { FilesView } from './files-view';
 import { FlowGate } from './flow-gate';
 import type { HostClient, HostInfo, WatchEvent, WatchSelection } from '../client';
 import { ProcessPane } from './process-pane';
@@ -17,6 +18,7 @@ import { ProcessesView } from './processes-view';
 import { startForm } from './start-form';
 import { installTestHook } from './test-hook';
 import { TerminalView } from './terminal-view';
+import { viewTabs } from './view-tabs';
 
 /** How long the page waits before it subscribes again after the client gave up on the host. */
 const RESUBSCRIBE_MS = 5000;
@@ -33,6 +35,8 @@ export class App {
   private readonly pane: ProcessPane;
   private readonly gate: FlowGate;
   private readonly operate: boolean;
+  /** The Files tab's view (operate tokens only: the file routes refuse `view`). */
+  private readonly files: FilesView | undefined;
   /** What the one connection carries besides the overview. */
   private readonly asked$ = new BehaviorSubject<WatchSelection | undefined>(undefined);
   private readonly subscriptions: Subscription[] = [];
@@ -49,6 +53,7 @@ export class App {
     private readonly refused: (refusal: Refusal) => void,
   ) {
     this.operate = info.caller.role === 'operate';
+    this.files = this.operate ? new FilesView() : undefined;
     this.banner.setHost(info.hostInstance);
     this.environments = new EnvironmentsView((id) => this.selectEnvironment(id));
     this.processes = new ProcessesView((process) => this.selectProcess(process));
@@ -75,7 +80,11 @@ export class App {
   /** Builds the page into `root` and opens the connection. */
   mount(root: HTMLElement): void {
     const side = h('div', { class: 'side' }, this.environments.element, this.operate ? startForm((request) => this.start(request), () => this.terminal.size) : undefined);
-    const content = h('div', { class: 'content' }, this.processes.element, this.pane.element);
+    const processesTab = h('div', { class: 'tab-processes' }, this.processes.element, this.pane.element);
+    const files = this.files;
+    const panels = files === undefined ? [] : [{ label: 'Processes', panel: processesTab }, { label: 'Files', panel: files.element }];
+    const tabs = files === undefined ? undefined : viewTabs(panels, (label) => files.setVisible(label === 'Files'));
+    const content = h('div', { class: 'content' }, tabs, processesTab, files?.element);
     root.replaceChildren(h('header', { class: 'top' }, h('h1', {}, 'exec-rx host'), this.banner.element), h('main', { class: 'layout' }, side, content));
     this.terminal.open(this.gate, installTestHook(this.terminal.terminal));
     this.pane.show(undefined);
@@ -86,6 +95,7 @@ export class App {
       }),
       interval(1000).subscribe(() => this.processes.tick(asyncScheduler.now())),
     );
+    if (files !== undefined) this.subscriptions.push(files.start());
     if (this.operate) this.wireInput();
   }
 
@@ -152,6 +162,7 @@ export class App {
     if (id === this.environmentId) return;
     this.environmentId = id;
     this.environments.setSelected(id);
+    this.files?.setEnvironment(id, this.client.files(id));
     this.clearSelection();
     this.showProcesses();
   }
