@@ -7,7 +7,7 @@ import type { HostAccess, ReadText } from './host-args';
 import { checkId, hostAccess } from './host-args';
 import type { StorageFlags } from './host-storage-args';
 import { checkStorageFlags } from './host-storage-args';
-import { FILES_OPTIONS, FILES_USAGE, filesFlagsOf, type FilesFlags } from './host-files-flags';
+import { FILES_OPTIONS, HOST_FILES_USAGE, filesFlagsOf, type FilesFlags } from './host-files-flags';
 import { checkForwardingFlags, checkRedisFlags } from './host-redis-flags';
 import { asUsage, UsageError } from './usage-error';
 import { FILES_USAGE } from './files-args';
@@ -125,7 +125,7 @@ ${FILES_USAGE}
                                one (operate, named made) and prints http://HOST:PORT/#token=... once
       --cors-origin ORIGIN     let a browser page of ORIGIN (http://HOST:PORT, exact, never *) call the
                                operator API; repeatable or a comma list (default: same-origin only)
-${FILES_USAGE}
+${HOST_FILES_USAGE}
       --local-executor         also start a codex executor that joins this host (throwaway credentials).
                                With a data dir it is an executor of its own: its key is kept there (0600),
                                it outlives the host (a SIGTERM or crash leaves it and its processes running)

@@ -10,7 +10,7 @@ export const FILES_OPTIONS = {
 } as const;
 
 /** Their lines of `exec-rx host`'s usage. */
-export const FILES_USAGE = `      --max-upload-bytes SIZE  the largest file upload through the operator API (PUT …/files/content), a
+export const HOST_FILES_USAGE = `      --max-upload-bytes SIZE  the largest file upload through the operator API (PUT …/files/content), a
                                size such as 4GiB (default 16GiB); a larger one is refused 413
       --files-root DIR         confine the file routes to DIR on every executor (absolute; repeatable): a
                                path, symlinks resolved, outside every root is refused 403 (default: no
