@@ -3,12 +3,12 @@
  * --local-executor` (a real codex executor on this machine, so its files are this machine's): browse
  * (into a directory a process made, and back up), view (a text file's content; a binary and an over-cap
  * file refused), upload (picked with setInputFiles, and dropped as a DataTransfer dispatched in the page;
- * sha256-exact on disk), download (the download's bytes, by a ticket url), delete (cancel keeps it,
+ * sha256-exact on disk; one over the host's --max-upload-bytes fails with its 413), download (the download's bytes, by a ticket url), delete (cancel keeps it,
  * confirm removes it), and live updates (a file a process creates appears, and goes when it removes it).
  * A view token gets no Files tab. No CSP violation in any of them.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -21,6 +21,8 @@ import { fileRow, filesView, openDashboard, openFilesAt, selectEnvironment, wait
 jest.setTimeout(180_000);
 
 const ENV = 'local';
+/** The host's --max-upload-bytes here: above the uploads that land, below the one refused. */
+const MAX_UPLOAD = 4 * 1024 * 1024;
 
 let host: PageHost;
 let client: HostClient;
@@ -33,7 +35,7 @@ const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes)
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'exec-rx-browser-files-'));
-  host = await startPageHost();
+  host = await startPageHost({ args: ['--max-upload-bytes', String(MAX_UPLOAD)] });
   client = new HostClient({ url: host.base, token: host.token });
   browser = await launchChromium();
   context = await newContext(browser);
@@ -124,6 +126,16 @@ describe('the dashboard: files', () => {
     expect(await item.getByRole('progressbar', { name: 'Uploading picked.bin' }).evaluate((bar) => [(bar as unknown as { value: number }).value, (bar as unknown as { max: number }).max])).toEqual([bytes.length, bytes.length]);
     await fileRow(p, 'picked.bin').waitFor();
     expect(sha256(readFileSync(join(dir, 'picked.bin')))).toBe(sha256(bytes));
+  });
+
+  it('upload: a file over --max-upload-bytes fails on its line with the host\'s 413, and nothing lands', async () => {
+    const dir = freshDir('upload-too-large');
+    const p = await openAt(dir);
+    await filesView(p).getByLabel('Upload files').setInputFiles({ name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(MAX_UPLOAD + 1) });
+    const item = filesView(p).getByRole('list', { name: 'Uploads' }).locator('[data-upload-name="huge.bin"]');
+    await waitForAttribute(item, 'data-state', 'failed');
+    await waitForText(item, /failed: .*at most 4194304 bytes/);
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it('upload: a file dropped on the view (a DataTransfer dispatched in the page) lands sha256-exact', async () => {
