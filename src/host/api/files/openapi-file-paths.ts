@@ -106,7 +106,9 @@ const PUT_CONTENT: Json = {
     { name: 'If-None-Match', in: 'header', required: false, schema: { const: '*' }, description: 'Only if the file does not exist.' },
     { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'Only if the file is this version (its ETag).' },
   ],
-  requestBody: { required: true, content: { '*/*': { schema: BYTES } } },
+  // The bytes as they are, whatever their media type: no schema (OpenAPI 3.1+'s way to say binary), so a
+  // generated client (openapi-typescript) takes any body instead of a string.
+  requestBody: { required: true, description: 'The file\'s bytes, any Content-Type.', content: { 'application/octet-stream': {}, '*/*': {} } },
   responses: {
     '200': { ...(json(ref('FileEntry'), 'Replaced') as Record<string, Json>), headers: { ETag: header('The new version.') } },
     '201': { ...(json(ref('FileEntry'), 'Created') as Record<string, Json>), headers: { ETag: header('The new version.') } },
