@@ -2,9 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui,paths,stdio,replicas]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui,paths,stdio,replicas,files]
  *
- * Every suite but the soak, disklog, restart, logs, ui, paths, stdio and replicas runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium) / `--only=paths` / `--only=stdio` / `--only=replicas` (issue 33: redis-server and haproxy must be installed).
+ * Every suite but the soak, disklog, restart, logs, ui, paths, stdio and replicas runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium) / `--only=paths` / `--only=stdio` / `--only=replicas` (issue 33: redis-server and haproxy must be installed) / `--only=files` (issue 41: a 1 GiB file through the library and the host).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -17,6 +17,7 @@ import { stopEverything } from './lib/executors';
 import { machine, markdown } from './lib/report';
 import type { Row } from './lib/report';
 import { disklogSuite } from './suites/disklog';
+import { filesSuite } from './suites/files';
 import { framesSuite } from './suites/frames';
 import { hostSuite } from './suites/host';
 import { logsSuite } from './suites/logs';
@@ -48,10 +49,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['paths', pathsSuite],
   ['stdio', stdioSuite],
   ['replicas', replicasSuite],
+  ['files', filesSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'paths', 'stdio', 'replicas']);
+const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'paths', 'stdio', 'replicas', 'files']);
 
 interface Args {
   readonly quick: boolean;

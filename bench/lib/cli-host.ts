@@ -46,12 +46,12 @@ async function until<T>(child: ChildProcess, read: () => T | undefined, what: st
   }
 }
 
-/** Starts the host on `<work>/data` and a direct executor, and resolves once the executor is connected. */
-export async function startCliHost(work: string): Promise<CliHost> {
+/** Starts the host on `<work>/data` (with `extraArgs`) and a direct executor, and resolves once the executor is connected. */
+export async function startCliHost(work: string, extraArgs: readonly string[] = []): Promise<CliHost> {
   const credentials = { accessKeyId: 'BENCHPATHS', secretAccessKey: randomBytes(24).toString('base64url') };
   const token = randomBytes(24).toString('base64url');
   const env = { ...cleanEnv(), XDG_STATE_HOME: work, EXEC_RX_ACCESS_KEY_ID: credentials.accessKeyId, EXEC_RX_SECRET_ACCESS_KEY: credentials.secretAccessKey, EXEC_RX_OPERATOR_TOKEN: token };
-  const child = trackChild(spawn(process.execPath, [CLI, 'host', '--port', '0', '--data-dir', join(work, 'data'), '--log-total', '1GiB'], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = trackChild(spawn(process.execPath, [CLI, 'host', '--port', '0', '--data-dir', join(work, 'data'), '--log-total', '1GiB', ...extraArgs], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
   let stdout = '';
   // Its log lines (one per run's start and end, the audit trail) are read and kept only until joined.
   let stderr = '';

@@ -143,7 +143,8 @@ function serverOptions(
     ...(options.filesRoots.length === 0 ? {} : { roots: options.filesRoots }),
     ...(options.fileRequests === undefined ? {} : { requestsInFlight: options.fileRequests }),
   };
-  const operator = { tokens, files, ...(options.corsOrigins.length === 0 ? {} : { corsOrigins: options.corsOrigins }) };
+  const rate = options.apiRate === undefined ? {} : { requestsPerSecond: options.apiRate, requestBurst: 2 * options.apiRate };
+  const operator = { tokens, files, ...rate, ...(options.corsOrigins.length === 0 ? {} : { corsOrigins: options.corsOrigins }) };
   return { credentials: keys, host: options.host, port: options.port, log, operator, ...defined, ...outputLogOf(storage), ...(state === undefined ? {} : { state }) };
 }
 
