@@ -83,6 +83,11 @@ describe('operator API: files and directories', () => {
     problem(await setup.api.post(filesUrl(ENV, '/directories'), { path: dir }), 409, 'FILE_EXISTS');
     problem(await setup.api.post(filesUrl(ENV, '/directories'), { path: join(dir, 'x', 'y') }), 404, 'FILE_NOT_FOUND');
     expectStatus(await setup.api.post(filesUrl(ENV, '/directories'), { path: join(dir, 'x', 'y'), parents: true }), 201);
+    // With parents, as mkdir -p: a directory already there is no error; a file there still is.
+    expect(expectStatus(await setup.api.post(filesUrl(ENV, '/directories'), { path: join(dir, 'x', 'y'), parents: true }), 200)).toMatchObject({ type: 'directory', name: 'y' });
+    writeFileSync(join(dir, 'plain'), 'file');
+    problem(await setup.api.post(filesUrl(ENV, '/directories'), { path: join(dir, 'plain'), parents: true }), 409, 'FILE_EXISTS');
+    rmSync(join(dir, 'plain'));
     writeFileSync(join(dir, 'x', 'y', 'f.txt'), 'payload');
     problem(await setup.api.delete(filesUrl(ENV, '', { path: join(dir, 'nothing') })), 404, 'FILE_NOT_FOUND');
     problem(await setup.api.delete(filesUrl(ENV, '', { path: join(dir, 'x') })), 409, 'DIRECTORY_NOT_EMPTY');

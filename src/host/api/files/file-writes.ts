@@ -28,8 +28,10 @@ async function created(files: FilesContext, route: RouteContext, calls: FileCall
 }
 
 /**
- * `POST …/files/directories` `{ path, parents? }`: makes the directory (201 `FileEntry`). 409 `FILE_EXISTS`
- * when the path exists (a directory too), 404 `FILE_NOT_FOUND` when its parent is missing without `parents`.
+ * `POST …/files/directories` `{ path, parents? }`: makes the directory (201 `FileEntry`). With `parents`,
+ * as `mkdir -p`: a directory already there is no error (200 with its `FileEntry`). 409 `FILE_EXISTS` when
+ * the path exists without `parents`, or is not a directory; 404 `FILE_NOT_FOUND` when its parent is
+ * missing without `parents`.
  */
 export async function makeDirectory(files: FilesContext, route: RouteContext): Promise<void> {
   const body = await readJsonBody(route.req, CreateDirectoryRequest, files.api.maxBodyBytes);
@@ -37,7 +39,9 @@ export async function makeDirectory(files: FilesContext, route: RouteContext): P
   if (route.audit !== undefined) route.audit.path = requested.native;
   const calls = await callsOf(files, route);
   const path = await allowedPath(files, calls, requested);
-  if ((await calls.metadataIfAny(path)) !== undefined) throw new ApiProblem(409, 'FILE_EXISTS', `${path.native} exists`);
+  const there = await calls.metadataIfAny(path);
+  if (there !== undefined && body.parents === true && there.isDirectory) return sendApiJson(route.res, files.api.hostInstance, 200, entryOf(path, there));
+  if (there !== undefined) throw new ApiProblem(409, 'FILE_EXISTS', `${path.native} exists${there.isDirectory ? '' : ' and is not a directory'}`);
   await calls.createDirectory(path, body.parents === true);
   await created(files, route, calls, path);
 }

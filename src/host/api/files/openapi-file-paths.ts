@@ -200,9 +200,13 @@ export const FILE_PATHS: Record<string, Record<string, Json>> = {
     post: {
       operationId: 'makeDirectory',
       tags: ['files'],
-      summary: 'Make a directory (and its parents with `parents: true`)',
+      summary: 'Make a directory (and its parents with `parents: true`, as `mkdir -p`: one already there is 200)',
       requestBody: { required: true, content: { 'application/json': { schema: ref('CreateDirectoryRequest') } } },
-      responses: { '201': json(ref('FileEntry'), 'Made'), ...problems(400, 401, 403, 404, 409, 413, 415, 429, 503, 507) },
+      responses: {
+        '200': json(ref('FileEntry'), 'Already there (with `parents`)'),
+        '201': json(ref('FileEntry'), 'Made'),
+        ...problems(400, 401, 403, 404, 409, 413, 415, 429, 503, 507),
+      },
     },
   },
   [`${FILES}/copy`]: {
