@@ -13,7 +13,7 @@ import { UrlWalk } from './host-urls';
 import { xhrAvailable, xhrFetch } from './xhr-upload';
 import { abortReason, backoffDelay, retryAfterMs, sleep } from './retry';
 import { decodeWith, parseJson } from '../wire/decode';
-import type { FileEntry } from '../wire/files-api';
+import type { FileEntry } from './file-types';
 import { FileEntry as FileEntryCodec } from '../wire/files-api';
 import { HOST_INSTANCE_HEADER } from '../wire/operator-api';
 

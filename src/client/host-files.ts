@@ -18,7 +18,7 @@ import { refusalOf, runSse, sse$ } from './sse-session';
 import type { AbortOptions } from '../wire/shared-types';
 import { decodeWith, parseJson } from '../wire/decode';
 import { API_PREFIX, LogTicket } from '../wire/operator-api';
-import type { FileChange, FileEntry, FileListing, FindResult } from '../wire/files-api';
+import type { FileChange, FileEntry, FileListing, FindResult } from './file-types';
 import { FileChange as FileChangeCodec, FileEntry as FileEntryCodec, FileListing as FileListingCodec, FindResult as FindResultCodec } from '../wire/files-api';
 
 const decodeEntry = decodeWith(FileEntryCodec);

@@ -55,7 +55,7 @@ export type { RetryPolicy } from './retry';
 export type { DownloadUrlOptions, FindOptions, HostFiles, TransferOptions } from './host-files';
 export type { FileReadOptions } from './file-read';
 export type { FileData, FileWriteOptions } from './file-write';
-export type { FileChange, FileChangeKind, FileEntry, FileListing, FileType, FindResult, FoundPath } from '../wire/files-api';
+export type { FileChange, FileChangeKind, FileEntry, FileListing, FileType, FindResult, FoundPath } from './file-types';
 export { DEFAULT_RETRY_POLICY } from './retry';
 
 /* Errors (an aborted call rejects with `signal.reason`, as Node's APIs do: there is no abort error of our own) */
