@@ -202,8 +202,11 @@ export async function filesSuite(context: BenchContext): Promise<Row[]> {
         const { value, peak } = await withPeakRss(host.pid, () =>
           timed(async () => {
             const init = { method: 'PUT', headers: { ...auth, 'content-type': 'application/octet-stream', 'content-length': String(fileBytes) }, body: sourceOf(fileBytes, block), duplex: 'half' } as unknown as RequestInit;
-            const response = await fetch(contentUrl(target), init);
-            await response.arrayBuffer();
+            const response = await fetch(contentUrl(target), init).catch((error: unknown) => {
+              throw new Error(`the upload failed: ${String((error as { cause?: unknown }).cause ?? error)}`);
+            });
+            const answer = await response.text();
+            if (response.status !== 201 && response.status !== 200) throw new Error(`upload answered ${response.status}: ${answer.slice(0, 300)}`);
             if (response.status !== 201 && response.status !== 200) throw new Error(`upload answered ${response.status}`);
             return fileBytes;
           }),
