@@ -110,7 +110,7 @@ export async function putContent(files: FilesContext, route: RouteContext): Prom
   const before = await calls.metadataIfAny(path);
   if (before?.isDirectory === true) throw new ApiProblem(409, 'IS_A_DIRECTORY', `${path.native} is a directory`);
   checkPreconditions(req, path, before);
-  const release = calls.shared.handles.take(calls.environmentId);
+  const release = await calls.shared.handles.take(calls.environmentId, calls.signal);
   const temp = tempOf(path);
   files.uploads.uploadedTo(calls.environmentId, parentOf(path));
   try {

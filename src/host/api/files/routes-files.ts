@@ -36,7 +36,7 @@ export class HostFiles {
   /** Throws a RangeError for an option out of range (see `filesSettings`). */
   constructor(api: ApiContext, options: FilesOptions | undefined, scheduler: SchedulerLike, log?: HostLogger) {
     const settings = filesSettings(options);
-    const sharedOf = sharedPerEnvironment(settings);
+    const sharedOf = sharedPerEnvironment(settings, scheduler);
     this.context = {
       api,
       settings,
