@@ -7,14 +7,19 @@
  * - a read-only directory (a tmpfs remounted read-only: the executor runs as root, so mode bits refuse
  *   nothing) → 403 `FILE_FORBIDDEN`, saying read-only;
  * - an upload cut by a reconnect (the executor's socket dropped by a TCP proxy mid-upload) → 503
- *   `UPLOAD_INTERRUPTED` with Retry-After, the target unchanged, the temp file removed once it is back.
+ *   `UPLOAD_INTERRUPTED` with Retry-After, the target unchanged, the temp file removed once it is back;
+ * - the scheduled sweep of orphan temp files, on virtual time (the host's scheduler; the executor's
+ *   connection keeps real time): an orphan older than the age is removed, a young one and the temp file of
+ *   an upload in flight are kept.
  * The mounts fail the spec loudly when they cannot be made, and are unmounted in afterAll.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { asyncScheduler, VirtualTimeScheduler } from 'rxjs';
+import { ORPHAN_AGE_MS, SWEEP_EVERY_MS } from '../../../src/host/api/files/upload-sweeper';
 import { waitForFileGone } from '../../support/wait-for-file';
 import type { DisconnectableProxy } from '../../support/ws-proxy';
 import { startDisconnectableProxy } from '../../support/ws-proxy';
@@ -194,5 +199,74 @@ describe('operator API: an upload cut by a reconnect', () => {
     const temps = tempsIn(dir);
     await Promise.all(temps.map((name) => waitForFileGone(join(dir, name), 30_000)));
     expect({ content: readFileSync(target, 'utf8'), temps: tempsIn(dir) }).toEqual({ content: 'unchanged', temps: [] });
+  });
+});
+
+describe('operator API: the sweep of orphan upload temp files (virtual time)', () => {
+  const SWEPT = `${ENV}-sweep`;
+  let setup: ApiHost;
+  let dir: string;
+  /** The host's clock: virtual, starting at the real now (the SigV4 clock-skew check reads it). */
+  const clock = new VirtualTimeScheduler();
+  /** The executor calls that settled, by method. */
+  const calls: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'exec-rx-files-sweep-'));
+    clock.frame = Date.now();
+    setup = await startApiHost({
+      environmentId: SWEPT,
+      host: { scheduler: clock, manager: { scheduler: asyncScheduler, onCall: (method) => calls.push(method) } },
+    });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Resolves once `method` settled `count` more times than `since` had seen. */
+  async function settled(method: string, since: number, count: number): Promise<void> {
+    const seen = (): number => calls.slice(since).filter((m) => m === method).length;
+    for (let spins = 0; seen() < count; spins += 1) {
+      if (spins > 100_000) throw new Error(`${method} settled ${seen()} of ${count} times`);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  it('removes an orphan older than the age at the scheduled sweep, keeps a young one and an upload in flight', async () => {
+    // An upload to the directory: the host sweeps the directories it uploaded to.
+    expect((await raw(setup.host.url, 'PUT', filesUrl(SWEPT, '/content', { path: join(dir, 'done.txt') }), { token: OPERATOR_TOKEN, body: Buffer.from('done') })).status).toBe(201);
+    const old = join(dir, '.gone.bin.exec-rx-upload-0123456789abcdef');
+    const young = join(dir, '.young.bin.exec-rx-upload-fedcba9876543210');
+    writeFileSync(old, 'left by a host that died');
+    writeFileSync(young, 'just written');
+    const longAgo = new Date(Date.now() - ORPHAN_AGE_MS - 60_000);
+    utimesSync(old, longAgo, longAgo);
+    // An upload in flight: half its body sent, its temp file holds a block.
+    const total = 2 * MIB;
+    const host = new URL(setup.host.url);
+    let req: ReturnType<typeof request> | undefined;
+    const answer = new Promise<number>((resolve, reject) => {
+      req = request(
+        { host: host.hostname, port: host.port, method: 'PUT', path: filesUrl(SWEPT, '/content', { path: join(dir, 'flying.bin') }), agent: false, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-length': String(total) } },
+        (res) => {
+          res.resume();
+          res.once('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.once('error', reject);
+      req.write(bytesOf(MIB));
+    });
+    const flying = await waitForEntry(dir, (name, size) => name.startsWith('.flying.bin.exec-rx-upload-') && size >= MIB);
+    // The sweep is due SWEEP_EVERY_MS after the first upload: move the host's clock there.
+    const since = calls.length;
+    clock.maxFrames = clock.frame + SWEEP_EVERY_MS;
+    clock.flush();
+    // It stats each of the three temp files and removes one.
+    await settled('fs/getMetadata', since, 3);
+    await settled('fs/remove', since, 1);
+    await waitForFileGone(old, 20_000);
+    expect(tempsIn(dir).sort()).toEqual([young, join(dir, flying)].map((path) => path.slice(dir.length + 1)).sort());
+    // The upload in flight goes on and lands.
+    req?.end(bytesOf(MIB));
+    expect(await answer).toBe(201);
+    expect(tempsIn(dir)).toEqual(['.young.bin.exec-rx-upload-fedcba9876543210']);
   });
 });
