@@ -43,7 +43,7 @@ export class HostFiles {
       roots: new FileRoots(settings.roots.map((root) => checkedPath(root))),
       log,
       uploads: new UploadSweeper(api.environments, sharedOf, scheduler),
-      watches: new ChangeWatches(sharedOf, scheduler),
+      watches: new ChangeWatches(api.environments, sharedOf, scheduler),
       sharedOf,
     };
     this.rows = fileRows(this.context);
