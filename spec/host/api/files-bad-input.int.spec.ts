@@ -7,7 +7,9 @@
  * - a read-only directory (a tmpfs remounted read-only: the executor runs as root, so mode bits refuse
  *   nothing) → 403 `FILE_FORBIDDEN`, saying read-only;
  * - an upload cut by a reconnect (the executor's socket dropped by a TCP proxy mid-upload) → 503
- *   `UPLOAD_INTERRUPTED` with Retry-After, the target unchanged, the temp file removed once it is back;
+ *   `UPLOAD_INTERRUPTED` with Retry-After, the target unchanged, the temp file removed once it is back; and
+ *   one cut by an executor restarted under the same id (a new generation): the temp file the old one left is
+ *   removed as soon as the new one is connected, not at the next sweep;
  * - the scheduled sweep of orphan temp files, on virtual time (the host's scheduler; the executor's
  *   connection keeps real time): an orphan older than the age is removed, a young one and the temp file of
  *   an upload in flight are kept.
@@ -18,7 +20,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, 
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { asyncScheduler, VirtualTimeScheduler } from 'rxjs';
+import { asyncScheduler, firstValueFrom, VirtualTimeScheduler } from 'rxjs';
+import { filter } from 'rxjs/operators';
 import { ORPHAN_AGE_MS, SWEEP_EVERY_MS } from '../../../src/host/api/files/upload-sweeper';
 import { waitForFileGone } from '../../support/wait-for-file';
 import type { DisconnectableProxy } from '../../support/ws-proxy';
@@ -198,6 +201,47 @@ describe('operator API: an upload cut by a reconnect', () => {
     expect(refused.headers['retry-after']).toBe('2');
     const temps = tempsIn(dir);
     await Promise.all(temps.map((name) => waitForFileGone(join(dir, name), 30_000)));
+    expect({ content: readFileSync(target, 'utf8'), temps: tempsIn(dir) }).toEqual({ content: 'unchanged', temps: [] });
+  });
+});
+
+describe('operator API: an upload cut by an executor restarted under the same id', () => {
+  const RESTARTED = `${ENV}-restarted`;
+  let setup: ApiHost;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'exec-rx-files-restart-'));
+    setup = await startApiHost({ environmentId: RESTARTED });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answers 503 UPLOAD_INTERRUPTED; the temp file the old executor left is removed as soon as the new generation is connected', async () => {
+    const target = join(dir, 'target.bin');
+    writeFileSync(target, 'unchanged');
+    const total = 8 * MIB;
+    const host = new URL(setup.host.url);
+    let req: ReturnType<typeof request> | undefined;
+    const answer = new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
+      req = request(
+        { host: host.hostname, port: host.port, method: 'PUT', path: filesUrl(RESTARTED, '/content', { path: target }), agent: false, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-length': String(total) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        },
+      );
+      req.once('error', reject);
+      req.write(bytesOf(total / 2));
+    });
+    const temp = join(dir, await waitForEntry(dir, (name, size) => name.startsWith('.target.bin.exec-rx-upload-') && size >= MIB));
+    await setup.executor.stop();
+    await startDirectExecutor({ remoteUrl: setup.host.url, environmentId: RESTARTED, credentials: EXECUTOR_CREDENTIALS });
+    await firstValueFrom(setup.host.environments$.pipe(filter((list) => list.some((e) => e.id === RESTARTED && e.generation === 2 && e.state === 'connected'))));
+    req?.end(bytesOf(total / 2));
+    const refused = await answer;
+    expect(problemOf(refused)).toMatchObject({ status: 503, type: 'application/problem+json', code: 'UPLOAD_INTERRUPTED' });
+    // Not at the next scheduled sweep (10 minutes): once the environment is back.
+    await waitForFileGone(temp, 20_000);
     expect({ content: readFileSync(target, 'utf8'), temps: tempsIn(dir) }).toEqual({ content: 'unchanged', temps: [] });
   });
 });
