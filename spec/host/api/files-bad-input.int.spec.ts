@@ -16,7 +16,7 @@
  * The mounts fail the spec loudly when they cannot be made, and are unmounted in afterAll.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,6 +149,34 @@ describe('operator API: file uploads the executor cannot take', () => {
     const created = await send('PUT', content(join(readOnly, 'new.txt')), Buffer.from('new'));
     expect(problemOf(created)).toMatchObject({ status: 403, code: 'FILE_FORBIDDEN', detail: expect.stringContaining('read-only') as string });
     expect({ content: readFileSync(join(readOnly, 'kept.txt'), 'utf8'), names: readdirSync(readOnly) }).toEqual({ content: 'kept', names: ['kept.txt'] });
+  });
+  it('cuts a download whose file changed while it was read: the client sees a short transfer, never a torn file passed as whole', async () => {
+    const path = join(dir, 'changing.bin');
+    const size = 32 * MIB;
+    writeFileSync(path, bytesOf(size));
+    const host = new URL(setup.host.url);
+    const result = await new Promise<{ status: number; bytes: number; complete: boolean }>((resolve, reject) => {
+      const req = request({ host: host.hostname, port: host.port, path: content(path), agent: false, headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } }, (res) => {
+        let bytes = 0;
+        let changed = false;
+        const done = (): void => resolve({ status: res.statusCode ?? 0, bytes, complete: res.complete });
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.byteLength;
+          if (changed) return;
+          changed = true;
+          // At the first bytes (32 MiB are far from read) the file grows: size and mtime change.
+          appendFileSync(path, 'more');
+        });
+        res.once('end', done);
+        res.once('aborted', done);
+        res.once('error', done);
+      });
+      req.once('error', reject);
+      req.end();
+    });
+    expect(result.status).toBe(200);
+    expect(result.complete).toBe(false);
+    expect(result.bytes).toBeLessThan(size);
   });
 });
 
