@@ -54,6 +54,7 @@ export type {
   ReadDirectoryOptions,
   ReadFileOptions,
   ReadStreamOptions,
+  ReadScheduler,
   RemoteFileSystemOptions,
   RemoveOptions,
   WalkOptions,

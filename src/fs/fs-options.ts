@@ -1,3 +1,4 @@
+import type { Observable } from 'rxjs';
 import type { CallOptions } from '../rpc/rpc-connection';
 import type {
   FsCanonicalizeParams,
@@ -75,7 +76,22 @@ export interface ReadStreamOptions extends CallOptions {
   readonly inFlight?: number;
   /** The sandbox to open the file through (as `fs/open`'s). @default none: direct access */
   readonly sandbox?: FsOpenParams['sandbox'];
+  /**
+   * Where each `fs/readBlock` waits for its turn: called once per read with the cold request (the first
+   * also carries the handle's `fs/open`, and a read sent again after a reconnect its re-open), it returns
+   * what the pipeline subscribes to instead. It must subscribe to `request` at most once, pass its value
+   * and error through unchanged, and unsubscribe from it when unsubscribed (the pipeline drops reads past
+   * a short block or the consumer's stop that way). A host uses it to put every read of a download through
+   * a per-environment fair queue. @default none: each read is sent at once
+   */
+  readonly schedule?: ReadScheduler;
 }
+
+/**
+ * The hook of {@link ReadStreamOptions.schedule}: delays the subscription to one `fs/readBlock` request
+ * (for example until a queue gives it a slot) and gives back its outcome unchanged.
+ */
+export type ReadScheduler = <T>(request: Observable<T>) => Observable<T>;
 
 /**
  * `writeStream` options. `timeoutMs` governs each call; an aborted `signal` rejects the write with its

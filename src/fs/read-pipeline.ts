@@ -3,6 +3,7 @@ import { Observable } from 'rxjs';
 import type { CallOptions } from '../rpc/rpc-connection';
 import { toBuffer } from '../wire/bytes';
 import type { FsReadBlockResponse } from '../wire/fs';
+import type { ReadScheduler } from './fs-options';
 import type { HandleBinding } from './handle-binding';
 
 /** What to read, checked by the caller: `end` exclusive (undefined: to the end of the file). */
@@ -12,6 +13,8 @@ export interface ReadPlan {
   readonly end: number | undefined;
   readonly inFlight: number;
   readonly call: CallOptions;
+  /** Where each read waits for its turn ({@link ReadStreamOptions.schedule}); none: sent at once. */
+  readonly schedule: ReadScheduler | undefined;
 }
 
 /** Where the blocks go, in file order. */
@@ -76,7 +79,8 @@ class ReadPipeline {
 
   private send(slot: Slot): void {
     this.slots.push(slot);
-    slot.subscription = this.binding.read(slot.offset, slot.len, this.plan.call).subscribe({
+    const read$ = this.binding.read(slot.offset, slot.len, this.plan.call);
+    slot.subscription = (this.plan.schedule === undefined ? read$ : this.plan.schedule(read$)).subscribe({
       next: (result) => {
         slot.result = result;
         this.drain();

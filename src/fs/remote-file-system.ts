@@ -235,11 +235,11 @@ const MAX_IN_FLIGHT = 16;
 
 /** Checks `options` and fills in the defaults. */
 function readPlan(options: ReadStreamOptions): ReadPlan {
-  const { blockSize = READ_BLOCK_MAX_BYTES, start = 0, end, inFlight = 4, ...rest } = options;
+  const { blockSize = READ_BLOCK_MAX_BYTES, start = 0, end, inFlight = 4, schedule, ...rest } = options;
   if (!isBlockSize(blockSize, READ_BLOCK_MAX_BYTES)) throw new RangeError(`blockSize must be an integer from 1 to ${READ_BLOCK_MAX_BYTES}`);
   if (!isBlockSize(inFlight, MAX_IN_FLIGHT)) throw new RangeError(`inFlight must be an integer from 1 to ${MAX_IN_FLIGHT}`);
   if (!Number.isSafeInteger(start) || start < 0) throw new RangeError('start must be a non-negative integer');
   if (end !== undefined && (!Number.isSafeInteger(end) || end < start)) throw new RangeError('end must be an integer not below start');
   const [, call] = splitCallOptions(rest);
-  return { blockSize, start, end, inFlight, call };
+  return { blockSize, start, end, inFlight, call, schedule };
 }

@@ -1,3 +1,5 @@
+import { getEventListeners } from 'node:events';
+import { VirtualTimeScheduler } from 'rxjs';
 import { FairQueue, HandleCap } from '../../../../src/host/api/files/fair-queue';
 import { ApiProblem } from '../../../../src/host/api/problem';
 
@@ -48,20 +50,63 @@ describe('FairQueue', () => {
     expect(started).toEqual(['r1', 'r2', 's1', 'r3', 's2', 'r4']);
   });
 
-  it('rejects a waiting task whose signal aborts, and never runs it', async () => {
+  it("rejects the waiting tasks of a lane whose signal aborts, and never runs them; a task that is not abortable still runs", async () => {
+    const queue = new FairQueue(1);
+    const started: string[] = [];
+    const first = gate(started, 'first');
+    const controller = new AbortController();
+    const lane = queue.lane(controller.signal);
+    const running = lane.run(first.task);
+    const waiting = [lane.run(gate(started, 'aborted-1').task), lane.run(gate(started, 'aborted-2').task)];
+    const closing = gate(started, 'close');
+    const close = lane.run(closing.task, { abortable: false });
+    controller.abort(new Error('client went away'));
+    await Promise.all(waiting.map((w) => expect(w).rejects.toThrow('client went away')));
+    first.finish();
+    await running;
+    await settle();
+    closing.finish();
+    await close;
+    expect({ started, waiting: queue.waiting }).toEqual({ started: ['first', 'close'], waiting: 0 });
+    await expect(lane.run(() => Promise.resolve('late'))).rejects.toThrow('client went away');
+  });
+
+  it("holds one abort listener on a lane's signal however many tasks wait, and none once they ran (no MaxListenersExceededWarning)", async () => {
+    const queue = new FairQueue(1);
+    const controller = new AbortController();
+    const lane = queue.lane(controller.signal);
+    const started: string[] = [];
+    const gates = Array.from({ length: 50 }, (_, i) => gate(started, `t${i}`));
+    const results = gates.map((g) => lane.run(g.task));
+    await settle();
+    expect({ listeners: getEventListeners(controller.signal, 'abort').length, lane: lane.listeners, waiting: queue.waiting }).toEqual({ listeners: 1, lane: 1, waiting: 49 });
+    for (const g of gates) {
+      g.finish();
+      await settle();
+    }
+    await Promise.all(results);
+    expect({ listeners: getEventListeners(controller.signal, 'abort').length, lane: lane.listeners }).toEqual({ listeners: 0, lane: 0 });
+  });
+
+  it("drops a waiting task whose own signal aborts (and only it), and removes that signal's listener", async () => {
     const queue = new FairQueue(1);
     const started: string[] = [];
     const first = gate(started, 'first');
     const lane = queue.lane();
     const running = lane.run(first.task);
-    const controller = new AbortController();
-    const waiting = lane.run(gate(started, 'aborted').task, controller.signal);
-    controller.abort(new Error('client went away'));
-    await expect(waiting).rejects.toThrow('client went away');
+    const own = new AbortController();
+    const dropped = lane.run(gate(started, 'dropped').task, { signal: own.signal });
+    const kept = gate(started, 'kept');
+    const keptRun = lane.run(kept.task);
+    own.abort(new Error('unsubscribed'));
+    await expect(dropped).rejects.toThrow('unsubscribed');
+    expect(getEventListeners(own.signal, 'abort').length).toBe(0);
     first.finish();
     await running;
     await settle();
-    expect({ started, waiting: queue.waiting }).toEqual({ started: ['first'], waiting: 0 });
+    kept.finish();
+    await keptRun;
+    expect(started).toEqual(['first', 'kept']);
   });
 
   it('frees the slot of a task that throws or rejects', async () => {
@@ -80,25 +125,52 @@ describe('FairQueue', () => {
 });
 
 describe('HandleCap', () => {
-  it('refuses past the cap with 503 FILE_BUSY and Retry-After, and gives a handle back once', () => {
-    const cap = new HandleCap(2);
-    const a = cap.take('env');
-    cap.take('env');
-    let refused: unknown;
-    try {
-      cap.take('env');
-    } catch (error: unknown) {
-      refused = error;
-    }
-    expect(refused instanceof ApiProblem ? { status: refused.status, code: refused.code, headers: refused.headers } : refused).toEqual({
-      status: 503,
-      code: 'FILE_BUSY',
-      headers: { 'retry-after': '2' },
+  /** What a take settled with, read synchronously after the virtual clock moved. */
+  const track = (taken: Promise<() => void>): { outcome: () => unknown; release: () => void } => {
+    let outcome: unknown = 'waiting';
+    let release: () => void = () => undefined;
+    taken.then(
+      (give) => {
+        release = give;
+        outcome = 'granted';
+      },
+      (error: unknown) => (outcome = error instanceof ApiProblem ? { status: error.status, code: error.code, headers: error.headers } : error),
+    );
+    return { outcome: () => outcome, release: () => release() };
+  };
+
+  it('lets a request past the cap wait its turn, first come first served, and refuses it 503 FILE_BUSY with Retry-After after waitMs (virtual time)', async () => {
+    const scheduler = new VirtualTimeScheduler();
+    const cap = new HandleCap(2, scheduler, 10_000);
+    const a = await cap.take('env');
+    await cap.take('env');
+    const second = track(cap.take('env'));
+    const third = track(cap.take('env'));
+    await settle();
+    expect({ held: cap.held, queued: cap.queued, second: second.outcome(), third: third.outcome() }).toEqual({ held: 2, queued: 2, second: 'waiting', third: 'waiting' });
+    a();
+    a(); // idempotent: one handle back, to the first that waits
+    await settle();
+    expect({ held: cap.held, queued: cap.queued, second: second.outcome(), third: third.outcome() }).toEqual({ held: 2, queued: 1, second: 'granted', third: 'waiting' });
+    scheduler.flush();
+    await settle();
+    expect({ held: cap.held, queued: cap.queued, third: third.outcome() }).toEqual({
+      held: 2,
+      queued: 0,
+      third: { status: 503, code: 'FILE_BUSY', headers: { 'retry-after': '2' } },
     });
-    a();
-    a();
+    second.release();
     expect(cap.held).toBe(1);
-    cap.take('env');
-    expect(cap.held).toBe(2);
+  });
+
+  it('drops a waiting request whose client went away, holding nothing', async () => {
+    const cap = new HandleCap(1, new VirtualTimeScheduler(), 10_000);
+    const held = await cap.take('env');
+    const controller = new AbortController();
+    const waiting = cap.take('env', controller.signal);
+    controller.abort(new Error('client went away'));
+    await expect(waiting).rejects.toThrow('client went away');
+    held();
+    expect({ held: cap.held, queued: cap.queued }).toEqual({ held: 0, queued: 0 });
   });
 });

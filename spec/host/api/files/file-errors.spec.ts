@@ -20,4 +20,13 @@ describe('fileProblemOf', () => {
     const problem = fileProblemOf(error, '/x');
     expect({ status: problem.status, code: problem.code }).toEqual({ status, code });
   });
+
+  it('says a read-only file system (EROFS) is read-only, not a permission the executor lacks', () => {
+    const problem = fileProblemOf(new RpcError('fs/open', -32603, 'Read-only file system (os error 30)'), '/ro/x');
+    expect({ status: problem.status, code: problem.code, detail: problem.detail }).toEqual({
+      status: 403,
+      code: 'FILE_FORBIDDEN',
+      detail: '/ro/x: the file system there is read-only (Read-only file system (os error 30))',
+    });
+  });
 });

@@ -9,10 +9,16 @@
  *
  * The first poll takes the directory as it is (no events); each later one reports what it finds
  * `created`, `changed` (size, mtime or type differ) and `removed` (with the entry as last seen).
+ *
+ * Each poll looks the environment up by id at that moment (`HostedEnvironments.get`), never keeping the
+ * object it started with: an executor that came back with a new session (a new generation, another
+ * `Environment` object) is polled from its next tick on; while none is connected under that id the poll
+ * is skipped. A poll that failed (the executor was away) changes nothing: the next one diffs against the
+ * last snapshot taken.
  */
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { interval } from 'rxjs';
-import type { Environment } from '../../../environment/environment';
+import type { HostedEnvironments } from '../../hosted-environments';
 import type { FileChange, FileEntry } from '../../../wire/files-api';
 import type { EnvironmentFiles } from './file-calls';
 import { FileCalls } from './file-calls';
@@ -63,7 +69,8 @@ class Poller {
   private readonly timer: Subscription;
 
   constructor(
-    private readonly calls: FileCalls,
+    /** This directory's calls on the environment as it is now (`undefined`: none under that id now). */
+    private readonly callsNow: () => FileCalls | undefined,
     private readonly directory: FilePath,
     scheduler: SchedulerLike,
   ) {
@@ -77,9 +84,11 @@ class Poller {
 
   private async poll(): Promise<void> {
     if (this.busy) return;
+    const calls = this.callsNow();
+    if (calls === undefined) return;
     this.busy = true;
     try {
-      const next = await snapshotOf(this.calls, this.directory);
+      const next = await snapshotOf(calls, this.directory);
       const changes = this.snapshot === undefined ? [] : diffOf(this.snapshot, next);
       this.snapshot = next;
       for (const change of changes) for (const listener of this.listeners) listener(change);
@@ -96,6 +105,8 @@ export class ChangeWatches {
   private readonly pollers = new Map<string, Poller>();
 
   constructor(
+    /** Where each poll finds the environment it polls (by id, at that moment). */
+    private readonly environments: HostedEnvironments,
     private readonly sharedOf: (environmentId: string) => EnvironmentFiles,
     private readonly scheduler: SchedulerLike,
   ) {}
@@ -109,11 +120,15 @@ export class ChangeWatches {
    * Subscribes `listener` to `directory` of the environment; returns what unsubscribes it (idempotent) and
    * what settles once the directory's first poll is done (from then on every change is reported).
    */
-  watch(environmentId: string, environment: Environment, directory: FilePath, listener: ChangeListener): { readonly stop: () => void; readonly ready: Promise<void> } {
+  watch(environmentId: string, directory: FilePath, listener: ChangeListener): { readonly stop: () => void; readonly ready: Promise<void> } {
     const key = `${environmentId}\0${directory.native}`;
     let poller = this.pollers.get(key);
     if (poller === undefined) {
-      poller = new Poller(new FileCalls(environmentId, environment, this.sharedOf(environmentId)), directory, this.scheduler);
+      const callsNow = (): FileCalls | undefined => {
+        const environment = this.environments.get(environmentId)?.environment;
+        return environment === undefined ? undefined : new FileCalls(environmentId, environment, this.sharedOf(environmentId));
+      };
+      poller = new Poller(callsNow, directory, this.scheduler);
       this.pollers.set(key, poller);
     }
     const watched = poller;

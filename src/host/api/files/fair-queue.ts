@@ -7,29 +7,77 @@
  * turn takes the first task of the next lane that has one, so a big download with many reads queued
  * gets one slot per turn and a listing behind it waits for one task of it, not for the whole file.
  */
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { asyncScheduler } from 'rxjs';
 import { ApiProblem } from '../problem';
+import { DEFAULT_HANDLE_WAIT_MS } from './files-options';
 
 /** One task that waits for a slot. */
 interface Waiting {
+  /** Whether the lane's signal drops it while it waits. */
+  readonly abortable: boolean;
   readonly start: () => void;
   readonly cancel: (reason: unknown) => void;
 }
 
-/** One request's (or stream's) place in a {@link FairQueue}: its tasks run in order of submission. */
+/** How one task runs in its lane. */
+export interface LaneRunOptions {
+  /** Whether an abort of the lane's signal drops it while it waits (a close that cleans up is not). @default true */
+  readonly abortable?: boolean;
+  /**
+   * This task's own signal: its abort drops the task while it waits (rejecting with the reason). One task
+   * per signal (it holds a listener while it waits); the lane's signal is the one a request's tasks share.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * One request's (or stream's) place in a {@link FairQueue}: its tasks run in order of submission. An abort
+ * of its signal drops every abortable task that still waits (those already running are their own
+ * business). The lane listens to its signal with ONE listener, and only while it has an abortable task
+ * waiting: a listing that stats a thousand entries through one request's signal adds one listener, not a
+ * thousand (which Node warns about past ten: MaxListenersExceededWarning), and none is left once they ran.
+ */
 export class QueueLane {
   /** @internal Its waiting tasks, oldest first. */
   readonly waiting: Waiting[] = [];
+  private listening = false;
+  private readonly onAbort = (): void => {
+    const reason: unknown = this.signal?.reason;
+    for (const entry of this.waiting.filter((waiting) => waiting.abortable)) entry.cancel(reason);
+  };
 
   /** @internal Made by {@link FairQueue.lane}. */
-  constructor(private readonly queue: FairQueue) {}
+  constructor(
+    private readonly queue: FairQueue,
+    /** Aborted when the request's client went away. @default none */
+    private readonly signal?: AbortSignal,
+  ) {}
 
   /**
    * Runs `task` once a slot is free and this lane's turn came. Resolves or rejects as `task` does; an
-   * abort of `signal` while it waits rejects with `signal.reason` and it never runs (once it runs, the
-   * abort is the task's own business).
+   * abort of the lane's signal while it waits rejects with the signal's reason and it never runs (unless
+   * `options.abortable` is false).
    */
-  run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return this.queue.submit(this, task, signal);
+  run<T>(task: () => Promise<T>, options: LaneRunOptions = {}): Promise<T> {
+    const abortable = options.abortable !== false && this.signal !== undefined;
+    if (abortable && this.signal?.aborted === true) return Promise.reject(this.signal.reason);
+    if (options.signal?.aborted === true) return Promise.reject(options.signal.reason);
+    return this.queue.submit(this, task, abortable, options.signal);
+  }
+
+  /** Abort listeners this lane holds on its signal now: 1 while an abortable task waits, else 0 (bookkeeping). */
+  get listeners(): number {
+    return this.listening ? 1 : 0;
+  }
+
+  /** @internal Listens to the signal while an abortable task waits, and only then. */
+  sync(): void {
+    const need = this.signal !== undefined && this.waiting.some((entry) => entry.abortable);
+    if (need === this.listening) return;
+    this.listening = need;
+    if (need) this.signal?.addEventListener('abort', this.onAbort);
+    else this.signal?.removeEventListener('abort', this.onAbort);
   }
 }
 
@@ -56,19 +104,19 @@ export class FairQueue {
     return this.ready.reduce((sum, lane) => sum + lane.waiting.length, 0);
   }
 
-  /** A new lane (one per request or stream). */
-  lane(): QueueLane {
-    return new QueueLane(this);
+  /** A new lane (one per request or stream); `signal` drops its waiting tasks (see {@link QueueLane}). */
+  lane(signal?: AbortSignal): QueueLane {
+    return new QueueLane(this, signal);
   }
 
   /** @internal What {@link QueueLane.run} does. */
-  submit<T>(lane: QueueLane, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (signal?.aborted === true) return Promise.reject(signal.reason);
+  submit<T>(lane: QueueLane, task: () => Promise<T>, abortable: boolean, own?: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const onAbort = (): void => entry.cancel(signal?.reason);
+      const onOwnAbort = (): void => entry.cancel(own?.reason);
       const entry: Waiting = {
+        abortable,
         start: () => {
-          signal?.removeEventListener('abort', onAbort);
+          own?.removeEventListener('abort', onOwnAbort);
           this.inFlight += 1;
           let settled: Promise<T>;
           try {
@@ -93,15 +141,18 @@ export class FairQueue {
           );
         },
         cancel: (reason) => {
+          own?.removeEventListener('abort', onOwnAbort);
           const at = lane.waiting.indexOf(entry);
           if (at < 0) return;
           lane.waiting.splice(at, 1);
           if (lane.waiting.length === 0) this.forget(lane);
+          lane.sync();
           reject(reason);
         },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      own?.addEventListener('abort', onOwnAbort, { once: true });
       lane.waiting.push(entry);
+      lane.sync();
       if (lane.waiting.length === 1) this.ready.push(lane);
       this.pump();
     });
@@ -114,6 +165,7 @@ export class FairQueue {
       if (lane === undefined) return;
       const next = lane.waiting.shift();
       if (lane.waiting.length > 0) this.ready.push(lane);
+      lane.sync();
       next?.start();
     }
   }
@@ -124,19 +176,32 @@ export class FairQueue {
   }
 }
 
+/** One request waiting for a handle. */
+interface HandleWaiter {
+  readonly grant: () => void;
+}
+
 /**
  * The host's cap on the executor handles (`fs/open`) the file routes of one environment hold open at once:
- * each download and upload holds one for as long as it runs. Past the cap a request is refused at once with
- * 503 `FILE_BUSY` and `Retry-After`, rather than held: a handle is held for as long as a client reads.
+ * each download and upload holds one for as long as it runs. A request that finds the cap full waits its
+ * turn (first come, first served) for up to `waitMs` on the host's scheduler, then is refused with 503
+ * `FILE_BUSY` and `Retry-After`: a burst of downloads of one file is served in turn, not refused, while a
+ * client that holds every handle for minutes makes the others fail in bounded time.
  */
 export class HandleCap {
   private open = 0;
+  private readonly waiters: HandleWaiter[] = [];
 
   constructor(
     /** Handles open at most (`files.maxHandles`). */
     readonly limit: number,
+    /** Where the wait is timed. @default asyncScheduler */
+    private readonly scheduler: SchedulerLike = asyncScheduler,
+    /** How long a request waits for a handle before 503 `FILE_BUSY`. @default {@link DEFAULT_HANDLE_WAIT_MS} (10 s) */
+    readonly waitMs: number = DEFAULT_HANDLE_WAIT_MS,
   ) {
     if (!(Number.isSafeInteger(limit) && limit >= 1)) throw new RangeError(`a handle cap must be a whole number >= 1 (got ${limit})`);
+    if (!(Number.isSafeInteger(waitMs) && waitMs >= 0)) throw new RangeError(`a handle wait must be a whole number of ms >= 0 (got ${waitMs})`);
   }
 
   /** Handles held now (bookkeeping). */
@@ -144,18 +209,57 @@ export class HandleCap {
     return this.open;
   }
 
-  /** Takes one; returns what gives it back (idempotent). Throws ApiProblem 503 `FILE_BUSY` past the cap. */
-  take(environmentId: string): () => void {
-    if (this.open >= this.limit) {
-      const detail = `environment ${environmentId} has ${this.limit} file transfers open through this host (its cap); retry shortly`;
-      throw new ApiProblem(503, 'FILE_BUSY', detail, { 'retry-after': '2' });
-    }
+  /** Requests waiting for a handle now (bookkeeping). */
+  get queued(): number {
+    return this.waiters.length;
+  }
+
+  /**
+   * Takes one, at once when the cap has room and nobody waits, else after those that came first; resolves
+   * with what gives it back (idempotent). Rejects with ApiProblem 503 `FILE_BUSY` (`Retry-After: 2`) when
+   * none came free within `waitMs`, or with `signal`'s reason when it aborts while waiting (the client went
+   * away): either way it waits no more and holds nothing.
+   */
+  take(environmentId: string, signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted === true) return Promise.reject(signal.reason);
+    if (this.open < this.limit && this.waiters.length === 0) return Promise.resolve(this.hold());
+    return new Promise((resolve, reject) => {
+      const leave = (): void => {
+        const at = this.waiters.indexOf(waiter);
+        if (at >= 0) this.waiters.splice(at, 1);
+        timer.unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const onAbort = (): void => {
+        leave();
+        reject(signal?.reason);
+      };
+      const waiter: HandleWaiter = {
+        grant: () => {
+          leave();
+          resolve(this.hold());
+        },
+      };
+      this.waiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      // Nothing above calls leave() before this line runs (a grant or an abort comes later).
+      const timer: Subscription = this.scheduler.schedule(() => {
+        leave();
+        const detail = `environment ${environmentId} has ${this.limit} file transfers open through this host (its cap) and none came free within ${this.waitMs} ms; retry shortly`;
+        reject(new ApiProblem(503, 'FILE_BUSY', detail, { 'retry-after': '2' }));
+      }, this.waitMs);
+    });
+  }
+
+  /** Counts one handle taken; returns what gives it back, to the first waiter if any. */
+  private hold(): () => void {
     this.open += 1;
     let given = false;
     return () => {
       if (given) return;
       given = true;
       this.open -= 1;
+      if (this.open < this.limit) this.waiters[0]?.grant();
     };
   }
 }

@@ -4,7 +4,10 @@
  * routes' problem (`./file-errors`). The per-request face of {@link EnvironmentFiles}.
  */
 import type { Environment } from '../../../environment/environment';
-import type { RemoteFileHandle, ReadBlockResult } from '../../../fs/remote-file-handle';
+import type { Subscription } from 'rxjs';
+import { Observable } from 'rxjs';
+import { finalize } from 'rxjs/operators';
+import type { RemoteFileHandle } from '../../../fs/remote-file-handle';
 import type { RemoteFileSystem } from '../../../fs/remote-file-system';
 import type { FsDirectoryEntry, FsGetMetadataResponse, FsWalkResponse } from '../../../wire/fs';
 import type { WalkOptions } from '../../../fs/fs-options';
@@ -12,6 +15,9 @@ import type { FairQueue, HandleCap, QueueLane } from './fair-queue';
 import { onPath } from './file-errors';
 import type { FilePath } from './file-path';
 import { uriOf } from './file-path';
+
+/** `fs/readBlock`s a download keeps ahead of its client (each in its lane of the fair queue). */
+export const READS_IN_FLIGHT = 4;
 
 /** What the file routes hold per environment: its queue of file requests and its cap on open handles. */
 export interface EnvironmentFiles {
@@ -31,7 +37,7 @@ export class FileCalls {
     /** Aborted when the client went away: what still waits for its turn is dropped. @default none */
     readonly signal?: AbortSignal,
   ) {
-    this.lane = shared.queue.lane();
+    this.lane = shared.queue.lane(signal);
     this.fs = environment.getFilesystem();
   }
 
@@ -42,7 +48,7 @@ export class FileCalls {
 
   /** Runs `call` in this request's lane, its failure as the problem of `path`. */
   queued<T>(path: FilePath, call: () => Promise<T>): Promise<T> {
-    return onPath(path.native, () => this.lane.run(call, this.signal));
+    return onPath(path.native, () => this.lane.run(call));
   }
 
   /** `fs/getMetadata` (follows a symlink, reports `isSymlink`). */
@@ -95,9 +101,47 @@ export class FileCalls {
     return this.queued(path, () => this.fs.open(uriOf(path), mode));
   }
 
-  /** One `fs/readBlock`. */
-  readBlock(path: FilePath, handle: RemoteFileHandle, offset: number, len: number): Promise<ReadBlockResult> {
-    return this.queued(path, () => handle.readBlock(offset, len));
+  /**
+   * The bytes `start` to `end` (exclusive) of the file at `path`, pulled: the library's pipelined
+   * `RemoteFileSystem.readIterable` (its own read handle, opened at the first pull, re-opened across a
+   * reconnect; {@link READS_IN_FLIGHT} reads ahead of the consumer), with every `fs/readBlock` (the first
+   * carrying the `fs/open`) waiting for its turn in this request's lane ({@link scheduled}). Yields the
+   * blocks in order and ends at `end` or at the end of the file (it may end short: the caller checks);
+   * rejects with the library's errors (map them with `fileProblemOf`). `return()` closes the handle.
+   */
+  readRange(path: FilePath, start: number, end: number): AsyncIterableIterator<Buffer> {
+    return this.fs.readIterable(uriOf(path), { start, end, inFlight: READS_IN_FLIGHT, schedule: (request) => this.scheduled(request) });
+  }
+
+  /**
+   * `request` run in this request's lane: subscribed once the lane's turn came, its outcome passed on; an
+   * unsubscribe while it waits drops it from the lane, one while it runs unsubscribes it. The lane's signal
+   * (the client went away) errors a waiting one with its reason.
+   */
+  scheduled<T>(request: Observable<T>): Observable<T> {
+    return new Observable<T>((subscriber) => {
+      let running: Subscription | undefined;
+      let finished: (() => void) | undefined;
+      const unsubscribed = new AbortController();
+      const turn = this.lane.run(
+        () =>
+          new Promise<void>((resolve) => {
+            finished = resolve;
+            running = request.pipe(finalize(resolve)).subscribe({
+              next: (value) => subscriber.next(value),
+              error: (error: unknown) => subscriber.error(error),
+              complete: () => subscriber.complete(),
+            });
+          }),
+        { signal: unsubscribed.signal },
+      );
+      turn.catch((error: unknown) => subscriber.error(error));
+      return () => {
+        unsubscribed.abort();
+        running?.unsubscribe();
+        finished?.();
+      };
+    });
   }
 
   /** One `fs/writeBlock` (at most 1 MiB). */
@@ -107,6 +151,6 @@ export class FileCalls {
 
   /** `fs/close`, never rejecting (best effort: the executor drops a connection's handles with it). Not aborted by the signal. */
   async close(handle: RemoteFileHandle): Promise<void> {
-    await this.lane.run(() => handle.close()).catch(() => undefined);
+    await this.lane.run(() => handle.close(), { abortable: false }).catch(() => undefined);
   }
 }

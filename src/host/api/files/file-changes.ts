@@ -25,7 +25,7 @@ export async function streamChanges(files: FilesContext, route: RouteContext): P
   }
   // The answer's head goes out once the first poll took the directory: every change after it is reported.
   const sink: { write?: (frame: Buffer) => void } = {};
-  const watch = files.watches.watch(calls.environmentId, calls.environment, path, (change) => sink.write?.(changeFrame(change)));
+  const watch = files.watches.watch(calls.environmentId, path, (change) => sink.write?.(changeFrame(change)));
   try {
     await watch.ready;
     if (route.res.destroyed) throw new ApiProblem(499, 'CLOSED', 'the client went away');

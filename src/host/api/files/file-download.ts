@@ -1,6 +1,9 @@
 /**
  * `GET` and `HEAD …/files/content?path=`: a file's bytes, streamed from `fs/open` + pipelined
- * `fs/readBlock`s (`./block-reader`), never `fs/readFile` (which buffers up to 512 MiB in base64).
+ * `fs/readBlock`s (the library's `RemoteFileSystem.readIterable`, each read through the request's lane of the
+ * fair queue: `FileCalls.readRange`), never `fs/readFile` (which buffers up to 512 MiB in base64). A
+ * download holds one of the environment's handles (`HandleCap`: it waits its turn for up to 10 s, then
+ * 503 `FILE_BUSY`).
  *
  * - One `Range` (206 with `Content-Range`; 416 with `Content-Range: bytes *\/size` past the end; a malformed
  *   one ignored: 200, the whole file), `If-Range` by date, a weak `ETag` `W/"<size>-<mtimeMs>"`,
@@ -16,12 +19,12 @@ import { HOST_INSTANCE_HEADER } from '../../../wire/operator-api';
 import type { FsGetMetadataResponse } from '../../../wire/fs';
 import { ApiProblem } from '../problem';
 import type { RouteContext } from '../router';
-import { readRange } from './block-reader';
 import { ifRangeHolds, noneMatchHits, rangeOf } from './byte-range';
 import type { RangeAsk } from './byte-range';
 import { contentHeaders } from './content-headers';
 import type { FileCalls } from './file-calls';
 import { etagOf, lastModifiedOf } from './file-entry';
+import { fileProblemOf } from './file-errors';
 import type { FilePath } from './file-path';
 import { baseName } from './file-path';
 import type { FilesContext } from './files-context';
@@ -110,25 +113,18 @@ export async function getContent(files: FilesContext, route: RouteContext): Prom
   const { calls, path, meta, planned } = await prepare(files, route);
   const { res } = route;
   if (planned.status !== 200 && planned.status !== 206) return sendHead(res, planned);
-  const release = calls.shared.handles.take(calls.environmentId);
+  const release = await calls.shared.handles.take(calls.environmentId, calls.signal);
   try {
-    const handle = await calls.open(path, 'read');
-    try {
-      const last = await streamTo(res, calls, path, handle, planned);
-      if (last === undefined) return;
-      const after = await calls.metadata(path).catch(() => undefined);
-      if (after === undefined || after.size !== meta.size || after.modifiedAtMs !== meta.modifiedAtMs) {
-        const msg = `files: a download of ${path.native} in ${calls.environmentId} was cut: the file changed while it was read`;
-        files.log?.warn({ environmentId: calls.environmentId, code: 'FILE_CHANGED' }, msg);
-        res.destroy();
-        return;
-      }
-      // Closed before the answer ends: a client that sees the end may open again within the handle cap.
-      await calls.close(handle);
-      res.end(last);
-    } finally {
-      await calls.close(handle);
+    const last = await streamTo(res, calls, path, planned);
+    if (last === undefined) return;
+    const after = await calls.metadata(path).catch(() => undefined);
+    if (after === undefined || after.size !== meta.size || after.modifiedAtMs !== meta.modifiedAtMs) {
+      const msg = `files: a download of ${path.native} in ${calls.environmentId} was cut: the file changed while it was read`;
+      files.log?.warn({ environmentId: calls.environmentId, code: 'FILE_CHANGED' }, msg);
+      res.destroy();
+      return;
     }
+    res.end(last);
   } finally {
     release();
   }
@@ -137,22 +133,30 @@ export async function getContent(files: FilesContext, route: RouteContext): Prom
 /**
  * Writes the planned range to `res` as the client takes it, but for its last block, which it resolves with
  * (empty for an empty range): the answer is complete only once the caller ends it with that block, after
- * checking the file again. The status goes out with the first block. Resolves `undefined` when the client
- * went away or a failure cut the answer.
+ * checking the file again. The read handle is closed once the range was read (before the caller checks).
+ * The status goes out with the first block. Resolves `undefined` when the client went away or a failure cut
+ * the answer; rejects with the problem of a failure before any byte went out (409 `FILE_CHANGED` when the
+ * file ended before the range did).
  */
-async function streamTo(res: ServerResponse, calls: FileCalls, path: FilePath, handle: Parameters<typeof readRange>[2], planned: Planned): Promise<Buffer | undefined> {
+async function streamTo(res: ServerResponse, calls: FileCalls, path: FilePath, planned: Planned): Promise<Buffer | undefined> {
   let started = false;
   let held: Buffer = Buffer.alloc(0);
+  let got = 0;
+  const blocks = calls.readRange(path, planned.start, planned.end);
   try {
-    for await (const block of readRange(calls, path, handle, planned.start, planned.end)) {
+    for await (const block of blocks) {
       if (res.destroyed) return undefined;
       if (!started) {
         res.writeHead(planned.status, planned.headers);
         started = true;
       }
+      got += block.byteLength;
       const previous = held;
       held = block;
       if (previous.byteLength > 0 && !res.write(previous)) await roomIn(res);
+    }
+    if (got !== planned.end - planned.start) {
+      throw new ApiProblem(409, 'FILE_CHANGED', `${path.native} ended at ${planned.start + got} bytes while it was read (expected ${planned.end})`);
     }
     if (!started) res.writeHead(planned.status, planned.headers);
     return res.destroyed ? undefined : held;
@@ -162,6 +166,9 @@ async function streamTo(res: ServerResponse, calls: FileCalls, path: FilePath, h
       res.destroy();
       return undefined;
     }
-    throw error;
+    throw fileProblemOf(error, path.native);
+  } finally {
+    // Stops the reads and closes the handle when the loop was left early (idempotent otherwise).
+    await blocks.return?.();
   }
 }

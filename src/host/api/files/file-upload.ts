@@ -5,7 +5,10 @@
  * socket while nothing pulls): a 4 GiB upload holds a few MiB on the host, not the file.
  *
  * - A Content-Length over `files.maxUploadBytes` is refused 413 `BODY_TOO_LARGE` before a byte is read; a
- *   chunked body once it passes the limit.
+ *   chunked body once it passes the limit (no more is written, the temp file is removed). Either way the
+ *   rest of the body is read and discarded up to `LINGER_BYTES` (`../json-body`'s `bodyTooLarge`, nginx's
+ *   lingering close), so a client that writes its whole body before reading (Node's fetch) gets the 413,
+ *   not a reset; a body declared longer than that gets `Connection: close`.
  * - `If-None-Match: *` (create only) and `If-Match: <etag>` (replace only that version) are checked against
  *   `fs/getMetadata` before the upload: 412 `PRECONDITION_FAILED`. The executor has no compare-and-swap, so
  *   a change between that check and the final move is not seen (the move replaces whatever is there then).
@@ -25,6 +28,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RemoteFileHandle } from '../../../fs/remote-file-handle';
 import { WRITE_BLOCK_MAX_BYTES } from '../../../wire/limits';
+import { bodyTooLarge } from '../json-body';
 import { ApiProblem, problemOf } from '../problem';
 import { sendApiJson } from '../responses';
 import type { RouteContext } from '../router';
@@ -41,7 +45,8 @@ import type { FsGetMetadataResponse } from '../../../wire/fs';
 /** `fs/writeBlock`s in flight at once for one upload. */
 export const WRITES_IN_FLIGHT = 2;
 
-const tooLarge = (limit: number): ApiProblem => new ApiProblem(413, 'BODY_TOO_LARGE', `an upload may be at most ${limit} bytes (--max-upload-bytes)`, { connection: 'close' });
+/** What a 413 of an upload says. */
+const tooLargeDetail = (limit: number): string => `an upload may be at most ${limit} bytes (--max-upload-bytes)`;
 
 /** The temp sibling an upload of `target` is written to. */
 export const tempOf = (target: FilePath): FilePath => childOf(parentOf(target), `.${baseName(target)}.exec-rx-upload-${randomBytes(8).toString('hex')}`);
@@ -63,7 +68,8 @@ function checkPreconditions(req: IncomingMessage, path: FilePath, meta: FsGetMet
 
 /**
  * Writes the body to `handle` as described in the module's doc; resolves with the bytes written. Rejects
- * with 413 past `limit`, the body's error when the client went away, or the first write's problem.
+ * with 413 past `limit` (nothing more is written; the rest of the body is being drained: `bodyTooLarge`),
+ * the body's error when the client went away, or the first write's problem.
  */
 async function pump(req: IncomingMessage, calls: FileCalls, temp: FilePath, handle: RemoteFileHandle, limit: number): Promise<number> {
   const inFlight: Promise<void>[] = [];
@@ -77,8 +83,13 @@ async function pump(req: IncomingMessage, calls: FileCalls, temp: FilePath, hand
     offset += block.byteLength;
     if (inFlight.length >= WRITES_IN_FLIGHT) await inFlight.shift();
   };
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    if (offset + pendingBytes + chunk.byteLength > limit) throw tooLarge(limit);
+  let over: number | undefined;
+  // Leaving the loop must not destroy the body: a refused one is drained, so the client reads the 413.
+  for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+    if (offset + pendingBytes + chunk.byteLength > limit) {
+      over = offset + pendingBytes + chunk.byteLength;
+      break;
+    }
     pending.push(chunk);
     pendingBytes += chunk.byteLength;
     while (pendingBytes >= WRITE_BLOCK_MAX_BYTES) {
@@ -88,6 +99,8 @@ async function pump(req: IncomingMessage, calls: FileCalls, temp: FilePath, hand
       pendingBytes = all.byteLength - WRITE_BLOCK_MAX_BYTES;
     }
   }
+  // Drained from now on (the loop let go of the body above), while the caller removes the temp file.
+  if (over !== undefined) throw bodyTooLarge(req, tooLargeDetail(limit), over);
   if (pendingBytes > 0) await send(Buffer.concat(pending));
   await Promise.all(inFlight);
   return offset;
@@ -101,7 +114,7 @@ export async function putContent(files: FilesContext, route: RouteContext): Prom
   const { req, res, audit } = route;
   const limit = files.settings.maxUploadBytes;
   const declared = Number(req.headers['content-length'] ?? '0');
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  if (Number.isFinite(declared) && declared > limit) throw bodyTooLarge(req, tooLargeDetail(limit));
   const requested = pathParam(route.query);
   if (audit !== undefined) audit.path = requested.native;
   if (isRoot(requested)) throw new ApiProblem(409, 'IS_A_DIRECTORY', `${requested.native} is a directory`);
@@ -110,7 +123,7 @@ export async function putContent(files: FilesContext, route: RouteContext): Prom
   const before = await calls.metadataIfAny(path);
   if (before?.isDirectory === true) throw new ApiProblem(409, 'IS_A_DIRECTORY', `${path.native} is a directory`);
   checkPreconditions(req, path, before);
-  const release = calls.shared.handles.take(calls.environmentId);
+  const release = await calls.shared.handles.take(calls.environmentId, calls.signal);
   const temp = tempOf(path);
   files.uploads.uploadedTo(calls.environmentId, parentOf(path));
   try {

@@ -4,6 +4,7 @@
  * gets its {@link FileCalls}.
  */
 import type { ServerResponse } from 'node:http';
+import type { SchedulerLike } from 'rxjs';
 import type { HostLogger } from '../../host-logger';
 import type { ApiContext } from '../api-context';
 import { environmentOf, refuseIfElsewhere } from '../api-context';
@@ -32,13 +33,13 @@ export interface FilesContext {
   sharedOf(environmentId: string): EnvironmentFiles;
 }
 
-/** Makes {@link FilesContext.sharedOf}: one queue and cap per environment id. */
-export function sharedPerEnvironment(settings: FilesSettings): (environmentId: string) => EnvironmentFiles {
+/** Makes {@link FilesContext.sharedOf}: one queue and cap per environment id (the cap's wait timed on `scheduler`). */
+export function sharedPerEnvironment(settings: FilesSettings, scheduler: SchedulerLike): (environmentId: string) => EnvironmentFiles {
   const shared = new Map<string, EnvironmentFiles>();
   return (environmentId) => {
     let files = shared.get(environmentId);
     if (files === undefined) {
-      files = { queue: new FairQueue(settings.requestsInFlight), handles: new HandleCap(settings.maxHandles) };
+      files = { queue: new FairQueue(settings.requestsInFlight), handles: new HandleCap(settings.maxHandles, scheduler, settings.handleWaitMs) };
       shared.set(environmentId, files);
     }
     return files;

@@ -21,8 +21,14 @@ export interface FilesOptions {
   readonly roots?: readonly string[];
   /** File requests of one environment in flight to its executor at once (the fair queue, `./fair-queue`). @default 4 */
   readonly requestsInFlight?: number;
-  /** Executor file handles (downloads and uploads) one environment holds open through this host at once; past it, 503 `FILE_BUSY`. @default 32 */
+  /**
+   * Executor file handles (downloads and uploads) one environment holds open through this host at once; a
+   * transfer that finds them all taken waits its turn for up to {@link handleWaitMs}, then 503 `FILE_BUSY`.
+   * @default 32
+   */
   readonly maxHandles?: number;
+  /** How long a download or upload waits for one of the {@link maxHandles} (first come, first served) before 503 `FILE_BUSY`, in ms. @default 10000 */
+  readonly handleWaitMs?: number;
 }
 
 /** The options with their defaults filled in. */
@@ -31,6 +37,7 @@ export interface FilesSettings {
   readonly roots: readonly string[];
   readonly requestsInFlight: number;
   readonly maxHandles: number;
+  readonly handleWaitMs: number;
 }
 
 /** The default of {@link FilesOptions.maxUploadBytes}: 16 GiB. */
@@ -39,6 +46,8 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 16 * 1024 ** 3;
 export const DEFAULT_FILE_REQUESTS = 4;
 /** The default of {@link FilesOptions.maxHandles}. */
 export const DEFAULT_FILE_HANDLES = 32;
+/** The default of {@link FilesOptions.handleWaitMs}. */
+export const DEFAULT_HANDLE_WAIT_MS = 10_000;
 
 /**
  * The settings of `options`; throws a RangeError naming the first option out of range (whole numbers
@@ -62,5 +71,6 @@ export function filesSettings(options: FilesOptions = {}): FilesSettings {
     roots,
     requestsInFlight: whole('requestsInFlight', options.requestsInFlight, DEFAULT_FILE_REQUESTS),
     maxHandles: whole('maxHandles', options.maxHandles, DEFAULT_FILE_HANDLES),
+    handleWaitMs: whole('handleWaitMs', options.handleWaitMs, DEFAULT_HANDLE_WAIT_MS),
   };
 }

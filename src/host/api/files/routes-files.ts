@@ -36,14 +36,14 @@ export class HostFiles {
   /** Throws a RangeError for an option out of range (see `filesSettings`). */
   constructor(api: ApiContext, options: FilesOptions | undefined, scheduler: SchedulerLike, log?: HostLogger) {
     const settings = filesSettings(options);
-    const sharedOf = sharedPerEnvironment(settings);
+    const sharedOf = sharedPerEnvironment(settings, scheduler);
     this.context = {
       api,
       settings,
       roots: new FileRoots(settings.roots.map((root) => checkedPath(root))),
       log,
       uploads: new UploadSweeper(api.environments, sharedOf, scheduler),
-      watches: new ChangeWatches(sharedOf, scheduler),
+      watches: new ChangeWatches(api.environments, sharedOf, scheduler),
       sharedOf,
     };
     this.rows = fileRows(this.context);

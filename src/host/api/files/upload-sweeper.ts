@@ -2,7 +2,9 @@
  * The temp files uploads leave behind. An upload is written beside its target as
  * `.<name>.exec-rx-upload-<random>` and moved into place at the end; one cut by a lost connection or a
  * host that died leaves that file. The host removes it at once when it can (best effort), remembers the ones
- * it could not (the executor was gone) to remove once the environment is back, and sweeps on a schedule:
+ * it could not (the executor was gone) and removes them as soon as an environment under that id is
+ * connected again (a resumed session or a new generation: it watches the host's environments while it
+ * remembers any), and sweeps on a schedule:
  * every {@link SWEEP_EVERY_MS} (10 minutes, on the host's scheduler) it removes such files older than
  * {@link ORPHAN_AGE_MS} (1 hour) in the directories this host uploaded to (since it started).
  */
@@ -32,6 +34,10 @@ interface Remembered {
 export class UploadSweeper {
   private readonly remembered = new Map<string, Remembered>();
   private schedule: Subscription | undefined;
+  /** Watches the environments while orphans wait for theirs to be back. */
+  private watching: Subscription | undefined;
+  /** Environment ids whose orphans are being removed now. */
+  private readonly removing = new Set<string>();
 
   constructor(
     private readonly environments: HostedEnvironments,
@@ -51,6 +57,34 @@ export class UploadSweeper {
       await calls.remove(temp, false, true);
     } catch {
       this.of(calls.environmentId).orphans.set(temp.native, temp);
+      this.watchForReturn();
+    }
+  }
+
+  /** While orphans are remembered: each time an environment holding some is connected, remove them. */
+  private watchForReturn(): void {
+    this.watching ??= this.environments.environments$.subscribe((list) => {
+      for (const hosted of list) {
+        if (hosted.state !== 'connected' || hosted.environment === undefined) continue;
+        if ((this.remembered.get(hosted.id)?.orphans.size ?? 0) === 0 || this.removing.has(hosted.id)) continue;
+        this.removing.add(hosted.id);
+        void this.removeOrphans(hosted.id, new Calls(hosted.id, hosted.environment, this.sharedOf(hosted.id))).finally(() => {
+          this.removing.delete(hosted.id);
+          if (this.orphans === 0) {
+            this.watching?.unsubscribe();
+            this.watching = undefined;
+          }
+        });
+      }
+    });
+  }
+
+  /** Removes the remembered orphans of `environmentId` (those that fail stay remembered); never rejects. */
+  private async removeOrphans(environmentId: string, calls: FileCalls): Promise<void> {
+    const remembered = this.remembered.get(environmentId);
+    if (remembered === undefined) return;
+    for (const [native, orphan] of remembered.orphans) {
+      await calls.remove(orphan, false, true).then(() => remembered.orphans.delete(native), () => undefined);
     }
   }
 
@@ -70,15 +104,15 @@ export class UploadSweeper {
   close(): void {
     this.schedule?.unsubscribe();
     this.schedule = undefined;
+    this.watching?.unsubscribe();
+    this.watching = undefined;
   }
 
   private async sweepOne(environmentId: string, remembered: Remembered): Promise<void> {
     const environment = this.environments.get(environmentId)?.environment;
     if (environment === undefined) return;
     const calls = new Calls(environmentId, environment, this.sharedOf(environmentId));
-    for (const [native, orphan] of remembered.orphans) {
-      await calls.remove(orphan, false, true).then(() => remembered.orphans.delete(native), () => undefined);
-    }
+    await this.removeOrphans(environmentId, calls);
     const oldest = this.scheduler.now() - ORPHAN_AGE_MS;
     for (const directory of remembered.directories.values()) {
       const entries = await calls.readDirectory(directory).catch(() => []);
