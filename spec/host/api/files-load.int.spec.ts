@@ -5,7 +5,7 @@
  * handle cap of 32: the rest wait their turn) are all sha256-exact and none is refused; and many file calls
  * at once raise no MaxListenersExceededWarning.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
@@ -78,6 +78,47 @@ function download(baseUrl: string, path: string): { firstBytes: Promise<void>; d
   return { firstBytes, done };
 }
 
+/** What the downloading child runs: GET, hash as it streams, say `first` at the first chunk and the result at the end. */
+const DOWNLOADER = `
+const { request } = require('node:http');
+const { createHash } = require('node:crypto');
+const [url, token] = process.argv.slice(1);
+request(url, { agent: false, headers: { authorization: 'Bearer ' + token } }, (res) => {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  res.on('data', (chunk) => {
+    if (bytes === 0) process.stdout.write('first\\n');
+    hash.update(chunk);
+    bytes += chunk.byteLength;
+  });
+  res.once('end', () => process.stdout.write(JSON.stringify({ status: res.statusCode, sha: hash.digest('hex'), bytes, complete: res.complete }) + '\\n'));
+}).end();
+`;
+
+/**
+ * A streamed download in a child process (its reading and hashing off this process's event loop, where
+ * the host runs): its sha256 and size once it ended; `firstBytes` resolves at its first chunk.
+ */
+function downloadInChild(baseUrl: string, path: string): { firstBytes: Promise<void>; done: Promise<{ status: number; sha: string; bytes: number; complete: boolean }> } {
+  const child = spawn(process.execPath, ['-e', DOWNLOADER, `${baseUrl}${path}`, OPERATOR_TOKEN], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let first: () => void = () => undefined;
+  const firstBytes = new Promise<void>((resolve) => (first = resolve));
+  const done = new Promise<{ status: number; sha: string; bytes: number; complete: boolean }>((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      out += text;
+      if (out.startsWith('first\n')) first();
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code !== 0 || !last.startsWith('{')) return reject(new Error(`the downloader exited ${String(code)}: ${out.slice(-300)}`));
+      resolve(JSON.parse(last) as { status: number; sha: string; bytes: number; complete: boolean });
+    });
+  });
+  return { firstBytes, done };
+}
+
 describe('operator API: files under load', () => {
   let setup: ApiHost;
   let dir: string;
@@ -97,7 +138,7 @@ describe('operator API: files under load', () => {
     const cat = await startProcess(setup.api, ENV, { argv: ['cat'], pipeStdin: true });
     const opened = await setup.api.events(paths.events(ENV, cat.id));
     if (!('stream' in opened)) throw new Error(`events answered ${opened.refused.status}`);
-    const running = download(setup.host.url, filesUrl(ENV, '/content', { path: big }));
+    const running = downloadInChild(setup.host.url, filesUrl(ENV, '/content', { path: big }));
     await running.firstBytes;
     const trips: number[] = [];
     let finishedFirst = false;
