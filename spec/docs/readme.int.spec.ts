@@ -143,7 +143,7 @@ describe('the README and docs/', () => {
     if (short === undefined) throw new Error('no synopsis block under "The command line" in the README');
     const commandsOf = (code: string): string[] => [...new Set(code.split('\n').filter((line) => line.startsWith('exec-rx ')).map((line) => line.split(' ')[1] ?? ''))].filter((command) => /^[a-z]+$/.test(command));
     const commands = commandsOf(synopsis.code);
-    expect(commands).toEqual(['run', 'ls', 'logs', 'host']);
+    expect(commands).toEqual(['run', 'ls', 'logs', 'cp', 'files', 'host']);
     expect(commandsOf(short.code)).toEqual(commands);
     const bin = join(project, 'node_modules', 'exec-rx', 'dist', 'src', 'cli', 'main.js');
     const usages = commands.map((command) => {

@@ -17,8 +17,8 @@ export const HOST_FILES_USAGE = `      --max-upload-bytes SIZE  the largest file
                                path, symlinks resolved, outside every root is refused 403 (default: no
                                root, the executor's own permissions are the limit)
       --file-requests N        file requests of one environment in flight to its executor at once, served
-                               fairly (default 4); the executor answers one at a time unless joined with
-                               --concurrent-requests
+                               fairly (default 4); the executor answers one at a time unless its own
+                               concurrent-requests option is raised
       --api-rate N             operator API requests per second per token (default 100, a burst of twice
                                that); beyond, 429 with Retry-After. exec-rx cp makes about one request per
                                file: a tree of 5,000 files takes 50 s at the default`;

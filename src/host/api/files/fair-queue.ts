@@ -1,6 +1,6 @@
 /**
  * The per-environment line of the file routes' calls to the executor. The executor answers one
- * connection's requests one after another unless it runs with `--concurrent-requests` (PROTOCOL.md §2.6),
+ * connection's requests one after another unless it runs with `--concurrent-requests` (docs/protocol.md#one-request-at-a-time),
  * and `process/start` and stdin writes wait in that same line: so the host lets at most `limit` file
  * requests of an environment be in flight at once, and serves the requests that wait round-robin across
  * their lanes. A lane is one HTTP request or stream (a download's block reads, a listing's stats): each

@@ -3,7 +3,8 @@
  * of its own (docs/operator-api.md, "Files"). The executor answers a filesystem failure with a JSON-RPC
  * error whose message is Rust's `io::Error` text (`No such file or directory (os error 2)`) or its own
  * words (`path \`…\` is not a file`); the message, not the JSON-RPC code, tells most of them apart
- * (PROTOCOL.md §2.5, §4.8; the same errno comes as -32600 or -32603, so the message decides). What is not recognised falls back to the library's code (`problemOf`).
+ * (docs/protocol.md#error-codes, docs/protocol.md#filesystem-methods; the same errno comes as -32600 or
+ * -32603, so the message decides). What is not recognised falls back to the library's code (`problemOf`).
  */
 import { NotFoundError, RpcError } from '../../../errors';
 import { ApiProblem, problemOf } from '../problem';

@@ -1,7 +1,7 @@
 /**
  * The long file operations a POSIX executor does as a helper process rather than as one `fs/*` request:
  * copying (`cp -a`), moving into place (`mv -f`) and removing a tree (`rm -rf`). A request holds the
- * executor's one request line for as long as it runs (PROTOCOL.md §2.6), past the library's 30 s call
+ * executor's one request line for as long as it runs (docs/protocol.md#one-request-at-a-time), past the library's 30 s call
  * timeout for a big tree; a process holds it only for its `process/start`, and the host then waits for its
  * exit notification, off the line. `mv` also gives what 0.171.0's `fs/*` lacks: a rename (atomic within one
  * filesystem). A Windows executor has no `sh`, `cp` or `mv` of that kind: the routes use `fs/copy` and

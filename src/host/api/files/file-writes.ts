@@ -2,7 +2,7 @@
  * The file routes that change a tree: make a directory, remove a path, copy and move. Each checks its
  * paths (`./file-path`) and the roots (`./file-roots`) first, and tells the audit trail its path (and
  * destination), never any content. `fs/createDirectory` and `fs/remove` default to recursive and
- * `fs/remove` of a missing path succeeds (PROTOCOL.md §4.8): `recursive` is always sent, and a missing path
+ * `fs/remove` of a missing path succeeds (docs/protocol.md#filesystem-methods): `recursive` is always sent, and a missing path
  * is looked up first and answered 404.
  */
 import type { FileEntry } from '../../../wire/files-api';
