@@ -81,9 +81,10 @@ export interface HostServerOptions {
   readonly log?: HostLogOption;
   /**
    * Where the audit trail goes: one line per act through the operator API (a start, a stdin write at debug
-   * level, stdin end, interrupt, terminate, resize, release), each with `audit: true`, `act`, the token's
-   * name (`tokenName`, never the token), `environmentId`, `processId`, a start's `argv` (never its env),
-   * `remoteAddress`, the answer's `status` and, when refused, the problem's `code`. @default `log`
+   * level, stdin end, interrupt, terminate, resize, release; a file write, remove, copy, move and mkdir),
+   * each with `audit: true`, `act`, the token's name (`tokenName`, never the token), `environmentId`,
+   * `processId`, a start's `argv` (never its env), a file act's `path`, `destination` and `size` (never
+   * its content), `remoteAddress`, the answer's `status` and, when refused, the problem's `code`. @default `log`
    */
   readonly audit?: HostLogOption;
   /**
