@@ -94,7 +94,7 @@ describe('operator API: file content', () => {
     });
   });
 
-  it('answers Range with 206 and Content-Range, past the end 416 with bytes */size, a malformed one with the whole file', async () => {
+  it('answers Range with 206 and Content-Range, past the end 416 problem+json with bytes */size, a malformed one with the whole file', async () => {
     const bytes = bytesOf(3 * MIB);
     const target = join(dir, 'ranged.bin');
     writeFileSync(target, bytes);
@@ -107,7 +107,12 @@ describe('operator API: file content', () => {
     const suffix = await send('GET', content(target), { range: 'bytes=-100' });
     expect({ status: suffix.status, same: suffix.body.equals(bytes.subarray(bytes.byteLength - 100)) }).toEqual({ status: 206, same: true });
     const past = await send('GET', content(target), { range: `bytes=${bytes.byteLength}-` });
-    expect({ status: past.status, range: past.headers['content-range'] }).toEqual({ status: 416, range: `bytes */${bytes.byteLength}` });
+    expect({ status: past.status, range: past.headers['content-range'], type: past.headers['content-type'], body: JSON.parse(past.body.toString()) as unknown }).toEqual({
+      status: 416,
+      range: `bytes */${bytes.byteLength}`,
+      type: 'application/problem+json',
+      body: expect.objectContaining({ status: 416, code: 'RANGE_NOT_SATISFIABLE' }),
+    });
     for (const malformed of ['bytes=abc', 'lines=1-2', 'bytes=5-1', 'bytes=0-1,5-6']) {
       const whole = await send('GET', content(target), { range: malformed });
       expect({ malformed, status: whole.status, same: whole.body.equals(bytes) }).toEqual({ malformed, status: 200, same: true });

@@ -27,6 +27,7 @@ const STATUS_TEXT: Record<number, string> = {
   412: '(files) `PRECONDITION_FAILED`: If-None-Match: * on an existing file, or If-Match on another version.',
   413: 'The body is larger than the host reads.',
   415: 'The body is not `application/json`.',
+  416: '(files) `RANGE_NOT_SATISFIABLE`: the Range lies past the end of the file (`Content-Range: bytes */<size>` says its size).',
   422: 'The program cannot be started, or an Idempotency-Key / writeId was used for another request.',
   429: 'Too many requests or event streams for this token (`Retry-After`).',
   502: '(files) `FILE_OPERATION_FAILED`: a copy, move or remove helper process failed for a reason the host does not know.',
@@ -34,7 +35,8 @@ const STATUS_TEXT: Record<number, string> = {
   507: "(files) `INSUFFICIENT_STORAGE`: the executor's disk is full.",
   503:
     'The environment is starting, recovering or failed, the host holds its total of event streams, ' +
-    'or (`/wait`) the host is stopping (`Retry-After`); (files) `FILE_BUSY` (the per-environment cap of open transfers) or `UPLOAD_INTERRUPTED`.',
+    'or (`/wait`) the host is stopping (`Retry-After`); (files) `FILE_BUSY` (every one of the per-environment open transfers stayed taken ' +
+    'for the 10 s a transfer waits its turn) or `UPLOAD_INTERRUPTED`.',
 };
 
 /** `time` on a sequenced event read from the output log. */

@@ -5,7 +5,7 @@
  * download holds one of the environment's handles (`HandleCap`: it waits its turn for up to 10 s, then
  * 503 `FILE_BUSY`).
  *
- * - One `Range` (206 with `Content-Range`; 416 with `Content-Range: bytes *\/size` past the end; a malformed
+ * - One `Range` (206 with `Content-Range`; 416 problem+json `RANGE_NOT_SATISFIABLE` with `Content-Range: bytes *\/size` past the end; a malformed
  *   one ignored: 200, the whole file), `If-Range` by date, a weak `ETag` `W/"<size>-<mtimeMs>"`,
  *   `Last-Modified`, `If-None-Match` → 304; the safety headers of `./content-headers`.
  * - HEAD is its own handler: `fs/getMetadata` only, the file is never opened.
@@ -32,7 +32,7 @@ import { allowedPath, callsOf, pathParam } from './files-context';
 
 /** What a download answers before any byte: the status, its headers and the range to send. */
 interface Planned {
-  readonly status: 200 | 206 | 304 | 416;
+  readonly status: 200 | 206 | 304;
   readonly headers: Record<string, string>;
   readonly start: number;
   readonly end: number;
@@ -65,7 +65,11 @@ function plan(files: FilesContext, route: RouteContext, path: FilePath, meta: Fs
   };
   if (noneMatchHits(header(route, 'if-none-match'), etag)) return { status: 304, headers: base, start: 0, end: 0 };
   const ask: RangeAsk = ifRangeHolds(header(route, 'if-range'), lastModified) ? rangeOf(header(route, 'range'), meta.size) : { kind: 'whole' };
-  if (ask.kind === 'unsatisfiable') return { status: 416, headers: { ...base, 'content-range': `bytes */${meta.size}` }, start: 0, end: 0 };
+  if (ask.kind === 'unsatisfiable') {
+    const detail = `the range asked for lies past the end of ${path.native} (${meta.size} bytes)`;
+    const validators = { etag, ...(lastModified === undefined ? {} : { 'last-modified': lastModified }) };
+    throw new ApiProblem(416, 'RANGE_NOT_SATISFIABLE', detail, { 'content-range': `bytes */${meta.size}`, ...validators });
+  }
   if (ask.kind === 'whole') return { status: 200, headers: { ...base, 'content-length': String(meta.size) }, start: 0, end: meta.size };
   const range = `bytes ${ask.start}-${ask.end - 1}/${meta.size}`;
   return { status: 206, headers: { ...base, 'content-length': String(ask.end - ask.start), 'content-range': range }, start: ask.start, end: ask.end };
@@ -80,12 +84,11 @@ async function prepare(files: FilesContext, route: RouteContext): Promise<{ call
   return { calls, path, meta, planned: plan(files, route, path, meta) };
 }
 
-/** Writes the head of an answer without a body (304, 416, HEAD). */
+/** Writes the head of an answer without a body (304, HEAD). */
 function sendHead(res: ServerResponse, planned: Planned): void {
   const { 'content-length': _length, ...rest } = planned.headers;
-  // A 416 carries a problem-free empty body; a HEAD keeps the length GET would send.
-  const headers = planned.status === 416 || planned.status === 304 ? rest : planned.headers;
-  res.writeHead(planned.status, planned.status === 416 ? { ...headers, 'content-length': '0' } : headers);
+  // A HEAD keeps the length GET would send.
+  res.writeHead(planned.status, planned.status === 304 ? rest : planned.headers);
   res.end();
 }
 

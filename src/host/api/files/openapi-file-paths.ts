@@ -73,8 +73,7 @@ const GET_CONTENT: Json = {
     },
     '206': { description: 'The range asked for (`Content-Range`)', headers: DOWNLOAD_HEADERS, content: { 'application/octet-stream': { schema: BYTES } } },
     '304': { description: 'Not modified (If-None-Match)' },
-    '416': { description: 'The range lies past the end (`Content-Range: bytes */<size>`)' },
-    ...problems(400, 401, 403, 404, 409, 429, 503, 507),
+    ...problems(400, 401, 403, 404, 409, 416, 429, 503, 507),
   },
 };
 
