@@ -4,8 +4,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.spec.ts'],
-  // spec/browser runs as its own step (jest.browser.config.js, after this one in `npm test`).
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/spec/browser/'],
+  // spec/browser and spec/heavy run as steps of their own (jest.browser.config.js and jest.heavy.config.js,
+  // after this one in `npm test`).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/spec/browser/', '<rootDir>/spec/heavy/'],
   // Every spec file asserts in an afterAll that it leaves nothing running.
   setupFilesAfterEnv: ['<rootDir>/spec/support/leak-check.ts'],
   // Integration specs start real executors: two workers on a 2-core machine.

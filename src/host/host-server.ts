@@ -21,6 +21,7 @@ import { HostRoutes } from './api/host-routes';
 import { OperatorApi } from './api/operator-api';
 import type { NotReadyReason, ReadinessCheck } from './api/routes-public';
 import { probeRoutes } from './api/routes-public';
+import { startBodyDeadline } from './body-deadline';
 import type { HostStores } from './direct-host';
 import { DirectHost } from './direct-host';
 import { startFaultOf } from './fault-points';
@@ -135,12 +136,14 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
     log.warn({ environmentId, generation, diagnostic: diagnostic.type }, `environment ${environmentId} generation ${generation}: ${describeDiagnostic(diagnostic)}`);
   });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    startBodyDeadline(req, res, scheduler);
     if (routes.owns(req.url ?? '/')) routes.handle(req, res);
     else direct.onRequest(req, res);
   };
   const server = options.tls === undefined ? createServer(onRequest) : createTlsServer({ cert: options.tls.cert, key: options.tls.key }, onRequest);
   server.headersTimeout = 10_000;
-  server.requestTimeout = 15_000;
+  // The body's deadline is ours (./body-deadline): Node's bounds a whole request, an upload of any size too.
+  server.requestTimeout = 0;
   server.on('upgrade', direct.onUpgrade);
   server.on('clientError', (_error, socket: Duplex) => socket.destroy());
   const port = await listen(server, host, options.port, boundPortOf(options)?.port);

@@ -25,6 +25,8 @@
  * - Answers 201 (created) or 200 (replaced) with the `FileEntry` and its `ETag`.
  */
 import { randomBytes } from 'node:crypto';
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { liftBodyDeadline } from '../../body-deadline';
 import type { IncomingMessage } from 'node:http';
 import type { RemoteFileHandle } from '../../../fs/remote-file-handle';
 import { WRITE_BLOCK_MAX_BYTES } from '../../../wire/limits';
@@ -44,6 +46,13 @@ import type { FsGetMetadataResponse } from '../../../wire/fs';
 
 /** `fs/writeBlock`s in flight at once for one upload. */
 export const WRITES_IN_FLIGHT = 2;
+
+/**
+ * How long an upload waits for its client's next bytes (the host's own waits on the executor do not
+ * count): past it, 408 `REQUEST_TIMEOUT` and the connection is closed. An upload has no deadline as a
+ * whole (`../../body-deadline` is lifted for it): a 16 GiB one takes what it takes.
+ */
+export const UPLOAD_IDLE_MS = 60_000;
 
 /** What a 413 of an upload says. */
 const tooLargeDetail = (limit: number): string => `an upload may be at most ${limit} bytes (--max-upload-bytes)`;
@@ -67,11 +76,36 @@ function checkPreconditions(req: IncomingMessage, path: FilePath, meta: FsGetMet
 }
 
 /**
+ * The body's chunks, each waited for at most {@link UPLOAD_IDLE_MS}: past it the iteration throws ApiProblem
+ * 408 `REQUEST_TIMEOUT` and the connection is closed. Leaving the loop does not destroy the body (a refused
+ * one is drained).
+ */
+async function* idleBounded(req: IncomingMessage, scheduler: SchedulerLike): AsyncGenerator<Buffer> {
+  const chunks = req.iterator({ destroyOnReturn: false })[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  for (;;) {
+    let timer: Subscription | undefined;
+    const idle = new Promise<never>((_resolve, reject) => {
+      timer = scheduler.schedule(() => {
+        req.socket.destroy();
+        reject(new ApiProblem(408, 'REQUEST_TIMEOUT', `no byte of the upload came for ${UPLOAD_IDLE_MS} ms`, { connection: 'close' }));
+      }, UPLOAD_IDLE_MS);
+    });
+    try {
+      const next = await Promise.race([chunks.next(), idle]);
+      if (next.done === true) return;
+      yield next.value;
+    } finally {
+      timer?.unsubscribe();
+    }
+  }
+}
+
+/**
  * Writes the body to `handle` as described in the module's doc; resolves with the bytes written. Rejects
  * with 413 past `limit` (nothing more is written; the rest of the body is being drained: `bodyTooLarge`),
  * the body's error when the client went away, or the first write's problem.
  */
-async function pump(req: IncomingMessage, calls: FileCalls, temp: FilePath, handle: RemoteFileHandle, limit: number): Promise<number> {
+async function pump(req: IncomingMessage, calls: FileCalls, temp: FilePath, handle: RemoteFileHandle, limit: number, scheduler: SchedulerLike): Promise<number> {
   const inFlight: Promise<void>[] = [];
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -85,7 +119,7 @@ async function pump(req: IncomingMessage, calls: FileCalls, temp: FilePath, hand
   };
   let over: number | undefined;
   // Leaving the loop must not destroy the body: a refused one is drained, so the client reads the 413.
-  for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+  for await (const chunk of idleBounded(req, scheduler)) {
     if (offset + pendingBytes + chunk.byteLength > limit) {
       over = offset + pendingBytes + chunk.byteLength;
       break;
@@ -152,7 +186,9 @@ export async function putContent(files: FilesContext, route: RouteContext): Prom
 async function writeTemp(files: FilesContext, calls: FileCalls, route: RouteContext, temp: FilePath): Promise<number> {
   const handle = await calls.open(temp, 'replace');
   try {
-    return await pump(route.req, calls, temp, handle, files.settings.maxUploadBytes);
+    // From here the upload bounds its client's pauses itself, not the body's whole time.
+    liftBodyDeadline(route.req);
+    return await pump(route.req, calls, temp, handle, files.settings.maxUploadBytes, files.api.scheduler);
   } finally {
     await calls.close(handle);
   }

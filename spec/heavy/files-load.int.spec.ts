@@ -12,10 +12,10 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInThisContext } from 'node:vm';
-import { paths } from './api-client';
-import type { ApiHost } from './api-host';
-import { b64, OPERATOR_TOKEN, startApiHost, startProcess } from './api-host';
-import { filesUrl } from './files-support';
+import { paths } from '../host/api/api-client';
+import type { ApiHost } from '../host/api/api-host';
+import { b64, OPERATOR_TOKEN, startApiHost, startProcess } from '../host/api/api-host';
+import { filesUrl } from '../host/api/files-support';
 
 const ENV = 'files-load';
 /** The big download's size: 1 GiB, as the issue asks. */

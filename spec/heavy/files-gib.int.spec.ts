@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ApiHost } from '../host/api/api-host';
 import { OPERATOR_TOKEN, startApiHost } from '../host/api/api-host';
-import { runCliBytes } from './cli-process';
+import { runCliBytes } from '../cli/cli-process';
 
 jest.setTimeout(600_000);
 
