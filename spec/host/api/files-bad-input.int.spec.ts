@@ -289,6 +289,8 @@ describe('operator API: the sweep of orphan upload temp files (virtual time)', (
     setup = await startApiHost({
       environmentId: SWEPT,
       host: { scheduler: clock, manager: { scheduler: asyncScheduler, onCall: (method) => calls.push(method) } },
+      // The upload in flight waits out the sweep's hours of virtual time: its client's pause is not what this spec bounds.
+      operator: { files: { uploadIdleMs: 24 * 3_600_000 } },
     });
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -340,5 +342,45 @@ describe('operator API: the sweep of orphan upload temp files (virtual time)', (
     req?.end(bytesOf(MIB));
     expect(await answer).toBe(201);
     expect(tempsIn(dir)).toEqual(['.young.bin.exec-rx-upload-fedcba9876543210']);
+  });
+});
+
+describe('operator API: an upload whose client pauses (virtual time)', () => {
+  const IDLE = 'files-idle-1';
+  let setup: ApiHost;
+  let dir: string;
+  /** The host's clock: virtual, starting at the real now (the SigV4 clock-skew check reads it). */
+  const clock = new VirtualTimeScheduler();
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'exec-rx-files-idle-'));
+    clock.frame = Date.now();
+    setup = await startApiHost({ environmentId: IDLE, host: { scheduler: clock, manager: { scheduler: asyncScheduler } } });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('has no deadline as a whole past 15 s, and is cut with its temp file removed once its client sends nothing for uploadIdleMs (60 s)', async () => {
+    writeFileSync(join(dir, 'target.bin'), 'before');
+    const host = new URL(setup.host.url);
+    const closed = new Promise<string>((resolve) => {
+      const req = request(
+        { host: host.hostname, port: host.port, method: 'PUT', path: filesUrl(IDLE, '/content', { path: join(dir, 'target.bin') }), agent: false, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-length': String(2 * MIB) } },
+        (res) => resolve(`answered ${String(res.statusCode)}`),
+      );
+      req.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+      req.write(bytesOf(MIB));
+    });
+    await waitForEntry(dir, (name, size) => name.startsWith('.target.bin.exec-rx-upload-') && size >= MIB);
+    // 59 s of the client's silence: past the 15 s a request's body has, short of the upload's idle bound.
+    const paused = clock.frame;
+    clock.maxFrames = paused + 59_000;
+    clock.flush();
+    expect(readdirSync(dir).filter((name) => name.includes('exec-rx-upload-'))).toHaveLength(1);
+    // One more second: cut, the temp file removed, the target as it was.
+    clock.maxFrames = paused + 60_001;
+    clock.flush();
+    expect(await closed).toMatch(/ECONNRESET|socket hang up|answered 408/);
+    await waitForFileGone(join(dir, readdirSync(dir).find((name) => name.includes('exec-rx-upload-')) ?? 'none'), 20_000);
+    expect(readFileSync(join(dir, 'target.bin'), 'utf8')).toBe('before');
   });
 });

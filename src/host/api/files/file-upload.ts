@@ -47,12 +47,6 @@ import type { FsGetMetadataResponse } from '../../../wire/fs';
 /** `fs/writeBlock`s in flight at once for one upload. */
 export const WRITES_IN_FLIGHT = 2;
 
-/**
- * How long an upload waits for its client's next bytes (the host's own waits on the executor do not
- * count): past it, 408 `REQUEST_TIMEOUT` and the connection is closed. An upload has no deadline as a
- * whole (`../../body-deadline` is lifted for it): a 16 GiB one takes what it takes.
- */
-export const UPLOAD_IDLE_MS = 60_000;
 
 /** What a 413 of an upload says. */
 const tooLargeDetail = (limit: number): string => `an upload may be at most ${limit} bytes (--max-upload-bytes)`;
@@ -76,19 +70,20 @@ function checkPreconditions(req: IncomingMessage, path: FilePath, meta: FsGetMet
 }
 
 /**
- * The body's chunks, each waited for at most {@link UPLOAD_IDLE_MS}: past it the iteration throws ApiProblem
- * 408 `REQUEST_TIMEOUT` and the connection is closed. Leaving the loop does not destroy the body (a refused
- * one is drained).
+ * The body's chunks, each waited for at most `idleMs` (`files.uploadIdleMs`; the host's own waits on the
+ * executor do not count): past it the iteration throws ApiProblem 408 `REQUEST_TIMEOUT` and the connection
+ * is closed. An upload has no deadline as a whole (`../../body-deadline` is lifted for it): a 16 GiB one
+ * takes what it takes. Leaving the loop does not destroy the body (a refused one is drained).
  */
-async function* idleBounded(req: IncomingMessage, scheduler: SchedulerLike): AsyncGenerator<Buffer> {
+async function* idleBounded(req: IncomingMessage, scheduler: SchedulerLike, idleMs: number): AsyncGenerator<Buffer> {
   const chunks = req.iterator({ destroyOnReturn: false })[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   for (;;) {
     let timer: Subscription | undefined;
     const idle = new Promise<never>((_resolve, reject) => {
       timer = scheduler.schedule(() => {
         req.socket.destroy();
-        reject(new ApiProblem(408, 'REQUEST_TIMEOUT', `no byte of the upload came for ${UPLOAD_IDLE_MS} ms`, { connection: 'close' }));
-      }, UPLOAD_IDLE_MS);
+        reject(new ApiProblem(408, 'REQUEST_TIMEOUT', `no byte of the upload came for ${idleMs} ms`, { connection: 'close' }));
+      }, idleMs);
     });
     try {
       const next = await Promise.race([chunks.next(), idle]);
@@ -105,7 +100,14 @@ async function* idleBounded(req: IncomingMessage, scheduler: SchedulerLike): Asy
  * with 413 past `limit` (nothing more is written; the rest of the body is being drained: `bodyTooLarge`),
  * the body's error when the client went away, or the first write's problem.
  */
-async function pump(req: IncomingMessage, calls: FileCalls, temp: FilePath, handle: RemoteFileHandle, limit: number, scheduler: SchedulerLike): Promise<number> {
+async function pump(
+  req: IncomingMessage,
+  calls: FileCalls,
+  temp: FilePath,
+  handle: RemoteFileHandle,
+  limit: number,
+  idle: { readonly scheduler: SchedulerLike; readonly ms: number },
+): Promise<number> {
   const inFlight: Promise<void>[] = [];
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -119,7 +121,7 @@ async function pump(req: IncomingMessage, calls: FileCalls, temp: FilePath, hand
   };
   let over: number | undefined;
   // Leaving the loop must not destroy the body: a refused one is drained, so the client reads the 413.
-  for await (const chunk of idleBounded(req, scheduler)) {
+  for await (const chunk of idleBounded(req, idle.scheduler, idle.ms)) {
     if (offset + pendingBytes + chunk.byteLength > limit) {
       over = offset + pendingBytes + chunk.byteLength;
       break;
@@ -188,7 +190,7 @@ async function writeTemp(files: FilesContext, calls: FileCalls, route: RouteCont
   try {
     // From here the upload bounds its client's pauses itself, not the body's whole time.
     liftBodyDeadline(route.req);
-    return await pump(route.req, calls, temp, handle, files.settings.maxUploadBytes, files.api.scheduler);
+    return await pump(route.req, calls, temp, handle, files.settings.maxUploadBytes, { scheduler: files.api.scheduler, ms: files.settings.uploadIdleMs });
   } finally {
     await calls.close(handle);
   }

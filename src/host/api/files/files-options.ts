@@ -29,6 +29,11 @@ export interface FilesOptions {
   readonly maxHandles?: number;
   /** How long a download or upload waits for one of the {@link maxHandles} (first come, first served) before 503 `FILE_BUSY`, in ms. @default 10000 */
   readonly handleWaitMs?: number;
+  /**
+   * How long an upload waits for its client's next bytes (its waits on the executor do not count) before
+   * 408 `REQUEST_TIMEOUT` and a closed connection, in ms. An upload has no bound as a whole. @default 60000
+   */
+  readonly uploadIdleMs?: number;
 }
 
 /** The options with their defaults filled in. */
@@ -38,6 +43,7 @@ export interface FilesSettings {
   readonly requestsInFlight: number;
   readonly maxHandles: number;
   readonly handleWaitMs: number;
+  readonly uploadIdleMs: number;
 }
 
 /** The default of {@link FilesOptions.maxUploadBytes}: 16 GiB. */
@@ -48,6 +54,8 @@ export const DEFAULT_FILE_REQUESTS = 4;
 export const DEFAULT_FILE_HANDLES = 32;
 /** The default of {@link FilesOptions.handleWaitMs}. */
 export const DEFAULT_HANDLE_WAIT_MS = 10_000;
+/** The default of {@link FilesOptions.uploadIdleMs}. */
+export const DEFAULT_UPLOAD_IDLE_MS = 60_000;
 
 /**
  * The settings of `options`; throws a RangeError naming the first option out of range (whole numbers
@@ -72,5 +80,6 @@ export function filesSettings(options: FilesOptions = {}): FilesSettings {
     requestsInFlight: whole('requestsInFlight', options.requestsInFlight, DEFAULT_FILE_REQUESTS),
     maxHandles: whole('maxHandles', options.maxHandles, DEFAULT_FILE_HANDLES),
     handleWaitMs: whole('handleWaitMs', options.handleWaitMs, DEFAULT_HANDLE_WAIT_MS),
+    uploadIdleMs: whole('uploadIdleMs', options.uploadIdleMs, DEFAULT_UPLOAD_IDLE_MS),
   };
 }
