@@ -14,7 +14,11 @@ export const BODY_DEADLINE_MS = 15_000;
 
 const deadlines = new WeakMap<IncomingMessage, Subscription>();
 
-/** Starts `req`'s deadline (nothing when its body already ended); it ends with the body, or the connection. */
+/**
+ * Starts `req`'s deadline (nothing when its body already ended); it ends with the body, with the answer
+ * (what is left of a body after its answer is drained by Node, or by the lingering close of a refused one,
+ * bounded in bytes: `./api/json-body`), or with the connection.
+ */
 export function startBodyDeadline(req: IncomingMessage, res: ServerResponse, scheduler: SchedulerLike, ms: number = BODY_DEADLINE_MS): void {
   if (req.complete) return;
   const timer = scheduler.schedule(() => {
@@ -27,6 +31,8 @@ export function startBodyDeadline(req: IncomingMessage, res: ServerResponse, sch
   const done = (): void => liftBodyDeadline(req);
   req.once('end', done);
   req.once('close', done);
+  res.once('finish', done);
+  res.once('close', done);
 }
 
 /** Lifts `req`'s deadline: its route bounds the body itself from now on. Idempotent. */
