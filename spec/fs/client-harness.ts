@@ -1,5 +1,7 @@
 import type { Observable } from 'rxjs';
 import { of, Subject } from 'rxjs';
+import type { RemoteFileSystemOptions } from '../../src/fs/fs-options';
+import { RemoteFileSystem } from '../../src/fs/remote-file-system';
 import type { RpcConnection } from '../../src/rpc/rpc-connection';
 import { ExecClient } from '../../src/session/exec-client';
 import type { SocketPort } from '../../src/transport/socket-port';
@@ -71,6 +73,36 @@ export function closeIdle(client: ExecClient): void {
   const state = client.state;
   if (state.type === 'connected') expect(state.rpc.pendingCount).toBe(0);
   client.close();
+}
+
+/** A spec file's filesystems on scripted executors (see {@link scriptedFilesystems}). */
+export interface ScriptedFilesystems {
+  /** An executor answering with `handlers`, a client connected to it and its filesystem (handle ids `h1`, `h2`, …). */
+  connect(handlers: Readonly<Record<string, Handler>>): Promise<{ readonly port: FakeSocketPort; readonly fs: RemoteFileSystem; readonly connected: ExecClient }>;
+  /** Closes `client` after the test, as `connect`'s (for a client the test made itself); returns it. */
+  track(client: ExecClient): ExecClient;
+}
+
+/**
+ * Filesystems on scripted executors for one spec file, with `options` (handle ids `h1`, `h2`, … unless it
+ * says otherwise): each test's client is closed in an `afterEach`, asserting nothing was left waiting on it.
+ */
+export function scriptedFilesystems(options: RemoteFileSystemOptions = {}): ScriptedFilesystems {
+  let client: ExecClient | undefined;
+  afterEach(() => {
+    if (client !== undefined) closeIdle(client);
+    client = undefined;
+  });
+  const track = (made: ExecClient): ExecClient => (client = made);
+  return {
+    track,
+    connect: async (handlers) => {
+      const port = executorPort(handlers);
+      const connected = track(await connectedTo(port));
+      let n = 0;
+      return { port, fs: new RemoteFileSystem(connected, { newHandleId: () => `h${(n += 1)}`, ...options }), connected };
+    },
+  };
 }
 
 /**

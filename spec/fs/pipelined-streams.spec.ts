@@ -3,10 +3,9 @@ import { lastValueFrom, Subject } from 'rxjs';
 import { toArray } from 'rxjs/operators';
 import { ConsumerOverflowError, HandleLostError } from '../../src/errors';
 import { RemoteFileSystem } from '../../src/fs/remote-file-system';
-import type { ExecClient } from '../../src/session/exec-client';
 import type { FakeSocketPort } from '../support/fake-socket-port';
 import type { Handler } from './client-harness';
-import { closeIdle, connectedTo, executorPort, fileHandlers, reconnectableClient, requestsOn } from './client-harness';
+import { executorPort, fileHandlers, reconnectableClient, requestsOn, scriptedFilesystems } from './client-harness';
 
 const CONTENT = Buffer.from('abcdefghijklmnopqrst'); // 20 bytes
 
@@ -21,18 +20,7 @@ async function* chunks(...texts: string[]): AsyncGenerator<Uint8Array> {
 const paramsOf = (m: Record<string, unknown>): Record<string, unknown> => m.params as Record<string, unknown>;
 
 describe('pipelined reads and streamed writes', () => {
-  let client: ExecClient | undefined;
-  afterEach(() => {
-    if (client !== undefined) closeIdle(client);
-    client = undefined;
-  });
-
-  const connect = async (handlers: Readonly<Record<string, Handler>>) => {
-    const port = executorPort(handlers);
-    client = await connectedTo(port);
-    let n = 0;
-    return { port, fs: new RemoteFileSystem(client, { newHandleId: () => `h${(n += 1)}` }) };
-  };
+  const { connect, track } = scriptedFilesystems();
 
   /** A file served by hand: reads are held until `answer(id)`. */
   const heldFile = async () => {
@@ -195,7 +183,7 @@ describe('pipelined reads and streamed writes', () => {
     const first = executorPort({ ...fileHandlers(CONTENT), 'fs/writeBlock': (params) => (params.offset === 0 ? { result: {} } : undefined) });
     const second = executorPort(fileHandlers(CONTENT));
     const { client: connected, handIn } = await reconnectableClient(first);
-    client = connected;
+    track(connected);
     const fs = new RemoteFileSystem(connected, { newHandleId: () => 'w1' });
     const writing = fs.writeStream('/tmp/out', chunks('abcd', 'efgh', 'ijkl'), { blockSize: 4 });
     for (let turns = 0; turns < 100 && unanswered(first, 'fs/writeBlock', new Set()).length < 2; turns += 1) await Promise.resolve();

@@ -6,10 +6,7 @@
 import type { Observable } from 'rxjs';
 import { defer, Subject } from 'rxjs';
 import { finalize, mergeMap, take } from 'rxjs/operators';
-import { RemoteFileSystem } from '../../src/fs/remote-file-system';
-import type { ExecClient } from '../../src/session/exec-client';
-import type { Handler } from './client-harness';
-import { closeIdle, connectedTo, executorPort, fileHandlers, requestsOn } from './client-harness';
+import { fileHandlers, requestsOn, scriptedFilesystems } from './client-harness';
 
 const CONTENT = Buffer.from('abcdefghijklmnopqrst'); // 20 bytes
 
@@ -39,18 +36,7 @@ function gatedSchedule(): { readonly schedule: <T>(request: Observable<T>) => Ob
 }
 
 describe('RemoteFileSystem read schedule hook', () => {
-  let client: ExecClient | undefined;
-  afterEach(() => {
-    if (client !== undefined) closeIdle(client);
-    client = undefined;
-  });
-
-  const connect = async (handlers: Readonly<Record<string, Handler>>) => {
-    const port = executorPort(handlers);
-    client = await connectedTo(port);
-    let n = 0;
-    return { port, fs: new RemoteFileSystem(client, { newHandleId: () => `h${(n += 1)}` }) };
-  };
+  const { connect } = scriptedFilesystems();
 
   const readOffsets = (port: Parameters<typeof requestsOn>[0]): unknown[] => requestsOn(port).filter((m) => m.method === 'fs/readBlock').map((m) => paramsOf(m).offset);
 

@@ -1,27 +1,12 @@
 import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { take, toArray } from 'rxjs/operators';
 import { ClosedError, NotFoundError } from '../../src/errors';
-import { RemoteFileSystem } from '../../src/fs/remote-file-system';
-import type { ExecClient } from '../../src/session/exec-client';
-import type { Handler } from './client-harness';
-import { closeIdle, connectedTo, currentRpc, executorPort, fileHandlers, requestsOn } from './client-harness';
+import { currentRpc, fileHandlers, requestsOn, scriptedFilesystems } from './client-harness';
 
 const CONTENT = Buffer.from('hello world!');
 
 describe('RemoteFileHandle and readStream', () => {
-  let client: ExecClient | undefined;
-  afterEach(() => {
-    if (client !== undefined) closeIdle(client);
-    client = undefined;
-  });
-
-  const connect = async (handlers: Readonly<Record<string, Handler>>) => {
-    const port = executorPort(handlers);
-    const connected = await connectedTo(port);
-    client = connected;
-    let n = 0;
-    return { port, fs: new RemoteFileSystem(connected, { newHandleId: () => `h${(n += 1)}`, writeBlockBytes: 4 }), connected };
-  };
+  const { connect } = scriptedFilesystems({ writeBlockBytes: 4 });
 
   it('opens with a client-chosen handleId, reads blocks at explicit offsets and closes', async () => {
     const { port, fs } = await connect(fileHandlers(CONTENT));
