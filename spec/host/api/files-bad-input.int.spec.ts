@@ -30,7 +30,7 @@ import { startDirectExecutor, trackForCleanup } from '../../support/executor';
 import { within } from './api-client';
 import type { ApiHost } from './api-host';
 import { environmentReady, EXECUTOR_CREDENTIALS, OPERATOR_TOKEN, startApiHost } from './api-host';
-import { bytesOf, filesUrl, raw, waitForEntry } from './files-support';
+import { bytesOf, filesUrl, raw, startUpload, waitForEntry } from './files-support';
 
 const ENV = 'files-bad-input';
 const MIB = 1024 * 1024;
@@ -201,29 +201,15 @@ describe('operator API: an upload cut by a reconnect', () => {
     const target = join(dir, 'target.bin');
     writeFileSync(target, 'unchanged');
     const total = 8 * MIB;
-    const host = new URL(setup.host.url);
-    const answer = new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
-      const req = request(
-        { host: host.hostname, port: host.port, method: 'PUT', path: filesUrl(PROXIED, '/content', { path: target }), agent: false, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-length': String(total) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        },
-      );
-      req.once('error', reject);
-      req.write(bytesOf(total / 2));
-      // Once the executor holds a block of the temp file, its socket is dropped; then the rest is sent.
-      void waitForEntry(dir, (name, size) => name.startsWith('.target.bin.exec-rx-upload-') && size >= MIB).then(
-        () => {
-          const before = proxy.connectionCount;
-          proxy.pause();
-          proxy.resume();
-          void proxy.waitForConnection(before + 1, 30_000).then(() => req.end(bytesOf(total / 2)), reject);
-        },
-        reject,
-      );
-    });
+    const { req, answer } = startUpload(setup.host.url, filesUrl(PROXIED, '/content', { path: target }), OPERATOR_TOKEN, total, bytesOf(total / 2));
+    // Once the executor holds a block of the temp file, its socket is dropped; then the rest is sent.
+    const fail = (error: unknown): void => void req.destroy(error instanceof Error ? error : new Error(String(error)));
+    void waitForEntry(dir, (name, size) => name.startsWith('.target.bin.exec-rx-upload-') && size >= MIB).then(() => {
+      const before = proxy.connectionCount;
+      proxy.pause();
+      proxy.resume();
+      void proxy.waitForConnection(before + 1, 30_000).then(() => req.end(bytesOf(total / 2)), fail);
+    }, fail);
     const refused = await answer;
     expect(problemOf(refused)).toMatchObject({ status: 503, type: 'application/problem+json', code: 'UPLOAD_INTERRUPTED' });
     expect(refused.headers['retry-after']).toBe('2');
@@ -247,25 +233,12 @@ describe('operator API: an upload cut by an executor restarted under the same id
     const target = join(dir, 'target.bin');
     writeFileSync(target, 'unchanged');
     const total = 8 * MIB;
-    const host = new URL(setup.host.url);
-    let req: ReturnType<typeof request> | undefined;
-    const answer = new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
-      req = request(
-        { host: host.hostname, port: host.port, method: 'PUT', path: filesUrl(RESTARTED, '/content', { path: target }), agent: false, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-length': String(total) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        },
-      );
-      req.once('error', reject);
-      req.write(bytesOf(total / 2));
-    });
+    const { req, answer } = startUpload(setup.host.url, filesUrl(RESTARTED, '/content', { path: target }), OPERATOR_TOKEN, total, bytesOf(total / 2));
     const temp = join(dir, await waitForEntry(dir, (name, size) => name.startsWith('.target.bin.exec-rx-upload-') && size >= MIB));
     await setup.executor.stop();
     await startDirectExecutor({ remoteUrl: setup.host.url, environmentId: RESTARTED, credentials: EXECUTOR_CREDENTIALS });
     await firstValueFrom(setup.host.environments$.pipe(filter((list) => list.some((e) => e.id === RESTARTED && e.generation === 2 && e.state === 'connected'))));
-    req?.end(bytesOf(total / 2));
+    req.end(bytesOf(total / 2));
     const refused = await answer;
     expect(problemOf(refused)).toMatchObject({ status: 503, type: 'application/problem+json', code: 'UPLOAD_INTERRUPTED' });
     // Not at the next scheduled sweep (10 minutes): once the environment is back.
@@ -315,19 +288,7 @@ describe('operator API: the sweep of orphan upload temp files (virtual time)', (
     utimesSync(old, longAgo, longAgo);
     // An upload in flight: half its body sent, its temp file holds a block.
     const total = 2 * MIB;
-    const host = new URL(setup.host.url);
-    let req: ReturnType<typeof request> | undefined;
-    const answer = new Promise<number>((resolve, reject) => {
-      req = request(
-        { host: host.hostname, port: host.port, method: 'PUT', path: filesUrl(SWEPT, '/content', { path: join(dir, 'flying.bin') }), agent: false, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-length': String(total) } },
-        (res) => {
-          res.resume();
-          res.once('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.once('error', reject);
-      req.write(bytesOf(MIB));
-    });
+    const { req, answer } = startUpload(setup.host.url, filesUrl(SWEPT, '/content', { path: join(dir, 'flying.bin') }), OPERATOR_TOKEN, total, bytesOf(MIB));
     const flying = await waitForEntry(dir, (name, size) => name.startsWith('.flying.bin.exec-rx-upload-') && size >= MIB);
     // The sweep is due SWEEP_EVERY_MS after the first upload: move the host's clock there.
     const since = calls.length;
@@ -339,8 +300,8 @@ describe('operator API: the sweep of orphan upload temp files (virtual time)', (
     await waitForFileGone(old, 20_000);
     expect(tempsIn(dir).sort()).toEqual([young, join(dir, flying)].map((path) => path.slice(dir.length + 1)).sort());
     // The upload in flight goes on and lands.
-    req?.end(bytesOf(MIB));
-    expect(await answer).toBe(201);
+    req.end(bytesOf(MIB));
+    expect((await answer).status).toBe(201);
     expect(tempsIn(dir)).toEqual(['.young.bin.exec-rx-upload-fedcba9876543210']);
   });
 });
@@ -361,15 +322,11 @@ describe('operator API: an upload whose client pauses (virtual time)', () => {
 
   it('has no deadline as a whole past 15 s, and is cut with its temp file removed once its client sends nothing for uploadIdleMs (60 s)', async () => {
     writeFileSync(join(dir, 'target.bin'), 'before');
-    const host = new URL(setup.host.url);
-    const closed = new Promise<string>((resolve) => {
-      const req = request(
-        { host: host.hostname, port: host.port, method: 'PUT', path: filesUrl(IDLE, '/content', { path: join(dir, 'target.bin') }), agent: false, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-length': String(2 * MIB) } },
-        (res) => resolve(`answered ${String(res.statusCode)}`),
-      );
-      req.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-      req.write(bytesOf(MIB));
-    });
+    const { answer } = startUpload(setup.host.url, filesUrl(IDLE, '/content', { path: join(dir, 'target.bin') }), OPERATOR_TOKEN, 2 * MIB, bytesOf(MIB));
+    const closed = answer.then(
+      (res) => `answered ${res.status}`,
+      (error: NodeJS.ErrnoException) => error.code ?? error.message,
+    );
     await waitForEntry(dir, (name, size) => name.startsWith('.target.bin.exec-rx-upload-') && size >= MIB);
     // 59 s of the client's silence: past the 15 s a request's body has, short of the upload's idle bound.
     const paused = clock.frame;

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, statSync, watch } from 'node:fs';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { API_PREFIX } from '../../../src/wire/operator-api';
@@ -31,13 +31,20 @@ export interface RawOptions {
   readonly body?: Buffer;
 }
 
-/** Sends one request and reads its answer as bytes. */
-export function raw(baseUrl: string, method: string, path: string, options: RawOptions = {}): Promise<RawResponse> {
+/** A request on its way: its body is the caller's to write and end; `answer` is its answer as bytes. */
+export interface OpenRequest {
+  readonly req: ClientRequest;
+  /** Resolves with the answer (`complete` false when it was cut mid-body); rejects with the request's error. */
+  readonly answer: Promise<RawResponse>;
+}
+
+/** Opens one request (`headers` as given, the token's `Authorization` first) without writing its body. */
+export function openRequest(baseUrl: string, method: string, path: string, options: Omit<RawOptions, 'body'> = {}): OpenRequest {
   const url = new URL(baseUrl);
   const headers: Record<string, string> = { ...(options.token === null || options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }), ...options.headers };
-  if (options.body !== undefined) headers['content-length'] = String(options.body.byteLength);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method, path, headers, agent: false }, (res) => {
+  let req: ClientRequest | undefined;
+  const answer = new Promise<RawResponse>((resolve, reject) => {
+    req = request({ host: url.hostname, port: url.port, method, path, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       const done = (complete: boolean): void => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), complete });
@@ -46,8 +53,24 @@ export function raw(baseUrl: string, method: string, path: string, options: RawO
       res.once('aborted', () => done(false));
     });
     req.once('error', reject);
-    req.end(options.body);
   });
+  if (req === undefined) throw new Error('no request');
+  return { req, answer };
+}
+
+/** Sends one request and reads its answer as bytes. */
+export function raw(baseUrl: string, method: string, path: string, options: RawOptions = {}): Promise<RawResponse> {
+  const headers = { ...options.headers, ...(options.body === undefined ? {} : { 'content-length': String(options.body.byteLength) }) };
+  const { req, answer } = openRequest(baseUrl, method, path, { ...options, headers });
+  req.end(options.body);
+  return answer;
+}
+
+/** A PUT of `total` bytes to `path` with `token`, of which `first` are sent: the test sends (or withholds) the rest. */
+export function startUpload(baseUrl: string, path: string, token: string, total: number, first: Buffer): OpenRequest {
+  const open = openRequest(baseUrl, 'PUT', path, { token, headers: { 'content-length': String(total) } });
+  open.req.write(first);
+  return open;
 }
 
 /** The hex SHA-256 of `bytes`. */
