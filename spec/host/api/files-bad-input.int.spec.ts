@@ -15,6 +15,7 @@
  *   an upload in flight are kept.
  * The mounts fail the spec loudly when they cannot be made, and are unmounted in afterAll.
  */
+import { repeatedBody } from '../../support/repeated-body';
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -94,15 +95,7 @@ describe('operator API: file uploads over the limit, sent by fetch', () => {
   it('gets 413 BODY_TOO_LARGE for a 60 MB PUT streamed chunked, cut once past the limit; the target is unchanged, no temp file', async () => {
     const target = join(dir, 'chunked.bin');
     writeFileSync(target, 'before');
-    const chunk = new Uint8Array(MIB / 4).fill(0x62);
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent >= SIXTY_MB) return controller.close();
-        sent += chunk.byteLength;
-        controller.enqueue(chunk);
-      },
-    });
+    const body = repeatedBody(SIXTY_MB, new Uint8Array(MIB / 4).fill(0x62));
     await expectBodyTooLarge(await fetch(url(target), { method: 'PUT', headers, body, duplex: 'half' } as RequestInit));
     expect({ content: readFileSync(target, 'utf8'), temps: tempsIn(dir) }).toEqual({ content: 'before', temps: [] });
   });

@@ -4,6 +4,7 @@
  * under the client's write. The raw-socket case shows it whatever the timing of fetch: the client reads
  * the 413 first, then writes the rest of its body, and no write is refused.
  */
+import { repeatedBody } from '../../support/repeated-body';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { LINGER_BYTES } from '../../../src/host/api/json-body';
@@ -35,15 +36,7 @@ describe('a body over the limit sent by fetch', () => {
   });
 
   it('gets 413 BODY_TOO_LARGE for a 60 MB POST streamed without a Content-Length (chunked)', async () => {
-    const chunk = new Uint8Array(1024 * 1024).fill(0x20);
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent >= SIXTY_MB) return controller.close();
-        sent += chunk.byteLength;
-        controller.enqueue(chunk);
-      },
-    });
+    const body = repeatedBody(SIXTY_MB, new Uint8Array(1024 * 1024).fill(0x20));
     await expectBodyTooLarge(await fetch(processesUrl(), { method: 'POST', headers, body, duplex: 'half' } as RequestInit));
   });
 
