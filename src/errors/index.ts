@@ -27,4 +27,6 @@ export type { LogWriteOperation } from './log-errors';
 export { OutputLogError, OutputLogReadError } from './log-errors';
 export type { StoreScriptFailure } from './state-errors';
 export { DataDirInUseError, StaleClaimError, StaleEpochError, StoreScriptError, StoreUnavailableError } from './state-errors';
+export type { HttpTargetRefusal } from './http-errors';
+export { HttpBodyOverflowError, HttpRequestTooLargeError, HttpTargetRefusedError } from './http-errors';
 export { messageOf } from './message-of';
