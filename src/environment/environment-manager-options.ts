@@ -7,6 +7,8 @@ import type { HistoryFactory } from '../exec/output-history';
 import type { ProcessStreamOptions } from '../exec/process-stream-options';
 import type { AbortOptions } from '../rpc/abort';
 import type { CallObserver, KeepaliveOptions, RpcConnectionOptions } from '../rpc/rpc-connection';
+import type { ExecFetchOptions } from '../http/exec-fetch';
+import { HttpTargetPolicy, LOOPBACK_TARGETS } from '../http/target-policy';
 import type { ExecClientOptions, SessionAdmission } from '../session/exec-client-options';
 import type { DialOptions } from '../transport/dial';
 import type { NetworkPolicyDecider } from './network-policy';
@@ -59,6 +61,35 @@ export interface EnvironmentManagerOptions {
    * @default none
    */
   readonly admit?: SessionAdmission;
+  /**
+   * What `Environment.fetch` may reach and how much it holds. A bad `allow` entry rejects the building of the
+   * manager with ConfigError. @default { allow: LOOPBACK_TARGETS, maxRequestBodyBytes: 10485760, bufferBytes: 8388608 }
+   */
+  readonly http?: EnvironmentHttpOptions;
+}
+
+/** `EnvironmentManagerOptions.http`: the bounds of `Environment.fetch`. */
+export interface EnvironmentHttpOptions {
+  /**
+   * The targets `Environment.fetch` (and each redirect it follows) may reach: IPv4/IPv6 addresses, CIDR
+   * ranges, exact host names (resolved by the executor's resolver); see `HttpTargetPolicy.of`. Link-local,
+   * cloud metadata and unspecified addresses are reached only when named exactly. @default LOOPBACK_TARGETS (`127.0.0.1`, `::1`)
+   */
+  readonly allow?: readonly string[];
+  /** A request body's bound in bytes (at most 11 MiB). @default 10485760 */
+  readonly maxRequestBodyBytes?: number;
+  /** How many bytes of a response body may wait unread before its stream errors with HttpBodyOverflowError. @default 8388608 */
+  readonly bufferBytes?: number;
+}
+
+/** The bounds `Environment.fetch` runs with under `options.http`; throws ConfigError for a bad allow entry. */
+export function fetchOptions(options: EnvironmentManagerOptions): ExecFetchOptions {
+  const http = options.http ?? {};
+  return {
+    policy: HttpTargetPolicy.of(http.allow ?? LOOPBACK_TARGETS),
+    ...(http.maxRequestBodyBytes === undefined ? {} : { maxRequestBodyBytes: http.maxRequestBodyBytes }),
+    ...(http.bufferBytes === undefined ? {} : { bufferBytes: http.bufferBytes }),
+  };
 }
 
 /**

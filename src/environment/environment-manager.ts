@@ -10,6 +10,7 @@ import { ClosedError, ReplacementRejectedError } from '../errors';
 import { boundedHistories } from '../exec/bounded-histories';
 import type { HistoryFactory } from '../exec/output-history';
 import type { ProcessStreamOptions } from '../exec/process-stream-options';
+import type { ExecFetchOptions } from '../http/exec-fetch';
 import { isAbortOf, whileNotAborted } from '../rpc/abort';
 import { AcceptedSockets } from '../session/accepted-sockets';
 import { DialledSockets } from '../session/dialled-sockets';
@@ -23,7 +24,7 @@ import { wsSocketPort } from '../transport/ws-socket-port';
 import type { EnvironmentObservedStatus } from './connection-state';
 import { Environment } from './environment';
 import type { CloseOptions, ConnectOptions, EnvironmentManagerOptions } from './environment-manager-options';
-import { clientOptions } from './environment-manager-options';
+import { clientOptions, fetchOptions } from './environment-manager-options';
 
 
 /** A socket the manager takes: a `ws` WebSocket (accepted with `handleUpgrade`, already open) or a SocketPort. */
@@ -185,7 +186,15 @@ export class EnvironmentManager {
   private static build(environmentId: string, client: ExecClient, accepted: AcceptedSockets | undefined, options: EnvironmentManagerOptions): EnvironmentManager {
     const outputHistory = options.outputHistory ?? memoryHistories(options);
     const streamOptions = (): ProcessStreamOptions => ({ ...options.processHistory, outputHistory, scheduler: options.scheduler });
+    let http: ExecFetchOptions;
+    try {
+      http = fetchOptions(options);
+    } catch (error: unknown) {
+      client.close('invalid http options');
+      throw error;
+    }
     const environment = new Environment(environmentId, client, {
+      http,
       streamOptions,
       processes: {
         ...(options.keepClosedMs === undefined ? {} : { keepClosedMs: options.keepClosedMs }),

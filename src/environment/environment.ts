@@ -7,7 +7,10 @@ import type { ProcessStreamOptions } from '../exec/process-stream-options';
 import type { ProcessSummary, ProcessTableOptions } from '../exec/process-table';
 import { ProcessTable } from '../exec/process-table';
 import { RemoteFileSystem } from '../fs/remote-file-system';
+import type { ExecFetchInit, ExecFetchOptions } from '../http/exec-fetch';
+import { execFetch } from '../http/exec-fetch';
 import { ExecHttpClient } from '../http/http-client';
+import { HttpTargetPolicy, LOOPBACK_TARGETS } from '../http/target-policy';
 import type { ConnectionFlow } from '../rpc/connection-flow';
 import type { ExecClient } from '../session/exec-client';
 import type { EnvironmentInfo } from '../wire/environment';
@@ -33,6 +36,8 @@ export interface EnvironmentSettings {
   readonly polls: EnvironmentPollOptions;
   /** Drives the polls, the process table's timers and the close bound. @default asyncScheduler */
   readonly scheduler: SchedulerLike | undefined;
+  /** The bounds of {@link Environment.fetch}. @default the LOOPBACK_TARGETS policy, 10 MiB request bodies, 8 MiB unread */
+  readonly http?: ExecFetchOptions;
 }
 
 /**
@@ -46,6 +51,7 @@ export class Environment {
   private readonly backend: ExecBackend;
   private readonly filesystem: RemoteFileSystem;
   private readonly http: ExecHttpClient;
+  private readonly fetchOptions: ExecFetchOptions;
   private readonly table: ProcessTable;
   /** The session the calls go through: a call once failed rejects with EnvironmentFailedError. */
   private readonly session: EnvironmentSession;
@@ -112,6 +118,7 @@ export class Environment {
     this.backend = new ExecBackend(this.session, settings.streamOptions, this.table, () => this.info());
     this.filesystem = new RemoteFileSystem(this.session);
     this.http = new ExecHttpClient(this.session);
+    this.fetchOptions = settings.http ?? { policy: HttpTargetPolicy.of(LOOPBACK_TARGETS) };
   }
 
   /** The executor's filesystem (`fs/*`): paths as native absolute paths or `file://` URIs, bytes in and out. */
@@ -122,6 +129,21 @@ export class Environment {
   /** HTTP requests made by the executor (`http/request`), buffered or streamed. */
   getHttpClient(): ExecHttpClient {
     return this.http;
+  }
+
+  /**
+   * `fetch` made from inside the environment: the executor connects to the target, on its own network
+   * (no sandbox applies). Only targets the manager's `http.allow` list reaches (loopback by default), each
+   * redirect followed by us hop by hop and checked the same way. Resolves with a WHATWG `Response` once the
+   * final head arrived; its body streams as the executor sends it, bounded by `http.bufferBytes` unread.
+   * Rejects with HttpTargetRefusedError or HttpRequestTooLargeError (nothing sent), the RpcError of a failed
+   * request, TransportClosedError, EnvironmentFailedError, the signal's reason, or a TypeError as fetch does;
+   * the body stream errors with HttpBodyError, TransportClosedError, HttpBodyOverflowError or the signal's
+   * reason. Nothing can stop the executor's own request: an abort or a cancelled body stops listening, the
+   * executor reads on until the body ends, `timeoutMs` passes or its connection closes. See `execFetch`.
+   */
+  fetch(input: string | URL | Request, init: ExecFetchInit = {}): Promise<Response> {
+    return execFetch(this.http, input, init, this.fetchOptions);
   }
 
   /** Starts processes on this environment. */

@@ -36,7 +36,7 @@ const defaultRequestId = (): string => {
  * request's `timeoutMs`.
  */
 export class ExecHttpClient {
-  private readonly newRequestId: () => string;
+  private readonly makeRequestId: () => string;
   private readonly limits: BodyOrderLimits;
 
   /** @internal Built by its Environment (the session is internal). */
@@ -44,8 +44,13 @@ export class ExecHttpClient {
     private readonly client: ExecSession,
     options: ExecHttpClientOptions = {},
   ) {
-    this.newRequestId = options.newRequestId ?? defaultRequestId;
+    this.makeRequestId = options.newRequestId ?? defaultRequestId;
     this.limits = options.bodyOrderLimits ?? DEFAULT_BODY_ORDER_LIMITS;
+  }
+
+  /** A fresh `requestId` from the client's generator (`ExecHttpClientOptions.newRequestId`), for a request that names its own. */
+  nextRequestId(): string {
+    return this.makeRequestId();
   }
 
   /**
@@ -80,7 +85,7 @@ export class ExecHttpClient {
     return {
       method: request.method,
       url: request.url,
-      requestId: request.requestId ?? this.newRequestId(),
+      requestId: request.requestId ?? this.makeRequestId(),
       ...(headers === undefined ? {} : { headers: [...headers] }),
       ...(body === undefined ? {} : { bodyBase64: body === null ? null : toBytes(body) }),
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
