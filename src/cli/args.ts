@@ -8,8 +8,11 @@ import { checkId, hostAccess } from './host-args';
 import type { StorageFlags } from './host-storage-args';
 import { checkStorageFlags } from './host-storage-args';
 import { FILES_OPTIONS, HOST_FILES_USAGE, filesFlagsOf, type FilesFlags } from './host-files-flags';
+import { HOST_HTTP_USAGE, HTTP_OPTIONS, httpFlagsOf, type HttpFlags } from './host-http-flags';
+
 import { checkForwardingFlags, checkRedisFlags } from './host-redis-flags';
 import { asUsage, UsageError } from './usage-error';
+import { parseEnvPairs } from './env-pairs';
 import { FILES_USAGE } from './files-args';
 import type { HostLogLevel } from './host-log-flags';
 import { logFormatOf, logLevelOf } from './host-log-flags';
@@ -40,7 +43,7 @@ export interface RunOptions {
 }
 
 /** What `exec-rx host` was asked to do (the file routes' flags: {@link FilesFlags}). */
-export interface HostCliOptions extends FilesFlags {
+export interface HostCliOptions extends FilesFlags, HttpFlags {
   readonly host: string;
   readonly port: number;
   /** Serve Prometheus metrics (`/metrics`, no token) on this port of the same address (0: a free one). @default none */
@@ -126,6 +129,7 @@ ${FILES_USAGE}
       --cors-origin ORIGIN     let a browser page of ORIGIN (http://HOST:PORT, exact, never *) call the
                                operator API; repeatable or a comma list (default: same-origin only)
 ${HOST_FILES_USAGE}
+${HOST_HTTP_USAGE}
       --local-executor         also start a codex executor that joins this host (throwaway credentials).
                                With a data dir it is an executor of its own: its key is kept there (0600),
                                it outlives the host (a SIGTERM or crash leaves it and its processes running)
@@ -187,7 +191,7 @@ const HOST_OPTIONS = {
   'max-frame-bytes': { type: 'string' },
   'max-handshakes-per-second': { type: 'string' },
   'operator-tokens-file': { type: 'string' },
-  'cors-origin': { type: 'string', multiple: true }, ...FILES_OPTIONS,
+  'cors-origin': { type: 'string', multiple: true }, ...FILES_OPTIONS, ...HTTP_OPTIONS,
   'local-executor': { type: 'boolean' },
   'local-executor-id': { type: 'string' },
   'stop-local-executor': { type: 'boolean' },
@@ -205,18 +209,6 @@ const HOST_OPTIONS = {
   'log-level': { type: 'string' },
   'audit-log': { type: 'string' },
 } as const;
-
-function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    // The argument is never echoed: it may be a value (a secret) given without its name.
-    if (eq < 0) throw new UsageError('--env expects NAME=VALUE, got an argument without "=" (not shown: it may be a value)');
-    if (eq === 0) throw new UsageError('--env expects NAME=VALUE, got an argument starting with "=" (not shown: it may be a value)');
-    env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return env;
-}
 
 /**
  * Parses `exec-rx run` arguments (after `run`). `env` supplies the operator token EXEC_RX_TOKEN (and EXEC_RX_HOST when
@@ -283,7 +275,7 @@ export function parseHostArgs(args: readonly string[]): HostCliOptions {
     maxFrameBytes: positiveInt('--max-frame-bytes', values['max-frame-bytes'], 1024, 1024 * 1024 * 1024),
     maxHandshakesPerSecond: positiveInt('--max-handshakes-per-second', values['max-handshakes-per-second'], 1, 100_000),
     operatorTokensFile: values['operator-tokens-file'],
-    corsOrigins: parseCorsOrigins(values['cors-origin'] ?? []), ...filesFlagsOf(values),
+    corsOrigins: parseCorsOrigins(values['cors-origin'] ?? []), ...filesFlagsOf(values), ...httpFlagsOf(values),
     localExecutorId: values['local-executor'] === true ? (localId ?? 'local') : undefined,
     stopLocalExecutor: stopLocal,
     redisUrlFile: values['redis-url-file'],

@@ -32,6 +32,7 @@ import { drainOnSignal, reloadOnHangup, StopSignals, stopGracefully } from './ho
 import type { HostLogs } from './host-log';
 import { hostLogs } from './host-log';
 import { readTls } from './host-tls';
+import { operatorOptionsOf } from './host-http-flags';
 
 /** The file in the data dir the operator url (with a token the host made) goes to when stdout is not a terminal. */
 export const OPERATOR_URL_FILE = 'operator-url';
@@ -136,15 +137,10 @@ function serverOptions(
     maxHandshakesPerSecond: options.maxHandshakesPerSecond,
     handshakeBurst: fleetBurst(options.maxHandshakesPerSecond),
     metricsPort: options.metricsPort,
+    previewPort: options.previewPort,
   };
   const defined = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
-  const files = {
-    ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
-    ...(options.filesRoots.length === 0 ? {} : { roots: options.filesRoots }),
-    ...(options.fileRequests === undefined ? {} : { requestsInFlight: options.fileRequests }),
-  };
-  const rate = options.apiRate === undefined ? {} : { requestsPerSecond: options.apiRate, requestBurst: 2 * options.apiRate };
-  const operator = { tokens, files, ...rate, ...(options.corsOrigins.length === 0 ? {} : { corsOrigins: options.corsOrigins }) };
+  const operator = operatorOptionsOf(options, tokens);
   return { credentials: keys, host: options.host, port: options.port, log, operator, ...defined, ...outputLogOf(storage), ...(state === undefined ? {} : { state }) };
 }
 
@@ -265,7 +261,8 @@ async function serveCommand(options: HostCliOptions, io: HostIo, logs: HostLogs)
   }
   shown = undefined;
   const kept = shared !== undefined ? 'in Redis, shared by the replicas' : storage.dataDir === undefined ? 'in memory (--data-dir none)' : `on disk in ${storage.dataDir}`;
-  const metrics = host.metricsUrl === undefined ? '' : `Prometheus metrics: ${host.metricsUrl}\n`;
+  const previews = host.previewUrl === undefined ? '' : `previews: ${host.previewUrl}/ENVIRONMENT/PORT/\n`;
+  const metrics = `${host.metricsUrl === undefined ? '' : `Prometheus metrics: ${host.metricsUrl}\n`}${previews}`;
   const joining = `An executor joins with:\n  ${host.joinCommand()}\n`;
   io.stdout.write(`exec-rx host listening on ${host.url}\nOperator API and page: ${operatorUrl}\nProcess output is kept ${kept}\n${metrics}${joining}`);
   let executor: SpawnedExecutor | undefined;

@@ -38,6 +38,7 @@ import type { SnapshotIteratorOptions } from './snapshot-iterator';
 import { snapshotIterator } from './snapshot-iterator';
 import { overview, watch } from './watch-stream';
 import { HostFiles } from './host-files';
+import { HostHttp } from './host-http';
 
 const segment = encodeURIComponent;
 const newId = (): string => globalThis.crypto.randomUUID();
@@ -210,6 +211,15 @@ export class HostClient implements AsyncDisposable {
    */
   files(environmentId: string): HostFiles {
     return new HostFiles(this.connection, this.lifetime, environmentId);
+  }
+
+  /**
+   * HTTP from inside one environment (issue 42): `fetch` (a standard fetch the environment makes, under
+   * the host's allow list), and its previews' links and sharing levels. Holds nothing open; its calls and
+   * bodies end with this client's {@link close}.
+   */
+  http(environmentId: string): HostHttp {
+    return new HostHttp(this.connection, this.lifetime, environmentId);
   }
 
   /** Writes to stdin, once per `writeId` (made per call when not given; retries reuse it). Resolves once the executor accepted the bytes. */

@@ -53,6 +53,8 @@ export type { RetryPolicy } from './retry';
 
 /* Files (`client.files(environmentId)`) */
 export type { DownloadUrlOptions, FindOptions, HostFiles, TransferOptions } from './host-files';
+export type { HostFetchInit, HostHttp, PreviewLink, PreviewList, PreviewSharing } from './host-http';
+export { MAX_FETCH_BODY_BYTES } from './host-http';
 export type { FileReadOptions } from './file-read';
 export type { FileData, FileWriteOptions } from './file-write';
 export type { FileChange, FileChangeKind, FileEntry, FileListing, FileType, FindResult, FoundPath } from './file-types';

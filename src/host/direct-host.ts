@@ -23,7 +23,7 @@ import { CONNECT_PATH, decodeEnvironmentId, parseTarget, sendJson } from './host
 import type { HostLogger } from './host-logger';
 import { hostLoggerOf } from './host-logger';
 import type { HostMonitor } from './host-monitor';
-import type { HostCloseOptions, HostServer, HostServerOptions } from './host-options';
+import type { HostCloseOptions, HostServer, HostServerOptions, HostSideUrls } from './host-options';
 import { HOST_DEFAULTS as DEFAULTS, HOSTED_MANAGER_DEFAULTS } from './host-options';
 import type { HostStops } from './host-stop';
 import { stopHost } from './host-stop';
@@ -167,13 +167,14 @@ export class DirectHost {
   }
 
   /** The running host; `stops` are the operator API's parts of its graceful stop (see `HostServer.close`). */
-  serve(server: Server, url: string, instanceId: string, monitor: HostMonitor, stops: HostStops, metricsUrl?: string): HostServer {
+  serve(server: Server, url: string, instanceId: string, monitor: HostMonitor, stops: HostStops, urls: HostSideUrls = {}): HostServer {
     let closing: Promise<void> | undefined;
     const close = (options?: HostCloseOptions): Promise<void> => (closing ??= this.close(server, stops, options));
     return {
       url,
       instanceId,
-      metricsUrl,
+      metricsUrl: urls.metricsUrl,
+      previewUrl: urls.previewUrl,
       environments$: this.table.environments$,
       monitor,
       environment: (id) => this.table.get(id),

@@ -48,6 +48,13 @@ export interface HostServerOptions {
    * `HostServer.metricsUrl`. @default none (no metrics endpoint; the host still counts)
    */
   readonly metricsPort?: number;
+  /**
+   * Serve previews of what environments serve on this port of the same address (0: a free one; HTTPS when
+   * `tls` is given): `/{environmentId}/{port}/…`, and `{port}-{environmentId}.DOMAIN` with
+   * `operator.http.previewDomain`. An origin apart from the operator API's and the dashboard's. Needs the
+   * operator API with `http.enabled` to serve anything. @default none (no preview listener)
+   */
+  readonly previewPort?: number;
   /** Serve HTTPS/WSS with this PEM certificate chain and key. @default none: plain HTTP (loopback only) */
   readonly tls?: {
     /** The PEM certificate chain. */
@@ -153,6 +160,12 @@ export interface HostServerOptions {
   readonly scheduler?: SchedulerLike;
 }
 
+/** The urls of a host's other listeners, when it has them: metrics, previews. */
+export interface HostSideUrls {
+  readonly metricsUrl?: string | undefined;
+  readonly previewUrl?: string | undefined;
+}
+
 /** A running host. */
 export interface HostServer {
   /** The base url (`http://127.0.0.1:PORT`), the executor's `--remote` and the operator API's origin. */
@@ -161,6 +174,11 @@ export interface HostServer {
   readonly instanceId: string;
   /** Where Prometheus scrapes this host (`http://127.0.0.1:PORT/metrics`), when started with `metricsPort`. */
   readonly metricsUrl: string | undefined;
+  /**
+   * The preview listener's base url (`http://127.0.0.1:PORT`), when started with `previewPort`: previews
+   * are `{previewUrl}/{environmentId}/{port}/…` (see `OperatorApiOptions.http`).
+   */
+  readonly previewUrl: string | undefined;
   /**
    * Every environment's current generation (id, generation, state, info, environment), as a new array
    * on each change. Replays the current list to each subscriber; completes when the host closes; never errors.

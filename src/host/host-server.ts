@@ -34,6 +34,8 @@ import { hostLoggerOf } from './host-logger';
 import { HostMetrics } from './metrics/host-metrics';
 import type { MetricsEndpoint } from './metrics/metrics-server';
 import { listenForMetrics } from './metrics/metrics-server';
+import type { PreviewEndpoint } from './api/preview/preview-listener';
+import { listenForPreviews } from './api/preview/preview-listener';
 import { HOST_DEFAULTS as DEFAULTS, HOSTED_MANAGER_DEFAULTS } from './host-options';
 
 /**
@@ -105,10 +107,14 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   const cluster = direct.cluster;
   // What the operator API names as the instance: the cluster's id with replicas (moving between them is no restart).
   const apiInstance = cluster?.id ?? instanceId;
+  const hostNames = [host, ...(options.publicUrl === undefined ? [] : [new URL(options.publicUrl).hostname])];
+  const previewDeps = { hostNames, observer: metrics.previews, ...(cluster?.options.forwarding === undefined ? {} : { keys: cluster.options.forwarding.keys }) };
   const operator =
     options.operator === undefined
       ? undefined
-      : new OperatorApi(direct.environments, options.operator, apiInstance, { ...stores, tickets: options.tickets }, options.scheduler, fault, metrics.streams, cluster, log);
+      : new OperatorApi(direct.environments, options.operator, apiInstance, { ...stores, tickets: options.tickets }, options.scheduler, fault, metrics.streams, cluster, log, {
+          ...previewDeps,
+        });
   if (cluster !== undefined) metrics.observeCluster(() => cluster.figures());
   // What replicas compare after a rolling reload: the digest of the operator tokens each accepts now.
   const tokens = options.operator?.tokens;
@@ -148,14 +154,18 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   server.on('clientError', (_error, socket: Duplex) => socket.destroy());
   const port = await listen(server, host, options.port, boundPortOf(options)?.port);
   let metricsEndpoint: MetricsEndpoint | undefined;
+  let previewEndpoint: PreviewEndpoint | undefined;
+  const scheme = options.tls === undefined ? 'http' : 'https';
   try {
     await boundPortOf(options)?.setPort(port);
     metricsEndpoint = options.metricsPort === undefined ? undefined : await listenForMetrics(metrics, host, options.metricsPort, options.tls, readiness, tokensDigest);
+    const previewPort = operator === undefined ? undefined : options.previewPort;
+    previewEndpoint = previewPort === undefined || operator === undefined ? undefined : await listenForPreviews(operator.previews, host, previewPort, options.tls, scheme);
   } catch (error: unknown) {
     server.close();
+    await metricsEndpoint?.close();
     throw error;
   }
-  const scheme = options.tls === undefined ? 'http' : 'https';
   phase = 'ready';
   cluster?.start(internalUrlOf(scheme, host, port));
   const stops = {
@@ -164,9 +174,11 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
       routes.stop();
     },
     endStreams: (retryMs: number) => operator?.close(retryMs) ?? 0,
-    closeMetrics: () => metricsEndpoint?.close() ?? Promise.resolve(),
+    closeMetrics: async () => {
+      await Promise.all([metricsEndpoint?.close(), previewEndpoint?.close()]);
+    },
   };
-  return direct.serve(server, `${scheme}://${hostPort(host, port)}`, instanceId, hostMonitor, stops, metricsEndpoint?.url);
+  return direct.serve(server, `${scheme}://${hostPort(host, port)}`, instanceId, hostMonitor, stops, { metricsUrl: metricsEndpoint?.url, previewUrl: previewEndpoint?.url });
 }
 
 /** A store's figures when it has none to give (it keeps no files). */

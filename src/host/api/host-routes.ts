@@ -131,13 +131,15 @@ export class HostRoutes {
       ...(seen.note.path === undefined ? {} : { path: seen.note.path }),
       ...(seen.note.destination === undefined ? {} : { destination: seen.note.destination }),
       ...(seen.note.size === undefined ? {} : { size: seen.note.size }),
+      ...(seen.note.target === undefined ? {} : { target: seen.note.target }),
       remoteAddress: seen.forwarded?.client ?? req.socket.remoteAddress,
       ...(seen.forwarded === undefined ? {} : { forwardedBy: seen.forwarded.by }),
       ...(seen.forwardedTo === undefined ? {} : { forwardedTo: seen.forwardedTo }),
       status,
       ...(code === undefined ? {} : { code }),
     };
-    const paths = `${seen.note.path === undefined ? '' : ` ${seen.note.path}`}${seen.note.destination === undefined ? '' : ` to ${seen.note.destination}`}`;
+    const target = seen.note.target === undefined ? '' : ` ${seen.note.target}`;
+    const paths = `${seen.note.path === undefined ? '' : ` ${seen.note.path}`}${seen.note.destination === undefined ? '' : ` to ${seen.note.destination}`}${target}`;
     const ids = `${processId === undefined ? '' : ` ${processId}`}${paths}${seen.environmentId === undefined ? '' : ` in ${seen.environmentId}`}`;
     const via = seen.forwarded === undefined ? '' : ` (forwarded by ${seen.forwarded.by})`;
     const msg = `audit: ${seen.act}${ids} by ${caller.name}${via}: ${status}${code === undefined ? '' : ` ${code}`}`;

@@ -22,6 +22,8 @@ import { LogTickets } from './log-tickets';
 import { DEFAULT_STALL_MS } from './process-event-stream';
 import type { Route } from './router';
 import { methodsOf } from './router';
+import { ReplicaKeys } from './replica-keys';
+import { randomBytes } from 'node:crypto';
 import { environmentRoutes } from './routes-environments';
 import { processRoutes } from './routes-processes';
 import { operatorPublicRoutes } from './routes-public';
@@ -33,6 +35,9 @@ import { SseHub } from './sse';
 import type { FilesOptions } from './files/files-options';
 import { HostFiles } from './files/routes-files';
 import type { HostLogger } from '../host-logger';
+import type { HttpOptions } from './preview/http-settings';
+import type { PreviewObserver } from './preview/preview-traffic';
+import { HostPreviews } from './preview/host-previews';
 
 /** Options of the operator API (all but the tokens have defaults). */
 export interface OperatorApiOptions {
@@ -67,6 +72,11 @@ export interface OperatorApiOptions {
    * @default 16 GiB uploads, no roots, 4 requests, 32 handles
    */
   readonly files?: FilesOptions;
+  /**
+   * HTTP through the environments: previews of what they serve and the fetch route (see `HttpOptions`).
+   * @default off (`enabled: false`): their routes answer 403 `HTTP_DISABLED`
+   */
+  readonly http?: HttpOptions;
 }
 
 /**
@@ -112,6 +122,8 @@ export class OperatorApi {
   private readonly waits: ProcessWaits;
   private readonly tickets: LogTickets;
   private readonly files: HostFiles;
+  /** Previews and the fetch route: the host's preview listener hands its requests to {@link HostPreviews.handle}. */
+  readonly previews: HostPreviews;
 
   /**
    * `stores`: the host's log store (what the event streams, `/log` and the lists read), state store
@@ -132,6 +144,8 @@ export class OperatorApi {
     cluster?: ClusterView,
     /** Where the file routes log a download cut because its file changed. @default none */
     log?: HostLogger,
+    /** What the previews need of the host: the key their links are signed with, its names, the metrics. @default a key made now, no names */
+    previewDeps?: { readonly keys?: ReplicaKeys | undefined; readonly hostNames?: readonly string[]; readonly observer?: PreviewObserver | undefined },
   ) {
     checkOperatorOptions(options);
     if (options.corsOrigins !== undefined) parseCorsOrigins(options.corsOrigins);
@@ -163,7 +177,9 @@ export class OperatorApi {
     };
     const pages = { dashboard: new UiBundle(options.uiDir), apiDocs: new UiBundle(apiDocsDir(options.uiDir), API_DOCS_ASSET_NAME) };
     this.files = new HostFiles(context, options.files, scheduler, log);
-    this.rows = [...operatorPublicRoutes(hostInstance, pages), ...environmentRoutes(context), ...processRoutes(context), ...this.files.rows];
+    const keys = previewDeps?.keys ?? madeKeys();
+    this.previews = new HostPreviews(context, options.http, { keys, hostNames: previewDeps?.hostNames ?? [], observer: previewDeps?.observer, tokens: options.tokens, scheduler });
+    this.rows = [...operatorPublicRoutes(hostInstance, pages), ...environmentRoutes(context), ...processRoutes(context), ...this.files.rows, ...this.previews.rows];
   }
 
   /**
@@ -187,7 +203,11 @@ export class OperatorApi {
     this.stopRevoking();
     this.tickets.close();
     this.files.close();
+    this.previews.close();
     this.waits.close(retryMs);
     return this.hub.close(retryMs);
   }
 }
+
+/** A key of a host without replica keys, made at its start: its preview links end with it. */
+const madeKeys = (): ReplicaKeys => new ReplicaKeys([randomBytes(32).toString('base64')]);

@@ -48,6 +48,10 @@ const LIBRARY_STATUS: Readonly<Partial<Record<ExecClientErrorCode, number>>> = {
   STORE_UNAVAILABLE: 503,
   // The store answered what the host cannot use: an upstream's bad answer, as the executor's is.
   STORE_SCRIPT_FAILED: 502,
+  // HTTP through an environment: a target the allow list refuses, a body over the limit, a reader that fell behind.
+  HTTP_TARGET_REFUSED: 403,
+  HTTP_REQUEST_TOO_LARGE: 413,
+  HTTP_BODY_OVERFLOW: 502,
 };
 
 const statusOf = (error: ExecClientError): number => LIBRARY_STATUS[error.code] ?? 500;

@@ -52,6 +52,8 @@ const canonical = (f: SignedForward): string =>
 
 const hmac = (key: string, forward: SignedForward): Buffer => createHmac('sha256', key).update(canonical(forward)).digest();
 
+const payloadMac = (key: string, purpose: string, payload: string): Buffer => createHmac('sha256', key).update(`exec-rx-${purpose}-v1\n${payload}`).digest();
+
 /** The keys of one file, checked; throws a ConfigError naming the file and line that does not fit. */
 function parseKeys(text: string, where: string): readonly string[] {
   const keys: string[] = [];
@@ -96,6 +98,24 @@ export class ReplicaKeys {
     if (!this.keys.some((key) => timingSafeEqual(hmac(key, forward), given))) return 'bad signature';
     if (Math.abs(now - forward.at) > SIGNATURE_SKEW_MS) return 'expired';
     return undefined;
+  }
+
+  /**
+   * Signs a payload of another purpose than a forward (a preview link: `../preview/preview-grants`) with the
+   * first key: hex HMAC-SHA256 of `purpose` and `payload`. The purpose keeps one kind of signature from
+   * passing for another.
+   */
+  signPayload(purpose: string, payload: string): string {
+    const [key] = this.keys;
+    if (key === undefined) throw new ConfigError('no replica key');
+    return payloadMac(key, purpose, payload).toString('hex');
+  }
+
+  /** Whether `signature` is {@link signPayload}'s for `purpose` and `payload` by any key in use (constant time). */
+  verifyPayload(purpose: string, payload: string, signature: string): boolean {
+    if (!/^[0-9a-f]{64}$/.test(signature)) return false;
+    const given = Buffer.from(signature, 'hex');
+    return this.keys.some((key) => timingSafeEqual(payloadMac(key, purpose, payload), given));
   }
 
   /** How many keys are accepted now (2 during a rotation). */

@@ -56,7 +56,22 @@ export interface RouteContext extends PublicRouteContext {
 }
 
 /** An act through the operator API that the audit trail records (see `TokenRoute.audit`). */
-export type AuditAct = 'start' | 'stdin' | 'stdin end' | 'interrupt' | 'terminate' | 'resize' | 'release' | 'file write' | 'file remove' | 'file move' | 'file copy' | 'mkdir';
+export type AuditAct =
+  | 'start'
+  | 'stdin'
+  | 'stdin end'
+  | 'interrupt'
+  | 'terminate'
+  | 'resize'
+  | 'release'
+  | 'file write'
+  | 'file remove'
+  | 'file move'
+  | 'file copy'
+  | 'mkdir'
+  | 'preview link'
+  | 'preview share'
+  | 'fetch';
 
 /** What a handler tells the audit trail of its act: never an env value, a token, process output or a file's content. */
 export interface AuditNote {
@@ -68,6 +83,8 @@ export interface AuditNote {
   destination?: string;
   /** The bytes a file act wrote, or the size of what it removed, copied or moved (as `fs/getMetadata` gave it). */
   size?: number;
+  /** An HTTP act's target: a fetch's origin (never its path or query), a preview's port and sharing level or link expiry. */
+  target?: string;
 }
 
 /** A token route's handler answers the request (or throws an ApiProblem). */

@@ -17,6 +17,7 @@ import type { TokenSetFigures } from './host-gauges';
 import { registerGauges, registerTokenGauges } from './host-gauges';
 import type { ClusterFigures } from '../cluster/cluster-options';
 import type { ForwardingFigures } from '../api/forwarding';
+import type { PreviewObserver } from '../api/preview/preview-traffic';
 import { scrapedCounter, scrapedCounters } from './scraped-counters';
 import { observed } from './observed-history';
 
@@ -220,6 +221,21 @@ export class HostMetrics {
     this.upgrades.inc({ outcome });
     if (outcome === 'replacement') this.reconnects.inc();
   }
+
+  /** Every preview request and fetch through an environment, by kind, status class and outcome (`./../api/preview/preview-traffic`). */
+  private readonly httpRequests = new Counter({
+    name: `${PREFIX}http_requests_total`,
+    help:
+      'Requests through environments (kind: preview, fetch) by the status class sent (2xx … 5xx, or none) ' +
+      'and how they ended (answered, refused, cut, client, overflow, revoked, closed).',
+    labelNames: ['kind', 'status', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** What previews and fetches report, counted. */
+  readonly previews: PreviewObserver = {
+    ended: (kind, status, outcome) => this.httpRequests.inc({ kind, status: status === 0 ? 'none' : `${Math.floor(status / 100)}xx`, outcome }),
+  };
 
   /** What the event streams report, counted. */
   readonly streams: StreamObserver = {
