@@ -13,7 +13,7 @@
 /* Client */
 export { EnvironmentManager, memoryHistories } from './environment/environment-manager';
 export type { AcceptedSocket, AdoptedEnvironment } from './environment/environment-manager';
-export type { CloseOptions, ConnectOptions, EnvironmentManagerOptions } from './environment/environment-manager-options';
+export type { CloseOptions, ConnectOptions, EnvironmentHttpOptions, EnvironmentManagerOptions } from './environment/environment-manager-options';
 export type { AdoptedProcessRecord, AdoptionRecords, LostProcess, SessionAdoption } from './environment/session-adoption';
 export type { AdmittedSession, SessionAdmission } from './session/exec-client-options';
 export { Environment } from './environment/environment';
@@ -69,6 +69,10 @@ export { ExecHttpClient } from './http/http-client';
 export type { ExecHttpClientOptions } from './http/http-client';
 export type { BodyOrderLimits } from './http/body-order';
 export { HttpBodyError } from './http/http-types';
+export { execFetch, DEFAULT_FETCH_BUFFER_BYTES, DEFAULT_MAX_REQUEST_BODY_BYTES, MAX_REQUEST_BODY_BYTES } from './http/exec-fetch';
+export type { ExecFetchBody, ExecFetchHeaders, ExecFetchInit, ExecFetchOptions, ExecFetchRedirect } from './http/exec-fetch';
+export { HttpTargetPolicy, LOOPBACK_TARGETS } from './http/target-policy';
+export { HOP_BY_HOP, withoutHopByHop } from './http/http-headers';
 export type { HttpEvent, HttpRequest, HttpResponse } from './http/http-types';
 export type { HttpHeader, HttpRedirectPolicy } from './wire/http';
 export type { BytesInput } from './wire/bytes';
@@ -108,6 +112,9 @@ export {
   FrameTooLargeError,
   HandleLostError,
   HelperFailedError,
+  HttpBodyOverflowError,
+  HttpRequestTooLargeError,
+  HttpTargetRefusedError,
   InvalidTtySizeError,
   NotFoundError,
   ProcessFailedError,
@@ -124,4 +131,4 @@ export {
   TransportClosedError,
 } from './errors';
 export { ReplayTruncatedError } from './exec/replay-truncated-error';
-export type { CloseInitiator, ExecClientErrorCode, HelperKind, OperatorApiErrorCode, ResizeFailure, ResumeFailure, StdinRefusal } from './errors';
+export type { CloseInitiator, ExecClientErrorCode, HelperKind, HttpTargetRefusal, OperatorApiErrorCode, ResizeFailure, ResumeFailure, StdinRefusal } from './errors';

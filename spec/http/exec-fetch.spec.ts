@@ -1,4 +1,6 @@
-import { HttpBodyOverflowError, HttpRequestTooLargeError, HttpTargetRefusedError, RpcError, TransportClosedError } from '../../src/errors';
+import { PassThrough } from 'node:stream';
+import { EnvironmentManager } from '../../src/environment/environment-manager';
+import { ConfigError, HttpBodyOverflowError, HttpRequestTooLargeError, HttpTargetRefusedError, RpcError, TransportClosedError } from '../../src/errors';
 import type { ExecFetchInit, ExecFetchOptions } from '../../src/http/exec-fetch';
 import { execFetch } from '../../src/http/exec-fetch';
 import { ExecHttpClient } from '../../src/http/http-client';
@@ -303,5 +305,17 @@ describe('execFetch (scripted executor)', () => {
     const { fetch } = await connect((params, peer) => (log.push(`send ${new URL(String(params.url)).pathname}`), handler(params, peer)), { acquire });
     await fetch(`${BASE}/a`);
     expect(log).toEqual(['acquire 0', 'send /a', 'release', 'acquire 3', 'send /b', 'release']);
+  });
+});
+
+describe('EnvironmentManagerOptions.http', () => {
+  it('rejects the building of a manager with ConfigError for a bad allow entry, closing what it opened', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const building = EnvironmentManager.fromStdio('env-1', { stdin, stdout }, { clientName: 'spec', http: { allow: ['127.0.0.1', '10.0.0.0/40'] } });
+    await expect(building).rejects.toBeInstanceOf(ConfigError);
+    await expect(building).rejects.toThrow('"10.0.0.0/40"');
+    stdin.destroy();
+    stdout.destroy();
   });
 });
