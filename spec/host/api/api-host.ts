@@ -43,6 +43,8 @@ export interface ApiHostOptions {
   readonly tokens?: readonly (string | OperatorTokenSpec)[];
   readonly operator?: Partial<Omit<OperatorApiOptions, 'tokens'>>;
   readonly host?: Partial<Omit<HostServerOptions, 'credentials' | 'operator' | 'log'>>;
+  /** Extra arguments of the executor (`--concurrent-requests 4`). @default none */
+  readonly executorArgs?: readonly string[];
 }
 
 /** Resolves once `environmentId` is connected and its info is known. */
@@ -63,7 +65,8 @@ export async function startApiHost(options: ApiHostOptions): Promise<ApiHost> {
     }),
   );
   const ready = environmentReady(host, options.environmentId);
-  const executor = await startDirectExecutor({ remoteUrl: host.url, environmentId: options.environmentId, credentials: EXECUTOR_CREDENTIALS });
+  const extra = options.executorArgs === undefined ? {} : { extraArgs: options.executorArgs };
+  const executor = await startDirectExecutor({ remoteUrl: host.url, environmentId: options.environmentId, credentials: EXECUTOR_CREDENTIALS, ...extra });
   await within(ready, 30_000, `environment ${options.environmentId} joining`);
   return { host, executor, environmentId: options.environmentId, api: new ApiClient(host.url, OPERATOR_TOKEN), tokens, log };
 }
