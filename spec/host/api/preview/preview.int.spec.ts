@@ -3,7 +3,7 @@ import '../../../support/executor';
 import type { HttpTarget } from '../../../support/http-target';
 import { OPERATOR_TOKEN } from '../api-host';
 import type { PreviewHost } from './preview-support';
-import { makeLink, pathOf, preview, sessionCookie, startPreviewHost, startTarget } from './preview-support';
+import { makeLink, preview, sessionCookie, startPreviewHost, startTarget } from './preview-support';
 
 jest.setTimeout(60_000);
 
