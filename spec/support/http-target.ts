@@ -6,7 +6,8 @@
  * Routes: `/hello` (`hello`), `/headers` (the request's headers as JSON), `/go` (302 to `/hello`), `/abs`
  * (302 to `http://127.0.0.1:PORT/hello`), `/cookie` (a cookie with a Domain and a Path, and one without),
  * `/sse` (five `text/event-stream` events 300 ms apart), `/big?n=BYTES` (n bytes, content-length),
- * `/reset` (1000 bytes of a promised million, then a reset), `/hang` (never answers), `/page` (HTML),
+ * `/reset` (1000 bytes of a promised million, then a reset), `/hang` (never answers; prints `hanging` on
+ * stdout), `/evil` (302 to the cloud metadata address), `/page` (HTML),
  * POST `/echo` (the body back, with its length in `x-length`).
  */
 import { createServer } from 'node:net';
@@ -33,6 +34,7 @@ class H(http.server.BaseHTTPRequestHandler):
         if path == '/hello': return self.answer(200, b'hello', [('content-type', 'text/plain')])
         if path == '/headers': return self.answer(200, json.dumps([[k.lower(), v] for k, v in self.headers.items()]).encode(), [('content-type', 'application/json')])
         if path == '/go': return self.answer(302, b'', [('location', '/hello')])
+        if path == '/evil': return self.answer(302, b'', [('location', 'http://169.254.169.254/latest/meta-data/')])
         if path == '/abs': return self.answer(302, b'', [('location', 'http://127.0.0.1:%d/hello?x=1' % PORT)])
         if path == '/cookie': return self.answer(200, b'ok', [('set-cookie', 'a=1; Domain=example.com; Path=/x; HttpOnly'), ('set-cookie', 'b=2')])
         if path == '/page': return self.answer(200, b'<!doctype html><title>target page</title><h1>hello from the environment</h1>', [('content-type', 'text/html')])
@@ -72,6 +74,7 @@ class H(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if path == '/hang':
+            print('hanging', flush=True)
             threading.Event().wait()
         self.answer(404, b'no such path')
     def do_POST(self):

@@ -137,7 +137,8 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
 function responseOf(answer: Response, envelope: FetchEnvelope, release: () => void, what: string): Response {
   const status = Number(answer.headers.get(FETCH_STATUS_HEADER));
   const encoded = answer.headers.get(FETCH_HEADERS_HEADER) ?? '';
-  const raw = decodeBase64(encoded.replace(/-/g, '+').replace(/_/g, '/'));
+  const standard = encoded.replace(/-/g, '+').replace(/_/g, '/');
+  const raw = decodeBase64(standard.padEnd(Math.ceil(standard.length / 4) * 4, '='));
   let pairs: unknown;
   try {
     pairs = raw === undefined ? undefined : JSON.parse(new TextDecoder().decode(raw));

@@ -77,7 +77,9 @@ export function problemOf(error: unknown): ApiProblem {
 export function problemBody(problem: ApiProblem, hostInstance: string): Problem {
   const title = STATUS_CODES[problem.status] ?? 'Error';
   const body: Problem = { type: 'about:blank', title, status: problem.status, code: problem.code, hostInstance };
-  return problem.detail === undefined || problem.status === 401 ? body : { ...body, detail: problem.detail };
+  // A 401 says nothing more, but for a preview link, whose holder is told why it opens nothing (expired, revoked …).
+  const silent = problem.status === 401 && problem.code !== 'PREVIEW_LINK_INVALID';
+  return problem.detail === undefined || silent ? body : { ...body, detail: problem.detail };
 }
 
 /** Answers `problem` as problem+json and ends the response (or just ends it when headers went out). */
