@@ -27,6 +27,8 @@ export interface Replica {
   readonly port: number;
   /** Its Prometheus endpoint. */
   readonly metricsUrl: string;
+  /** Its preview listener's base url, when started with `--preview-port`. */
+  readonly previewUrl: string | undefined;
 }
 
 /** The credentials every replica accepts. */
@@ -88,7 +90,8 @@ export function replicaCluster(prefix: string, credentials: ReplicaCredentials, 
       const base = /^exec-rx host listening on (\S+)$/m.exec(printed)?.[1];
       const metricsUrl = /^Prometheus metrics: (\S+)$/m.exec(printed)?.[1];
       if (base === undefined || metricsUrl === undefined) throw new Error(`replica ${name} printed no url: ${printed}`);
-      const replica = { name, run, base, port: Number(new URL(base).port), metricsUrl };
+      const previewUrl = /^previews: (\S+)\/ENVIRONMENT\/PORT\/$/m.exec(printed)?.[1];
+      const replica = { name, run, base, port: Number(new URL(base).port), metricsUrl, previewUrl };
       started.push(replica);
       return replica;
     },

@@ -130,7 +130,10 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   const ca = forwarding?.ca === undefined ? {} : { ca: forwarding.ca };
   const scheduler = options.scheduler ?? asyncScheduler;
   const forwarder = cluster === undefined || forwarding === undefined ? undefined : new Forwarder({ keys: forwarding.keys, self: instanceId, scheduler, ...ca }, cluster);
-  if (forwarder !== undefined) metrics.observeForwarding(() => forwarder.figures());
+  if (forwarder !== undefined) {
+    metrics.observeForwarding(() => forwarder.figures());
+    operator?.previews.forwardWith(forwarder);
+  }
   const routes = new HostRoutes(rows, options.operator, apiInstance, log, options.scheduler, audit, cluster === undefined ? undefined : instanceId, forwarder);
   const hostMonitor = new HostMonitor(direct.environments, () => operator?.eventStreams ?? 0, options.scheduler);
   watched.monitor = hostMonitor;

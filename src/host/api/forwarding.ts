@@ -149,11 +149,11 @@ export class Forwarder {
   }
 
   /**
-   * Forwards `req` for `caller` to `target` and streams the owner's answer into `res`. Resolves once the
+   * Forwards `req` for `caller` to `target` (at `path`, by default the request's own) and streams the owner's answer into `res`. Resolves once the
    * answer ended (or the client went away); rejects, before anything was written to `res`, with ApiProblem
    * 503 `ENVIRONMENT_ELSEWHERE` (the owner unreachable) or 502 `FORWARD_FAILED` (see the module's doc).
    */
-  forward(req: IncomingMessage, res: ServerResponse, caller: OperatorCaller, environmentId: string, target: OwnerTarget): Promise<void> {
+  forward(req: IncomingMessage, res: ServerResponse, caller: OperatorCaller, environmentId: string, target: OwnerTarget, path: string = req.url ?? '/'): Promise<void> {
     const { owner, url } = target;
     const none = 'it advertises no internal url (stopped, away from the shared store, or without a replica key)';
     if (url === undefined) {
@@ -167,7 +167,8 @@ export class Forwarder {
       this.counts.unreachable++;
       return Promise.reject(elsewhere(environmentId, owner, 'its internal url does not parse'));
     }
-    const requestTarget = req.url ?? '/';
+    // The owner's route: the request's own, or another one it is sent to (a preview goes to the owner's API).
+    const requestTarget = path;
     const signed: SignedForward = {
       method: req.method ?? 'GET',
       target: requestTarget,

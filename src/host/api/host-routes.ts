@@ -202,7 +202,7 @@ export class HostRoutes {
       }
     }
     applyPolicy(res, match.route.response);
-    await match.handler({ req, res, params: match.params, query: match.query, caller, audit: seen.note });
+    await match.handler({ req, res, params: match.params, query: match.query, caller, audit: seen.note, forwarded: forwarded !== undefined });
   }
 
   /**

@@ -51,6 +51,8 @@ export interface PublicRouteContext {
 export interface RouteContext extends PublicRouteContext {
   /** Who the operator token that authenticated the request is: its name, role and environments (never the token). */
   readonly caller: OperatorCaller;
+  /** The call was forwarded by another replica, signed (a route only replicas may call checks it). */
+  readonly forwarded?: boolean;
   /** What the audit trail's line of an act adds from the handler (a start's new process id and argv); set by the handler. @default none */
   readonly audit?: AuditNote;
 }

@@ -18,7 +18,8 @@ import type { OperatorCaller, OperatorTokens } from '../operator-tokens';
 import { mayTouch } from '../operator-tokens';
 import { ApiProblem, problemOf, sendProblem } from '../problem';
 import type { ReplicaKeys } from '../replica-keys';
-import type { Route } from '../router';
+import type { Route, RouteContext } from '../router';
+import type { Forwarder } from '../forwarding';
 import { previewRows } from './routes-previews';
 import { disabled } from './http-settings';
 import type { HttpSettings, HttpOptions } from './http-settings';
@@ -63,6 +64,7 @@ export class HostPreviews {
   private readonly sharing = new Map<string, RateLimiter>();
   private readonly stopRevoking: () => void;
   private base: PreviewBase | undefined;
+  private forwarder: Forwarder | undefined;
   private readonly domain: string | undefined;
 
   /** Throws a RangeError or ConfigError for an option that cannot be served. */
@@ -137,14 +139,43 @@ export class HostPreviews {
     if (!this.settings.enabled) throw disabled();
     const link = new URLSearchParams(address.rest.includes('?') ? address.rest.slice(address.rest.indexOf('?') + 1) : '').get(LINK_PARAM);
     if (link !== null) return this.exchange(req, res, address, link);
-    const opened = this.openerOf(req, address);
+    const proto = this.base?.scheme ?? 'http';
+    // With replicas that forward: a preview of another replica's environment is the owner's to pass on.
+    const owner = await this.forwarder?.ownerOf(address.environmentId);
+    if (owner !== undefined && this.forwarder !== undefined) {
+      const opened = this.openerOf(req, address, false);
+      const query = new URLSearchParams({ rest: address.rest, form: address.form, proto, ...(req.headers.host === undefined ? {} : { host: req.headers.host }) });
+      const path = `${API_PREFIX}/environments/${encodeURIComponent(address.environmentId)}/previews/${address.port}/request?${query.toString()}`;
+      return this.forwarder.forward(req, res, opened.caller ?? anonymous(address.environmentId), address.environmentId, owner, path);
+    }
+    const opened = this.openerOf(req, address, true);
     await refuseIfElsewhere(this.api, address.environmentId);
-    await this.traffic.pass({
-      req,
-      res,
-      who: opened.who,
-      facts: { address, host: req.headers.host, proto: this.base?.scheme ?? 'http', clientAddress: req.socket.remoteAddress, dropAuthorization: opened.byToken },
-    });
+    const facts = { address, host: req.headers.host, proto, clientAddress: req.socket.remoteAddress, dropAuthorization: opened.byToken };
+    await this.traffic.pass({ req, res, who: opened.caller?.name, facts });
+  }
+
+  /**
+   * A preview another replica forwarded here, the owner (`…/previews/{port}/request`, signed: 404 for any
+   * other call): its address and facts from the query, its opener the forwarded caller (or, for
+   * {@link ANONYMOUS_OPENER}, this replica's sharing level of the port, which is kept here).
+   */
+  async forwardedRequest(route: RouteContext, port: number): Promise<void> {
+    if (route.forwarded !== true) throw new ApiProblem(404, 'ROUTE_NOT_FOUND', 'no such route');
+    const environmentId = route.params['environmentId'] ?? '';
+    const form = route.query.get('form') === 'host' ? 'host' : 'path';
+    const rest = route.query.get('rest') ?? '/';
+    if (!rest.startsWith('/')) throw new ApiProblem(400, 'INVALID_REQUEST', 'a forwarded preview names the rest of its path');
+    const address: PreviewAddress = { form, environmentId, port, rest, prefix: form === 'path' ? `/${encodeURIComponent(environmentId)}/${port}` : '' };
+    const publicPort = route.caller.name === ANONYMOUS_OPENER;
+    if (publicPort) this.takePublic(address);
+    const proto = route.query.get('proto') === 'https' ? ('https' as const) : ('http' as const);
+    const facts = { address, host: route.query.get('host') ?? undefined, proto, clientAddress: undefined, dropAuthorization: true };
+    await this.traffic.pass({ req: route.req, res: route.res, who: publicPort ? undefined : route.caller.name, facts });
+  }
+
+  /** With replicas that forward: previews of another replica's environments go to it (`./forwarding`). */
+  forwardWith(forwarder: Forwarder): void {
+    this.forwarder = forwarder;
   }
 
   private addressOf(req: IncomingMessage, target: string): PreviewAddress | 'slash' | undefined {
@@ -156,26 +187,36 @@ export class HostPreviews {
   }
 
   /** Who opens this request: a session cookie's maker, an operator token's name, or no one for a public port. Throws 401/403/429. */
-  private openerOf(req: IncomingMessage, address: PreviewAddress): { who: string | undefined; byToken: boolean } {
+  /**
+   * Who opens this request: a session cookie's maker (as a caller limited to the environment), an operator
+   * token's caller, or no one (`caller` undefined) for a public port; `local` false (the owner is another
+   * replica, which keeps the sharing levels): no one, for the owner to decide. Throws 401/403/429.
+   */
+  private openerOf(req: IncomingMessage, address: PreviewAddress, local: boolean): { caller: OperatorCaller | undefined; byToken: boolean } {
     const cookie = cookieValue(req.headers.cookie, sessionCookieName(address));
     if (cookie !== undefined) {
       const grant = this.check(cookie, 'session', address);
-      if (typeof grant !== 'string') return { who: grant.maker, byToken: false };
+      if (typeof grant !== 'string') return { caller: { name: grant.maker, role: 'operate', environments: new Set([grant.environmentId]) }, byToken: false };
     }
     const caller = this.deps.tokens.authenticate(req.headers.authorization);
     if (caller !== undefined) {
       checkOperate(caller, address.environmentId);
-      return { who: caller.name, byToken: true };
+      return { caller, byToken: true };
     }
+    if (local) this.takePublic(address);
+    return { caller: undefined, byToken: false };
+  }
+
+  /** Lets a request without credentials through a public port within its rate; throws 429 past it, 401 for a private port. */
+  private takePublic(address: PreviewAddress): void {
     const limiter = this.sharing.get(sharingKey(address.environmentId, address.port));
-    if (limiter !== undefined) {
-      const retryAfter = { 'retry-after': String(limiter.retryAfterSeconds()) };
-      if (!limiter.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', `public port ${address.port} of environment ${address.environmentId} is rate-limited`, retryAfter);
-      return { who: undefined, byToken: false };
+    if (limiter === undefined) {
+      const links = `POST ${API_PREFIX}/environments/${address.environmentId}/previews/${address.port}/links`;
+      const detail = `port ${address.port} of environment ${address.environmentId} is private: open it with a link (${links}) or an operator token with operate`;
+      throw new ApiProblem(401, 'UNAUTHORIZED', detail);
     }
-    const links = `POST ${API_PREFIX}/environments/${address.environmentId}/previews/${address.port}/links`;
-    const detail = `port ${address.port} of environment ${address.environmentId} is private: open it with a link (${links}) or an operator token with operate`;
-    throw new ApiProblem(401, 'UNAUTHORIZED', detail);
+    const retryAfter = { 'retry-after': String(limiter.retryAfterSeconds()) };
+    if (!limiter.tryTake()) throw new ApiProblem(429, 'TOO_MANY_REQUESTS', `public port ${address.port} of environment ${address.environmentId} is rate-limited`, retryAfter);
   }
 
   /** A link's first use: its grant for a session cookie, then a redirect to the same url without it (the link never stays in the address bar or a Referer). */
@@ -237,6 +278,11 @@ export class HostPreviews {
     return [...this.sharing.keys()].filter((key) => key.startsWith(prefix)).map((key) => ({ port: Number(key.slice(prefix.length)), sharing: 'public' as const }));
   }
 }
+
+/** The forwarded identity of a preview request without credentials: the owner checks the port's sharing level. */
+export const ANONYMOUS_OPENER = 'anonymous-preview';
+
+const anonymous = (environmentId: string): OperatorCaller => ({ name: ANONYMOUS_OPENER, role: 'view', environments: new Set([environmentId]) });
 
 const sharingKey = (environmentId: string, port: number): string => `${environmentId}\n${port}`;
 

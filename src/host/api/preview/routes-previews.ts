@@ -26,6 +26,8 @@ export interface PreviewControls {
   share(environmentId: string, port: number, sharing: PreviewSharing): void;
   /** The ports of `environmentId` an operator made public. */
   sharedPorts(environmentId: string): PreviewList['previews'];
+  /** A preview request another replica forwarded here (404 for any call not so signed). */
+  forwardedRequest(route: RouteContext, port: number): Promise<void>;
 }
 
 /** The rows (see the module's doc). */
@@ -77,6 +79,14 @@ export function previewRows(previews: PreviewControls, deps: FetchRouteDeps): Ro
           sendApiJson(res, deps.api.hostInstance, 201, made);
         }),
       },
+    },
+    {
+      // Replicas only: a preview that reached another replica, forwarded to the owner (signed; 404 otherwise).
+      path: `${base}/{port}/request`,
+      reads: ['POST', 'PUT', 'DELETE', 'PATCH'],
+      methods: Object.fromEntries(
+        (['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const).map((method) => [method, on((route) => previews.forwardedRequest(route, portParam(route.params['port'])))]),
+      ),
     },
     {
       path: `${API_PREFIX}/environments/{environmentId}/fetch`,
