@@ -27,7 +27,7 @@ describe('previews against the request line and the clock', () => {
   const path = (rest: string, port = target.port): string => `/${host.environmentId}/${port}${rest}`;
 
   beforeAll(async () => {
-    host = await startPreviewHost({ environmentId: 'preview-3', executorArgs: ['--concurrent-requests', '4'], http: { timeoutMs: 1500 }, host: { metricsPort: 0 } });
+    host = await startPreviewHost({ environmentId: 'preview-3', executorArgs: ['--concurrent-requests', '4'], http: { timeoutMs: 1500, allow: ['localhost'], maxBodyBytes: 1024 * 1024 }, host: { metricsPort: 0 } });
     target = await startTarget(host);
     client = new HostClient({ url: host.host.url, token: OPERATOR_TOKEN });
   });
@@ -113,10 +113,24 @@ describe('previews against the request line and the clock', () => {
       ['another host', 'http://10.0.0.1/'],
       ['the metadata address', 'http://169.254.169.254/latest/meta-data/'],
       ['a metadata name', 'http://metadata.google.internal/'],
+      ['a name the allow list does not name', 'http://internal.example/'],
     ])('refuses %s: 403 HTTP_TARGET_REFUSED', async (_what, url) => {
       const refused = await client.http(host.environmentId).fetch(url).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(HostApiError);
       expect(refused).toMatchObject({ code: 'HTTP_TARGET_REFUSED', status: 403 });
+    });
+
+    it('normalises the url (2130706433 is 127.0.0.1) and reaches a name --http-allow names (localhost, by the executor\'s resolver)', async () => {
+      const http = client.http(host.environmentId);
+      const decimal = await http.fetch(`http://2130706433:${target.port}/hello`);
+      expect({ status: decimal.status, url: decimal.url, body: await decimal.text() }).toEqual({ status: 200, url: `http://127.0.0.1:${target.port}/hello`, body: 'hello' });
+      const named = await http.fetch(`http://localhost:${target.port}/hello`);
+      expect({ status: named.status, body: await named.text() }).toEqual({ status: 200, body: 'hello' });
+    });
+
+    it('answers a body over the limit 413 HTTP_REQUEST_TOO_LARGE, nothing sent', async () => {
+      const refused = await client.http(host.environmentId).fetch(`http://127.0.0.1:${target.port}/echo`, { method: 'POST', body: new Uint8Array(1024 * 1024 + 1) }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ status: 413, code: 'HTTP_REQUEST_TOO_LARGE' });
     });
 
     it('refuses a redirect to a disallowed host: 403 HTTP_TARGET_REFUSED', async () => {

@@ -160,76 +160,90 @@ export class PreviewTraffic {
   }
 
   /**
-   * One `http/request`: waits its turn in the environment's line (holding its slot until the head came or
-   * the request failed), answers the head, streams the body. Rejects before the head (nothing sent to the
-   * client); after it, every failure cuts the response.
+   * One `http/request`: waits its turn in the environment's line and holds its slot until the executor
+   * answers the head or fails the request (what holds the executor's line, whatever the client does
+   * meanwhile), answers the head, streams the body. Rejects before the head was answered (nothing sent to
+   * the client: the executor's failure, or 504 at the host's own bound); after it, every failure cuts the
+   * response. A client that leaves, or a 504 answered first, stops the host listening once the executor's
+   * head or failure comes.
    */
   private exchange(environment: Environment, call: PreviewCall, request: OutgoingPreview): Promise<void> {
     const { res, facts } = call;
-    const { environmentId } = facts.address;
+    const { environmentId, port } = facts.address;
     return new Promise<void>((resolve, reject) => {
+      /** The client's side: settled once (answered, cut, refused, or the client left). */
+      let settled = false;
       let headSent = false;
+      /** The executor's side: its head or failure came (the line's slot is free then). */
+      let headCame = false;
       let subscription: Subscription | undefined;
-      let settleHead: (() => void) | undefined;
-      const stream: OpenStream = { environmentId, who: call.who, cut: (outcome) => finish(outcome) };
-      let finished = false;
-      const finish = (outcome: PreviewOutcome, error?: unknown): void => {
-        if (finished) return;
-        finished = true;
+      let freeSlot: (() => void) | undefined;
+      const stream: OpenStream = { environmentId, who: call.who, cut: (outcome) => settle(outcome) };
+      const executorDone = (): void => {
+        headCame = true;
+        freeSlot?.();
+      };
+      const settle = (outcome: PreviewOutcome, error?: unknown): void => {
+        if (settled) return;
+        settled = true;
         this.open.delete(stream);
-        subscription?.unsubscribe();
-        settleHead?.();
         headDeadline.unsubscribe();
+        // Before the executor's head or failure, it still holds the line for this request: listen on until
+        // then (the head or the failure frees the slot, and the head ends the listening: see onEvent).
+        if (headCame) subscription?.unsubscribe();
         if (!headSent) {
-          if (outcome === 'answered') return resolve();
-          this.observer?.ended('preview', 0, outcome);
-          if (error !== undefined) return reject(error);
-          return resolve();
+          this.observer?.ended('preview', outcome === 'refused' && error instanceof ApiProblem ? error.status : 0, outcome);
+          return error === undefined ? resolve() : reject(error);
         }
         if (outcome === 'answered') res.end();
         else res.destroy();
         this.observer?.ended('preview', res.statusCode, outcome);
         resolve();
       };
-      // The host's own bound on the head, for a request the executor waits on longer (an event stream).
+      // The host's own bound on the head (the executor's `timeoutMs` may be longer: an event stream's).
       const headDeadline = timer(this.settings.timeoutMs + 1000, this.scheduler).subscribe(() => {
-        if (!headSent) finish('refused', timedOut(environmentId, facts.address.port, this.settings.timeoutMs));
+        if (!headSent) settle('refused', timedOut(environmentId, port, this.settings.timeoutMs));
       });
       res.once('close', () => {
-        if (!res.writableFinished) finish('client');
+        if (!res.writableFinished) settle('client');
       });
       const onEvent = (event: HttpEvent): void => {
-        if (finished) return;
         if (event.type === 'head') {
+          executorDone();
+          if (settled) return subscription?.unsubscribe();
           headSent = true;
-          settleHead?.();
           this.open.add(stream);
           res.writeHead(event.status, outboundHeaders(event.headers, facts.address).flat());
           return;
         }
+        if (settled) return;
         res.write(event.chunk);
-        if (res.writableLength > this.settings.bufferBytes) finish('overflow');
+        if (res.writableLength > this.settings.bufferBytes) settle('overflow');
       };
-      const lane = this.queueOf(environmentId).lane();
-      lane
-        .run(
-          () =>
-            new Promise<void>((release) => {
-              settleHead = release;
-              if (finished) return release();
-              const { body, ...rest } = request;
-              subscription = environment
-                .getHttpClient()
-                .stream({ ...rest, redirectPolicy: 'stop', ...(body === undefined ? {} : { body }) }, { timeoutMs: request.timeoutMs + 5000 })
-                .subscribe({
-                  next: onEvent,
-                  error: (error: unknown) => finish(headSent ? 'cut' : 'refused', error),
-                  complete: () => finish('answered'),
-                });
-            }),
-          { abortable: false },
-        )
-        .catch((error: unknown) => finish('refused', error));
+      const send = (): Promise<void> =>
+        new Promise<void>((release) => {
+          freeSlot = release;
+          if (settled) return release();
+          const { body, ...rest } = request;
+          subscription = environment
+            .getHttpClient()
+            .stream({ ...rest, redirectPolicy: 'stop', ...(body === undefined ? {} : { body }) }, { timeoutMs: request.timeoutMs + 5000 })
+            .subscribe({
+              next: onEvent,
+              error: (error: unknown) => {
+                executorDone();
+                settle(headSent ? 'cut' : 'refused', error);
+              },
+              complete: () => {
+                executorDone();
+                settle('answered');
+              },
+            });
+        });
+      this.queueOf(environmentId)
+        .lane()
+        .run(send, { abortable: false })
+        .catch((error: unknown) => settle('refused', error));
     });
   }
 }
