@@ -162,8 +162,8 @@ async function serve(options: HostServerOptions, host: string, instanceId: strin
   try {
     await boundPortOf(options)?.setPort(port);
     metricsEndpoint = options.metricsPort === undefined ? undefined : await listenForMetrics(metrics, host, options.metricsPort, options.tls, readiness, tokensDigest);
-    const previewPort = operator === undefined ? undefined : options.previewPort;
-    previewEndpoint = previewPort === undefined || operator === undefined ? undefined : await listenForPreviews(operator.previews, host, previewPort, options.tls, scheme);
+    const previewPort = options.previewPort;
+    if (previewPort !== undefined && operator !== undefined) previewEndpoint = await listenForPreviews(operator.previews, host, previewPort, options.tls, scheme, scheduler);
   } catch (error: unknown) {
     server.close();
     await metricsEndpoint?.close();

@@ -88,7 +88,7 @@ describe('previews against the request line and the clock', () => {
   it('counts every preview request in the metrics', async () => {
     const text = await (await fetch(host.host.metricsUrl ?? '')).text();
     expect(text).toMatch(/exec_rx_host_http_requests_total\{kind="preview",status="2xx",outcome="answered"\} [1-9]/);
-    expect(text).toMatch(/exec_rx_host_http_requests_total\{kind="preview",status="none",outcome="refused"\} [1-9]/);
+    expect(text).toMatch(/exec_rx_host_http_requests_total\{kind="preview",status="5xx",outcome="refused"\} [1-9]/);
   });
 
   describe('the fetch route (HostClient.http(id).fetch)', () => {

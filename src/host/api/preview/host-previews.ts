@@ -103,6 +103,7 @@ export class HostPreviews {
     this.serve(req, res).catch((error: unknown) => {
       if (res.headersSent) return void res.destroy();
       const problem = problemOf(error);
+      this.deps.observer?.ended('preview', problem.status, 'refused');
       sendProblem(res, problem, this.api.hostInstance);
     });
   }
@@ -133,6 +134,7 @@ export class HostPreviews {
       const queryAt = target.indexOf('?');
       const path = queryAt < 0 ? target : target.slice(0, queryAt);
       res.writeHead(301, { location: `${path}/${queryAt < 0 ? '' : target.slice(queryAt)}`, 'cache-control': 'no-store' }).end();
+      this.deps.observer?.ended('preview', 301, 'answered');
       return;
     }
     if (address === undefined) throw new ApiProblem(404, 'ROUTE_NOT_FOUND', 'not a preview: /{environmentId}/{port}/… or {port}-{environmentId}.DOMAIN');
@@ -233,6 +235,7 @@ export class HostPreviews {
     const left = query.toString();
     const location = `${address.prefix}${address.rest.slice(0, queryAt)}${left === '' ? '' : `?${left}`}`;
     res.writeHead(303, { location, 'set-cookie': cookie, 'referrer-policy': 'no-referrer', 'cache-control': 'no-store', 'content-security-policy': PREVIEW_CSP }).end();
+    this.deps.observer?.ended('preview', 303, 'answered');
     void req.resume();
   }
 

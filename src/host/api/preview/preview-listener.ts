@@ -5,7 +5,9 @@
  * upgrade to `HostPreviews.onUpgrade` (refused: `http/request` cannot carry one).
  */
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { SchedulerLike } from 'rxjs';
+import { startBodyDeadline } from '../../body-deadline';
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { hostPort } from '../../host-http';
@@ -26,8 +28,13 @@ export async function listenForPreviews(
   port: number,
   tls: { readonly cert: string | Buffer; readonly key: string | Buffer } | undefined,
   scheme: 'http' | 'https',
+  scheduler: SchedulerLike,
 ): Promise<PreviewEndpoint> {
-  const onRequest = previews.handle.bind(previews);
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    // A request's body, bounded in bytes, is bounded in time too (the host's own port does the same).
+    startBodyDeadline(req, res, scheduler);
+    previews.handle(req, res);
+  };
   const server: Server = tls === undefined ? createServer(onRequest) : createTlsServer({ cert: tls.cert, key: tls.key }, onRequest);
   server.headersTimeout = 10_000;
   // A request body is bounded in bytes (the preview's limit); a streamed answer may last the stream bound.

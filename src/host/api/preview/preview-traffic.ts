@@ -192,7 +192,8 @@ export class PreviewTraffic {
         // then (the head or the failure frees the slot, and the head ends the listening: see onEvent).
         if (headCame) subscription?.unsubscribe();
         if (!headSent) {
-          this.observer?.ended('preview', outcome === 'refused' && error instanceof ApiProblem ? error.status : 0, outcome);
+          // A refusal is counted by whoever answers it (`HostPreviews.handle`); a client gone before the head here.
+          if (error === undefined) this.observer?.ended('preview', 0, outcome);
           return error === undefined ? resolve() : reject(error);
         }
         if (outcome === 'answered') res.end();
