@@ -1,7 +1,7 @@
 /**
  * Issue 23, who may do what on the dashboard, in Debian's chromium against the built `exec-rx host
  * --local-executor --operator-tokens-file` (an `operate` and a `view` token): a view token follows the
- * output with no control to start or stop; no token and a wrong token get the login box, and no API call
+ * output with no control to start or stop (nor to preview a port); no token and a wrong token get the login box, and no API call
  * succeeds (every /api/ answer the page got is 401).
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -77,6 +77,7 @@ describe('the dashboard: tokens', () => {
     await page.waitForFunction((n) => ((globalThis as unknown as PageWindow).execRxTest?.seqs.length ?? 0) > n + 5, lines);
     for (const name of ['Interrupt', 'Terminate', 'Release', 'Start', 'Send line', 'End input']) expect(await page.getByRole('button', { name, exact: true }).count()).toBe(0);
     expect(await page.getByRole('form', { name: 'Start a process' }).count()).toBe(0);
+    expect(await page.getByRole('form', { name: 'Preview a port' }).count()).toBe(0);
     expect(await page.getByRole('textbox', { name: 'Standard input' }).count()).toBe(0);
     expect(await page.getByRole('checkbox', { name: 'Follow' }).count()).toBe(1);
     expect(await page.getByRole('button', { name: 'Download output' }).count()).toBe(1);

@@ -5,7 +5,7 @@
  */
 import type { Subscription } from 'rxjs';
 import { BehaviorSubject, Subject, asyncScheduler, concatMap, defer, interval, retry, switchMap, throwError, timer } from 'rxjs';
-import type { EnvironmentOverview, ProcessResource, StartRequest } from '../client';
+import type { EnvironmentOverview, PreviewLink, ProcessResource, StartRequest } from '../client';
 import { HostApiError } from '../client';
 import { HostBanner } from './banner';
 import { h } from './dom';
@@ -15,6 +15,7 @@ import { FlowGate } from './flow-gate';
 import type { HostClient, HostInfo, WatchEvent, WatchSelection } from '../client';
 import { ProcessPane } from './process-pane';
 import { ProcessesView } from './processes-view';
+import { previewForm } from './preview-form';
 import { startForm } from './start-form';
 import { installTestHook } from './test-hook';
 import { TerminalView } from './terminal-view';
@@ -79,7 +80,13 @@ export class App {
 
   /** Builds the page into `root` and opens the connection. */
   mount(root: HTMLElement): void {
-    const side = h('div', { class: 'side' }, this.environments.element, this.operate ? startForm((request) => this.start(request), () => this.terminal.size) : undefined);
+    const side = h(
+      'div',
+      { class: 'side' },
+      this.environments.element,
+      this.operate ? startForm((request) => this.start(request), () => this.terminal.size) : undefined,
+      this.operate ? previewForm((port) => this.previewLink(port)) : undefined,
+    );
     const processesTab = h('div', { class: 'tab-processes' }, this.processes.element, this.pane.element);
     const files = this.files;
     const panels = files === undefined ? [] : [{ label: 'Processes', panel: processesTab }, { label: 'Files', panel: files.element }];
@@ -201,6 +208,13 @@ export class App {
     if (environmentId === undefined) throw new Error('no environment is selected');
     const process = await this.client.start(environmentId, request);
     this.selectProcess(process);
+  }
+
+  /** A signed link to `port`'s preview in the selected environment. */
+  private async previewLink(port: number): Promise<PreviewLink> {
+    const environmentId = this.environmentId;
+    if (environmentId === undefined) throw new Error('no environment is selected');
+    return this.client.http(environmentId).previewLink(port);
   }
 
   /** Typing into a tty process's terminal sends it, in order; its size follows the pane. */
