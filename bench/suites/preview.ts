@@ -15,7 +15,8 @@
  * The preview's clients are node:http with a keep-alive Agent (CLIENTS sockets, kept across turns): the
  * figures measure the host, not TCP setup. They run in this process, on the host's event loop: the preview
  * pays for its own client's HTTP parsing, the library for nothing but itself.
- * Each figure: paired runs (the library, the preview, the library again as the control), order rotating.
+ * Each figure: paired runs (the library, the preview, the library again as the control), order rotating;
+ * at most 5 runs (`--runs`), after one warm-up round (two for requests/s).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, get } from 'node:http';
@@ -248,7 +249,8 @@ export async function previewSuite(context: BenchContext): Promise<Row[]> {
         const rpsTurn = (get1: () => Promise<{ readonly bytes: number }>) => async (): Promise<Metrics> => ({ rps: await perSecond(rpsRequests, CLIENTS, async () => read(await get1(), PAGE_BYTES)) });
         const libRps = rpsTurn(() => libraryGet(bench.environment, `${bench.target}/page.html`));
         const prevRps = rpsTurn(() => previewGet(`${bench.preview}/page.html`, agent, bench.token));
-        const rpsRuns = await interleave({ lib: libRps, preview: prevRps, libCtl: libRps }, opts);
+        // Two warm-up rounds: requests/s still climbs through the first (JIT, the executor's connections to the server).
+        const rpsRuns = await interleave({ lib: libRps, preview: prevRps, libCtl: libRps }, { ...opts, warmup: 2 });
         rows.push(
           figure({ suite: 'preview', label: `1 KiB page, requests/s, ${CLIENTS} concurrent clients (${rpsRequests} requests per run; keep-alive Agent): through the preview (raw column: the library's fetch at the same concurrency; ${where})`, unit: 'req/s', raw: series(rpsRuns.lib, 'rps'), rx: series(rpsRuns.preview, 'rps'), ctl: series(rpsRuns.libCtl, 'rps') }),
         );
