@@ -2,9 +2,9 @@
  * `npm run bench`: exec-rx against a raw `ws` baseline doing the same protocol work. Writes
  * bench/results/latest.json and bench/results/latest.md and prints the table.
  *
- *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui,paths,stdio,replicas,files]
+ *   node dist/bench/run.js [--quick] [--runs=N] [--only=throughput,frames,start-exit,rtt,memory,scale,host,soak,disklog,restart,logs,ui,paths,stdio,replicas,files,preview]
  *
- * Every suite but the soak, disklog, restart, logs, ui, paths, stdio and replicas runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium) / `--only=paths` / `--only=stdio` / `--only=replicas` (issue 33: redis-server and haproxy must be installed) / `--only=files` (issue 41: a 1 GiB file through the library and the host).
+ * Every suite but the soak, disklog, restart, logs, ui, paths, stdio and replicas runs by default; those run with `--only=soak` / `--only=disklog` / `--only=restart` / `--only=logs` / `--only=ui` (ui: the dashboard in Debian's chromium) / `--only=paths` / `--only=stdio` / `--only=replicas` (issue 33: redis-server and haproxy must be installed) / `--only=files` (issue 41: a 1 GiB file through the library and the host) / `--only=preview` (issue 42: a server in the environment through the preview and the library's fetch).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -23,6 +23,7 @@ import { hostSuite } from './suites/host';
 import { logsSuite } from './suites/logs';
 import { memorySuite } from './suites/memory';
 import { pathsSuite } from './suites/paths';
+import { previewSuite } from './suites/preview';
 import { rttSuite } from './suites/rtt';
 import { scaleSuite } from './suites/scale';
 import { replicasSuite } from './suites/replicas';
@@ -50,10 +51,11 @@ const SUITES: ReadonlyArray<readonly [string, (context: BenchContext) => Promise
   ['stdio', stdioSuite],
   ['replicas', replicasSuite],
   ['files', filesSuite],
+  ['preview', previewSuite],
 ];
 
 /** Suites that run only when `--only` names them. */
-const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'paths', 'stdio', 'replicas', 'files']);
+const ON_REQUEST = new Set(['soak', 'disklog', 'restart', 'logs', 'ui', 'paths', 'stdio', 'replicas', 'files', 'preview']);
 
 interface Args {
   readonly quick: boolean;
