@@ -3,11 +3,14 @@ import '../support/executor';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { firstValueFrom } from 'rxjs';
+import { filter, take } from 'rxjs/operators';
 import type { ExecProcess } from '../../src';
 import { HttpBodyError, HttpTargetRefusedError, RpcError } from '../../src';
+import { linesOf } from '../../src/exec/output-views';
 import { useListeningEnvironment } from '../support/listening-environment';
 
-/** The target: /big (5 MiB, content-length), /echo (POST echoed), /trickle (five events 300 ms apart), /reset (RST mid-body), redirects. */
+/** The target: /big (5 MiB, content-length), /echo (POST echoed), /trickle (five events 300 ms apart), /reset (RST mid-body), redirects. Prints `ready` once bound. */
 const SERVER = `
 import http.server, socket, struct, sys, time
 BLOCK = bytes(range(256)) * 4096
@@ -53,7 +56,9 @@ class H(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get('content-length', '0')))
         self.answer(200, body, [('x-method', self.command), ('x-type', self.headers.get('content-type', ''))])
 PORT = int(sys.argv[1])
-http.server.ThreadingHTTPServer(('127.0.0.1', PORT), H).serve_forever()
+server = http.server.ThreadingHTTPServer(('127.0.0.1', PORT), H)
+print('ready', flush=True)
+server.serve_forever()
 `;
 
 /** A loopback port nothing listens on (bound, then closed). */
@@ -67,8 +72,6 @@ function closedPort(): Promise<number> {
     });
   });
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Reads a body to its end; each piece with the time it came. */
 async function pieces(response: Response): Promise<{ readonly chunks: Buffer[]; readonly at: number[] }> {
@@ -95,15 +98,8 @@ describe('Environment.fetch against the real executor', () => {
       base = `http://127.0.0.1:${port}`;
       const started = await env.backend.start({ argv: ['python3', '-u', '-c', SERVER, String(port)], cwd: tmpdir() });
       server = started.process;
-      for (let tries = 0; ; tries += 1) {
-        try {
-          const response = await env.environment.fetch(`${base}/hello`);
-          if ((await response.text()) === 'hello') return;
-        } catch (error: unknown) {
-          if (!(error instanceof RpcError) || tries > 100) throw error;
-        }
-        await sleep(100);
-      }
+      // Bound once it printed `ready` (a server that exits first rejects this: its events end without the line).
+      await firstValueFrom(started.process.events$.pipe(linesOf('stdout'), filter((line) => line === 'ready'), take(1)));
     });
     afterAll(async () => {
       await server?.terminate();

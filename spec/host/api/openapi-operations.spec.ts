@@ -56,6 +56,10 @@ describe('the OpenAPI document names its operations', () => {
       'POST …/{processId}/resize': 'resizeProcess',
       'POST …/{processId}/terminate': 'terminateProcess',
       'HEAD …/{processId}': 'getProcessHead',
+      'GET /api/v1/environments/{environmentId}/previews': 'listPreviews',
+      'PUT /api/v1/environments/{environmentId}/previews/{port}': 'sharePreview',
+      'POST /api/v1/environments/{environmentId}/previews/{port}/links': 'createPreviewLink',
+      'POST /api/v1/environments/{environmentId}/fetch': 'fetchFromEnvironment',
     });
   });
 });

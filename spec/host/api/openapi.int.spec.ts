@@ -28,6 +28,8 @@ const ENV = 'openapi-1';
 const PROCESSES = `${API_PREFIX}/environments/{environmentId}/processes`;
 const PROCESS = `${PROCESSES}/{processId}`;
 const FILES = `${API_PREFIX}/environments/{environmentId}/files`;
+const PREVIEWS = `${API_PREFIX}/environments/{environmentId}/previews`;
+const FETCH = `${API_PREFIX}/environments/{environmentId}/fetch`;
 /** The built pages of a fixture: the API reference's files are in its `api-docs/`. */
 const UI_FIXTURE = join(__dirname, 'ui-fixture');
 const DOCS_ASSET = 'swagger-ui-bundle-FIXTURE2.js';
@@ -79,7 +81,8 @@ describe('the OpenAPI document is true', () => {
     released: undefined,
   };
   const idOf = (name: keyof typeof started): string => started[name]?.id ?? 'not-started';
-  const fill = (template: string): string => template.replace('{environmentId}', ENV).replace('{processId}', idOf('running')).replace('{asset}', DOCS_ASSET);
+  const fill = (template: string): string =>
+    template.replace('{environmentId}', ENV).replace('{processId}', idOf('running')).replace('{asset}', DOCS_ASSET).replace('{port}', '3000');
 
   let dataDir: string;
   /** The directory the file routes' probes read and write. */
@@ -90,7 +93,9 @@ describe('the OpenAPI document is true', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'exec-rx-openapi-'));
     filesDir = mkdtempSync(join(tmpdir(), 'exec-rx-openapi-files-'));
     for (const name of ['doc.bin', 'to-move.txt', 'to-remove.txt']) writeFileSync(join(filesDir, name), name);
-    setup = await startApiHost({ environmentId: ENV, host: { outputLog: { dataDir } }, operator: { uiDir: UI_FIXTURE } });
+    // HTTP on, with a preview listener: the preview rows answer (a link needs the listener), and the fetch
+    // route reaches the host's own API reference page from the executor (127.0.0.1, on the default allow list).
+    setup = await startApiHost({ environmentId: ENV, host: { outputLog: { dataDir }, previewPort: 0 }, operator: { uiDir: UI_FIXTURE, http: { enabled: true } } });
     served = await setup.api.get(paths.openapi, { token: null });
     document = served.body as OpenApiDocument;
     validator = new DocumentValidator(document);
@@ -184,6 +189,11 @@ describe('the OpenAPI document is true', () => {
       [`POST ${PROCESS}/log/tickets`]: { status: 201, send: () => api.post(`${paths.process(ENV, idOf('done'))}/log/tickets`) },
       [`POST ${PROCESS}/wait`]: { status: 200, send: () => api.post(`${paths.process(ENV, idOf('done'))}/wait`) },
       [`POST ${PROCESS}/terminate`]: { status: 200, send: () => api.post(paths.terminate(ENV, idOf('terminated'))) },
+      [`GET ${PREVIEWS}`]: { status: 200, send: () => api.get(fill(PREVIEWS)) },
+      [`PUT ${PREVIEWS}/{port}`]: { status: 200, send: () => api.request('PUT', `${fill(PREVIEWS)}/3000`, { json: { sharing: 'public' } }) },
+      [`POST ${PREVIEWS}/{port}/links`]: { status: 201, send: () => api.post(`${fill(PREVIEWS)}/3000/links`) },
+      // A page that is not JSON: the answer's body is bytes, which this client would parse if it were JSON.
+      [`POST ${FETCH}`]: { status: 200, send: () => api.post(fill(FETCH), { url: `${setup.host.url}${API_PREFIX}/docs`, headers: [['accept', 'text/html']] }) },
     };
   };
 

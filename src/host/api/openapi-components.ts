@@ -5,6 +5,7 @@
  */
 import type { Json } from './openapi-builders';
 import { obj, ref } from './openapi-builders';
+import { PREVIEW_SCHEMAS } from './preview/openapi-preview-paths';
 
 /** What each error status means on this API: the description of its `Problem<status>` response. */
 const STATUS_TEXT: Record<number, string> = {
@@ -16,22 +17,28 @@ const STATUS_TEXT: Record<number, string> = {
     'The token may not do this: `FORBIDDEN_ROLE` (a `view` token: it may only GET, follow, wait and ask for a download ticket) ' +
     'or `FORBIDDEN_ENVIRONMENT` (a token limited to other environments). ' +
     'With `--cors-origin`, `FORBIDDEN_ORIGIN` answers a preflight (OPTIONS) from an origin not listed. ' +
-    'The file routes need `operate` for every method, GET too; `FILE_FORBIDDEN` (the executor refused) and `OUTSIDE_FILES_ROOT` (`--files-root`).',
+    'The file routes need `operate` for every method, GET too; `FILE_FORBIDDEN` (the executor refused) and `OUTSIDE_FILES_ROOT` (`--files-root`). ' +
+    '(http) `HTTP_DISABLED`: the host runs without `--allow-http`; `HTTP_TARGET_REFUSED`: the fetch target, or a redirect\'s, is not on the allow list.',
   404: 'No such environment, process or route; (files) `FILE_NOT_FOUND`.',
   405: 'The path exists but not with this method (`Allow` lists those it has).',
   409:
     'The request conflicts with the process: (`/wait`) it failed or was lost instead of exiting; ' +
     'it has no stdin, its input ended, or it has not closed; or (`/log`) the host keeps no output log (no data dir); ' +
     'or (a start) `START_UNKNOWN`: a start with this Idempotency-Key was in flight when the host stopped, and its executor has no such process; ' +
-    '(files) `IS_A_DIRECTORY`, `NOT_A_DIRECTORY`, `DIRECTORY_NOT_EMPTY`, `FILE_EXISTS`.',
+    '(files) `IS_A_DIRECTORY`, `NOT_A_DIRECTORY`, `DIRECTORY_NOT_EMPTY`, `FILE_EXISTS`; ' +
+    '(http) `HTTP_DISABLED`: a preview link from a host without a preview listener (`--preview-port`).',
   412: '(files) `PRECONDITION_FAILED`: If-None-Match: * on an existing file, or If-Match on another version.',
-  413: 'The body is larger than the host reads.',
+  413: 'The body is larger than the host reads; (http) `HTTP_REQUEST_TOO_LARGE`: the fetch body is over `--max-preview-body`.',
   415: 'The body is not `application/json`.',
   416: '(files) `RANGE_NOT_SATISFIABLE`: the Range lies past the end of the file (`Content-Range: bytes */<size>` says its size).',
   422: 'The program cannot be started, or an Idempotency-Key / writeId was used for another request.',
   429: 'Too many requests or event streams for this token (`Retry-After`).',
-  502: '(files) `FILE_OPERATION_FAILED`: a copy, move or remove helper process failed for a reason the host does not know.',
-  504: '(files) `REQUEST_TIMEOUT`: a copy, move or remove ran past its bound and was terminated.',
+  502:
+    '(files) `FILE_OPERATION_FAILED`: a copy, move or remove helper process failed for a reason the host does not know; ' +
+    '(http) `PREVIEW_FAILED`: the environment could not reach the fetch target.',
+  504:
+    '(files) `REQUEST_TIMEOUT`: a copy, move or remove ran past its bound and was terminated; ' +
+    '(http) `PREVIEW_TIMEOUT`: the fetch target sent no answer within the bound.',
   507: "(files) `INSUFFICIENT_STORAGE`: the executor's disk is full.",
   503:
     'The environment is starting, recovering or failed, the host holds its total of event streams, ' +
@@ -205,7 +212,7 @@ const SCHEMAS: Record<string, Json> = {
   ),
 };
 
-/** The document's `components`: the security scheme, the problem responses by status, and the schemas. */
+/** The document's `components`: the security scheme, the problem responses by status, and the schemas (HTTP's from `./preview/openapi-preview-paths`). */
 export const COMPONENTS: Json = {
   securitySchemes: { operatorToken: { type: 'http', scheme: 'bearer', description: 'An operator token (not an executor credential).' } },
   responses: Object.fromEntries(
@@ -214,5 +221,5 @@ export const COMPONENTS: Json = {
       { description, content: { 'application/problem+json': { schema: ref('Problem') } } },
     ]),
   ),
-  schemas: SCHEMAS,
+  schemas: { ...SCHEMAS, ...PREVIEW_SCHEMAS },
 };

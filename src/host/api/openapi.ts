@@ -5,13 +5,14 @@
  * answers, every other method answers 405, and every response body validates against its schema.
  *
  * This file assembles the document: its `info`, tags and security, the paths (`./openapi-host-paths`,
- * `./openapi-process-paths`, each GET given its HEAD here) and the components (`./openapi-components`).
+ * `./openapi-process-paths`, `./files/openapi-file-paths`, `./preview/openapi-preview-paths`, each GET given its HEAD here) and the components (`./openapi-components`).
  */
 import type { Json } from './openapi-builders';
 import { COMPONENTS } from './openapi-components';
 import { HOST_PATHS } from './openapi-host-paths';
 import { PROCESS_PATHS } from './openapi-process-paths';
 import { FILE_PATHS } from './files/openapi-file-paths';
+import { PREVIEW_PATHS } from './preview/openapi-preview-paths';
 
 /** GET's operation, answered as HEAD (the same statuses and headers, no body): every GET path has one. */
 function headOf(get: Json): Json {
@@ -63,10 +64,16 @@ export const OPENAPI_DOCUMENT: Json = {
         "An environment's files: read (streamed, ranges), write (streamed, moved into place), list, find, watch, make directories, remove, copy and move. " +
         'Every file route needs an `operate` token, GET too.',
     },
+    {
+      name: 'http',
+      description:
+        'HTTP through an environment (a host started with `--allow-http`): the sharing level of its ports, signed preview links (the previews are served on the ' +
+        "preview listener, `--preview-port`), and requests made from inside the environment (`…/fetch`). Every route needs an `operate` token, GET too.",
+    },
     { name: 'streams', description: "Server-Sent Events: the live overview of every environment, and one process's events (resumable by seq)." },
   ],
   security: [{ operatorToken: [] }],
-  paths: withHead({ ...HOST_PATHS, ...PROCESS_PATHS, ...FILE_PATHS }),
+  paths: withHead({ ...HOST_PATHS, ...PROCESS_PATHS, ...FILE_PATHS, ...PREVIEW_PATHS }),
   components: COMPONENTS,
 };
 
