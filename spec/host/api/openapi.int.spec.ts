@@ -126,7 +126,15 @@ describe('the OpenAPI document is true', () => {
       .filter((key) => key.startsWith('GET ') && key !== `GET ${paths.openapi}` && !key.startsWith(`GET ${FILES}`))
       .map((key) => key.slice('GET '.length))
       .map((path) => [`HEAD ${path}`, { status: 200, send: () => api.request('HEAD', fill(path)) }] as const);
-    return { ...table, ...Object.fromEntries(heads), ...fileProbes(api) };
+    // The route replicas forward previews to answers a client that is not a replica 404, as documented (the signed
+    // forward itself: spec/cluster/preview-forwarding.int.spec.ts).
+    const forwarded = Object.fromEntries(
+      ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'].map((method) => [
+        `${method} ${PREVIEWS}/{port}/request`,
+        { status: 404, send: () => api.request(method, `${fill(PREVIEWS)}/3000/request?rest=%2F&form=path`) },
+      ]),
+    );
+    return { ...table, ...Object.fromEntries(heads), ...fileProbes(api), ...forwarded };
   };
 
   /** The file routes' probes (each needs its `?path=`), HEAD included. */

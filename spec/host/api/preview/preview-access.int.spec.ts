@@ -71,7 +71,9 @@ describe('who may open a preview', () => {
       const expired = await preview(host, 'GET', pathOf(link.pathUrl));
       expect({ status: expired.status, code: codeOf(expired.body) }).toEqual({ status: 401, code: 'PREVIEW_LINK_INVALID' });
       expect(expired.body.toString()).toContain('expired');
-      expect((await preview(host, 'GET', path('/hello'), { headers: { cookie } })).status).toBe(401);
+      const stale = await preview(host, 'GET', path('/hello'), { headers: { cookie } });
+      expect({ status: stale.status, code: codeOf(stale.body) }).toEqual({ status: 401, code: 'PREVIEW_LINK_INVALID' });
+      expect(stale.body.toString()).toContain('the preview session is expired: open a new link');
     } finally {
       clock.offset = 0;
     }

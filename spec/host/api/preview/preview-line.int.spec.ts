@@ -107,6 +107,8 @@ describe('previews against the request line and the clock', () => {
       });
       const manual = await http.fetch(`http://127.0.0.1:${target.port}/go`, { redirect: 'manual' });
       expect({ status: manual.status, location: manual.headers.get('location') }).toEqual({ status: 302, location: '/hello' });
+      const refused = await http.fetch(`http://127.0.0.1:${target.port}/go`, { redirect: 'error' }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ status: 502, code: 'PREVIEW_FAILED' });
     });
 
     it.each([
@@ -128,9 +130,9 @@ describe('previews against the request line and the clock', () => {
       expect({ status: named.status, body: await named.text() }).toEqual({ status: 200, body: 'hello' });
     });
 
-    it('answers a body over the limit 413 HTTP_REQUEST_TOO_LARGE, nothing sent', async () => {
+    it('answers a body over the limit 413 BODY_TOO_LARGE, nothing sent', async () => {
       const refused = await client.http(host.environmentId).fetch(`http://127.0.0.1:${target.port}/echo`, { method: 'POST', body: new Uint8Array(1024 * 1024 + 1) }).catch((error: unknown) => error);
-      expect(refused).toMatchObject({ status: 413, code: 'HTTP_REQUEST_TOO_LARGE' });
+      expect(refused).toMatchObject({ status: 413, code: 'BODY_TOO_LARGE' });
     });
 
     it('refuses a redirect to a disallowed host: 403 HTTP_TARGET_REFUSED', async () => {

@@ -8,7 +8,7 @@
  * wait for its head takes a slot of the environment's line (`PreviewTraffic.headSlot`).
  */
 import type { SchedulerLike } from 'rxjs';
-import { RpcError } from '../../../errors';
+import { HttpRequestTooLargeError, RpcError } from '../../../errors';
 import { execFetch } from '../../../http/exec-fetch';
 import type { HttpTargetPolicy } from '../../../http/target-policy';
 import { FETCH_HEADERS_HEADER, FETCH_REDIRECTED_HEADER, FETCH_STATUS_HEADER, FETCH_URL_HEADER, FetchEnvelope } from '../../../wire/http-api';
@@ -41,6 +41,9 @@ export async function fetchThrough(deps: FetchRouteDeps, route: RouteContext): P
   const envelope = await readJsonBody(req, FetchEnvelope, Math.ceil((settings.maxBodyBytes * 4) / 3) + 256 * 1024);
   const environment = environmentOf(api, environmentId);
   const body = envelope.bodyBase64 === undefined ? undefined : Buffer.from(envelope.bodyBase64, 'base64');
+  if (envelope.timeoutMs !== undefined && !(Number.isSafeInteger(envelope.timeoutMs) && envelope.timeoutMs >= 1)) {
+    throw new ApiProblem(400, 'INVALID_REQUEST', `timeoutMs is a whole number of milliseconds >= 1 (got ${envelope.timeoutMs})`);
+  }
   const timeoutMs = Math.min(envelope.timeoutMs ?? settings.timeoutMs, settings.streamTimeoutMs);
   let origin = 'a malformed url';
   try {
@@ -122,6 +125,12 @@ async function pipeBody(response: Response, res: RouteContext['res'], observer: 
 
 /** A failure before the head as the API says it: the library's errors by their code; `http/request failed` as 504 past the time bound, else 502. */
 function failure(error: unknown, scheduler: SchedulerLike, started: number, timeoutMs: number, origin: string): unknown {
+  // The API's code for a body over the limit, as every other route says it.
+  if (error instanceof HttpRequestTooLargeError) return new ApiProblem(413, 'BODY_TOO_LARGE', error.message);
+  // fetch's own refusals: a redirect under `redirect: 'error'` or past 20 is the target's doing; the rest the request's.
+  if (error instanceof TypeError) {
+    return /redirect/i.test(error.message) ? new ApiProblem(502, 'PREVIEW_FAILED', error.message) : new ApiProblem(400, 'INVALID_REQUEST', error.message);
+  }
   if (!(error instanceof RpcError) || !error.rpcMessage.startsWith('http/request failed')) return error;
   if (scheduler.now() - started >= timeoutMs - 100) return new ApiProblem(504, 'PREVIEW_TIMEOUT', `${origin} sent no answer within ${timeoutMs} ms`);
   return new ApiProblem(502, 'PREVIEW_FAILED', `the environment could not reach ${origin}: ${error.rpcMessage}`);

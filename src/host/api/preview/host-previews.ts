@@ -27,7 +27,7 @@ import { httpSettings } from './http-settings';
 import type { PreviewAddress } from './preview-address';
 import { checkPreviewDomain, hostFormAddress, hostFormName, pathFormAddress } from './preview-address';
 import type { GrantRefusal, PreviewGrant } from './preview-grants';
-import { PreviewGrants } from './preview-grants';
+import { PreviewGrants, refusalWords } from './preview-grants';
 import { cookieValue, PREVIEW_CSP, sessionCookieName } from './preview-headers';
 import type { PreviewObserver } from './preview-traffic';
 import { PreviewTraffic } from './preview-traffic';
@@ -196,22 +196,26 @@ export class HostPreviews {
    */
   private openerOf(req: IncomingMessage, address: PreviewAddress, local: boolean): { caller: OperatorCaller | undefined; byToken: boolean } {
     const cookie = cookieValue(req.headers.cookie, sessionCookieName(address));
-    if (cookie !== undefined) {
-      const grant = this.check(cookie, 'session', address);
-      if (typeof grant !== 'string') return { caller: { name: grant.maker, role: 'operate', environments: new Set([grant.environmentId]) }, byToken: false };
+    const session = cookie === undefined ? undefined : this.check(cookie, 'session', address);
+    if (session !== undefined && typeof session !== 'string') {
+      return { caller: { name: session.maker, role: 'operate', environments: new Set([session.environmentId]) }, byToken: false };
     }
     const caller = this.deps.tokens.authenticate(req.headers.authorization);
     if (caller !== undefined) {
       checkOperate(caller, address.environmentId);
       return { caller, byToken: true };
     }
-    if (local) this.takePublic(address);
+    if (local) this.takePublic(address, session);
     return { caller: undefined, byToken: false };
   }
 
   /** Lets a request without credentials through a public port within its rate; throws 429 past it, 401 for a private port. */
-  private takePublic(address: PreviewAddress): void {
+  private takePublic(address: PreviewAddress, session?: GrantRefusal): void {
     const limiter = this.sharing.get(sharingKey(address.environmentId, address.port));
+    // A session cookie that opens nothing any more: say why, so that its holder asks for a new link.
+    if (limiter === undefined && session !== undefined) {
+      throw new ApiProblem(401, 'PREVIEW_LINK_INVALID', `the preview session is ${refusalWords(session)}: open a new link`);
+    }
     if (limiter === undefined) {
       const links = `POST ${API_PREFIX}/environments/${address.environmentId}/previews/${address.port}/links`;
       const detail = `port ${address.port} of environment ${address.environmentId} is private: open it with a link (${links}) or an operator token with operate`;
@@ -256,7 +260,7 @@ export class HostPreviews {
     if (seal === undefined) throw new ApiProblem(401, 'UNAUTHORIZED', 'the token that asked is no longer accepted');
     const grant = this.grants.sign({ kind: 'link', ...scope, seal });
     const base = this.base;
-    if (base === undefined) throw new ApiProblem(409, 'HTTP_DISABLED', 'the host has no preview listener (--preview-port)');
+    if (base === undefined) throw new ApiProblem(403, 'HTTP_DISABLED', 'the host has no preview listener: start it with --preview-port');
     const param = `?${LINK_PARAM}=${encodeURIComponent(grant)}`;
     const name = this.domain === undefined ? undefined : hostFormName(environmentId, port, this.domain);
     return {
@@ -293,6 +297,3 @@ function checkOperate(caller: OperatorCaller, environmentId: string): void {
   if (!mayTouch(caller, environmentId)) throw new ApiProblem(403, 'FORBIDDEN_ENVIRONMENT', `token ${caller.name} may not touch environment ${environmentId}`);
   if (caller.role !== 'operate') throw new ApiProblem(403, 'FORBIDDEN_ROLE', `token ${caller.name} has the view role: previews need operate`);
 }
-
-const refusalWords = (refusal: GrantRefusal): string =>
-  ({ forged: 'not one this host signed', expired: 'expired', 'other preview': 'for another environment or port', revoked: 'from a token that was revoked' })[refusal];

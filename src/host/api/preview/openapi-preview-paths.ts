@@ -99,6 +99,28 @@ export const PREVIEW_SCHEMAS: Record<string, Json> = {
   ),
 };
 
+/** One method of the route replicas forward previews to (no client calls it: 404 unless signed by a replica). */
+function forwardedPreview(method: string): Json {
+  return {
+    operationId: `forwardedPreview${method[0]?.toUpperCase() ?? ''}${method.slice(1)}`,
+    tags: TAGS,
+    summary: 'Replicas only: a preview request another replica forwarded to the environment\'s owner',
+    description:
+      'A preview that reached a replica without the environment\'s executor is forwarded here, signed with the replica key (the query names the rest of its path, ' +
+      'its form, its Host and scheme); the answer is the target\'s, streamed. Any call not signed by a replica is 404 `ROUTE_NOT_FOUND`.',
+    parameters: [
+      { name: 'rest', in: 'query', required: true, schema: { type: 'string' }, description: 'The path and query the app sees.' },
+      { name: 'form', in: 'query', required: false, schema: { enum: ['path', 'host'] }, description: 'The form the preview was reached through.' },
+      { name: 'host', in: 'query', required: false, schema: { type: 'string' }, description: 'The Host the browser sent.' },
+      { name: 'proto', in: 'query', required: false, schema: { enum: ['http', 'https'] }, description: 'The scheme the browser used.' },
+    ],
+    responses: {
+      '200': { description: "The target's answer, its status and headers as the target sent them (rewritten as a preview's are)" },
+      ...problems(400, 401, 403, 404, 413, 429, 502, 503, 504),
+    },
+  };
+}
+
 /** The paths of HTTP through an environment, by path, in the document's order. */
 export const PREVIEW_PATHS: Record<string, Record<string, Json>> = {
   [PREVIEWS]: {
@@ -129,9 +151,13 @@ export const PREVIEW_PATHS: Record<string, Record<string, Json>> = {
       summary: 'A signed link to one port of the environment, for a browser (audited: `preview link`)',
       description:
         'Signed with the replicas\' key (or a key the host made at start), scoped to this environment and port, good for 1 h, and only while the token that asked is accepted: ' +
-        'revoking it ends the link, the cookies made from it and their open previews. 409 `HTTP_DISABLED` on a host without a preview listener (`--preview-port`).',
-      responses: { '201': json(ref('PreviewLink'), 'The link'), ...problems(400, 401, 403, 404, 409, 429) },
+        'revoking it ends the link, the cookies made from it and their open previews. 403 `HTTP_DISABLED` on a host without a preview listener (`--preview-port`).',
+      responses: { '201': json(ref('PreviewLink'), 'The link'), ...problems(400, 401, 403, 404, 429) },
     },
+  },
+  [`${PREVIEWS}/{port}/request`]: {
+    parameters: [...pathParams('environmentId'), PORT],
+    ...Object.fromEntries(['get', 'put', 'post', 'delete', 'patch'].map((method) => [method, forwardedPreview(method)])),
   },
   [FETCH]: {
     parameters: pathParams('environmentId'),

@@ -82,3 +82,7 @@ function decode(payload: string, kind: GrantKind): PreviewGrant | undefined {
   if (typeof maker !== 'string' || typeof seal !== 'string') return undefined;
   return { kind, environmentId, port, expiresAt, maker, seal };
 }
+
+/** A refusal in words, as a problem's detail says it ("the preview link is …"). */
+export const refusalWords = (refusal: GrantRefusal): string =>
+  ({ forged: 'not one this host signed', expired: 'expired', 'other preview': 'for another environment or port', revoked: 'from a token that was revoked' })[refusal];
