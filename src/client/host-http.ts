@@ -13,7 +13,8 @@ import { decoded } from './host-answers';
 import type { AbortOptions } from '../wire/shared-types';
 import { decodeWith } from '../wire/decode';
 import { API_PREFIX } from '../wire/operator-api';
-import type { FetchEnvelope, FetchRedirect, PreviewLink, PreviewList, PreviewSharing } from '../wire/http-api';
+import type { FetchEnvelope, FetchRedirect } from '../wire/http-api';
+import type { PreviewLink, PreviewList, PreviewSharing } from './http-types';
 import { FETCH_HEADERS_HEADER, FETCH_REDIRECTED_HEADER, FETCH_STATUS_HEADER, FETCH_URL_HEADER } from '../wire/http-api';
 import { PreviewLink as PreviewLinkCodec, PreviewList as PreviewListCodec } from '../wire/http-api';
 
@@ -31,8 +32,6 @@ export interface HostFetchInit extends Omit<RequestInit, 'redirect'> {
   readonly timeoutMs?: number;
 }
 
-/** Who may open a port's preview. */
-export type { PreviewSharing, PreviewLink, PreviewList };
 
 /**
  * HTTP from inside one environment through the host (see the module's doc). Holds nothing open; its calls

@@ -53,7 +53,8 @@ export type { RetryPolicy } from './retry';
 
 /* Files (`client.files(environmentId)`) */
 export type { DownloadUrlOptions, FindOptions, HostFiles, TransferOptions } from './host-files';
-export type { HostFetchInit, HostHttp, PreviewLink, PreviewList, PreviewSharing } from './host-http';
+export type { HostFetchInit, HostHttp } from './host-http';
+export type { PreviewLink, PreviewList, PreviewPort, PreviewSharing } from './http-types';
 export { MAX_FETCH_BODY_BYTES } from './host-http';
 export type { FileReadOptions } from './file-read';
 export type { FileData, FileWriteOptions } from './file-write';

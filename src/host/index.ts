@@ -87,6 +87,7 @@ export type { AccessKeyStore } from './sigv4';
 /* The operator API it serves when `operator` is given */
 export type { OperatorApiOptions } from './api/operator-api';
 export type { FilesOptions } from './api/files/files-options';
+export type { HttpOptions } from './api/preview/http-settings';
 export { OperatorTokens, loadOperatorTokens, OPERATOR_TOKEN_ENV, ENV_TOKEN_NAME, MADE_TOKEN_NAME } from './api/operator-tokens';
 export type { GeneratedOperatorToken, LoadedOperatorTokens, OperatorCaller, OperatorRole, OperatorTokenSpec } from './api/operator-tokens';
 export type { SseLimits } from './api/sse-limits';

@@ -24,7 +24,7 @@ export interface HttpOptions {
    * listener. Never the host's own name or a parent of it. @default none: the path form only
    */
   readonly previewDomain?: string;
-  /** The largest request body a preview or fetch passes on; past it, 413. @default 10 MiB, at most {@link MAX_HTTP_BODY_BYTES} */
+  /** The largest request body a preview or fetch passes on; past it, 413. @default 10 MiB, at most 11 MiB (what one executor message carries) */
   readonly maxBodyBytes?: number;
   /**
    * The bound on one exchange, head and body (the executor's `timeoutMs`, which bounds both: a target that
