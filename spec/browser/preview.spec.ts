@@ -18,7 +18,7 @@ import { startPreviewHost } from '../host/api/preview/preview-support';
 import { launchChromium, newContext, screenshot } from '../support/browser';
 import { openDashboard } from '../support/dashboard';
 import type { PreviewSite } from '../support/preview-site';
-import { SITE_HEADING, SSE_COUNT, SSE_GAP_MS, startPreviewSite } from '../support/preview-site';
+import { PLAIN_HEADING, SITE_HEADING, SSE_COUNT, SSE_GAP_MS, startPlainHttpServer, startPreviewSite } from '../support/preview-site';
 
 jest.setTimeout(180_000);
 
@@ -199,6 +199,20 @@ describe('previews in chromium', () => {
     expect(page.url()).toBe(`${origin}/`);
     await expectSandboxAndCookie(headers, origin);
     await expectSiteLive(page);
+  });
+
+  it('a page served by the literal `python3 -m http.server` opens in both forms', async () => {
+    const plain = await startPlainHttpServer(host.environment);
+    try {
+      const plainLink = await client.http(ENV).previewLink(plain.port);
+      for (const url of [plainLink.pathUrl, plainLink.hostUrl ?? '']) {
+        const { page, headers } = await open(url);
+        await page.getByRole('heading', { name: PLAIN_HEADING }).waitFor();
+        expect(headers['content-security-policy']).toMatch(/^sandbox allow-scripts /);
+      }
+    } finally {
+      await plain.stop();
+    }
   });
 
   it.each([

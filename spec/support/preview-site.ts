@@ -102,3 +102,29 @@ export async function startPreviewSite(environment: Environment): Promise<Previe
     },
   };
 }
+
+/** The heading of the page {@link startPlainHttpServer} serves. */
+export const PLAIN_HEADING = 'Served by python3 -m http.server';
+
+/**
+ * The literal `python3 -m http.server PORT --bind 127.0.0.1 --directory DIR`, started through the executor
+ * over a directory holding an `index.html` with {@link PLAIN_HEADING}; resolves once it printed its
+ * `Serving HTTP on …` line (stdout unbuffered: `-u`).
+ */
+export async function startPlainHttpServer(environment: Environment): Promise<PreviewSite> {
+  const dir = mkdtempSync(join(tmpdir(), 'exec-rx-plain-site-'));
+  writeFileSync(join(dir, 'index.html'), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>plain</title></head><body><h1>${PLAIN_HEADING}</h1></body></html>`);
+  const port = await closedPort();
+  const argv = ['python3', '-u', '-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir];
+  const { process } = await environment.getExecBackend().start({ argv, cwd: dir });
+  await firstValueFrom(process.events$.pipe(linesOf('stdout'), filter((line) => line.startsWith('Serving HTTP on')), take(1)));
+  return {
+    port,
+    process,
+    stop: async () => {
+      await process.terminate();
+      await process.wait();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
