@@ -5,7 +5,8 @@
  *
  * Routes: `/hello` (`hello`), `/headers` (the request's headers as JSON), `/go` (302 to `/hello`), `/abs`
  * (302 to `http://127.0.0.1:PORT/hello`), `/cookie` (a cookie with a Domain and a Path, and one without),
- * `/sse` (five `text/event-stream` events 300 ms apart), `/big?n=BYTES` (n bytes, content-length),
+ * `/sse` (five `text/event-stream` events 300 ms apart), `/big?n=BYTES` (n bytes, content-length; then
+ * `sent N` on stdout),
  * `/reset` (1000 bytes of a promised million, then a reset), `/hang` (never answers; prints `hanging` on
  * stdout), `/evil` (302 to the cloud metadata address), `/page` (HTML),
  * POST `/echo` (the body back, with its length in `x-length`).
@@ -61,6 +62,8 @@ class H(http.server.BaseHTTPRequestHandler):
                 piece = block[:min(left, len(block))]
                 self.wfile.write(piece)
                 left -= len(piece)
+            self.wfile.flush()
+            print('sent %d' % n, flush=True)
             return
         if path == '/reset':
             self.send_response(200)
