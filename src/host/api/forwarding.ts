@@ -27,6 +27,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { timer } from 'rxjs';
+import { HOP_BY_HOP } from '../../http/http-headers';
 import type { ForwardedCall } from './forwarded-call';
 import {
   encodeIdentity,
@@ -57,20 +58,8 @@ export {
 /** How long a forward waits for its connection to the owner. */
 export const CONNECT_TIMEOUT_MS = 2_000;
 
-/** Headers of one connection, never passed on (RFC 9110 §7.6.1), with the ones a forward sets itself. */
-const NOT_PASSED: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'authorization',
-]);
+/** Headers of one connection, never passed on (RFC 9110 §7.6.1: `HOP_BY_HOP`), with the ones a forward sets itself. */
+const NOT_PASSED: ReadonlySet<string> = new Set([...HOP_BY_HOP, 'host', 'authorization']);
 
 /** Where a call's owner takes forwarded calls. */
 export interface OwnerTarget {
