@@ -84,14 +84,21 @@ export interface PreviewSite {
   stop(): Promise<void>;
 }
 
-/** Writes the site's files and starts its server in `environment` (the executor runs on this machine). */
-export async function startPreviewSite(environment: Environment): Promise<PreviewSite> {
+/**
+ * Writes `files` into a new temporary directory, starts `argvOf(port, dir)` there through the executor and
+ * resolves once a stdout line passes `ready`; `stop` terminates it, awaits its exit and removes the directory.
+ */
+async function startSite(
+  environment: Environment,
+  files: Readonly<Record<string, string>>,
+  argvOf: (port: number, dir: string) => string[],
+  ready: (line: string) => boolean,
+): Promise<PreviewSite> {
   const dir = mkdtempSync(join(tmpdir(), 'exec-rx-preview-site-'));
-  writeFileSync(join(dir, 'index.html'), INDEX_HTML);
-  writeFileSync(join(dir, 'app.js'), APP_JS);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   const port = await closedPort();
-  const { process } = await environment.getExecBackend().start({ argv: ['python3', '-u', '-c', SITE_SCRIPT, String(port), dir], cwd: dir });
-  await firstValueFrom(process.events$.pipe(linesOf('stdout'), filter((line) => line === 'ready'), take(1)));
+  const { process } = await environment.getExecBackend().start({ argv: argvOf(port, dir), cwd: dir });
+  await firstValueFrom(process.events$.pipe(linesOf('stdout'), filter(ready), take(1)));
   return {
     port,
     process,
@@ -103,6 +110,12 @@ export async function startPreviewSite(environment: Environment): Promise<Previe
   };
 }
 
+/** Writes the site's files and starts its server in `environment` (the executor runs on this machine). */
+export function startPreviewSite(environment: Environment): Promise<PreviewSite> {
+  const files = { 'index.html': INDEX_HTML, 'app.js': APP_JS };
+  return startSite(environment, files, (port, dir) => ['python3', '-u', '-c', SITE_SCRIPT, String(port), dir], (line) => line === 'ready');
+}
+
 /** The heading of the page {@link startPlainHttpServer} serves. */
 export const PLAIN_HEADING = 'Served by python3 -m http.server';
 
@@ -111,20 +124,8 @@ export const PLAIN_HEADING = 'Served by python3 -m http.server';
  * over a directory holding an `index.html` with {@link PLAIN_HEADING}; resolves once it printed its
  * `Serving HTTP on …` line (stdout unbuffered: `-u`).
  */
-export async function startPlainHttpServer(environment: Environment): Promise<PreviewSite> {
-  const dir = mkdtempSync(join(tmpdir(), 'exec-rx-plain-site-'));
-  writeFileSync(join(dir, 'index.html'), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>plain</title></head><body><h1>${PLAIN_HEADING}</h1></body></html>`);
-  const port = await closedPort();
-  const argv = ['python3', '-u', '-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir];
-  const { process } = await environment.getExecBackend().start({ argv, cwd: dir });
-  await firstValueFrom(process.events$.pipe(linesOf('stdout'), filter((line) => line.startsWith('Serving HTTP on')), take(1)));
-  return {
-    port,
-    process,
-    stop: async () => {
-      await process.terminate();
-      await process.wait();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+export function startPlainHttpServer(environment: Environment): Promise<PreviewSite> {
+  const files = { 'index.html': `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>plain</title></head><body><h1>${PLAIN_HEADING}</h1></body></html>` };
+  const argvOf = (port: number, dir: string): string[] => ['python3', '-u', '-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir];
+  return startSite(environment, files, argvOf, (line) => line.startsWith('Serving HTTP on'));
 }
