@@ -97,8 +97,8 @@ interface Attempts {
 
 /**
  * Runs in the previewed page: fetches the operator API (credentials omitted and included, cors and
- * no-cors), opens the dashboard in a popup and in a frame and tries to read their sessionStorage and
- * document for three seconds, and reads its own cookie, storages, referrer and window name.
+ * no-cors), reads its own cookie, storages, referrer and window name, and opens the dashboard in a popup
+ * and in a frame (awaiting the frame's load); READ_OPENED then tries to read their sessionStorage and document.
  */
 const ATTACK = (api: string, dashboardUrl: string, key: string): string => `(async () => {
   const api = ${JSON.stringify(api)}, dashboardUrl = ${JSON.stringify(dashboardUrl)}, key = ${JSON.stringify(key)};
@@ -120,17 +120,27 @@ const ATTACK = (api: string, dashboardUrl: string, key: string): string => `(asy
     try { into.push('storage:' + w.sessionStorage.getItem(key)); } catch (e) { into.push('storage refused: ' + e.name); }
     try { into.push('document:' + w.document.documentElement.outerHTML); } catch (e) { into.push('document refused: ' + e.name); }
   };
-  const popup = window.open(dashboardUrl);
+  // The popup and the frame are kept for READ_OPENED, run once each has loaded (awaited as events, never a sleep).
+  window.__popup = window.open(dashboardUrl);
   const frame = document.createElement('iframe');
+  const loaded = new Promise((resolve) => frame.addEventListener('load', resolve, { once: true }));
   frame.src = dashboardUrl;
   document.body.append(frame);
-  for (let i = 0; i < 30; i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    if (popup !== null) tryRead(popup, out.popup);
-    if (frame.contentWindow !== null) tryRead(frame.contentWindow, out.frame);
-  }
+  window.__frame = frame;
+  window.__out = out;
+  window.__tryRead = tryRead;
+  await loaded;
+})()`;
+
+/** Runs in the previewed page once the dashboard loaded in ATTACK's popup and frame: tries to read both, closes them, returns what the page got. */
+const READ_OPENED = `(() => {
+  const out = window.__out, popup = window.__popup, frame = window.__frame;
   if (popup === null) out.popup.push('no popup');
-  else popup.close();
+  else {
+    window.__tryRead(popup, out.popup);
+    popup.close();
+  }
+  if (frame.contentWindow !== null) window.__tryRead(frame.contentWindow, out.frame);
   frame.remove();
   return out;
 })()`;
@@ -221,7 +231,11 @@ describe('previews in chromium', () => {
   ])('script on a page previewed in the %s form reads neither the operator API nor the dashboard token', async (_form, urlOf) => {
     const { page } = await open(urlOf(link));
     await page.getByText('the relative script ran').waitFor();
-    const attempts = (await page.evaluate(ATTACK(`${host.host.url}/api/v1/environments`, `${host.host.url}/`, TOKEN_KEY))) as Attempts;
+    const popupOpened = context.waitForEvent('page');
+    await page.evaluate(ATTACK(`${host.host.url}/api/v1/environments`, `${host.host.url}/`, TOKEN_KEY));
+    const popup = await popupOpened;
+    await popup.waitForLoadState('load');
+    const attempts = (await page.evaluate(READ_OPENED)) as Attempts;
     expectNothingReached(attempts);
     // The dashboard still holds its token: nothing above reached it, and it is still signed in.
     expect(await dashboardToken()).toBe(OPERATOR_TOKEN);
